@@ -1,0 +1,93 @@
+// Command tierbench measures what placing each part of a database on a
+// faster storage tier buys. This file and its siblings only bind flags to
+// library calls and map errors to exit codes.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/study"
+)
+
+// Exit codes.
+const (
+	exitOK         = 0
+	exitRunsFailed = 1
+	exitBadInput   = 2
+	exitInterrupt  = 130
+)
+
+// exitError carries an exit code to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// badInput marks an error as the user's to fix (exit 2).
+func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot()
+	root.SetArgs(os.Args[1:])
+	err := root.ExecuteContext(ctx)
+	os.Exit(exitCode(err))
+}
+
+// exitCode prints err and maps it to an exit code.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	code := exitRunsFailed
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	var probs study.Problems
+	if errors.As(err, &probs) {
+		// One line per problem, each naming its file and line.
+		fmt.Fprintln(os.Stderr, probs.Error())
+		fmt.Fprintf(os.Stderr, "tierbench: %d problem(s) in the study; nothing was run\n", len(probs))
+		return exitBadInput
+	}
+	fmt.Fprintln(os.Stderr, "tierbench: "+err.Error())
+	return code
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "tierbench",
+		Short: "Measure what each storage tier buys each part of a database",
+		Long: `tierbench runs a storage-placement study: it puts each component of a real
+engine (data, WAL, ...) on a chosen tier, runs a standard workload across
+client counts and durability modes, stores every run, and compares every
+placement with the baseline.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newWorkloadsCmd(), newEnginesCmd())
+	return root
+}
+
+// args wraps a cobra positional-argument check so a wrong count exits 2.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error {
+		if err := check(cmd, a); err != nil {
+			return badInput(fmt.Errorf("%w; see `%s --help`", err, cmd.CommandPath()))
+		}
+		return nil
+	}
+}

@@ -1,0 +1,508 @@
+// Package driver runs clients against an engine and measures them.
+//
+// Each client runs in its own goroutine and records into its own HDR
+// histograms (one per op type); a per-worker mutex is taken by the worker for
+// each record and by the ticker once a second to swap the histograms, so it
+// is never contended on the hot path and there is no global lock. At each
+// tick the swapped-out interval histograms are merged into per-second figures
+// and into the cumulative histograms of the current phase (warmup or
+// measured). Recording allocates nothing.
+//
+// Closed loop (the default): each client has one operation in flight and
+// starts the next when the previous completes; latency is measured from the
+// actual start.
+//
+// Open loop (Config.TargetRate > 0): each client follows a schedule of
+// intended start times (constant or Poisson spacing). Latency is measured from
+// the intended start, so a stall delays and penalises every operation that
+// should have started during it (coordinated omission corrected); service
+// time is measured from the actual start. Operations that start more than
+// LateThreshold after their intended time are counted as late.
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/hist"
+)
+
+// Client performs one operation per call and says which op it was, as an
+// index into Config.Ops.
+type Client interface {
+	Do(ctx context.Context) (op int, err error)
+}
+
+// ClientFunc adapts a function to Client.
+type ClientFunc func(ctx context.Context) (int, error)
+
+// Do calls f.
+func (f ClientFunc) Do(ctx context.Context) (int, error) { return f(ctx) }
+
+var _ Client = ClientFunc(nil)
+
+// Arrival is the spacing of intended start times in open loop.
+type Arrival string
+
+// Arrival processes.
+const (
+	Constant Arrival = "constant"
+	Poisson  Arrival = "poisson"
+)
+
+// LateThreshold is how far behind its intended start an operation must begin
+// to count as late in open loop.
+const LateThreshold = time.Millisecond
+
+// Phase tags an interval.
+type Phase string
+
+// Phases of a run's driven part.
+const (
+	Warmup   Phase = "warmup"
+	Measured Phase = "measured"
+)
+
+// Config describes one driven run.
+type Config struct {
+	// Ops names the op types clients report.
+	Ops      []string
+	Warmup   time.Duration
+	Duration time.Duration
+	// TargetRate is the total ops/s over all clients; 0 means closed loop.
+	TargetRate float64
+	Arrival    Arrival
+	// Tick is the reporting interval; 0 means one second.
+	Tick time.Duration
+	// OnTick, if set, is called after each interval, from the ticker goroutine.
+	OnTick func(Interval)
+	// Seed seeds Poisson arrivals; 0 picks a random seed.
+	Seed uint64
+	// StopGrace bounds how long Run waits for operations in flight once the
+	// run is over; 0 means DefaultStopGrace. A client still busy after it
+	// is reported as hung.
+	StopGrace time.Duration
+}
+
+// DefaultStopGrace is how long operations in flight may take after the end.
+const DefaultStopGrace = 30 * time.Second
+
+// ErrHung reports clients whose operation did not return after the run.
+var ErrHung = errors.New("clients hung")
+
+// Interval is one tick's figures: a true interval, not a running average.
+type Interval struct {
+	Index   int           `json:"index"`
+	Phase   Phase         `json:"phase"`
+	Start   time.Duration `json:"start_ns"` // since the driven part began
+	Length  time.Duration `json:"length_ns"`
+	Ops     int64         `json:"ops"`
+	Errors  int64         `json:"errors"`
+	Late    int64         `json:"late"`
+	P50     time.Duration `json:"p50_ns"`
+	P99     time.Duration `json:"p99_ns"`
+	Max     time.Duration `json:"max_ns"`
+	PerOpOK []int64       `json:"per_op_ops"`
+}
+
+// OpsPerSec is the interval's throughput.
+func (iv Interval) OpsPerSec() float64 {
+	if iv.Length <= 0 {
+		return 0
+	}
+	return float64(iv.Ops) / iv.Length.Seconds()
+}
+
+// OpResult holds one op type's cumulative figures for a phase.
+type OpResult struct {
+	Name   string
+	Ops    int64
+	Errors int64
+	// Latency is from the intended start (open loop) or actual start (closed).
+	Latency *hdr.Histogram
+	// Service is from the actual start; nil in closed loop, where it equals Latency.
+	Service *hdr.Histogram
+}
+
+// PhaseResult is a phase's totals.
+type PhaseResult struct {
+	Length time.Duration
+	Ops    int64
+	Errors int64
+	Late   int64
+	ByOp   []OpResult
+}
+
+// Throughput is successful ops per second over the phase.
+func (p PhaseResult) Throughput() float64 {
+	if p.Length <= 0 {
+		return 0
+	}
+	return float64(p.Ops) / p.Length.Seconds()
+}
+
+// Result is everything a run measured.
+type Result struct {
+	Warmup    PhaseResult
+	Measured  PhaseResult
+	Intervals []Interval
+	// FirstError is the first operation error seen, for the record.
+	FirstError error
+	OpenLoop   bool
+}
+
+// worker is one client's recording state.
+type worker struct {
+	mu      sync.Mutex
+	lat     []*hdr.Histogram // per op, current interval
+	svc     []*hdr.Histogram // per op, open loop only
+	ops     []int64
+	errs    []int64
+	late    int64
+	firstEr error
+	_       [64]byte // keep workers' hot fields on separate cache lines
+}
+
+func newWorker(nops int, open bool) *worker {
+	w := &worker{lat: make([]*hdr.Histogram, nops), ops: make([]int64, nops), errs: make([]int64, nops)}
+	for i := range w.lat {
+		w.lat[i] = hist.New()
+	}
+	if open {
+		w.svc = make([]*hdr.Histogram, nops)
+		for i := range w.svc {
+			w.svc[i] = hist.New()
+		}
+	}
+	return w
+}
+
+func (w *worker) record(op int, err error, latency, service time.Duration, late bool) {
+	w.mu.Lock()
+	if op < 0 || op >= len(w.lat) {
+		op = 0 // a client that failed before choosing an op reports 0
+	}
+	if err != nil {
+		w.errs[op]++
+		if w.firstEr == nil {
+			w.firstEr = err
+		}
+	} else {
+		w.ops[op]++
+		hist.Record(w.lat[op], latency)
+		if w.svc != nil {
+			hist.Record(w.svc[op], service)
+		}
+	}
+	if late {
+		w.late++
+	}
+	w.mu.Unlock()
+}
+
+// collector merges workers' interval histograms at each tick.
+type collector struct {
+	cfg     Config
+	workers []*worker
+	// spares are swapped into workers so the ticker never allocates either.
+	spareLat [][]*hdr.Histogram
+	spareSvc [][]*hdr.Histogram
+	tickLat  *hdr.Histogram
+	// scratch counters copied out of a worker under its lock.
+	scratchOps, scratchErrs []int64
+	phases                  map[Phase]*PhaseResult
+	result                  Result
+}
+
+func newCollector(cfg Config, workers []*worker, open bool) *collector {
+	c := &collector{cfg: cfg, workers: workers, tickLat: hist.New(), phases: map[Phase]*PhaseResult{},
+		scratchOps: make([]int64, len(cfg.Ops)), scratchErrs: make([]int64, len(cfg.Ops))}
+	for _, ph := range []Phase{Warmup, Measured} {
+		pr := &PhaseResult{ByOp: make([]OpResult, len(cfg.Ops))}
+		for i, name := range cfg.Ops {
+			pr.ByOp[i] = OpResult{Name: name, Latency: hist.New()}
+			if open {
+				pr.ByOp[i].Service = hist.New()
+			}
+		}
+		c.phases[ph] = pr
+	}
+	c.spareLat = make([][]*hdr.Histogram, len(workers))
+	c.spareSvc = make([][]*hdr.Histogram, len(workers))
+	for i := range workers {
+		c.spareLat[i] = make([]*hdr.Histogram, len(cfg.Ops))
+		for j := range c.spareLat[i] {
+			c.spareLat[i][j] = hist.New()
+		}
+		if open {
+			c.spareSvc[i] = make([]*hdr.Histogram, len(cfg.Ops))
+			for j := range c.spareSvc[i] {
+				c.spareSvc[i][j] = hist.New()
+			}
+		}
+	}
+	return c
+}
+
+// collect closes the interval [start, now) and assigns it to phase.
+func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
+	iv := Interval{Index: len(c.result.Intervals), Phase: phase, Start: start, Length: now - start,
+		PerOpOK: make([]int64, len(c.cfg.Ops))}
+	pr := c.phases[phase]
+	c.tickLat.Reset()
+	for wi, w := range c.workers {
+		lat, svc := c.spareLat[wi], c.spareSvc[wi]
+		ops, errs := c.scratchOps, c.scratchErrs
+		w.mu.Lock()
+		w.lat, c.spareLat[wi] = lat, w.lat
+		if svc != nil {
+			w.svc, c.spareSvc[wi] = svc, w.svc
+		}
+		copy(ops, w.ops)
+		copy(errs, w.errs)
+		for i := range w.ops {
+			w.ops[i], w.errs[i] = 0, 0
+		}
+		late := w.late
+		w.late = 0
+		if w.firstEr != nil && c.result.FirstError == nil {
+			c.result.FirstError = w.firstEr
+		}
+		w.mu.Unlock()
+
+		for op := range c.cfg.Ops {
+			h := c.spareLat[wi][op]
+			pr.ByOp[op].Latency.Merge(h)
+			c.tickLat.Merge(h)
+			h.Reset()
+			if svc != nil {
+				s := c.spareSvc[wi][op]
+				pr.ByOp[op].Service.Merge(s)
+				s.Reset()
+			}
+			pr.ByOp[op].Ops += ops[op]
+			pr.ByOp[op].Errors += errs[op]
+			iv.PerOpOK[op] += ops[op]
+			iv.Ops += ops[op]
+			iv.Errors += errs[op]
+		}
+		iv.Late += late
+	}
+	pr.Length += iv.Length
+	pr.Ops += iv.Ops
+	pr.Errors += iv.Errors
+	pr.Late += iv.Late
+	if c.tickLat.TotalCount() > 0 {
+		iv.P50 = time.Duration(c.tickLat.ValueAtQuantile(50))
+		iv.P99 = time.Duration(c.tickLat.ValueAtQuantile(99))
+		iv.Max = time.Duration(c.tickLat.Max())
+	}
+	c.result.Intervals = append(c.result.Intervals, iv)
+	if c.cfg.OnTick != nil {
+		c.cfg.OnTick(iv)
+	}
+	return iv
+}
+
+// Validate checks a Config.
+func (cfg Config) Validate(clients int) error {
+	switch {
+	case clients < 1:
+		return errors.New("driver: need at least one client")
+	case len(cfg.Ops) == 0:
+		return errors.New("driver: workload declares no ops")
+	case cfg.Duration <= 0:
+		return errors.New("driver: duration must be positive")
+	case cfg.Warmup < 0:
+		return errors.New("driver: warmup must not be negative")
+	case cfg.TargetRate < 0 || math.IsNaN(cfg.TargetRate) || math.IsInf(cfg.TargetRate, 0):
+		return errors.New("driver: target rate must be a positive number")
+	case cfg.TargetRate > 0 && cfg.Arrival != "" && cfg.Arrival != Constant && cfg.Arrival != Poisson:
+		return fmt.Errorf("driver: arrival %q must be constant or poisson", cfg.Arrival)
+	}
+	return nil
+}
+
+// Run drives clients for cfg.Warmup then cfg.Duration. It returns early,
+// with what was measured so far and ctx's error, when ctx is cancelled.
+func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
+	if err := cfg.Validate(len(clients)); err != nil {
+		return nil, err
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	open := cfg.TargetRate > 0
+	workers := make([]*worker, len(clients))
+	for i := range workers {
+		workers[i] = newWorker(len(cfg.Ops), open)
+	}
+	col := newCollector(cfg, workers, open)
+	col.result.OpenLoop = open
+
+	var stop atomic.Bool
+	var crashMu sync.Mutex
+	var crashed error
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	begin := time.Now()
+	end := begin.Add(cfg.Warmup + cfg.Duration)
+	var wg sync.WaitGroup
+	for i, cl := range clients {
+		wg.Add(1)
+		go func(i int, cl Client) {
+			defer wg.Done()
+			defer func() {
+				// An engine that panics fails the run instead of killing tierbench.
+				if p := recover(); p != nil {
+					crashMu.Lock()
+					if crashed == nil {
+						crashed = fmt.Errorf("client %d panicked: %v", i, p)
+					}
+					crashMu.Unlock()
+					stop.Store(true)
+					cancel()
+				}
+			}()
+			if open {
+				runOpen(runCtx, cfg, i, len(clients), begin, end, cl, workers[i], &stop)
+			} else {
+				runClosed(runCtx, cl, workers[i], &stop)
+			}
+		}(i, cl)
+	}
+
+	// Tick at every cfg.Tick and exactly at the warmup boundary, so no interval
+	// straddles the two phases.
+	last := time.Duration(0)
+	next := cfg.Tick
+	warmupDone := cfg.Warmup == 0
+	total := cfg.Warmup + cfg.Duration
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	var ctxErr error
+	for {
+		target := next
+		if !warmupDone && cfg.Warmup < target {
+			target = cfg.Warmup
+		}
+		if target > total {
+			target = total
+		}
+		timer.Reset(time.Until(begin.Add(target)))
+		select {
+		case <-runCtx.Done():
+			ctxErr = ctx.Err()
+		case <-timer.C:
+		}
+		if runCtx.Err() != nil || target >= total {
+			break
+		}
+		now := time.Since(begin)
+		phase := Measured
+		if !warmupDone {
+			phase = Warmup
+			if target == cfg.Warmup {
+				warmupDone = true
+			}
+		}
+		col.collect(phase, last, now)
+		last = now
+		if target == next {
+			next += cfg.Tick
+		}
+	}
+	// Stop the clients; operations in flight finish and count in the last
+	// interval, whose end is when the last client returned.
+	stop.Store(true)
+	cancel()
+	grace := cfg.StopGrace
+	if grace <= 0 {
+		grace = DefaultStopGrace
+	}
+	var hung error
+	if !waitTimeout(&wg, grace) {
+		hung = fmt.Errorf("%w: an operation did not return within %s after the run ended (engine stuck?)", ErrHung, grace)
+	}
+	phase := Measured
+	if !warmupDone {
+		phase = Warmup
+	}
+	col.collect(phase, last, time.Since(begin))
+	res := col.result
+	res.Warmup = *col.phases[Warmup]
+	res.Measured = *col.phases[Measured]
+	crashMu.Lock()
+	defer crashMu.Unlock()
+	return &res, errors.Join(ctxErr, crashed, hung)
+}
+
+// waitTimeout waits for wg up to d and reports whether it finished.
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+func runClosed(ctx context.Context, cl Client, w *worker, stop *atomic.Bool) {
+	for !stop.Load() {
+		start := time.Now()
+		op, err := cl.Do(ctx)
+		if stop.Load() && ctx.Err() != nil && err != nil {
+			return // cancelled mid-operation: not an engine error
+		}
+		d := time.Since(start)
+		w.record(op, err, d, d, false)
+	}
+}
+
+func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl Client, w *worker, stop *atomic.Bool) {
+	perClient := cfg.TargetRate / float64(n)
+	gap := time.Duration(float64(time.Second) / perClient)
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(i)))
+	// Stagger clients so a constant schedule does not fire them all at once.
+	intended := begin.Add(gap * time.Duration(i) / time.Duration(n))
+	timer := time.NewTimer(time.Hour) // reused: no allocation per operation
+	defer timer.Stop()
+	for !stop.Load() && intended.Before(end) {
+		if wait := time.Until(intended); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		start := time.Now()
+		op, err := cl.Do(ctx)
+		if stop.Load() && ctx.Err() != nil && err != nil {
+			return
+		}
+		done := time.Now()
+		w.record(op, err, done.Sub(intended), done.Sub(start), start.Sub(intended) > LateThreshold)
+		if cfg.Arrival == Poisson {
+			intended = intended.Add(time.Duration(rng.ExpFloat64() * float64(gap)))
+		} else {
+			intended = intended.Add(gap)
+		}
+	}
+}

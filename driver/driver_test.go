@@ -1,0 +1,248 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// noop is a client that does nothing: it measures the driver itself.
+var noop = ClientFunc(func(context.Context) (int, error) { return 0, nil })
+
+func clients(n int, c Client) []Client {
+	out := make([]Client, n)
+	for i := range out {
+		out[i] = c
+	}
+	return out
+}
+
+func TestClosedLoopPhasesAndCounts(t *testing.T) {
+	var calls atomic.Int64
+	cl := ClientFunc(func(context.Context) (int, error) {
+		n := calls.Add(1)
+		time.Sleep(100 * time.Microsecond)
+		if n%100 == 0 {
+			return 1, errors.New("boom")
+		}
+		return int(n % 2), nil
+	})
+	res, err := Run(context.Background(), Config{Ops: []string{"read", "update"}, Warmup: 300 * time.Millisecond,
+		Duration: 700 * time.Millisecond, Tick: 200 * time.Millisecond}, clients(2, cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Measured.Ops == 0 || res.Warmup.Ops == 0 {
+		t.Fatalf("want ops in both phases, got warmup %d measured %d", res.Warmup.Ops, res.Measured.Ops)
+	}
+	var ivOps, ivErrs int64
+	sawBoundary := false
+	for _, iv := range res.Intervals {
+		if iv.Phase == Warmup && iv.Start+iv.Length > 350*time.Millisecond {
+			t.Errorf("warmup interval %d ends at %s, after the warmup", iv.Index, iv.Start+iv.Length)
+		}
+		if iv.Phase == Measured && iv.Start < 290*time.Millisecond {
+			t.Errorf("measured interval %d starts at %s, inside the warmup", iv.Index, iv.Start)
+		}
+		if iv.Phase == Warmup && iv.Start+iv.Length >= 290*time.Millisecond {
+			sawBoundary = true
+		}
+		if iv.Phase == Measured {
+			ivOps += iv.Ops
+			ivErrs += iv.Errors
+		}
+	}
+	if !sawBoundary {
+		t.Error("no interval closes at the warmup boundary")
+	}
+	if ivOps != res.Measured.Ops || ivErrs != res.Measured.Errors {
+		t.Errorf("intervals sum to %d ops %d errors, phase says %d, %d", ivOps, ivErrs, res.Measured.Ops, res.Measured.Errors)
+	}
+	var byOp int64
+	for _, o := range res.Measured.ByOp {
+		byOp += o.Ops
+		if o.Latency.TotalCount() != o.Ops {
+			t.Errorf("op %s: histogram count %d != ops %d", o.Name, o.Latency.TotalCount(), o.Ops)
+		}
+	}
+	if byOp != res.Measured.Ops {
+		t.Errorf("per-op ops %d != total %d", byOp, res.Measured.Ops)
+	}
+	if res.Measured.Errors == 0 || res.FirstError == nil {
+		t.Error("errors were not counted")
+	}
+	if l := res.Measured.Length; l < 650*time.Millisecond || l > 900*time.Millisecond {
+		t.Errorf("measured length %s, want about 700ms", l)
+	}
+}
+
+// TestOpenLoopCorrectsCoordinatedOmission stalls one operation for 200 ms in
+// a 100 ops/s schedule: the ~20 operations that should have started during the
+// stall must show it in their latency but not in their service time.
+func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
+	var calls atomic.Int64
+	cl := ClientFunc(func(context.Context) (int, error) {
+		if calls.Add(1) == 20 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return 0, nil
+	})
+	res, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: time.Second, TargetRate: 100,
+		Arrival: Constant}, clients(1, cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Measured
+	if m.Ops < 95 || m.Ops > 101 {
+		t.Errorf("ops %d, want the 100 scheduled", m.Ops)
+	}
+	lat, svc := m.ByOp[0].Latency, m.ByOp[0].Service
+	if got := time.Duration(lat.ValueAtQuantile(90)); got < 20*time.Millisecond {
+		t.Errorf("latency p90 %s: the stall was omitted", got)
+	}
+	if got := time.Duration(svc.ValueAtQuantile(90)); got > 5*time.Millisecond {
+		t.Errorf("service p90 %s: should not include queueing", got)
+	}
+	if m.Late < 15 {
+		t.Errorf("late %d, want about 19", m.Late)
+	}
+}
+
+func TestPoissonRate(t *testing.T) {
+	res, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: time.Second, TargetRate: 2000,
+		Arrival: Poisson, Seed: 7}, clients(4, noop))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A Poisson count over 1 s with mean 2000 has sd ~45.
+	if got := res.Measured.Ops; got < 1700 || got > 2300 {
+		t.Errorf("ops %d, want about 2000", got)
+	}
+}
+
+func TestCancelReturnsPartialResult(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, Config{Ops: []string{"read"}, Duration: time.Hour}, clients(2, noop))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want deadline exceeded", err)
+	}
+	if res == nil || res.Measured.Ops == 0 {
+		t.Fatal("partial result missing")
+	}
+}
+
+func TestHungClientIsReported(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	var first atomic.Bool
+	cl := ClientFunc(func(context.Context) (int, error) {
+		if first.CompareAndSwap(false, true) {
+			<-block
+		}
+		return 0, nil
+	})
+	_, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: 100 * time.Millisecond,
+		StopGrace: 100 * time.Millisecond}, clients(1, cl))
+	if !errors.Is(err, ErrHung) {
+		t.Fatalf("err %v, want ErrHung", err)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := Config{Ops: []string{"read"}, Duration: time.Second}
+	cases := []struct {
+		name    string
+		mutate  func(*Config)
+		clients int
+	}{
+		{"no clients", func(*Config) {}, 0},
+		{"no ops", func(c *Config) { c.Ops = nil }, 1},
+		{"zero duration", func(c *Config) { c.Duration = 0 }, 1},
+		{"negative warmup", func(c *Config) { c.Warmup = -1 }, 1},
+		{"negative rate", func(c *Config) { c.TargetRate = -5 }, 1},
+		{"bad arrival", func(c *Config) { c.TargetRate = 5; c.Arrival = "bursty" }, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ok
+			tc.mutate(&c)
+			if err := c.Validate(tc.clients); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+	if err := ok.Validate(1); err != nil {
+		t.Errorf("valid config rejected: %v", err)
+	}
+}
+
+func TestRecordDoesNotAllocate(t *testing.T) {
+	w := newWorker(2, true)
+	allocs := testing.AllocsPerRun(1000, func() {
+		w.record(1, nil, 1234*time.Nanosecond, 1000*time.Nanosecond, false)
+	})
+	if allocs != 0 {
+		t.Errorf("record allocates %.1f times per op", allocs)
+	}
+}
+
+// BenchmarkDriverNoop measures the driver's own ceiling: closed-loop clients
+// (one per core) against a client that does nothing. It reports ops/s per core.
+func BenchmarkDriverNoop(b *testing.B) {
+	cores := runtime.GOMAXPROCS(0)
+	var ops int64
+	var elapsed time.Duration
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: 500 * time.Millisecond},
+			clients(cores, noop))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops += res.Measured.Ops
+		elapsed += res.Measured.Length
+	}
+	b.ReportMetric(float64(ops)/elapsed.Seconds()/float64(cores), "ops/s/core")
+}
+
+// BenchmarkDriverNoopOpenLoop measures open-loop scheduling overhead at a
+// rate the driver should sustain.
+func BenchmarkDriverNoopOpenLoop(b *testing.B) {
+	var ops int64
+	var elapsed time.Duration
+	var late int64
+	for i := 0; i < b.N; i++ {
+		res, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: 500 * time.Millisecond,
+			TargetRate: 200000, Arrival: Poisson}, clients(16, noop))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops += res.Measured.Ops
+		late += res.Measured.Late
+		elapsed += res.Measured.Length
+	}
+	b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
+	b.ReportMetric(float64(late)/float64(ops)*100, "late%")
+}
+
+func TestPanickingClientFailsTheRun(t *testing.T) {
+	var calls atomic.Int64
+	cl := ClientFunc(func(context.Context) (int, error) {
+		if calls.Add(1) == 50 {
+			panic("engine bug")
+		}
+		return 0, nil
+	})
+	start := time.Now()
+	_, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: 5 * time.Second}, clients(2, cl))
+	if err == nil || !strings.Contains(err.Error(), "engine bug") {
+		t.Fatalf("err %v, want the panic", err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Error("run went on after the panic")
+	}
+}

@@ -1,0 +1,212 @@
+// Package engine defines what tierbench needs from a storage engine: the
+// components it can place on tiers, the durability modes it maps to its own
+// knobs, the options it accepts, and sessions that serve a data model.
+//
+// Engines live in subpackages (engine/pebble, ...). Data models such as
+// Records are small optional interfaces that a Session implements; a
+// workload finds them with a type assertion, so an engine grows new abilities
+// without changing this package's core.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Durability is an engine-neutral commit mode.
+type Durability string
+
+// The durability modes tierbench knows. Each engine supports a subset.
+const (
+	// Sync: every acknowledged write is on stable storage (group commit allowed).
+	Sync Durability = "sync"
+	// Async: acknowledged before it is flushed; the engine flushes soon after.
+	Async Durability = "async"
+	// NoSync: acknowledged before fsync, the WAL/journal is still written.
+	NoSync Durability = "nosync"
+	// NoWAL: no write-ahead log at all.
+	NoWAL Durability = "nowal"
+)
+
+// Component is a part of an engine that can live on its own tier.
+type Component struct {
+	Name string
+	Doc  string
+}
+
+// Mode documents what one durability mode means for this engine.
+type Mode struct {
+	Durability Durability
+	Doc        string
+}
+
+// OptionKind says how an option's value is parsed.
+type OptionKind string
+
+// Option kinds.
+const (
+	KindSize OptionKind = "size" // bytes, e.g. 64MiB
+	KindInt  OptionKind = "int"
+	KindBool OptionKind = "bool"
+)
+
+// Option is one engine option a study may set under `options:`.
+type Option struct {
+	Name    string
+	Kind    OptionKind
+	Default string
+	Doc     string
+}
+
+// Spec is what an engine declares about itself.
+type Spec struct {
+	Name       string
+	Doc        string
+	Components []Component
+	Modes      []Mode
+	Options    []Option
+}
+
+// ComponentNames returns the component names in declaration order.
+func (s Spec) ComponentNames() []string {
+	names := make([]string, len(s.Components))
+	for i, c := range s.Components {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// HasComponent reports whether name is one of the engine's components.
+func (s Spec) HasComponent(name string) bool {
+	for _, c := range s.Components {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Supports reports whether the engine implements durability mode d.
+func (s Spec) Supports(d Durability) bool {
+	for _, m := range s.Modes {
+		if m.Durability == d {
+			return true
+		}
+	}
+	return false
+}
+
+// ModeNames lists the supported durability modes.
+func (s Spec) ModeNames() []string {
+	out := make([]string, len(s.Modes))
+	for i, m := range s.Modes {
+		out[i] = string(m.Durability)
+	}
+	return out
+}
+
+// Option finds a declared option by name.
+func (s Spec) Option(name string) (Option, bool) {
+	for _, o := range s.Options {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// OptionNames lists the declared options, sorted.
+func (s Spec) OptionNames() []string {
+	out := make([]string, len(s.Options))
+	for i, o := range s.Options {
+		out[i] = o.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Config is everything an engine needs to start one run on fresh state.
+type Config struct {
+	// Dirs maps each component to its own empty folder on its tier.
+	Dirs map[string]string
+	// Durability is one of the engine's supported modes.
+	Durability Durability
+	// Options are the study's engine options, already validated against Spec.
+	Options map[string]string
+}
+
+// Engine opens instances of one kind of engine.
+type Engine interface {
+	Spec() Spec
+	// Open starts a fresh instance with its components in cfg.Dirs.
+	Open(ctx context.Context, cfg Config) (DB, error)
+}
+
+// DB is one open engine instance.
+type DB interface {
+	// NewSession returns a session for one client; sessions are not shared
+	// between goroutines.
+	NewSession(ctx context.Context) (Session, error)
+	// Version names the engine's version, recorded with each run.
+	Version() string
+	Close() error
+}
+
+// Session is one client's handle on a DB. It implements one or more data
+// models (Records, ...).
+type Session interface {
+	Close() error
+}
+
+// Field is one field of a record, by index, for partial updates.
+type Field struct {
+	Index int
+	Value []byte
+}
+
+// Records is the YCSB data model: a table of keyed records made of fields.
+// Slices passed in are owned by the caller and may be reused after return.
+type Records interface {
+	// Insert writes a whole record (fields in order).
+	Insert(ctx context.Context, key []byte, fields [][]byte) error
+	// InsertBatch writes many records at once; used by the load phase.
+	InsertBatch(ctx context.Context, keys [][]byte, fields [][][]byte) error
+	// Read reads all fields of a record; found is false when it is absent.
+	Read(ctx context.Context, key []byte) (found bool, err error)
+	// Update overwrites the given fields of a record.
+	Update(ctx context.Context, key []byte, fields []Field) error
+	// Scan reads up to count records in key order from start, returning how many.
+	Scan(ctx context.Context, start []byte, count int) (int, error)
+}
+
+// NeedRecords returns s as Records or an error naming the engine's gap.
+func NeedRecords(engineName string, s Session) (Records, error) {
+	r, ok := s.(Records)
+	if !ok {
+		return nil, fmt.Errorf("engine %s does not serve the records data model", engineName)
+	}
+	return r, nil
+}
+
+// Describe renders a one-engine summary for `tierbench engines`.
+func Describe(s Spec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", s.Name, s.Doc)
+	b.WriteString("  components:\n")
+	for _, c := range s.Components {
+		fmt.Fprintf(&b, "    %-12s %s\n", c.Name, c.Doc)
+	}
+	b.WriteString("  durability:\n")
+	for _, m := range s.Modes {
+		fmt.Fprintf(&b, "    %-12s %s\n", m.Durability, m.Doc)
+	}
+	if len(s.Options) > 0 {
+		b.WriteString("  options:\n")
+		for _, o := range s.Options {
+			fmt.Fprintf(&b, "    %-12s %s (%s, default %s)\n", o.Name, o.Doc, o.Kind, o.Default)
+		}
+	}
+	return b.String()
+}

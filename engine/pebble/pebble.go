@@ -1,0 +1,227 @@
+// Package pebble is tierbench's embedded engine: CockroachDB's Pebble LSM,
+// opened in-process with its data folder and its WAL folder (Pebble's WALDir)
+// placed on separate tiers. It needs nothing installed, so a study runs on a
+// laptop.
+package pebble
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/tierbench/tierbench/engine"
+)
+
+// Component names.
+const (
+	Data = "data"
+	WAL  = "wal"
+)
+
+// Engine opens Pebble instances.
+type Engine struct{}
+
+var _ engine.Engine = Engine{}
+
+// Spec declares Pebble's components, durability modes and options.
+func (Engine) Spec() engine.Spec {
+	return engine.Spec{
+		Name: "pebble",
+		Doc:  "embedded Pebble LSM key-value store (CockroachDB's storage engine), in-process",
+		Components: []engine.Component{
+			{Name: Data, Doc: "sstables, MANIFEST and OPTIONS (the DB folder)"},
+			{Name: WAL, Doc: "write-ahead log files (Options.WALDir)"},
+		},
+		Modes: []engine.Mode{
+			{Durability: engine.Sync, Doc: "every commit waits for the WAL fsync (Sync write option); concurrent commits share one fsync (group commit). Survives power loss."},
+			{Durability: engine.NoSync, Doc: "commits are written to the WAL but acknowledged before fsync. Survives a process crash, not a power loss."},
+			{Durability: engine.NoWAL, Doc: "no WAL at all (DisableWAL): unflushed memtables are lost on any crash."},
+		},
+		Options: []engine.Option{
+			{Name: "cache", Kind: engine.KindSize, Default: "64MiB", Doc: "block cache size"},
+			{Name: "memtable", Kind: engine.KindSize, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
+			{Name: "l0_compaction_threshold", Kind: engine.KindInt, Default: "4", Doc: "L0 file count that triggers compaction"},
+		},
+	}
+}
+
+// Open creates a fresh Pebble instance in cfg.Dirs.
+func (e Engine) Open(_ context.Context, cfg engine.Config) (engine.DB, error) {
+	dataDir, walDir := cfg.Dirs[Data], cfg.Dirs[WAL]
+	if dataDir == "" || walDir == "" {
+		return nil, fmt.Errorf("open pebble: need folders for components %s and %s", Data, WAL)
+	}
+	cacheSize, err := sizeOption(cfg.Options, "cache", 64<<20)
+	if err != nil {
+		return nil, err
+	}
+	memtable, err := sizeOption(cfg.Options, "memtable", 4<<20)
+	if err != nil {
+		return nil, err
+	}
+	l0, err := sizeOption(cfg.Options, "l0_compaction_threshold", 4)
+	if err != nil {
+		return nil, err
+	}
+	cache := pebble.NewCache(cacheSize)
+	defer cache.Unref() // the DB holds its own reference
+	opts := &pebble.Options{
+		Cache:                 cache,
+		MemTableSize:          uint64(memtable),
+		L0CompactionThreshold: int(l0),
+		WALDir:                walDir,
+		DisableWAL:            cfg.Durability == engine.NoWAL,
+		Merger:                fieldMerger,
+		Logger:                quietLogger{},
+	}
+	var wo *pebble.WriteOptions
+	switch cfg.Durability {
+	case engine.Sync:
+		wo = pebble.Sync
+	case engine.NoSync, engine.NoWAL:
+		wo = pebble.NoSync
+	default:
+		return nil, fmt.Errorf("open pebble: durability %q is not supported (use sync, nosync or nowal)", cfg.Durability)
+	}
+	db, err := pebble.Open(dataDir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open pebble in %s (wal %s): %w", dataDir, walDir, err)
+	}
+	return &DB{db: db, wo: wo}, nil
+}
+
+func sizeOption(opts map[string]string, name string, def int64) (int64, error) {
+	v, ok := opts[name]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("open pebble: option %s=%q must be a positive number of bytes", name, v)
+	}
+	return n, nil
+}
+
+// DB is an open Pebble instance.
+type DB struct {
+	db *pebble.DB
+	wo *pebble.WriteOptions
+}
+
+// Version reports the Pebble module version linked into tierbench.
+func (d *DB) Version() string { return Version() }
+
+// Version reports the Pebble module version linked into this binary.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/cockroachdb/pebble/v2" {
+				return "pebble " + m.Version
+			}
+		}
+	}
+	return "pebble (unknown version)"
+}
+
+// Close closes the instance; its folders are left for the caller to remove.
+func (d *DB) Close() error {
+	if err := d.db.Close(); err != nil {
+		return fmt.Errorf("close pebble: %w", err)
+	}
+	return nil
+}
+
+// NewSession returns a per-client session with its own encode buffer.
+func (d *DB) NewSession(context.Context) (engine.Session, error) {
+	return &Session{d: d}, nil
+}
+
+// Session serves the records data model. Not safe for concurrent use.
+type Session struct {
+	d   *DB
+	buf []byte
+}
+
+var _ engine.Records = (*Session)(nil)
+
+// Close releases nothing; sessions share the DB.
+func (s *Session) Close() error { return nil }
+
+// Insert writes a whole record as one value.
+func (s *Session) Insert(_ context.Context, key []byte, fields [][]byte) error {
+	s.buf = encodeRecord(s.buf[:0], fields)
+	return s.d.db.Set(key, s.buf, s.d.wo)
+}
+
+// InsertBatch writes records in one batch with the run's durability.
+func (s *Session) InsertBatch(_ context.Context, keys [][]byte, fields [][][]byte) error {
+	b := s.d.db.NewBatch()
+	defer b.Close()
+	for i, k := range keys {
+		s.buf = encodeRecord(s.buf[:0], fields[i])
+		if err := b.Set(k, s.buf, nil); err != nil {
+			return fmt.Errorf("batch set: %w", err)
+		}
+	}
+	return b.Commit(s.d.wo)
+}
+
+// Read fetches a record with all its fields (merging any partial updates).
+func (s *Session) Read(_ context.Context, key []byte) (bool, error) {
+	v, closer, err := s.d.db.Get(key)
+	if err == pebble.ErrNotFound {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	_ = v
+	return true, closer.Close()
+}
+
+// Update writes only the given fields, as a Pebble merge operand, so an
+// update is a blind write like a SQL UPDATE of one column.
+func (s *Session) Update(_ context.Context, key []byte, fields []engine.Field) error {
+	s.buf = s.buf[:0]
+	for _, f := range fields {
+		s.buf = appendField(s.buf, f.Index, f.Value)
+	}
+	return s.d.db.Merge(key, s.buf, s.d.wo)
+}
+
+// Scan reads up to count records in key order starting at start.
+func (s *Session) Scan(_ context.Context, start []byte, count int) (int, error) {
+	it, err := s.d.db.NewIter(nil)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for valid := it.SeekGE(start); valid && n < count; valid = it.Next() {
+		if _, err := it.ValueAndErr(); err != nil {
+			it.Close()
+			return n, err
+		}
+		n++
+	}
+	return n, it.Close()
+}
+
+// quietLogger drops Pebble's informational chatter, which would drown the
+// progress lines, but keeps errors and fatal messages.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...interface{}) {}
+func (quietLogger) Errorf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...interface{}) {
+	fmt.Fprintf(os.Stderr, "pebble fatal: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+var _ io.Closer = (*DB)(nil)

@@ -1,0 +1,75 @@
+// Package hostenv records the machine a study ran on, so results can be
+// compared honestly later: kernel, CPU, memory and tool versions.
+package hostenv
+
+import (
+	"bufio"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Env describes the host.
+type Env struct {
+	Hostname         string `json:"hostname"`
+	Kernel           string `json:"kernel"`
+	OS               string `json:"os"`
+	CPUModel         string `json:"cpu_model"`
+	CPUs             int    `json:"cpus"`
+	MemoryBytes      uint64 `json:"memory_bytes"`
+	GoVersion        string `json:"go_version"`
+	TierbenchVersion string `json:"tierbench_version"`
+}
+
+// Capture reads the current host's facts; a fact it cannot read is left empty.
+func Capture() Env {
+	e := Env{OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), GoVersion: runtime.Version(),
+		TierbenchVersion: Version()}
+	e.Hostname, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		e.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) == nil {
+		e.MemoryBytes = uint64(si.Totalram) * uint64(si.Unit)
+	}
+	e.CPUModel = cpuModel()
+	return e
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// Version is tierbench's version: the module version when built from a
+// tagged module, else the VCS revision, else "dev".
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "dev-" + s.Value[:12]
+		}
+	}
+	return "dev"
+}

@@ -1,0 +1,134 @@
+// Package results owns tierbench's results: the records of studies and runs,
+// their SQLite store, and the JSON shape `show` prints. It is the only
+// package that knows the schema.
+package results
+
+import (
+	"time"
+
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/tier"
+)
+
+// Study statuses.
+const (
+	StudyRunning     = "running"
+	StudyDone        = "done"
+	StudyInterrupted = "interrupted"
+)
+
+// Run statuses.
+const (
+	RunOK          = "ok"
+	RunFailed      = "failed"
+	RunInterrupted = "interrupted"
+)
+
+// Study is one study's record. Its JSON is the `study` object of `show`.
+type Study struct {
+	ID         string               `json:"id"`
+	Name       string               `json:"name"`
+	Engine     string               `json:"engine"`
+	Workload   string               `json:"workload"`
+	Baseline   string               `json:"baseline"`
+	StartedAt  time.Time            `json:"started_at"`
+	FinishedAt *time.Time           `json:"finished_at"`
+	Status     string               `json:"status"`
+	Env        hostenv.Env          `json:"env"`
+	Tiers      map[string]tier.Info `json:"tiers"`
+	// Placements in the study's order, each component -> tier.
+	Placements     []Placement       `json:"placements"`
+	Durability     []string          `json:"durability"`
+	Clients        []int             `json:"clients"`
+	WorkloadParams map[string]string `json:"workload_params"`
+	Options        map[string]string `json:"options,omitempty"`
+	WarmupS        float64           `json:"warmup_s"`
+	DurationS      float64           `json:"duration_s"`
+	Repeat         int               `json:"repeat"`
+	TargetRate     float64           `json:"target_rate,omitempty"`
+	Arrival        string            `json:"arrival,omitempty"`
+	EngineVersion  string            `json:"engine_version,omitempty"`
+	// Source is the study file as given.
+	Source string `json:"source"`
+}
+
+// Placement is a named component -> tier map.
+type Placement struct {
+	Name       string            `json:"name"`
+	Components map[string]string `json:"components"`
+}
+
+// Run is one run's record. Its JSON is an element of `runs` in `show`.
+type Run struct {
+	ID            string            `json:"id"`
+	StudyID       string            `json:"study_id"`
+	Seq           int               `json:"seq"`
+	Placement     string            `json:"placement"`
+	Components    map[string]string `json:"components"`
+	Durability    string            `json:"durability"`
+	Clients       int               `json:"clients"`
+	Repeat        int               `json:"repeat"`
+	Status        string            `json:"status"`
+	Error         string            `json:"error"`
+	StartedAt     time.Time         `json:"started_at"`
+	FinishedAt    time.Time         `json:"finished_at"`
+	EngineVersion string            `json:"engine_version,omitempty"`
+	// Dirs are the run folders each component used (removed after the run
+	// unless --keep).
+	Dirs map[string]string `json:"dirs,omitempty"`
+
+	LoadRecords int64   `json:"load_records"`
+	LoadS       float64 `json:"load_s"`
+	WarmupS     float64 `json:"warmup_s"`
+	// DurationS is the measured window's actual length.
+	DurationS      float64 `json:"duration_s"`
+	Ops            int64   `json:"ops"`
+	Errors         int64   `json:"errors"`
+	Late           int64   `json:"late_ops"`
+	OpenLoop       bool    `json:"open_loop"`
+	ThroughputOpsS float64 `json:"throughput_ops_s"`
+	// Latency is from the intended start in open loop, from the actual start
+	// in closed loop; ServiceTime always from the actual start.
+	Latency     hist.Summary         `json:"latency_us"`
+	ServiceTime hist.Summary         `json:"service_time_us"`
+	ByOp        map[string]OpSummary `json:"by_op"`
+	Timeline    []Interval           `json:"timeline"`
+}
+
+// OpSummary is one op type's figures in the measured window.
+type OpSummary struct {
+	Ops         int64        `json:"ops"`
+	Errors      int64        `json:"errors"`
+	Latency     hist.Summary `json:"latency_us"`
+	ServiceTime hist.Summary `json:"service_time_us"`
+}
+
+// Interval is one second of a run (warmup included, tagged).
+type Interval struct {
+	T      float64 `json:"t_s"`
+	Length float64 `json:"length_s"`
+	Phase  string  `json:"phase"`
+	Ops    int64   `json:"ops"`
+	OpsS   float64 `json:"ops_s"`
+	Errors int64   `json:"errors"`
+	Late   int64   `json:"late"`
+	P50us  float64 `json:"p50_us"`
+	P99us  float64 `json:"p99_us"`
+}
+
+// Histogram kinds and phases as stored.
+const (
+	KindLatency = "latency"
+	KindService = "service"
+	// OpAll is the merge of every op type.
+	OpAll = "all"
+)
+
+// Histogram is one encoded HDR histogram (nanoseconds) of a run.
+type Histogram struct {
+	Op      string
+	Kind    string // latency | service
+	Phase   string // measured | warmup
+	Encoded []byte
+}

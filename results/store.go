@@ -1,0 +1,271 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite: keeps tierbench one static binary
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/hist"
+)
+
+// DBFile is the store's file name inside the results directory.
+const DBFile = "tierbench.db"
+
+// schemaVersion is stored in PRAGMA user_version; bump it with a migration.
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE IF NOT EXISTS studies (
+	id          TEXT PRIMARY KEY,
+	name        TEXT NOT NULL,
+	engine      TEXT NOT NULL,
+	workload    TEXT NOT NULL,
+	status      TEXT NOT NULL,
+	started_at  TEXT NOT NULL,
+	finished_at TEXT,
+	doc         TEXT NOT NULL  -- the Study record as JSON
+);
+CREATE TABLE IF NOT EXISTS runs (
+	id          TEXT PRIMARY KEY,
+	study_id    TEXT NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+	seq         INTEGER NOT NULL,
+	placement   TEXT NOT NULL,
+	durability  TEXT NOT NULL,
+	clients     INTEGER NOT NULL,
+	repeat      INTEGER NOT NULL,
+	status      TEXT NOT NULL,
+	error       TEXT NOT NULL,
+	throughput  REAL NOT NULL,
+	doc         TEXT NOT NULL  -- the Run record as JSON
+);
+CREATE INDEX IF NOT EXISTS runs_by_study ON runs(study_id, seq);
+CREATE TABLE IF NOT EXISTS histograms (
+	run_id  TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	op      TEXT NOT NULL,
+	kind    TEXT NOT NULL,
+	phase   TEXT NOT NULL,
+	hdr     BLOB NOT NULL,  -- HdrHistogram V2 compressed encoding, nanoseconds
+	PRIMARY KEY (run_id, op, kind, phase)
+);
+`
+
+// Store is the results database in a results directory.
+type Store struct {
+	db  *sql.DB
+	dir string
+}
+
+// ErrNoStudy is returned when a study id matches nothing.
+var ErrNoStudy = errors.New("no such study")
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create results directory %s: %w", dir, err)
+	}
+	return open(filepath.Join(dir, DBFile), dir)
+}
+
+// OpenExisting opens the store in dir without creating anything.
+func OpenExisting(dir string) (*Store, error) {
+	path := filepath.Join(dir, DBFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no results in %s (run a study first, or pass --results DIR): %w", dir, ErrNoStudy)
+	}
+	return open(path, dir)
+}
+
+func open(path, dir string) (*Store, error) {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		return nil, fmt.Errorf("open results store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open results store %s: %w", path, err)
+	}
+	if v > schemaVersion {
+		db.Close()
+		return nil, fmt.Errorf("results store %s has schema %d, newer than this tierbench (%d): upgrade tierbench", path, v, schemaVersion)
+	}
+	if _, err := db.Exec(schema); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("create schema in %s: %w", path, err)
+	}
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion)); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("set schema version in %s: %w", path, err)
+	}
+	return &Store{db: db, dir: dir}, nil
+}
+
+// Dir is the results directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Close closes the store.
+func (s *Store) Close() error { return s.db.Close() }
+
+const timeFmt = time.RFC3339Nano
+
+// PutStudy inserts or replaces a study record.
+func (s *Store) PutStudy(ctx context.Context, st *Study) error {
+	doc, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode study %s: %w", st.ID, err)
+	}
+	var finished any
+	if st.FinishedAt != nil {
+		finished = st.FinishedAt.UTC().Format(timeFmt)
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO studies (id, name, engine, workload, status, started_at, finished_at, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT(id) DO UPDATE SET status=excluded.status, finished_at=excluded.finished_at, doc=excluded.doc`,
+		st.ID, st.Name, st.Engine, st.Workload, st.Status, st.StartedAt.UTC().Format(timeFmt), finished, string(doc))
+	if err != nil {
+		return fmt.Errorf("store study %s: %w", st.ID, err)
+	}
+	return nil
+}
+
+// AddRun stores a run and its histograms in one transaction.
+func (s *Store) AddRun(ctx context.Context, r *Run, hists []Histogram) (err error) {
+	doc, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode run %s: %w", r.ID, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store run %s: %w", r.ID, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if _, err = tx.ExecContext(ctx, `INSERT INTO runs (id, study_id, seq, placement, durability, clients, repeat, status, error, throughput, doc)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.ID, r.StudyID, r.Seq, r.Placement, r.Durability, r.Clients, r.Repeat, r.Status, r.Error, r.ThroughputOpsS, string(doc)); err != nil {
+		return fmt.Errorf("store run %s: %w", r.ID, err)
+	}
+	for _, h := range hists {
+		if _, err = tx.ExecContext(ctx, `INSERT INTO histograms (run_id, op, kind, phase, hdr) VALUES (?, ?, ?, ?, ?)`,
+			r.ID, h.Op, h.Kind, h.Phase, h.Encoded); err != nil {
+			return fmt.Errorf("store histogram %s/%s of run %s: %w", h.Op, h.Kind, r.ID, err)
+		}
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("store run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Studies lists studies, newest first.
+func (s *Store) Studies(ctx context.Context) ([]Study, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM studies ORDER BY started_at DESC, id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("list studies: %w", err)
+	}
+	defer rows.Close()
+	var out []Study
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("list studies: %w", err)
+		}
+		var st Study
+		if err := json.Unmarshal([]byte(doc), &st); err != nil {
+			return nil, fmt.Errorf("decode study: %w", err)
+		}
+		out = append(out, st)
+	}
+	return out, rows.Err()
+}
+
+// Study finds a study by id, unique id prefix, or "latest".
+func (s *Store) Study(ctx context.Context, ref string) (*Study, error) {
+	var rows *sql.Rows
+	var err error
+	if ref == "" || ref == "latest" {
+		rows, err = s.db.QueryContext(ctx, `SELECT doc FROM studies ORDER BY started_at DESC, id DESC LIMIT 1`)
+	} else {
+		rows, err = s.db.QueryContext(ctx, `SELECT doc FROM studies WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC LIMIT 2`,
+			ref, escapeLike(ref)+"%", ref)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find study %q: %w", ref, err)
+	}
+	defer rows.Close()
+	var found []Study
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("find study %q: %w", ref, err)
+		}
+		var st Study
+		if err := json.Unmarshal([]byte(doc), &st); err != nil {
+			return nil, fmt.Errorf("decode study: %w", err)
+		}
+		found = append(found, st)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case len(found) == 0 && (ref == "" || ref == "latest"):
+		return nil, fmt.Errorf("no studies in %s yet: run one with `tierbench run`: %w", s.dir, ErrNoStudy)
+	case len(found) == 0:
+		return nil, fmt.Errorf("study %q not found in %s (see `tierbench list`): %w", ref, s.dir, ErrNoStudy)
+	case len(found) > 1 && found[0].ID != ref:
+		return nil, fmt.Errorf("study id %q is ambiguous: give more characters (see `tierbench list`)", ref)
+	}
+	return &found[0], nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// Runs returns a study's runs in execution order.
+func (s *Store) Runs(ctx context.Context, studyID string) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM runs WHERE study_id = ? ORDER BY seq`, studyID)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of %s: %w", studyID, err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		var doc string
+		if err := rows.Scan(&doc); err != nil {
+			return nil, fmt.Errorf("list runs of %s: %w", studyID, err)
+		}
+		var r Run
+		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+			return nil, fmt.Errorf("decode run: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Histogram loads one stored histogram.
+func (s *Store) Histogram(ctx context.Context, runID, op, kind, phase string) (*hdr.Histogram, error) {
+	var b []byte
+	err := s.db.QueryRowContext(ctx, `SELECT hdr FROM histograms WHERE run_id=? AND op=? AND kind=? AND phase=?`,
+		runID, op, kind, phase).Scan(&b)
+	if err != nil {
+		return nil, fmt.Errorf("load histogram %s/%s/%s of run %s: %w", op, kind, phase, runID, err)
+	}
+	return hist.Decode(b)
+}

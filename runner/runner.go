@@ -1,0 +1,416 @@
+// Package runner carries out a validated study: it prepares the tiers, and
+// for every cell of the matrix creates fresh run folders, opens the engine
+// with the cell's placement and durability, loads, drives the workload,
+// closes the engine, removes the folders and stores the run. A run that
+// fails is stored as failed and the study goes on; a cancelled context
+// (Ctrl-C) stops the study, which is stored as interrupted.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// Engines finds an engine implementation by name.
+type Engines interface {
+	Open(name string) (engine.Engine, bool)
+	Workload(name string) (workload.Spec, bool)
+}
+
+// Options configure a Runner.
+type Options struct {
+	Catalog Engines
+	Store   *results.Store
+	// Keep leaves run folders in place after each run.
+	Keep bool
+	// Progress receives human progress lines; nil discards them.
+	Progress io.Writer
+	// MaxErrorRatio is the share of failed operations above which a run is
+	// failed; 0 means DefaultMaxErrorRatio.
+	MaxErrorRatio float64
+}
+
+// DefaultMaxErrorRatio fails a run when more than 1% of its operations fail.
+const DefaultMaxErrorRatio = 0.01
+
+// Summary counts a study's runs by outcome.
+type Summary struct {
+	Study       *results.Study
+	OK, Failed  int
+	Interrupted bool
+}
+
+// RunFolderPrefix starts the name of every run folder tierbench creates, so
+// leftovers are recognisable.
+const RunFolderPrefix = "tierbench-run-"
+
+// Run carries out st and stores everything under a new study id.
+func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
+	if opt.Progress == nil {
+		opt.Progress = io.Discard
+	}
+	if opt.MaxErrorRatio == 0 {
+		opt.MaxErrorRatio = DefaultMaxErrorRatio
+	}
+	eng, ok := opt.Catalog.Open(st.Engine)
+	if !ok {
+		return nil, fmt.Errorf("unknown engine %q", st.Engine)
+	}
+	wspec, ok := opt.Catalog.Workload(st.Workload.Name)
+	if !ok {
+		return nil, fmt.Errorf("unknown workload %q", st.Workload.Name)
+	}
+	// One instance for the record of effective parameters; each run builds
+	// its own, since a workload carries per-run state (the insert counter).
+	w0, err := wspec.New(st.Workload.Params)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", st.Workload.Name, err)
+	}
+	tiers := map[string]tier.Info{}
+	for _, t := range st.Tiers {
+		info, err := tier.Prepare(t.Name, t.Path)
+		if err != nil {
+			return nil, fmt.Errorf("prepare tiers: %w", err)
+		}
+		tiers[t.Name] = info
+	}
+	rec := newStudyRecord(st, tiers, w0.Params())
+	store := context.WithoutCancel(ctx) // results are stored even after Ctrl-C
+	if err := opt.Store.PutStudy(store, rec); err != nil {
+		return nil, err
+	}
+	for _, t := range st.Tiers {
+		if info := tiers[t.Name]; !info.Durable {
+			fmt.Fprintf(opt.Progress, "note: tier %s (%s) is not durable: %s\n", t.Name, info.Path, info.Note)
+		}
+	}
+
+	sum := &Summary{Study: rec}
+	cells := st.Matrix()
+	fmt.Fprintf(opt.Progress, "study %s (%s): %d runs\n", rec.ID, st.Name, len(cells))
+	for _, cell := range cells {
+		if ctx.Err() != nil {
+			break
+		}
+		r, hists := runCell(ctx, st, eng, wspec, rec, tiers, cell, opt, len(cells))
+		if r.Status == results.RunInterrupted {
+			break // the unfinished run is not stored
+		}
+		if rec.EngineVersion == "" {
+			rec.EngineVersion = r.EngineVersion
+		}
+		if err := opt.Store.AddRun(store, r, hists); err != nil {
+			return sum, err
+		}
+		if r.Status == results.RunOK {
+			sum.OK++
+		} else {
+			sum.Failed++
+		}
+	}
+	now := time.Now().UTC()
+	rec.FinishedAt = &now
+	rec.Status = results.StudyDone
+	if ctx.Err() != nil {
+		rec.Status = results.StudyInterrupted
+		sum.Interrupted = true
+	}
+	if err := opt.Store.PutStudy(store, rec); err != nil {
+		return sum, err
+	}
+	return sum, nil
+}
+
+func newStudyRecord(st *study.Study, tiers map[string]tier.Info, params map[string]string) *results.Study {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	now := time.Now().UTC()
+	rec := &results.Study{
+		ID:   now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]),
+		Name: st.Name, Engine: st.Engine, Workload: st.Workload.Name, Baseline: st.Baseline,
+		StartedAt: now, Status: results.StudyRunning, Env: hostenv.Capture(), Tiers: tiers,
+		Clients: st.Clients, WorkloadParams: params, Options: st.Options,
+		WarmupS: st.Warmup.Seconds(), DurationS: st.Duration.Seconds(), Repeat: st.Repeat,
+		TargetRate: st.TargetRate, Source: st.Source,
+	}
+	if st.TargetRate > 0 {
+		rec.Arrival = st.Arrival
+	}
+	for _, d := range st.Durability {
+		rec.Durability = append(rec.Durability, string(d))
+	}
+	for _, p := range st.Placements {
+		rec.Placements = append(rec.Placements, results.Placement{Name: p.Name, Components: p.Components})
+	}
+	return rec
+}
+
+// runCell performs one run and returns its record; it never returns an
+// error, because a failed run is a result.
+func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec workload.Spec, rec *results.Study,
+	tiers map[string]tier.Info, cell study.Cell, opt Options, total int) (r *results.Run, hists []results.Histogram) {
+	r = &results.Run{
+		ID: fmt.Sprintf("%s-%03d", rec.ID, cell.Seq), StudyID: rec.ID, Seq: cell.Seq,
+		Placement: cell.Placement.Name, Components: cell.Placement.Components,
+		Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat,
+		StartedAt: time.Now().UTC(), WarmupS: st.Warmup.Seconds(), OpenLoop: st.TargetRate > 0,
+	}
+	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, cell.Placement.Name, cell.Durability, cell.Clients, cell.Repeat)
+	fail := func(err error) {
+		r.Status = results.RunFailed
+		r.Error = err.Error()
+		if ctx.Err() != nil {
+			r.Status = results.RunInterrupted
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			fail(fmt.Errorf("engine panicked: %v", p))
+			hists = nil
+		}
+		r.FinishedAt = time.Now().UTC()
+		switch r.Status {
+		case results.RunOK:
+			fmt.Fprintf(opt.Progress, "%s ok: %.0f ops/s, p50 %s, p99 %s, %d errors\n", label, r.ThroughputOpsS,
+				report.FormatMicros(r.Latency.P50), report.FormatMicros(r.Latency.P99), r.Errors)
+		case results.RunFailed:
+			fmt.Fprintf(opt.Progress, "%s FAILED: %s\n", label, r.Error)
+		}
+	}()
+
+	dirs, cleanup, err := makeRunFolders(r.ID, cell.Placement, tiers)
+	r.Dirs = dirs
+	if !opt.Keep {
+		defer func() {
+			if err := cleanup(); err != nil {
+				fmt.Fprintf(opt.Progress, "%s warning: %v\n", label, err)
+			}
+		}()
+	}
+	if err != nil {
+		fail(err)
+		return r, nil
+	}
+	db, err := eng.Open(ctx, engine.Config{Dirs: dirs, Durability: cell.Durability, Options: st.Options})
+	if err != nil {
+		fail(err)
+		return r, nil
+	}
+	r.EngineVersion = db.Version()
+	defer func() {
+		if err := db.Close(); err != nil && r.Status == results.RunOK {
+			fail(err)
+		}
+	}()
+	w, err := wspec.New(st.Workload.Params)
+	if err != nil {
+		fail(fmt.Errorf("workload %s: %w", wspec.Name, err))
+		return r, nil
+	}
+
+	fmt.Fprintf(opt.Progress, "%s loading...\n", label)
+	ls, err := w.Load(ctx, st.Engine, db, loaders(cell.Clients))
+	if err != nil {
+		fail(fmt.Errorf("load: %w", err))
+		return r, nil
+	}
+	r.LoadRecords, r.LoadS = ls.Records, ls.Duration.Seconds()
+
+	clients := make([]driver.Client, cell.Clients)
+	for i := range clients {
+		sess, err := db.NewSession(ctx)
+		if err != nil {
+			fail(fmt.Errorf("client %d: %w", i, err))
+			return r, nil
+		}
+		defer sess.Close()
+		c, err := w.NewClient(st.Engine, i, sess)
+		if err != nil {
+			fail(fmt.Errorf("client %d: %w", i, err))
+			return r, nil
+		}
+		clients[i] = c
+	}
+	res, err := driver.Run(ctx, driver.Config{
+		Ops: w.Ops(), Warmup: st.Warmup, Duration: st.Duration,
+		TargetRate: st.TargetRate, Arrival: driver.Arrival(st.Arrival),
+		OnTick: func(iv driver.Interval) {
+			fmt.Fprintf(opt.Progress, "%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d\n", label,
+				(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors)
+		},
+	}, clients)
+	if res != nil {
+		hists, err = fillRun(r, res, err)
+	}
+	if err != nil {
+		fail(err)
+		return r, hists
+	}
+	if total := r.Ops + r.Errors; r.Errors > 0 && float64(r.Errors) > opt.MaxErrorRatio*float64(total) {
+		fail(fmt.Errorf("%d of %d operations failed (more than %.0f%%); first error: %v", r.Errors, total,
+			opt.MaxErrorRatio*100, res.FirstError))
+		return r, hists
+	}
+	if r.Ops == 0 {
+		fail(errors.New("no operation completed in the measured window"))
+		return r, hists
+	}
+	r.Status = results.RunOK
+	if res.FirstError != nil {
+		r.Error = "first of the tolerated errors: " + res.FirstError.Error()
+	}
+	return r, hists
+}
+
+// fillRun copies a driver result into a run record and encodes its histograms.
+func fillRun(r *results.Run, res *driver.Result, runErr error) ([]results.Histogram, error) {
+	m := res.Measured
+	r.DurationS = m.Length.Seconds()
+	r.Ops, r.Errors, r.Late = m.Ops, m.Errors, m.Late
+	r.ThroughputOpsS = m.Throughput()
+	r.ByOp = map[string]results.OpSummary{}
+	var hists []results.Histogram
+	for phase, pr := range map[driver.Phase]driver.PhaseResult{driver.Measured: res.Measured, driver.Warmup: res.Warmup} {
+		all, allSvc := hist.New(), hist.New()
+		for _, o := range pr.ByOp {
+			all.Merge(o.Latency)
+			svc := o.Latency
+			if o.Service != nil {
+				svc = o.Service
+			}
+			allSvc.Merge(svc)
+			if phase == driver.Measured {
+				r.ByOp[o.Name] = results.OpSummary{Ops: o.Ops, Errors: o.Errors,
+					Latency: hist.Summarize(o.Latency), ServiceTime: hist.Summarize(svc)}
+			}
+			h, err := encodePair(o.Name, string(phase), o.Latency, o.Service)
+			if err != nil {
+				return nil, err
+			}
+			hists = append(hists, h...)
+		}
+		var svcAll = allSvc
+		if !res.OpenLoop {
+			svcAll = nil
+		}
+		h, err := encodePair(results.OpAll, string(phase), all, svcAll)
+		if err != nil {
+			return nil, err
+		}
+		hists = append(hists, h...)
+		if phase == driver.Measured {
+			r.Latency = hist.Summarize(all)
+			r.ServiceTime = hist.Summarize(allSvc)
+		}
+	}
+	sort.Slice(hists, func(i, j int) bool {
+		a, b := hists[i], hists[j]
+		return a.Phase+a.Op+a.Kind < b.Phase+b.Op+b.Kind
+	})
+	for _, iv := range res.Intervals {
+		r.Timeline = append(r.Timeline, results.Interval{
+			T: (iv.Start + iv.Length).Seconds(), Length: iv.Length.Seconds(), Phase: string(iv.Phase),
+			Ops: iv.Ops, OpsS: iv.OpsPerSec(), Errors: iv.Errors, Late: iv.Late,
+			P50us: float64(iv.P50) / 1e3, P99us: float64(iv.P99) / 1e3,
+		})
+	}
+	return hists, runErr
+}
+
+// encodePair encodes an op's latency and (open loop only) service histograms.
+func encodePair(op, phase string, lat, svc *hdr.Histogram) ([]results.Histogram, error) {
+	var out []results.Histogram
+	for _, h := range []struct {
+		kind string
+		h    *hdr.Histogram
+	}{{results.KindLatency, lat}, {results.KindService, svc}} {
+		if h.h == nil {
+			continue
+		}
+		b, err := hist.Encode(h.h)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s histogram: %w", op, h.kind, err)
+		}
+		out = append(out, results.Histogram{Op: op, Kind: h.kind, Phase: phase, Encoded: b})
+	}
+	return out, nil
+}
+
+// loaders picks the load phase's parallelism: enough to overlap commits,
+// not so many that a 2-core machine thrashes.
+func loaders(clients int) int {
+	n := 2 * runtime.GOMAXPROCS(0)
+	if n > 8 {
+		n = 8
+	}
+	if clients > n {
+		return n
+	}
+	if clients < 2 {
+		return 2
+	}
+	return clients
+}
+
+// makeRunFolders creates one fresh folder per tier the placement uses and a
+// subfolder per component in it. cleanup removes what was created.
+func makeRunFolders(runID string, p study.Placement, tiers map[string]tier.Info) (map[string]string, func() error, error) {
+	var created []string
+	cleanup := func() error {
+		var errs []error
+		for _, d := range created {
+			if err := os.RemoveAll(d); err != nil {
+				errs = append(errs, fmt.Errorf("remove run folder %s: %w", d, err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	dirs := map[string]string{}
+	roots := map[string]string{}
+	comps := make([]string, 0, len(p.Components))
+	for c := range p.Components {
+		comps = append(comps, c)
+	}
+	sort.Strings(comps)
+	for _, c := range comps {
+		tname := p.Components[c]
+		root, ok := roots[tname]
+		if !ok {
+			root = filepath.Join(tiers[tname].Path, RunFolderPrefix+runID)
+			if err := os.Mkdir(root, 0o755); err != nil {
+				return dirs, cleanup, fmt.Errorf("create run folder on tier %s: %w", tname, err)
+			}
+			created = append(created, root)
+			roots[tname] = root
+		}
+		dir := filepath.Join(root, c)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return dirs, cleanup, fmt.Errorf("create folder for %s on tier %s: %w", c, tname, err)
+		}
+		dirs[c] = dir
+	}
+	return dirs, cleanup, nil
+}
+
+func fmtDur(d time.Duration) string { return report.FormatMicros(float64(d) / 1e3) }

@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/study"
+)
+
+// faultyCatalog serves the real catalog, but its pebble engine is wrapped
+// to inject faults by placement: opening fails when the data folder is on a
+// tier named "broken", and sessions panic when it is on "crashy".
+type faultyCatalog struct{ *catalog.Catalog }
+
+func (c faultyCatalog) Open(name string) (engine.Engine, bool) {
+	e, ok := c.Catalog.Open(name)
+	return faultyEngine{e}, ok
+}
+
+type faultyEngine struct{ engine.Engine }
+
+func (f faultyEngine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) {
+	if strings.Contains(cfg.Dirs["data"], "/broken/") {
+		return nil, errors.New("injected: device gone")
+	}
+	db, err := f.Engine.Open(ctx, cfg)
+	if err != nil || !strings.Contains(cfg.Dirs["data"], "/crashy/") {
+		return db, err
+	}
+	return crashyDB{db}, nil
+}
+
+type crashyDB struct{ engine.DB }
+
+func (c crashyDB) NewSession(ctx context.Context) (engine.Session, error) {
+	s, err := c.DB.NewSession(ctx)
+	return crashySession{s.(recordsSession)}, err
+}
+
+type recordsSession interface {
+	engine.Session
+	engine.Records
+}
+
+type crashySession struct{ recordsSession }
+
+func (crashySession) Read(context.Context, []byte) (bool, error) { panic("injected crash") }
+
+// syncWriter collects progress lines from the runner's goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func tinyStudy(t *testing.T, tiers map[string]string, placements []study.Placement) *study.Study {
+	t.Helper()
+	var ts []study.Tier
+	for name, path := range tiers {
+		ts = append(ts, study.Tier{Name: name, Path: path})
+	}
+	return &study.Study{
+		Name: "runner-test", Engine: "pebble", Tiers: ts, Placements: placements, Baseline: placements[0].Name,
+		Durability: []engine.Durability{engine.NoSync}, Workload: study.Workload{Name: "ycsb-a", Params: map[string]string{"records": "500"}},
+		Clients: []int{2}, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond, Repeat: 1,
+	}
+}
+
+// TestFailedRunsAreStoredAndTheStudyGoesOn runs a good placement between a
+// placement whose engine cannot open and one whose engine panics.
+func TestFailedRunsAreStoredAndTheStudyGoesOn(t *testing.T) {
+	root := t.TempDir()
+	tiers := map[string]string{}
+	for _, n := range []string{"good", "broken", "crashy"} {
+		tiers[n] = filepath.Join(root, n)
+	}
+	st := tinyStudy(t, tiers, []study.Placement{
+		{Name: "ok", Components: map[string]string{"data": "good", "wal": "good"}},
+		{Name: "no-open", Components: map[string]string{"data": "broken", "wal": "good"}},
+		{Name: "panics", Components: map[string]string{"data": "crashy", "wal": "good"}},
+		{Name: "ok-again", Components: map[string]string{"data": "good", "wal": "good"}},
+	})
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sum, err := Run(context.Background(), st, Options{Catalog: faultyCatalog{catalog.Default()}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.OK != 2 || sum.Failed != 2 {
+		t.Fatalf("ok %d failed %d, want 2 and 2", sum.OK, sum.Failed)
+	}
+	runs, err := store.Runs(context.Background(), sum.Study.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"ok": "", "no-open": "device gone", "panics": "injected crash", "ok-again": ""}
+	for _, r := range runs {
+		frag := want[r.Placement]
+		if frag == "" && r.Status != results.RunOK {
+			t.Errorf("%s: status %s (%s)", r.Placement, r.Status, r.Error)
+		}
+		if frag != "" && (r.Status != results.RunFailed || !strings.Contains(r.Error, frag)) {
+			t.Errorf("%s: status %s error %q, want failed with %q", r.Placement, r.Status, r.Error, frag)
+		}
+	}
+	for n, p := range tiers {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) != 0 {
+			t.Errorf("tier %s: %d run folders left behind", n, len(ents))
+		}
+	}
+	got, err := store.Study(context.Background(), sum.Study.ID)
+	if err != nil || got.Status != results.StudyDone {
+		t.Errorf("study status %v, err %v", got, err)
+	}
+}
+
+// TestCancelStoresInterruptedStudy cancels mid-run: the engine is closed,
+// the folders removed, finished runs kept and the study marked interrupted.
+func TestCancelStoresInterruptedStudy(t *testing.T) {
+	root := t.TempDir()
+	tiers := map[string]string{"disk": filepath.Join(root, "disk")}
+	st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
+	st.Clients = []int{1, 2}
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	lines := &syncWriter{}
+	go func() {
+		// Cancel during the second run's measured window.
+		for !strings.Contains(lines.String(), "[2/2") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+	}()
+	st.Duration = time.Second
+	sum, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: lines})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Interrupted {
+		t.Fatal("not marked interrupted")
+	}
+	got, _ := store.Study(context.Background(), sum.Study.ID)
+	if got.Status != results.StudyInterrupted || got.FinishedAt == nil {
+		t.Errorf("stored status %s", got.Status)
+	}
+	runs, _ := store.Runs(context.Background(), sum.Study.ID)
+	if len(runs) != 1 || runs[0].Status != results.RunOK {
+		t.Errorf("want the one finished run stored, got %d", len(runs))
+	}
+	if ents, _ := os.ReadDir(tiers["disk"]); len(ents) != 0 {
+		t.Errorf("%d run folders left behind", len(ents))
+	}
+}

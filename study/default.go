@@ -1,0 +1,30 @@
+package study
+
+import "fmt"
+
+// DefaultYAML is the study `tierbench run` performs without a file: the WAL
+// placement question on Pebble, sized to finish in about two minutes on a
+// 2-core machine. ramDir should be on tmpfs and diskDir on the disk that holds
+// the results.
+func DefaultYAML(ramDir, diskDir string) string {
+	return fmt.Sprintf(`# tierbench's built-in default study
+name: default-wal-placement
+engine: pebble
+tiers:
+  ram:  {path: %q}
+  disk: {path: %q}
+placements:
+  all-disk: {data: disk, wal: disk}
+  wal-ram:  {data: disk, wal: ram}
+  all-ram:  {data: ram,  wal: ram}
+baseline: all-disk
+durability: [sync, nosync]
+workload:
+  name: ycsb-a
+  records: 50000
+clients: [1, 4, 16, 64]
+warmup: 1s
+duration: 3s
+repeat: 1
+`, ramDir, diskDir)
+}

@@ -1,0 +1,736 @@
+package study
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/dustin/go-humanize"
+	"gopkg.in/yaml.v3"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier"
+)
+
+// Problem is one thing wrong with a study file. It carries a line number so
+// the user (or an editor reading compiler-style output) can jump straight to
+// the mistake.
+type Problem struct {
+	File string
+	// Line counts from 1; 0 means the problem is about the whole file.
+	Line int
+	// Msg says what is wrong and, after a semicolon, how to fix it.
+	Msg string
+}
+
+// String renders the problem as FILE:LINE: MSG, the form compilers use, so
+// editors and terminals can link it to the source.
+func (p Problem) String() string {
+	switch {
+	case p.File == "":
+		return p.Msg
+	case p.Line <= 0:
+		return p.File + ": " + p.Msg
+	default:
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+}
+
+// Problems is every problem found in a study file. Parse returns them all at
+// once, so a user fixes a study in one edit rather than one error per run;
+// callers detect bad input with errors.As(err, &study.Problems{}).
+type Problems []Problem
+
+// Error lists the problems one per line.
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ParseFile reads and parses a study file. A file that cannot be read is
+// reported as Problems too: to the user it is bad input like any other.
+func ParseFile(path string, cat Catalog) (*Study, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		// os.PathError repeats the path; keep only the reason.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, Problems{{Msg: fmt.Sprintf("cannot read study file %s: %v; check the path and its permissions", path, err)}}
+	}
+	return Parse(path, data, cat)
+}
+
+// Parse parses and validates a study file. filename is used only in
+// problems. On any problem it returns a nil Study and a Problems error that
+// lists them all, sorted by line.
+//
+// Parsing walks a yaml.Node tree rather than decoding into structs: only the
+// node tree keeps the line of every key and value, and walking it by hand is
+// what lets unknown keys be reported (never silently ignored) at their line.
+func Parse(filename string, data []byte, cat Catalog) (*Study, error) {
+	if filename == "" {
+		filename = "<study>"
+	}
+	p := &parser{file: filename, cat: cat}
+	s := p.parse(data)
+	if len(p.probs) > 0 {
+		return nil, p.sorted()
+	}
+	s.Source = string(data)
+	return s, nil
+}
+
+// parser accumulates problems while walking one study file.
+type parser struct {
+	file  string
+	cat   Catalog
+	probs Problems
+	// misspelt holds required keys that an unknown key was suggested as:
+	// "duraton" is one mistake, so "duration" is not also reported missing.
+	misspelt map[string]bool
+}
+
+// addf records a problem at line (at least 1, so output always has the
+// FILE:LINE: form editors understand).
+func (p *parser) addf(line int, format string, args ...any) {
+	p.probs = append(p.probs, Problem{File: p.file, Line: max(line, 1), Msg: fmt.Sprintf(format, args...)})
+}
+
+// sorted orders problems by line for reading top to bottom and drops exact
+// repeats (an anchor merged into several mappings is one mistake, not many).
+func (p *parser) sorted() Problems {
+	sort.SliceStable(p.probs, func(i, j int) bool { return p.probs[i].Line < p.probs[j].Line })
+	out := Problems{}
+	seen := map[Problem]bool{}
+	for _, pr := range p.probs {
+		if !seen[pr] {
+			seen[pr] = true
+			out = append(out, pr)
+		}
+	}
+	return out
+}
+
+var yamlLineErr = regexp.MustCompile(`(?s)^yaml: line (\d+): (.*)$`)
+
+// parserProblems are the messages of yaml.v3's parser (as opposed to its
+// scanner) errors. yaml.v3 v3.0.1 reports their line counting from 0 (it
+// adds 1 only for scanner errors), so Parse adds the 1 itself.
+var parserProblems = map[string]bool{
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+}
+
+// parse decodes the YAML and walks the single document it must hold.
+func (p *parser) parse(data []byte) *Study {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			p.addf(1, "study file is empty; write at least name, engine, tiers, placements, baseline, durability, workload, clients and duration")
+		} else {
+			p.syntax(err, data)
+		}
+		return nil
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		p.addf(extra.Line, "a second YAML document starts here; keep one study per file and remove the --- separator")
+	} else if !errors.Is(err, io.EOF) {
+		p.syntax(err, data)
+	}
+	if len(doc.Content) == 0 {
+		p.addf(1, "study file is empty; write at least name, engine, tiers, placements, baseline, durability, workload, clients and duration")
+		return nil
+	}
+	root := deref(doc.Content[0])
+	if isNull(root) {
+		p.addf(root.Line, "study file has no keys; write at least name, engine, tiers, placements, baseline, durability, workload, clients and duration")
+		return nil
+	}
+	return p.study(root)
+}
+
+// syntax reports a YAML error at the line yaml.v3 names. yaml.v3 leaves the
+// line out for some errors; for those we look for the byte it rejects.
+func (p *parser) syntax(err error, data []byte) {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+		if parserProblems[msg] {
+			line++
+		}
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+		line = badByteLine(data)
+	}
+	fix := "check indentation, colons and quoting on this line and the one before"
+	switch {
+	case line > 0 && strings.Contains(lineText(data, line), "\t"):
+		fix = "indent with spaces, not tabs"
+	case strings.Contains(msg, "unexpected end of stream"):
+		fix = "a quote or bracket opened earlier in the file is never closed; close it"
+	}
+	p.addf(line, "YAML syntax error: %s; %s", msg, fix)
+}
+
+// badByteLine returns the line of the first byte YAML forbids (a control
+// character or invalid UTF-8), or 1 when there is none.
+func badByteLine(data []byte) int {
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size <= 1 {
+			return line
+		}
+		if r == '\n' {
+			line++
+		} else if r < 0x20 && r != '\t' && r != '\r' || r == 0x7f {
+			return line
+		}
+		i += size
+	}
+	return 1
+}
+
+// lineText returns line n (from 1) of data.
+func lineText(data []byte, n int) string {
+	lines := strings.Split(string(data), "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return lines[n-1]
+}
+
+// topKeys are the keys a study may have, in the order the docs present them.
+var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
+	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "options"}
+
+// study checks the top-level mapping. The engine is resolved first because
+// placements, durability and options are only meaningful relative to it;
+// when it is unknown those checks are skipped rather than flooding the user
+// with consequences of one typo.
+func (p *parser) study(root *yaml.Node) *Study {
+	s := &Study{Repeat: 1, Arrival: "constant", Options: map[string]string{}}
+	ents, ok := p.entries(root, "the study", "write the study as key: value lines such as name: my-study")
+	if !ok {
+		return nil
+	}
+	top := map[string]entry{}
+	p.misspelt = map[string]bool{}
+	for _, e := range ents {
+		if !slices.Contains(topKeys, e.key) {
+			p.misspelt[suggest(e.key, topKeys)] = true
+			p.unknown(e.k.Line, fmt.Sprintf("unknown key %q", e.key), e.key, topKeys, "known keys", "remove it")
+			continue
+		}
+		top[e.key] = e
+	}
+	line := root.Line
+
+	if e, ok := p.need(top, "name", line, "add name: <a short name for this study>"); ok {
+		if v, ok := p.scalar(e, "write name: <a short name for this study>"); ok {
+			if strings.TrimSpace(v) == "" {
+				p.addf(e.v.Line, "name is empty; write name: <a short name for this study>")
+			}
+			s.Name = v
+		}
+	}
+	spec, engineOK := p.engine(s, top, line)
+	tiers, tiersOK := p.tiers(s, top, line)
+	placements, placementsOK := p.placements(s, top, line, spec, engineOK, tiers, tiersOK)
+	p.baseline(s, top, line, placements, placementsOK)
+	p.durability(s, top, line, spec, engineOK)
+	p.workload(s, top, line)
+	p.clients(s, top, line)
+	p.timing(s, top, line)
+	p.rate(s, top)
+	p.options(s, top, spec, engineOK)
+	return s
+}
+
+func (p *parser) engine(s *Study, top map[string]entry, line int) (engine.Spec, bool) {
+	known := sortedCopy(p.cat.EngineNames())
+	fix := "write engine: <name>, one of: " + joinNames(known)
+	e, ok := p.need(top, "engine", line, "add engine: <name>, one of: "+joinNames(known))
+	if !ok {
+		return engine.Spec{}, false
+	}
+	name, ok := p.scalar(e, fix)
+	if !ok {
+		return engine.Spec{}, false
+	}
+	spec, found := p.cat.Engine(name)
+	if !found {
+		p.unknown(e.v.Line, fmt.Sprintf("unknown engine %q", name), name, known, "known engines", "use a known engine")
+		return engine.Spec{}, false
+	}
+	s.Engine = name
+	return spec, true
+}
+
+// tiers returns the declared tier names; ok is false when the tiers section
+// itself is unusable, so references to tiers cannot be checked.
+func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool) {
+	const example = "disk: {path: /var/tmp/tierbench}"
+	e, ok := p.need(top, "tiers", line, "add tiers: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	ents, ok := p.entries(e.v, "tiers", "write tiers: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	if len(ents) == 0 {
+		p.addf(e.k.Line, "tiers is empty; declare at least one tier, e.g. %s", example)
+		return nil, false
+	}
+	var names []string
+	for _, te := range ents {
+		name := te.key
+		names = append(names, name)
+		if strings.TrimSpace(name) == "" {
+			p.addf(te.k.Line, "tier name is empty; give the tier a name such as disk")
+			continue
+		}
+		if te.v.Kind == yaml.ScalarNode && !isNull(te.v) {
+			p.addf(te.v.Line, "tier %q must be a mapping with a path, not a plain value; write %s: {path: %s}", name, name, te.v.Value)
+			continue
+		}
+		fields, ok := p.entries(te.v, fmt.Sprintf("tier %q", name), fmt.Sprintf("write %s: {path: /absolute/folder}", name))
+		if !ok {
+			continue
+		}
+		var path *entry
+		for i, f := range fields {
+			if f.key != "path" {
+				p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q", f.key, name), f.key, []string{"path"}, "known keys", "remove it")
+				continue
+			}
+			path = &fields[i]
+		}
+		if path == nil {
+			p.addf(te.k.Line, "tier %q has no path; add path: /absolute/folder", name)
+			continue
+		}
+		v, ok := p.scalar(*path, "write path: /absolute/folder")
+		if !ok {
+			continue
+		}
+		if err := tier.CheckPath(v); err != nil {
+			p.addf(path.v.Line, "tier %q: %v", name, err)
+			continue
+		}
+		s.Tiers = append(s.Tiers, Tier{Name: name, Path: filepath.Clean(v)})
+	}
+	return names, true
+}
+
+// placements returns the declared placement names, including ones with
+// problems, so the baseline is judged against what the user wrote.
+func (p *parser) placements(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool, tiers []string, tiersOK bool) ([]string, bool) {
+	example := "all-disk: {data: disk, wal: disk}"
+	if engineOK && len(spec.Components) > 0 {
+		tierName := "<tier>"
+		if len(tiers) > 0 {
+			tierName = tiers[0]
+		}
+		parts := make([]string, len(spec.Components))
+		for i, c := range spec.Components {
+			parts[i] = c.Name + ": " + tierName
+		}
+		example = "all-" + tierName + ": {" + strings.Join(parts, ", ") + "}"
+	}
+	e, ok := p.need(top, "placements", line, "add placements: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	ents, ok := p.entries(e.v, "placements", "write placements: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	if len(ents) == 0 {
+		p.addf(e.k.Line, "placements is empty; declare at least one placement, e.g. %s", example)
+		return nil, false
+	}
+	var names []string
+	tierHint := "declare it under tiers"
+	if len(tiers) > 0 {
+		tierHint = "declared tiers: " + joinNames(tiers)
+	}
+	for _, pe := range ents {
+		name := pe.key
+		names = append(names, name)
+		if strings.TrimSpace(name) == "" {
+			p.addf(pe.k.Line, "placement name is empty; give the placement a name such as all-disk")
+			continue
+		}
+		comps, ok := p.entries(pe.v, fmt.Sprintf("placement %q", name), fmt.Sprintf("write %s: {<component>: <tier>, ...}", name))
+		if !ok {
+			continue
+		}
+		pl := Placement{Name: name, Components: map[string]string{}}
+		// A misspelt component is one mistake: when its suggestion is a
+		// missing component, don't also report that component as missing.
+		suggested := map[string]bool{}
+		for _, ce := range comps {
+			if engineOK && !spec.HasComponent(ce.key) {
+				suggested[suggest(ce.key, spec.ComponentNames())] = true
+				p.unknown(ce.k.Line, fmt.Sprintf("unknown component %q in placement %q", ce.key, name), ce.key,
+					spec.ComponentNames(), "components of engine "+spec.Name, "remove it")
+				continue
+			}
+			t, ok := p.scalar(ce, fmt.Sprintf("write %s: <tier> (%s)", ce.key, tierHint))
+			if !ok {
+				continue
+			}
+			if tiersOK && !slices.Contains(tiers, t) {
+				p.unknown(ce.v.Line, fmt.Sprintf("placement %q puts %s on unknown tier %q", name, ce.key, t), t,
+					tiers, "declared tiers", "declare it under tiers or use a declared tier")
+				continue
+			}
+			pl.Components[ce.key] = t
+		}
+		if engineOK {
+			for _, c := range spec.ComponentNames() {
+				if !hasKey(comps, c) && !suggested[c] {
+					p.addf(pe.k.Line, "placement %q does not place component %q; add %s: <tier> (%s)", name, c, c, tierHint)
+				}
+			}
+		}
+		s.Placements = append(s.Placements, pl)
+	}
+	return names, true
+}
+
+// baseline checks the baseline against the declared placements; when the
+// placements section itself is unusable that check is skipped, since the
+// baseline may well be right.
+func (p *parser) baseline(s *Study, top map[string]entry, line int, names []string, placementsOK bool) {
+	fix := "add baseline: <placement>, the placement the others are compared with"
+	if len(names) > 0 {
+		fix += ", one of: " + joinNames(names)
+	}
+	e, ok := p.need(top, "baseline", line, fix)
+	if !ok {
+		return
+	}
+	v, ok := p.scalar(e, fix)
+	if !ok {
+		return
+	}
+	s.Baseline = v
+	if placementsOK && !slices.Contains(names, v) {
+		p.unknown(e.v.Line, fmt.Sprintf("baseline %q is not a placement", v), v, names, "declared placements", "name one of the placements")
+	}
+}
+
+func (p *parser) durability(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool) {
+	modes := "modes the engine supports"
+	if engineOK {
+		modes = "modes of " + spec.Name + ": " + joinNames(spec.ModeNames())
+	}
+	fix := "write durability: [<mode>, ...] with " + modes
+	e, ok := p.need(top, "durability", line, "add durability: [<mode>, ...] with "+modes)
+	if !ok {
+		return
+	}
+	items, ok := p.list(e, "durability", fix)
+	if !ok {
+		return
+	}
+	seen := map[string]int{}
+	for _, n := range items {
+		v, ok := p.item(n, "durability", fix)
+		if !ok {
+			continue
+		}
+		if first, dup := seen[v]; dup {
+			p.addf(n.Line, "durability %q is listed twice (first at line %d); remove one", v, first)
+			continue
+		}
+		seen[v] = n.Line
+		d := engine.Durability(v)
+		if engineOK && !spec.Supports(d) {
+			p.unknown(n.Line, fmt.Sprintf("durability %q is not supported by engine %s", v, spec.Name), v,
+				spec.ModeNames(), "supported", "use a supported mode")
+			continue
+		}
+		s.Durability = append(s.Durability, d)
+	}
+}
+
+// workload checks the workload's name and overrides. It validates records
+// itself (every workload's run size depends on it) and then lets the
+// workload's own New judge the remaining values, passing only overrides that
+// passed our checks so one mistake is not reported twice.
+func (p *parser) workload(s *Study, top map[string]entry, line int) {
+	known := sortedCopy(p.cat.WorkloadNames())
+	fix := "add workload: {name: <workload>} with one of: " + joinNames(known)
+	e, ok := p.need(top, "workload", line, fix)
+	if !ok {
+		return
+	}
+	if e.v.Kind == yaml.ScalarNode {
+		p.addf(e.v.Line, "workload must be a mapping with a name and optional overrides, not a plain value; write workload: {name: %s}", e.v.Value)
+		return
+	}
+	ents, ok := p.entries(e.v, "workload", "write workload: {name: <workload>, <param>: <value>, ...}")
+	if !ok {
+		return
+	}
+	var nameEnt *entry
+	for i := range ents {
+		if ents[i].key == "name" {
+			nameEnt = &ents[i]
+		}
+	}
+	if nameEnt == nil {
+		p.addf(e.k.Line, "workload has no name; add name: <workload>, one of: %s", joinNames(known))
+		return
+	}
+	name, ok := p.scalar(*nameEnt, "write name: <workload>, one of: "+joinNames(known))
+	if !ok {
+		return
+	}
+	spec, wOK := p.cat.Workload(name)
+	if !wOK {
+		p.unknown(nameEnt.v.Line, fmt.Sprintf("unknown workload %q", name), name, known, "known workloads", "use a known workload")
+	}
+	s.Workload = Workload{Name: name, Params: map[string]string{}}
+	valid := map[string]string{}
+	for _, pe := range ents {
+		if pe.key == "name" {
+			continue
+		}
+		if wOK && !spec.HasParam(pe.key) {
+			p.unknown(pe.k.Line, fmt.Sprintf("unknown parameter %q for workload %s", pe.key, name), pe.key,
+				spec.ParamNames(), "parameters of "+name, "remove it")
+			continue
+		}
+		v, ok := p.scalar(pe, fmt.Sprintf("write %s: <value> or remove it", pe.key))
+		if !ok {
+			continue
+		}
+		s.Workload.Params[pe.key] = v
+		if pe.key == "records" {
+			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 {
+				p.addf(pe.v.Line, "records must be a whole number >= 1, got %q; write e.g. records: 100000", v)
+				continue
+			}
+		}
+		valid[pe.key] = v
+	}
+	if wOK && spec.New != nil {
+		if _, err := spec.New(valid); err != nil {
+			p.addf(e.k.Line, "workload %s: %v", name, err)
+		}
+	}
+}
+
+func (p *parser) clients(s *Study, top map[string]entry, line int) {
+	fix := "write clients: [1, 4, 16] or a single number such as clients: 8"
+	e, ok := p.need(top, "clients", line, "add clients: [1, 4, 16], the client counts to run")
+	if !ok {
+		return
+	}
+	items, ok := p.list(e, "clients", fix)
+	if !ok {
+		return
+	}
+	seen := map[int]int{}
+	for _, n := range items {
+		v, ok := p.item(n, "clients", fix)
+		if !ok {
+			continue
+		}
+		c, err := strconv.Atoi(v)
+		if err != nil {
+			p.addf(n.Line, "clients %q is not a whole number; %s", v, fix)
+			continue
+		}
+		if c < 1 {
+			p.addf(n.Line, "clients must be >= 1, got %d; use at least one client", c)
+			continue
+		}
+		if first, dup := seen[c]; dup {
+			p.addf(n.Line, "clients %d is listed twice (first at line %d); remove one", c, first)
+			continue
+		}
+		seen[c] = n.Line
+		s.Clients = append(s.Clients, c)
+	}
+}
+
+// timing checks warmup, duration and repeat.
+func (p *parser) timing(s *Study, top map[string]entry, line int) {
+	if e, ok := top["warmup"]; ok {
+		if d, ok := p.duration(e); ok {
+			if d < 0 {
+				p.addf(e.v.Line, "warmup must not be negative, got %s; use 0s for no warmup or e.g. 2s", e.v.Value)
+			} else {
+				s.Warmup = d
+			}
+		}
+	}
+	if e, ok := p.need(top, "duration", line, "add duration: <Go duration such as 30s>, how long each run measures"); ok {
+		if d, ok := p.duration(e); ok {
+			if d <= 0 {
+				p.addf(e.v.Line, "duration must be more than 0, got %s; write e.g. duration: 30s", e.v.Value)
+			} else {
+				s.Duration = d
+			}
+		}
+	}
+	if e, ok := top["repeat"]; ok {
+		if v, ok := p.scalar(e, "write repeat: <whole number >= 1> or remove it"); ok {
+			n, err := strconv.Atoi(v)
+			switch {
+			case err != nil:
+				p.addf(e.v.Line, "repeat %q is not a whole number; write e.g. repeat: 3", v)
+			case n < 1:
+				p.addf(e.v.Line, "repeat must be >= 1, got %d; write repeat: 1 to run each cell once", n)
+			default:
+				s.Repeat = n
+			}
+		}
+	}
+}
+
+// duration parses a Go duration, with a dedicated hint for the common
+// mistake of leaving out the unit.
+func (p *parser) duration(e entry) (time.Duration, bool) {
+	v, ok := p.scalar(e, fmt.Sprintf("write %s: <Go duration such as 30s> or remove it", e.key))
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(v, 64); nerr == nil && v != "0" {
+			p.addf(e.v.Line, "%s %q has no unit; write %ss for seconds", e.key, v, v)
+		} else {
+			p.addf(e.v.Line, "%s %q is not a duration; write a Go duration such as 30s, 500ms or 2m", e.key, v)
+		}
+		return 0, false
+	}
+	return d, true
+}
+
+// rate checks the open-loop settings; arrival without target_rate is an
+// error because it would silently do nothing in closed loop.
+func (p *parser) rate(s *Study, top map[string]entry) {
+	rateEnt, hasRate := top["target_rate"]
+	if hasRate {
+		if v, ok := p.scalar(rateEnt, "write target_rate: <total ops/s> or remove it for closed loop"); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			switch {
+			case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+				p.addf(rateEnt.v.Line, "target_rate %q is not a number; write the total ops/s, e.g. target_rate: 20000", v)
+			case f <= 0:
+				p.addf(rateEnt.v.Line, "target_rate must be more than 0, got %s; remove it for closed loop or give the total ops/s", v)
+			default:
+				s.TargetRate = f
+			}
+		}
+	}
+	e, ok := top["arrival"]
+	if !ok {
+		return
+	}
+	arrivals := []string{"constant", "poisson"}
+	if v, ok := p.scalar(e, "write arrival: constant or arrival: poisson"); ok {
+		if !slices.Contains(arrivals, v) {
+			p.unknown(e.v.Line, fmt.Sprintf("unknown arrival %q", v), v, arrivals, "known arrivals", "use one of them")
+		} else {
+			s.Arrival = v
+		}
+	}
+	if !hasRate {
+		p.addf(e.k.Line, "arrival only applies in open loop, with target_rate; add target_rate: <total ops/s> or remove arrival")
+	}
+}
+
+// options checks engine options by kind and normalises sizes to a decimal
+// byte count, so engines never parse "64MiB" themselves.
+func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
+	e, ok := top["options"]
+	if !ok {
+		return
+	}
+	if isNull(e.v) {
+		p.addf(e.k.Line, "options has no value; write options: {<option>: <value>, ...} or remove it")
+		return
+	}
+	ents, ok := p.entries(e.v, "options", "write options: {<option>: <value>, ...}")
+	if !ok {
+		return
+	}
+	for _, oe := range ents {
+		var opt engine.Option
+		if engineOK {
+			var found bool
+			if opt, found = spec.Option(oe.key); !found {
+				p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, spec.Name), oe.key,
+					spec.OptionNames(), "known options", "remove it")
+				continue
+			}
+		}
+		v, ok := p.scalar(oe, fmt.Sprintf("write %s: <value> or remove it", oe.key))
+		if !ok {
+			continue
+		}
+		switch opt.Kind {
+		case engine.KindSize:
+			n, err := humanize.ParseBytes(v)
+			if err != nil {
+				p.addf(oe.v.Line, "option %s %q is not a size; write a byte count such as 64MiB, 512KiB or 1GB", oe.key, v)
+				continue
+			}
+			if n == 0 {
+				p.addf(oe.v.Line, "option %s must be more than 0 bytes, got %q; write e.g. %s: 64MiB", oe.key, v, oe.key)
+				continue
+			}
+			v = strconv.FormatUint(n, 10)
+		case engine.KindInt:
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				p.addf(oe.v.Line, "option %s %q is not a whole number; write e.g. %s: 4", oe.key, v, oe.key)
+				continue
+			}
+			v = strconv.FormatInt(n, 10)
+		case engine.KindBool:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				p.addf(oe.v.Line, "option %s %q is not true or false; write %s: true or %s: false", oe.key, v, oe.key, oe.key)
+				continue
+			}
+			v = strconv.FormatBool(b)
+		}
+		s.Options[oe.key] = v
+	}
+}

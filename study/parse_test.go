@@ -1,0 +1,605 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// testCatalog stands in for the real catalog, whose engines and workloads
+// are written elsewhere; it declares just enough to exercise validation.
+type testCatalog struct{}
+
+var pebbleSpec = engine.Spec{
+	Name:       "pebble",
+	Components: []engine.Component{{Name: "data"}, {Name: "wal"}},
+	Modes:      []engine.Mode{{Durability: engine.Sync}, {Durability: engine.NoSync}, {Durability: engine.NoWAL}},
+	Options: []engine.Option{
+		{Name: "cache", Kind: engine.KindSize},
+		{Name: "memtable", Kind: engine.KindSize},
+		{Name: "compactors", Kind: engine.KindInt},
+		{Name: "verify", Kind: engine.KindBool},
+	},
+}
+
+var rocksSpec = engine.Spec{
+	Name:       "rocks",
+	Components: []engine.Component{{Name: "data"}},
+	Modes:      []engine.Mode{{Durability: engine.Sync}},
+}
+
+// ycsbSpec validates a few values the way a real workload's New would, so
+// the test can see New's error reported on the workload line.
+var ycsbSpec = workload.Spec{
+	Name: "ycsb-a",
+	Params: []workload.Param{
+		{Name: "records"}, {Name: "fieldcount"}, {Name: "fieldlength"},
+		{Name: "requestdistribution"}, {Name: "readproportion"},
+	},
+	New: func(params map[string]string) (workload.Workload, error) {
+		if v, ok := params["records"]; ok {
+			if n, err := strconv.Atoi(v); err != nil || n < 1 {
+				return nil, fmt.Errorf("records must be >= 1, got %q", v)
+			}
+		}
+		if v, ok := params["readproportion"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
+				return nil, fmt.Errorf("readproportion must be between 0 and 1, got %q", v)
+			}
+		}
+		return nil, nil
+	},
+}
+
+func (testCatalog) Engine(name string) (engine.Spec, bool) {
+	switch name {
+	case "pebble":
+		return pebbleSpec, true
+	case "rocks":
+		return rocksSpec, true
+	}
+	return engine.Spec{}, false
+}
+
+func (testCatalog) EngineNames() []string { return []string{"rocks", "pebble"} }
+
+func (testCatalog) Workload(name string) (workload.Spec, bool) {
+	if name == "ycsb-a" {
+		return ycsbSpec, true
+	}
+	return workload.Spec{}, false
+}
+
+func (testCatalog) WorkloadNames() []string { return []string{"ycsb-a"} }
+
+// example is the documented study; RAMDIR and DISKDIR become temp folders.
+// Line numbers in the sad cases below refer to this text.
+const example = `name: wal-placement-demo
+engine: pebble
+tiers:
+  ram:  {path: RAMDIR}
+  disk: {path: DISKDIR}
+placements:
+  all-disk: {data: disk, wal: disk}
+  wal-ram:  {data: disk, wal: ram}
+  all-ram:  {data: ram,  wal: ram}
+baseline: all-disk
+durability: [sync, nosync]
+workload:
+  name: ycsb-a
+  records: 100000        # optional overrides: fieldcount, fieldlength, requestdistribution, readproportion, ...
+clients: [1, 4, 16, 64]
+warmup: 2s
+duration: 5s
+repeat: 1
+# optional: target_rate: 20000   (total ops/s, open loop; arrival: constant | poisson)
+`
+
+// fixture makes the folders a study may point at and returns a function
+// that fills the placeholders RAMDIR, DISKDIR and TMP in.
+func fixture(t *testing.T) (fill func(string) string, ram, disk string) {
+	t.Helper()
+	tmp := t.TempDir()
+	ram, disk = filepath.Join(tmp, "ram"), filepath.Join(tmp, "disk")
+	for _, d := range []string{ram, disk} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "afile"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(tmp, "readonly"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	r := strings.NewReplacer("RAMDIR", ram, "DISKDIR", disk, "TMP", tmp)
+	return r.Replace, ram, disk
+}
+
+// edit applies old->new replacement pairs, failing the test when an old
+// text is absent so a stale case cannot pass vacuously.
+func edit(t *testing.T, src string, pairs []string) string {
+	t.Helper()
+	if len(pairs)%2 != 0 {
+		t.Fatalf("edits must be old,new pairs: %q", pairs)
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		if !strings.Contains(src, pairs[i]) {
+			t.Fatalf("edit: %q not in study", pairs[i])
+		}
+		src = strings.Replace(src, pairs[i], pairs[i+1], 1)
+	}
+	return src
+}
+
+// lineOf returns the line (from 1) of the first line containing marker.
+func lineOf(t *testing.T, src, marker string) int {
+	t.Helper()
+	for i, l := range strings.Split(src, "\n") {
+		if strings.Contains(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("marker %q not in study:\n%s", marker, src)
+	return 0
+}
+
+func mustParse(t *testing.T, src string) *Study {
+	t.Helper()
+	s, err := Parse("study.yaml", []byte(src), testCatalog{})
+	if err != nil {
+		t.Fatalf("Parse failed:\n%v\nstudy:\n%s", err, src)
+	}
+	return s
+}
+
+func TestParseExample(t *testing.T) {
+	fill, ram, disk := fixture(t)
+	src := fill(example)
+	s := mustParse(t, src)
+	want := &Study{
+		Name:   "wal-placement-demo",
+		Engine: "pebble",
+		Tiers:  []Tier{{Name: "ram", Path: ram}, {Name: "disk", Path: disk}},
+		Placements: []Placement{
+			{Name: "all-disk", Components: map[string]string{"data": "disk", "wal": "disk"}},
+			{Name: "wal-ram", Components: map[string]string{"data": "disk", "wal": "ram"}},
+			{Name: "all-ram", Components: map[string]string{"data": "ram", "wal": "ram"}},
+		},
+		Baseline:   "all-disk",
+		Durability: []engine.Durability{engine.Sync, engine.NoSync},
+		Workload:   Workload{Name: "ycsb-a", Params: map[string]string{"records": "100000"}},
+		Clients:    []int{1, 4, 16, 64},
+		Warmup:     2 * time.Second,
+		Duration:   5 * time.Second,
+		Repeat:     1,
+		Arrival:    "constant",
+		Options:    map[string]string{},
+		Source:     src,
+	}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("Parse(example) =\n%+v\nwant\n%+v", s, want)
+	}
+}
+
+// TestParseVariants covers the optional and convenience forms.
+func TestParseVariants(t *testing.T) {
+	fill, _, _ := fixture(t)
+	cases := []struct {
+		name  string
+		edits []string
+		check func(t *testing.T, s *Study)
+	}{
+		{"defaults when warmup and repeat are absent",
+			[]string{"warmup: 2s\n", "", "repeat: 1\n", ""},
+			func(t *testing.T, s *Study) {
+				if s.Warmup != 0 || s.Repeat != 1 || s.TargetRate != 0 || s.Arrival != "constant" {
+					t.Errorf("warmup=%v repeat=%d rate=%v arrival=%q", s.Warmup, s.Repeat, s.TargetRate, s.Arrival)
+				}
+			}},
+		{"zero warmup is allowed",
+			[]string{"warmup: 2s", "warmup: 0s"},
+			func(t *testing.T, s *Study) {
+				if s.Warmup != 0 {
+					t.Errorf("warmup = %v", s.Warmup)
+				}
+			}},
+		{"single durability and clients scalars",
+			[]string{"durability: [sync, nosync]", "durability: nowal", "clients: [1, 4, 16, 64]", "clients: 8"},
+			func(t *testing.T, s *Study) {
+				if !reflect.DeepEqual(s.Durability, []engine.Durability{engine.NoWAL}) || !reflect.DeepEqual(s.Clients, []int{8}) {
+					t.Errorf("durability=%v clients=%v", s.Durability, s.Clients)
+				}
+			}},
+		{"open loop with poisson arrivals",
+			[]string{"repeat: 1\n", "repeat: 3\ntarget_rate: 2500.5\narrival: poisson\n"},
+			func(t *testing.T, s *Study) {
+				if s.TargetRate != 2500.5 || s.Arrival != "poisson" || s.Repeat != 3 {
+					t.Errorf("rate=%v arrival=%q repeat=%d", s.TargetRate, s.Arrival, s.Repeat)
+				}
+			}},
+		{"options are normalised by kind",
+			[]string{"repeat: 1\n", "repeat: 1\noptions:\n  cache: 64MiB\n  memtable: 1GB\n  compactors: 4\n  verify: TRUE\n"},
+			func(t *testing.T, s *Study) {
+				want := map[string]string{"cache": "67108864", "memtable": "1000000000", "compactors": "4", "verify": "true"}
+				if !reflect.DeepEqual(s.Options, want) {
+					t.Errorf("options = %v, want %v", s.Options, want)
+				}
+			}},
+		{"workload params keep only overrides, as strings",
+			[]string{"  records: 100000", "  records: 100000\n  readproportion: 0.95\n  requestdistribution: zipfian"},
+			func(t *testing.T, s *Study) {
+				want := map[string]string{"records": "100000", "readproportion": "0.95", "requestdistribution": "zipfian"}
+				if !reflect.DeepEqual(s.Workload.Params, want) {
+					t.Errorf("params = %v, want %v", s.Workload.Params, want)
+				}
+			}},
+		{"merge keys and aliases",
+			[]string{
+				"  all-disk: {data: disk, wal: disk}", "  all-disk: &base {data: disk, wal: disk}",
+				"  wal-ram:  {data: disk, wal: ram}", "  wal-ram:  {<<: *base, wal: ram}",
+			},
+			func(t *testing.T, s *Study) {
+				if got := s.Placements[1].Components; !reflect.DeepEqual(got, map[string]string{"data": "disk", "wal": "ram"}) {
+					t.Errorf("wal-ram = %v", got)
+				}
+			}},
+		{"placements keep declaration order",
+			[]string{"  all-disk: {data: disk, wal: disk}\n", "", "  all-ram:  {data: ram,  wal: ram}\n", "  all-ram:  {data: ram,  wal: ram}\n  all-disk: {data: disk, wal: disk}\n"},
+			func(t *testing.T, s *Study) {
+				var names []string
+				for _, p := range s.Placements {
+					names = append(names, p.Name)
+				}
+				if !reflect.DeepEqual(names, []string{"wal-ram", "all-ram", "all-disk"}) {
+					t.Errorf("placements = %v", names)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.check(t, mustParse(t, fill(edit(t, example, c.edits))))
+		})
+	}
+}
+
+// TestParseProblems checks that each mistake is reported with the expected
+// fragment at the expected line. Lines are given by a marker text (the line
+// of the final study that contains it) or by number.
+func TestParseProblems(t *testing.T) {
+	cases := []struct {
+		name  string
+		edits []string // old,new pairs applied to example
+		src   string   // whole study instead of an edited example
+		want  string
+		at    string // marker of the expected line
+		line  int    // expected line when there is no marker
+		count int    // exact number of problems, when it matters
+		root  bool   // skip as root, which may write anywhere
+	}{
+		// keys
+		{name: "typo in top-level key", edits: []string{"duration: 5s", "duraton: 5s"},
+			want: `unknown key "duraton"; did you mean "duration"? (known keys: name, engine,`, at: "duraton", count: 1},
+		{name: "unrelated top-level key", edits: []string{"repeat: 1", "repeat: 1\ncolour: red"},
+			want: `unknown key "colour"; remove it (known keys:`, at: "colour"},
+		{name: "missing required key reported at line 1", edits: []string{"duration: 5s\n", ""},
+			want: `missing required key "duration"; add duration:`, line: 1, count: 1},
+		{name: "missing baseline", edits: []string{"baseline: all-disk\n", ""},
+			want: `missing required key "baseline"; add baseline: <placement>, the placement the others are compared with, one of: all-disk, wal-ram, all-ram`, line: 1},
+		{name: "required key without value", edits: []string{"duration: 5s", "duration:"},
+			want: `duration has no value`, at: "duration:"},
+		{name: "duplicate top-level key", edits: []string{"repeat: 1", "repeat: 1\nduration: 6s"},
+			want: `duplicate key "duration" in the study (first at line 17); remove or rename one`, at: "duration: 6s"},
+		{name: "wrong kind for name", edits: []string{"name: wal-placement-demo", "name: [a, b]"},
+			want: `name must be a single value, not a list`, line: 1},
+		{name: "study is a list", src: "- name: x\n",
+			want: `the study must be a mapping of key: value pairs, not a list`, line: 1},
+		{name: "empty file", src: "# nothing yet\n", want: `study file is empty`, line: 1},
+		{name: "two documents", edits: []string{"repeat: 1\n", "repeat: 1\n---\nname: other\n"},
+			want: `a second YAML document starts here`, at: "---"},
+
+		// syntax
+		{name: "syntax error: unclosed list", edits: []string{"clients: [1, 4, 16, 64]", "clients: [1, 4, 16, 64"},
+			want: `YAML syntax error: did not find expected ',' or ']'`, at: "clients:"},
+		{name: "syntax error: tab indentation", edits: []string{"  name: ycsb-a", "\tname: ycsb-a"},
+			want: `YAML syntax error: found character that cannot start any token; indent with spaces, not tabs`, at: "\tname"},
+		{name: "syntax error: bad indentation", edits: []string{"  name: ycsb-a", "   name: ycsb-a"},
+			want: `YAML syntax error: did not find expected key`, at: "records"},
+		{name: "syntax error: list item in a mapping", edits: []string{"repeat: 1", "repeat: 1\n- oops"},
+			want: `YAML syntax error: did not find expected key`, at: "- oops"},
+		{name: "syntax error: unclosed quote", edits: []string{"name: wal-placement-demo", `name: "wal-placement-demo`},
+			want: `YAML syntax error: found unexpected end of stream`, line: 20},
+		{name: "syntax error: control character", edits: []string{"duration: 5s", "duration: 5s\x01"},
+			want: `YAML syntax error: control characters are not allowed`, at: "\x01"},
+
+		// engine
+		{name: "engine typo", edits: []string{"engine: pebble", "engine: pebbel"},
+			want: `unknown engine "pebbel"; did you mean "pebble"? (known engines: pebble, rocks)`, at: "engine:", count: 1},
+		{name: "unknown engine", edits: []string{"engine: pebble", "engine: leveldb"},
+			want: `unknown engine "leveldb"; use a known engine (known engines: pebble, rocks)`, at: "engine:"},
+
+		// tiers
+		{name: "relative tier path", edits: []string{"{path: RAMDIR}", "{path: tierbench}"},
+			want: `tier "ram": path "tierbench" is not absolute`, at: "ram:"},
+		{name: "tier parent does not exist", edits: []string{"{path: DISKDIR}", "{path: TMP/missing/child}"},
+			want: `tier "disk": cannot create`, at: "disk:"},
+		{name: "tier path is a file", edits: []string{"{path: DISKDIR}", "{path: TMP/afile}"},
+			want: `is a file, not a folder`, at: "disk:"},
+		{name: "tier not writable", edits: []string{"{path: DISKDIR}", "{path: TMP/readonly}"},
+			want: `is not writable`, at: "disk:", root: true},
+		{name: "typo in tier key", edits: []string{"{path: RAMDIR}", "{pth: RAMDIR}"},
+			want: `unknown key "pth" in tier "ram"; did you mean "path"? (known keys: path)`, at: "ram:"},
+		{name: "tier without path", edits: []string{"{path: RAMDIR}", "{pth: RAMDIR}"},
+			want: `tier "ram" has no path; add path: /absolute/folder`, at: "ram:"},
+		{name: "tier given as plain path", edits: []string{"ram:  {path: RAMDIR}", "ram: /dev/shm/tierbench"},
+			want: `tier "ram" must be a mapping with a path, not a plain value; write ram: {path: /dev/shm/tierbench}`, at: "ram:"},
+		{name: "duplicate tier", edits: []string{"  disk: {path: DISKDIR}", "  disk: {path: DISKDIR}\n  ram: {path: DISKDIR}"},
+			want: `duplicate key "ram" in tiers (first at line 4)`, line: 6},
+		{name: "empty tiers", edits: []string{"tiers:\n  ram:  {path: RAMDIR}\n  disk: {path: DISKDIR}", "tiers: {}"},
+			want: `tiers is empty; declare at least one tier`, at: "tiers:"},
+
+		// placements
+		{name: "unknown tier in placement", edits: []string{"wal-ram:  {data: disk, wal: ram}", "wal-ram:  {data: disk, wal: rma}"},
+			want: `placement "wal-ram" puts wal on unknown tier "rma"; did you mean "ram"? (declared tiers: ram, disk)`, at: "wal-ram:", count: 1},
+		{name: "unknown component", edits: []string{"wal-ram:  {data: disk, wal: ram}", "wal-ram:  {data: disk, wall: ram}"},
+			want: `unknown component "wall" in placement "wal-ram"; did you mean "wal"? (components of engine pebble: data, wal)`, at: "wal-ram:", count: 1},
+		{name: "placement missing a component", edits: []string{"wal-ram:  {data: disk, wal: ram}", "wal-ram:  {data: disk}"},
+			want: `placement "wal-ram" does not place component "wal"; add wal: <tier>`, at: "wal-ram:", count: 1},
+		{name: "placement without value", edits: []string{"all-ram:  {data: ram,  wal: ram}", "all-ram:"},
+			want: `placement "all-ram" has no value`, at: "all-ram:"},
+		{name: "empty placements", edits: []string{"placements:\n  all-disk: {data: disk, wal: disk}\n  wal-ram:  {data: disk, wal: ram}\n  all-ram:  {data: ram,  wal: ram}", "placements: {}"},
+			want: `placements is empty; declare at least one placement, e.g. all-ram: {data: ram, wal: ram}`, at: "placements:"},
+		{name: "duplicate placement", edits: []string{"all-ram:  {data: ram,  wal: ram}", "all-disk: {data: ram,  wal: ram}"},
+			want: `duplicate key "all-disk" in placements (first at line 7)`, line: 9},
+		{name: "baseline not a placement", edits: []string{"baseline: all-disk", "baseline: all-dsk"},
+			want: `baseline "all-dsk" is not a placement; did you mean "all-disk"? (declared placements: all-disk, wal-ram, all-ram)`, at: "baseline:"},
+
+		// durability
+		{name: "unsupported durability", edits: []string{"[sync, nosync]", "[sync, fsync]"},
+			want: `durability "fsync" is not supported by engine pebble; did you mean "sync"? (supported: sync, nosync, nowal)`, at: "durability:"},
+		{name: "unsupported durability on its own line", edits: []string{"durability: [sync, nosync]", "durability:\n  - sync\n  - async"},
+			want: `durability "async" is not supported by engine pebble`, at: "- async"},
+		{name: "duplicate durability", edits: []string{"[sync, nosync]", "[sync, sync]"},
+			want: `durability "sync" is listed twice (first at line 11); remove one`, at: "durability:"},
+		{name: "empty durability", edits: []string{"[sync, nosync]", "[]"},
+			want: `durability is empty`, at: "durability:"},
+
+		// workload
+		{name: "unknown workload", edits: []string{"name: ycsb-a", "name: tpcc"},
+			want: `unknown workload "tpcc"; use a known workload (known workloads: ycsb-a)`, at: "name: tpcc"},
+		{name: "unknown workload param", edits: []string{"  records: 100000", "  recrods: 100000"},
+			want: `unknown parameter "recrods" for workload ycsb-a; did you mean "records"?`, at: "recrods"},
+		{name: "records zero is reported once", edits: []string{"records: 100000", "records: 0"},
+			want: `records must be a whole number >= 1, got "0"`, at: "records:", count: 1},
+		{name: "records not a number", edits: []string{"records: 100000", "records: lots"},
+			want: `records must be a whole number >= 1, got "lots"`, at: "records:", count: 1},
+		{name: "workload New error on the workload line", edits: []string{"  records: 100000", "  records: 100000\n  readproportion: 1.5"},
+			want: `workload ycsb-a: readproportion must be between 0 and 1, got "1.5"`, at: "workload:", count: 1},
+		{name: "workload without name", edits: []string{"  name: ycsb-a\n", ""},
+			want: `workload has no name; add name: <workload>, one of: ycsb-a`, at: "workload:"},
+		{name: "workload as plain value", edits: []string{"workload:\n  name: ycsb-a\n  records: 100000", "workload: ycsb-a"},
+			want: `workload must be a mapping with a name and optional overrides, not a plain value; write workload: {name: ycsb-a}`, at: "workload:"},
+		{name: "workload param given a list", edits: []string{"records: 100000", "records: [1, 2]"},
+			want: `records must be a single value, not a list`, at: "records:"},
+
+		// clients
+		{name: "clients not a number", edits: []string{"clients: [1, 4, 16, 64]", `clients: "many"`},
+			want: `clients "many" is not a whole number`, at: "clients:"},
+		{name: "clients a mapping", edits: []string{"clients: [1, 4, 16, 64]", `clients: {a: 1}`},
+			want: `clients must be a single value or a list, not a mapping`, at: "clients:"},
+		{name: "zero clients", edits: []string{"clients: [1, 4, 16, 64]", "clients: [0, 4]"},
+			want: `clients must be >= 1, got 0`, at: "clients:"},
+		{name: "negative clients", edits: []string{"clients: [1, 4, 16, 64]", "clients: -2"},
+			want: `clients must be >= 1, got -2`, at: "clients:"},
+		{name: "duplicate clients", edits: []string{"clients: [1, 4, 16, 64]", "clients: [1, 4, 4]"},
+			want: `clients 4 is listed twice (first at line 15); remove one`, at: "clients:"},
+		{name: "empty clients", edits: []string{"clients: [1, 4, 16, 64]", "clients: []"},
+			want: `clients is empty`, at: "clients:"},
+
+		// timing
+		{name: "zero duration", edits: []string{"duration: 5s", "duration: 0s"},
+			want: `duration must be more than 0, got 0s`, at: "duration:"},
+		{name: "negative duration", edits: []string{"duration: 5s", "duration: -5s"},
+			want: `duration must be more than 0, got -5s`, at: "duration:"},
+		{name: "duration without unit", edits: []string{"duration: 5s", "duration: 5"},
+			want: `duration "5" has no unit; write 5s for seconds`, at: "duration:"},
+		{name: "duration not a duration", edits: []string{"duration: 5s", "duration: soon"},
+			want: `duration "soon" is not a duration`, at: "duration:"},
+		{name: "negative warmup", edits: []string{"warmup: 2s", "warmup: -1s"},
+			want: `warmup must not be negative, got -1s`, at: "warmup:"},
+		{name: "zero repeat", edits: []string{"repeat: 1", "repeat: 0"},
+			want: `repeat must be >= 1, got 0`, at: "repeat:"},
+		{name: "repeat not a number", edits: []string{"repeat: 1", "repeat: twice"},
+			want: `repeat "twice" is not a whole number`, at: "repeat:"},
+
+		// open loop
+		{name: "zero target_rate", edits: []string{"repeat: 1", "repeat: 1\ntarget_rate: 0"},
+			want: `target_rate must be more than 0, got 0`, at: "target_rate:"},
+		{name: "negative target_rate", edits: []string{"repeat: 1", "repeat: 1\ntarget_rate: -10"},
+			want: `target_rate must be more than 0, got -10`, at: "target_rate:"},
+		{name: "target_rate not a number", edits: []string{"repeat: 1", "repeat: 1\ntarget_rate: fast"},
+			want: `target_rate "fast" is not a number`, at: "target_rate:"},
+		{name: "arrival without target_rate", edits: []string{"repeat: 1", "repeat: 1\narrival: poisson"},
+			want: `arrival only applies in open loop, with target_rate; add target_rate`, at: "arrival:", count: 1},
+		{name: "unknown arrival", edits: []string{"repeat: 1", "repeat: 1\ntarget_rate: 100\narrival: poison"},
+			want: `unknown arrival "poison"; did you mean "poisson"? (known arrivals: constant, poisson)`, at: "arrival:"},
+
+		// options
+		{name: "unknown option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  cach: 64MiB"},
+			want: `unknown option "cach" for engine pebble; did you mean "cache"? (known options: cache, compactors, memtable, verify)`, at: "cach:"},
+		{name: "bad size option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  cache: lots"},
+			want: `option cache "lots" is not a size`, at: "cache:"},
+		{name: "zero size option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  memtable: 0MiB"},
+			want: `option memtable must be more than 0 bytes`, at: "memtable:"},
+		{name: "bad int option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  compactors: 2.5"},
+			want: `option compactors "2.5" is not a whole number`, at: "compactors:"},
+		{name: "bad bool option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  verify: maybe"},
+			want: `option verify "maybe" is not true or false`, at: "verify:"},
+		{name: "options not a mapping", edits: []string{"repeat: 1", "repeat: 1\noptions: [cache]"},
+			want: `options must be a mapping of key: value pairs, not a list`, at: "options:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.root && os.Geteuid() == 0 {
+				t.Skip("root may write to read-only folders")
+			}
+			fill, _, _ := fixture(t)
+			src := c.src
+			if src == "" {
+				src = edit(t, example, c.edits)
+			}
+			src = fill(src)
+			line := c.line
+			if c.at != "" {
+				line = lineOf(t, src, c.at)
+			}
+			_, err := Parse("study.yaml", []byte(src), testCatalog{})
+			var ps Problems
+			if !errors.As(err, &ps) {
+				t.Fatalf("Parse returned %v, want Problems", err)
+			}
+			found := false
+			for _, p := range ps {
+				if p.Line == line && strings.Contains(p.Msg, c.want) {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("no problem at line %d containing\n  %s\ngot:\n%v", line, c.want, err)
+			}
+			if c.count > 0 && len(ps) != c.count {
+				t.Errorf("got %d problems, want %d:\n%v", len(ps), c.count, err)
+			}
+			for _, p := range ps {
+				if p.File != "study.yaml" {
+					t.Errorf("problem %q has file %q", p.Msg, p.File)
+				}
+			}
+		})
+	}
+}
+
+// TestParseAllProblems checks that problems are collected rather than the
+// first one stopping the parse, and come out sorted by line in the
+// FILE:LINE: form.
+func TestParseAllProblems(t *testing.T) {
+	fill, _, _ := fixture(t)
+	src := fill(edit(t, example, []string{
+		"engine: pebble", "engine: pebble\ncolour: red",
+		"wal-ram:  {data: disk, wal: ram}", "wal-ram:  {data: disk}",
+		"[sync, nosync]", "[sync, fsync]",
+		"clients: [1, 4, 16, 64]", "clients: [1, 0]",
+		"duration: 5s", "duration: 0s",
+	}))
+	_, err := Parse("study.yaml", []byte(src), testCatalog{})
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Parse returned %v, want Problems", err)
+	}
+	want := []string{
+		`study.yaml:3: unknown key "colour"`,
+		`study.yaml:9: placement "wal-ram" does not place component "wal"`,
+		`study.yaml:12: durability "fsync" is not supported`,
+		`study.yaml:16: clients must be >= 1`,
+		`study.yaml:18: duration must be more than 0`,
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%v", len(lines), len(want), err)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("problem %d = %q, want prefix %q", i, lines[i], w)
+		}
+	}
+}
+
+// TestParseUnknownEngineQuiet checks that an unknown engine does not also
+// bring complaints about components, modes and options it would have
+// declared.
+func TestParseUnknownEngineQuiet(t *testing.T) {
+	fill, _, _ := fixture(t)
+	src := fill(edit(t, example, []string{"engine: pebble", "engine: pebbel", "repeat: 1", "repeat: 1\noptions: {cache: 1MiB}"}))
+	_, err := Parse("study.yaml", []byte(src), testCatalog{})
+	var ps Problems
+	if !errors.As(err, &ps) || len(ps) != 1 {
+		t.Fatalf("want exactly one problem, got %v", err)
+	}
+}
+
+func TestParseFile(t *testing.T) {
+	fill, _, _ := fixture(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "study.yaml")
+	if err := os.WriteFile(path, []byte(fill(example)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseFile(path, testCatalog{}); err != nil {
+		t.Fatalf("ParseFile: %v", err)
+	}
+
+	missing := filepath.Join(dir, "nope.yaml")
+	_, err := ParseFile(missing, testCatalog{})
+	var ps Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("ParseFile(missing) = %v, want Problems", err)
+	}
+	if want := "cannot read study file " + missing + ": no such file or directory"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error = %q, want prefix %q", err, want)
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("name: x\nduraton: 5s\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ParseFile(bad, testCatalog{})
+	if !strings.Contains(err.Error(), bad+`:2: unknown key "duraton"; did you mean "duration"?`) {
+		t.Errorf("problems should name the file and line:\n%v", err)
+	}
+}
+
+func TestMatrix(t *testing.T) {
+	fill, _, _ := fixture(t)
+	s := mustParse(t, fill(edit(t, example, []string{"repeat: 1", "repeat: 2"})))
+	cells := s.Matrix()
+	nP, nD, nC, nR := len(s.Placements), len(s.Durability), len(s.Clients), s.Repeat
+	if want := nP * nD * nC * nR; len(cells) != want || want != 3*2*4*2 {
+		t.Fatalf("got %d cells, want %d", len(cells), want)
+	}
+	for i, c := range cells {
+		// Placements vary fastest, then clients, then durability; repeats slowest.
+		p := s.Placements[i%nP]
+		cl := s.Clients[(i/nP)%nC]
+		d := s.Durability[(i/(nP*nC))%nD]
+		r := i/(nP*nC*nD) + 1
+		if c.Seq != i+1 || c.Placement.Name != p.Name || c.Clients != cl || c.Durability != d || c.Repeat != r {
+			t.Errorf("cell %d = {seq %d %s %s clients=%d repeat=%d}, want {seq %d %s %s clients=%d repeat=%d}",
+				i, c.Seq, c.Placement.Name, c.Durability, c.Clients, c.Repeat, i+1, p.Name, d, cl, r)
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	known := []string{"duration", "durability", "records", "path"}
+	for name, want := range map[string]string{
+		"duraton":  "duration",
+		"recrods":  "records",
+		"Duration": "duration",
+		"pth":      "path",
+		"colour":   "",
+		"x":        "",
+	} {
+		if got := suggest(name, known); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

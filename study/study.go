@@ -1,0 +1,104 @@
+// Package study reads a study file (YAML), checks it against the engines and
+// workloads tierbench knows, and expands it into the matrix of runs.
+//
+// Parsing collects every problem, each with its line number and a fix, so a
+// user sees all mistakes at once; nothing else in tierbench runs until the
+// study is valid.
+package study
+
+import (
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// Study is a validated study file.
+type Study struct {
+	Name   string
+	Engine string
+	// Tiers in declaration order.
+	Tiers []Tier
+	// Placements in declaration order.
+	Placements []Placement
+	Baseline   string
+	Durability []engine.Durability
+	Workload   Workload
+	Clients    []int
+	Warmup     time.Duration
+	Duration   time.Duration
+	Repeat     int
+	// TargetRate is the total ops/s in open loop; 0 means closed loop.
+	TargetRate float64
+	// Arrival is "constant" or "poisson" (open loop only).
+	Arrival string
+	// Options are engine options, validated against the engine's Spec.
+	Options map[string]string
+	// Source is the study file's text, stored with the results.
+	Source string
+}
+
+// Tier is a named folder that run folders are created under.
+type Tier struct {
+	Name string
+	Path string
+}
+
+// Placement maps every engine component to a tier name.
+type Placement struct {
+	Name       string
+	Components map[string]string
+}
+
+// Workload names a workload and its overrides.
+type Workload struct {
+	Name   string
+	Params map[string]string
+}
+
+// Catalog is what validation needs to know about engines and workloads.
+type Catalog interface {
+	Engine(name string) (engine.Spec, bool)
+	EngineNames() []string
+	Workload(name string) (workload.Spec, bool)
+	WorkloadNames() []string
+}
+
+// Tier returns the tier with the given name.
+func (s *Study) Tier(name string) (Tier, bool) {
+	for _, t := range s.Tiers {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tier{}, false
+}
+
+// Cell is one run of the matrix.
+type Cell struct {
+	// Seq numbers cells from 1 in execution order.
+	Seq        int
+	Placement  Placement
+	Durability engine.Durability
+	Clients    int
+	// Repeat counts from 1.
+	Repeat int
+}
+
+// Matrix expands placements x durability x clients x repeat. Placements vary
+// fastest, so the placements being compared run back to back under the same
+// machine conditions; repeats vary slowest, so a drift over the study shows up
+// as variation across repeats rather than as a bias against one placement.
+func (s *Study) Matrix() []Cell {
+	var cells []Cell
+	for r := 1; r <= s.Repeat; r++ {
+		for _, d := range s.Durability {
+			for _, c := range s.Clients {
+				for _, p := range s.Placements {
+					cells = append(cells, Cell{Seq: len(cells) + 1, Placement: p, Durability: d, Clients: c, Repeat: r})
+				}
+			}
+		}
+	}
+	return cells
+}

@@ -1,0 +1,203 @@
+// Package tier turns a tier's folder into facts (filesystem, mount options,
+// backing device, whether fsync means anything there) and manages the fresh
+// per-run folders that engines' components live in.
+package tier
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Info is what tierbench records about a tier.
+type Info struct {
+	Name         string `json:"name"`
+	Path         string `json:"path"`
+	FSType       string `json:"fs_type"`
+	MountPoint   string `json:"mount_point"`
+	MountOptions string `json:"mount_options"`
+	// Device is the mount source; for a loop device, BackingFile names its file.
+	Device      string `json:"device"`
+	BackingFile string `json:"backing_file,omitempty"`
+	// Durable is false where fsync cannot reach stable storage (tmpfs, ramfs,
+	// or a loop device whose file lives on one).
+	Durable bool `json:"durable"`
+	// Emulated marks tiers whose speed is injected rather than real.
+	Emulated bool `json:"emulated"`
+	// Note says why Durable is false, in words for reports.
+	Note string `json:"note,omitempty"`
+}
+
+// volatileFS are filesystems whose contents live only in memory.
+var volatileFS = map[string]bool{"tmpfs": true, "ramfs": true, "devtmpfs": true}
+
+// CheckPath reports whether path is usable as a tier without changing
+// anything: it must be a writable folder, or not exist yet with a writable
+// parent folder (Prepare creates it).
+func CheckPath(path string) error {
+	if !filepath.IsAbs(path) {
+		return fmt.Errorf("path %q is not absolute: give a full path such as /var/tmp/tierbench", path)
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil:
+		if !st.IsDir() {
+			return fmt.Errorf("path %s is a file, not a folder: choose a folder", path)
+		}
+		if err := unix.Access(path, unix.W_OK|unix.X_OK); err != nil {
+			return fmt.Errorf("folder %s is not writable: fix its permissions or choose another", path)
+		}
+		return nil
+	case errors.Is(err, os.ErrNotExist):
+		parent := filepath.Dir(path)
+		pst, perr := os.Stat(parent)
+		if perr != nil || !pst.IsDir() {
+			return fmt.Errorf("cannot create %s: its parent folder %s does not exist; create it first", path, parent)
+		}
+		if err := unix.Access(parent, unix.W_OK|unix.X_OK); err != nil {
+			return fmt.Errorf("cannot create %s: parent folder %s is not writable", path, parent)
+		}
+		return nil
+	default:
+		return fmt.Errorf("cannot use %s: %w", path, err)
+	}
+}
+
+// Prepare creates the tier folder if needed, proves it writable, and
+// inspects it.
+func Prepare(name, path string) (Info, error) {
+	if err := CheckPath(path); err != nil {
+		return Info{}, fmt.Errorf("tier %s: %w", name, err)
+	}
+	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return Info{}, fmt.Errorf("tier %s: create %s: %w", name, path, err)
+	}
+	probe, err := os.CreateTemp(path, ".tierbench-write-check-*")
+	if err != nil {
+		return Info{}, fmt.Errorf("tier %s: %s is not writable: %w", name, path, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return Inspect(name, path)
+}
+
+// Inspect finds the mount that holds path and describes it.
+func Inspect(name, path string) (Info, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return Info{}, fmt.Errorf("tier %s: resolve %s: %w", name, path, err)
+	}
+	m, err := mountOf(real)
+	if err != nil {
+		return Info{}, fmt.Errorf("tier %s: %w", name, err)
+	}
+	info := Info{Name: name, Path: path, FSType: m.fsType, MountPoint: m.point,
+		MountOptions: m.options, Device: m.source, Durable: true}
+	if volatileFS[m.fsType] {
+		info.Durable = false
+		info.Note = m.fsType + " keeps data in RAM: fsync is a no-op and nothing survives a power loss"
+	}
+	if strings.HasPrefix(m.source, "/dev/loop") {
+		info.BackingFile = loopBackingFile(m.source)
+		if info.BackingFile != "" {
+			if bm, err := mountOf(info.BackingFile); err == nil && volatileFS[bm.fsType] {
+				info.Durable = false
+				info.Note = "loop device backed by a file on " + bm.fsType + ": fsync reaches RAM only"
+			}
+		}
+	}
+	return info, nil
+}
+
+type mount struct{ point, fsType, source, options string }
+
+// mountOf returns the mount whose mount point is the longest prefix of path,
+// read from /proc/self/mountinfo (later mounts shadow earlier ones).
+func mountOf(path string) (mount, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return mount{}, fmt.Errorf("read mounts: %w", err)
+	}
+	defer f.Close()
+	var best mount
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		m, ok := parseMountinfo(sc.Text())
+		if !ok || !within(path, m.point) {
+			continue
+		}
+		if len(m.point) >= len(best.point) {
+			best = m
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return mount{}, fmt.Errorf("read mounts: %w", err)
+	}
+	if best.point == "" {
+		return mount{}, fmt.Errorf("no mount holds %s", path)
+	}
+	return best, nil
+}
+
+// parseMountinfo parses one line of /proc/self/mountinfo (see proc(5)):
+// id parent major:minor root point options [optional...] - fstype source superopts
+func parseMountinfo(line string) (mount, bool) {
+	fields := strings.Fields(line)
+	sep := -1
+	for i, f := range fields {
+		if f == "-" {
+			sep = i
+			break
+		}
+	}
+	if sep < 6 || len(fields) < sep+3 {
+		return mount{}, false
+	}
+	return mount{
+		point:   unescapeOctal(fields[4]),
+		options: fields[5] + "," + fields[sep+3],
+		fsType:  fields[sep+1],
+		source:  unescapeOctal(fields[sep+2]),
+	}, true
+}
+
+func within(path, point string) bool {
+	if point == "/" {
+		return true
+	}
+	return path == point || strings.HasPrefix(path, point+"/")
+}
+
+// unescapeOctal undoes the \040-style escapes of /proc mount tables.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func loopBackingFile(dev string) string {
+	b, err := os.ReadFile(filepath.Join("/sys/block", filepath.Base(dev), "loop", "backing_file"))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}

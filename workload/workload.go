@@ -1,0 +1,96 @@
+// Package workload defines what a workload is to tierbench: named operations,
+// a load phase that builds the initial data set, and clients that each issue
+// one operation per call. Concrete workloads live in subpackages (ycsb, ...).
+package workload
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+)
+
+// Op names shared by workloads; results use them as keys.
+const (
+	OpRead   = "read"
+	OpUpdate = "update"
+	OpInsert = "insert"
+	OpScan   = "scan"
+	OpRMW    = "rmw"
+)
+
+// Param is one property a study may override under `workload:`.
+type Param struct {
+	Name    string
+	Default string
+	Doc     string
+}
+
+// Spec describes a workload and builds it from the study's overrides.
+type Spec struct {
+	Name   string
+	Doc    string
+	Params []Param
+	// New builds the workload from string-valued overrides. Only names in
+	// Params are passed; New validates their values.
+	New func(params map[string]string) (Workload, error)
+}
+
+// HasParam reports whether name is a declared parameter.
+func (s Spec) HasParam(name string) bool {
+	for _, p := range s.Params {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// ParamNames lists the declared parameters, sorted.
+func (s Spec) ParamNames() []string {
+	out := make([]string, len(s.Params))
+	for i, p := range s.Params {
+		out[i] = p.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Describe renders a one-workload summary for `tierbench workloads`.
+func Describe(s Spec) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", s.Name, s.Doc)
+	for _, p := range s.Params {
+		fmt.Fprintf(&b, "    %-26s %-10s %s\n", p.Name, p.Default, p.Doc)
+	}
+	return b.String()
+}
+
+// Workload is one configured workload, shared by every client of a run.
+type Workload interface {
+	// Ops names the operations clients may issue; Client.Do returns an index
+	// into this slice.
+	Ops() []string
+	// Params returns every parameter with its effective value, for the record.
+	Params() map[string]string
+	// Load builds the initial data set on a fresh engine with `loaders`
+	// parallel sessions.
+	Load(ctx context.Context, engineName string, db engine.DB, loaders int) (LoadStats, error)
+	// NewClient returns client number id bound to its own session.
+	NewClient(engineName string, id int, s engine.Session) (Client, error)
+}
+
+// Client issues one operation per call to Do. It is used by one goroutine.
+type Client interface {
+	// Do performs one operation and returns its index in Workload.Ops().
+	Do(ctx context.Context) (op int, err error)
+}
+
+// LoadStats describes a finished load phase.
+type LoadStats struct {
+	Records  int64
+	Duration time.Duration
+}

@@ -1,0 +1,649 @@
+// Package ycsb implements the YCSB core workloads A to F as upstream YCSB
+// (brianfrankcooper/YCSB, CoreWorkload and workloads/workloada..f) defines
+// them: the same operation mixes, key choosers, key names and record shape,
+// so results can be compared with published YCSB numbers. Defaults follow the
+// upstream workload files, not go-ycsb's uniform defaults.
+package ycsb
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// Parameter names, as in YCSB's properties.
+const (
+	pRecords        = "records"
+	pOperationCount = "operationcount"
+	pFieldCount     = "fieldcount"
+	pFieldLength    = "fieldlength"
+	pRead           = "readproportion"
+	pUpdate         = "updateproportion"
+	pInsert         = "insertproportion"
+	pScan           = "scanproportion"
+	pRMW            = "readmodifywriteproportion"
+	pRequestDist    = "requestdistribution"
+	pZipfConst      = "zipfianconstant"
+	pMaxScan        = "maxscanlength"
+	pScanLenDist    = "scanlengthdistribution"
+	pInsertOrder    = "insertorder"
+	pWriteAll       = "writeallfields"
+	pSeed           = "seed"
+)
+
+// Distribution and order names.
+const (
+	distZipfian = "zipfian"
+	distUniform = "uniform"
+	distLatest  = "latest"
+	orderHashed = "hashed"
+	orderOrdrd  = "ordered"
+)
+
+// loadBatch is how many records one InsertBatch call carries during load.
+const loadBatch = 256
+
+// poolSize is the size of each goroutine's pool of random printable bytes.
+// Field values are slices of it, so writing a record allocates nothing.
+const poolSize = 64 << 10
+
+// ackWindow bounds how far inserts may run ahead of the oldest one not yet
+// acknowledged (YCSB's AcknowledgedCounterGenerator uses the same 2^20).
+const ackWindow = 1 << 20
+
+// letter holds what upstream's workloads/workloadX file sets.
+type letter struct {
+	name, doc                       string
+	read, update, insert, scan, rmw string
+	dist                            string
+}
+
+var letters = []letter{
+	{"ycsb-a", "YCSB A: update heavy, 50% read / 50% update, zipfian", "0.5", "0.5", "0", "0", "0", distZipfian},
+	{"ycsb-b", "YCSB B: read mostly, 95% read / 5% update, zipfian", "0.95", "0.05", "0", "0", "0", distZipfian},
+	{"ycsb-c", "YCSB C: read only, 100% read, zipfian", "1", "0", "0", "0", "0", distZipfian},
+	{"ycsb-d", "YCSB D: read latest, 95% read / 5% insert, latest", "0.95", "0", "0.05", "0", "0", distLatest},
+	{"ycsb-e", "YCSB E: short ranges, 95% scan / 5% insert, zipfian", "0", "0", "0.05", "0.95", "0", distZipfian},
+	{"ycsb-f", "YCSB F: read-modify-write, 50% read / 50% rmw, zipfian", "0.5", "0", "0", "0", "0.5", distZipfian},
+}
+
+// Specs returns the specs of ycsb-a .. ycsb-f.
+func Specs() []workload.Spec {
+	out := make([]workload.Spec, len(letters))
+	for i, l := range letters {
+		params := []workload.Param{
+			{Name: pRecords, Default: "1000", Doc: "records loaded before the run (recordcount)"},
+			{Name: pOperationCount, Default: "0", Doc: "expected operations, 0 = time bound; sizes the zipfian key space for inserts"},
+			{Name: pFieldCount, Default: "10", Doc: "fields per record"},
+			{Name: pFieldLength, Default: "100", Doc: "bytes per field"},
+			{Name: pRead, Default: l.read, Doc: "share of reads"},
+			{Name: pUpdate, Default: l.update, Doc: "share of updates"},
+			{Name: pInsert, Default: l.insert, Doc: "share of inserts"},
+			{Name: pScan, Default: l.scan, Doc: "share of scans"},
+			{Name: pRMW, Default: l.rmw, Doc: "share of read-modify-writes"},
+			{Name: pRequestDist, Default: l.dist, Doc: "key distribution: zipfian, uniform or latest"},
+			{Name: pZipfConst, Default: strconv.FormatFloat(DefaultZipfianConstant, 'g', -1, 64), Doc: "zipfian skew theta, 0 < theta < 1"},
+			{Name: pMaxScan, Default: "100", Doc: "longest scan, in records"},
+			{Name: pScanLenDist, Default: distUniform, Doc: "scan length distribution: uniform or zipfian"},
+			{Name: pInsertOrder, Default: orderHashed, Doc: "key order: hashed or ordered"},
+			{Name: pWriteAll, Default: "false", Doc: "updates write all fields instead of one"},
+			{Name: pSeed, Default: "", Doc: "random seed, empty = random; set for reproducible runs"},
+		}
+		out[i] = workload.Spec{
+			Name:   l.name,
+			Doc:    l.doc,
+			Params: params,
+			New: func(overrides map[string]string) (workload.Workload, error) {
+				return newWorkload(params, overrides)
+			},
+		}
+	}
+	return out
+}
+
+// opKind is what a Do call does.
+type opKind int
+
+const (
+	kindRead opKind = iota
+	kindUpdate
+	kindInsert
+	kindScan
+	kindRMW
+)
+
+var kindNames = [...]string{workload.OpRead, workload.OpUpdate, workload.OpInsert, workload.OpScan, workload.OpRMW}
+
+// config is the parsed, validated parameter set.
+type config struct {
+	records, operationCount int64
+	fieldCount, fieldLength int
+	props                   [5]float64 // indexed by opKind
+	requestDist             string
+	theta                   float64
+	maxScan                 int64
+	scanLenDist             string
+	hashed                  bool
+	writeAll                bool
+	seed                    int64
+	seeded                  bool
+}
+
+// Workload is one configured YCSB workload, shared by all clients.
+type Workload struct {
+	cfg    config
+	params map[string]string
+	ops    []string
+	kinds  []opKind
+	cum    []float64 // cumulative proportions, parallel to kinds
+	total  float64
+
+	// keyItems is the key space of the zipfian request chooser: records
+	// plus YCSB's expected new keys, plus one because YCSB's max is
+	// inclusive.
+	keyItems int64
+
+	// Insert key sequence (YCSB's AcknowledgedCounterGenerator): next is
+	// the next key number to hand out; acked is the count of key numbers
+	// below which every insert has finished, so readers never choose a key
+	// still being written. window[k%ackWindow] == k once key k finished.
+	next   atomic.Int64
+	acked  atomic.Int64
+	window []atomic.Int64
+
+	// Zeta values are O(n) to compute, so they are computed once, lazily,
+	// on the first NewClient, and then only read.
+	zetaOnce sync.Once
+	keyZeta  float64
+	latestN  int64
+	scanZeta float64
+}
+
+func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
+	eff := make(map[string]string, len(params))
+	for _, p := range params {
+		eff[p.Name] = p.Default
+	}
+	for k, v := range overrides {
+		eff[k] = v
+	}
+	cfg, err := parse(eff)
+	if err != nil {
+		return nil, err
+	}
+	w := &Workload{cfg: cfg, params: eff}
+	for k := kindRead; k <= kindRMW; k++ {
+		if p := cfg.props[k]; p > 0 {
+			w.total += p
+			w.ops = append(w.ops, kindNames[k])
+			w.kinds = append(w.kinds, k)
+			w.cum = append(w.cum, w.total)
+		}
+	}
+	// YCSB: expectednewkeys = (int)(operationcount * insertproportion * 2),
+	// with the raw, unnormalised proportion; 2 is YCSB's fudge factor.
+	expected := int64(float64(cfg.operationCount) * cfg.props[kindInsert] * 2)
+	w.keyItems = cfg.records + expected + 1
+	if cfg.props[kindInsert] > 0 {
+		w.window = make([]atomic.Int64, ackWindow)
+	}
+	w.resetInserts()
+	return w, nil
+}
+
+// resetInserts puts the insert key sequence back at the loaded record count.
+func (w *Workload) resetInserts() {
+	w.next.Store(w.cfg.records)
+	w.acked.Store(w.cfg.records)
+	for i := range w.window {
+		w.window[i].Store(-1)
+	}
+}
+
+func parse(p map[string]string) (config, error) {
+	var c config
+	var err error
+	if c.records, err = parseInt(p, pRecords, 1); err != nil {
+		return c, err
+	}
+	if c.operationCount, err = parseInt(p, pOperationCount, 0); err != nil {
+		return c, err
+	}
+	fc, err := parseInt(p, pFieldCount, 1)
+	if err != nil {
+		return c, err
+	}
+	fl, err := parseInt(p, pFieldLength, 1)
+	if err != nil {
+		return c, err
+	}
+	if fc > math.MaxInt32 || fl > math.MaxInt32 {
+		return c, fmt.Errorf("%s/%s too large: at most %d", pFieldCount, pFieldLength, math.MaxInt32)
+	}
+	c.fieldCount, c.fieldLength = int(fc), int(fl)
+	var sum float64
+	for k, name := range []string{pRead, pUpdate, pInsert, pScan, pRMW} {
+		v, err := strconv.ParseFloat(p[name], 64)
+		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return c, fmt.Errorf("%s %q: must be a number >= 0", name, p[name])
+		}
+		c.props[k] = v
+		sum += v
+	}
+	if sum <= 0 {
+		return c, fmt.Errorf("proportions sum to 0: at least one of %s, %s, %s, %s or %s must be > 0",
+			pRead, pUpdate, pInsert, pScan, pRMW)
+	}
+	switch c.requestDist = p[pRequestDist]; c.requestDist {
+	case distZipfian, distUniform, distLatest:
+	default:
+		return c, fmt.Errorf("%s %q: must be zipfian, uniform or latest", pRequestDist, c.requestDist)
+	}
+	c.theta, err = strconv.ParseFloat(p[pZipfConst], 64)
+	if err != nil || !(c.theta > 0 && c.theta < 1) {
+		return c, fmt.Errorf("%s %q: must be a number > 0 and < 1", pZipfConst, p[pZipfConst])
+	}
+	if c.maxScan, err = parseInt(p, pMaxScan, 1); err != nil {
+		return c, err
+	}
+	switch c.scanLenDist = p[pScanLenDist]; c.scanLenDist {
+	case distUniform, distZipfian:
+	default:
+		return c, fmt.Errorf("%s %q: must be uniform or zipfian", pScanLenDist, c.scanLenDist)
+	}
+	switch p[pInsertOrder] {
+	case orderHashed:
+		c.hashed = true
+	case orderOrdrd:
+	default:
+		return c, fmt.Errorf("%s %q: must be hashed or ordered", pInsertOrder, p[pInsertOrder])
+	}
+	if c.writeAll, err = strconv.ParseBool(p[pWriteAll]); err != nil {
+		return c, fmt.Errorf("%s %q: must be true or false", pWriteAll, p[pWriteAll])
+	}
+	if s := strings.TrimSpace(p[pSeed]); s != "" {
+		if c.seed, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return c, fmt.Errorf("%s %q: must be an integer or empty", pSeed, p[pSeed])
+		}
+		c.seeded = true
+	}
+	return c, nil
+}
+
+// parseInt parses parameter name as an integer >= min.
+func parseInt(p map[string]string, name string, min int64) (int64, error) {
+	what := "an integer >= 0"
+	if min == 1 {
+		what = "a positive integer"
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(p[name]), 10, 64)
+	if err != nil || v < min {
+		return 0, fmt.Errorf("%s %q: must be %s", name, p[name], what)
+	}
+	return v, nil
+}
+
+// Ops lists the operations with a non-zero proportion, in the order read,
+// update, insert, scan, rmw.
+func (w *Workload) Ops() []string { return w.ops }
+
+// Params returns every parameter with its effective value.
+func (w *Workload) Params() map[string]string {
+	out := make(map[string]string, len(w.params))
+	for k, v := range w.params {
+		out[k] = v
+	}
+	return out
+}
+
+// Acked returns how many keys exist for readers: the loaded records plus
+// every insert acknowledged so far.
+func (w *Workload) Acked() int64 { return w.acked.Load() }
+
+// newRand returns the random source for goroutine id of a stream (clients
+// and loaders use different streams so they never replay each other).
+func (w *Workload) newRand(stream, id uint64) *rand.Rand {
+	if w.cfg.seeded {
+		return rand.New(rand.NewPCG(uint64(w.cfg.seed)+id, stream))
+	}
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+}
+
+const (
+	streamClient = 0x9E3779B97F4A7C15
+	streamLoader = 0xBF58476D1CE4E5B9
+)
+
+// newPool returns a pool of random printable bytes (YCSB's values are
+// printable ASCII), large enough to slice any field from.
+func (w *Workload) newPool(rng *rand.Rand) []byte {
+	n := max(poolSize, 2*w.cfg.fieldLength)
+	pool := make([]byte, n)
+	for i := range pool {
+		pool[i] = byte(' ' + rng.IntN(95))
+	}
+	return pool
+}
+
+// value returns a random field value: a fieldLength slice of pool.
+func (w *Workload) value(rng *rand.Rand, pool []byte) []byte {
+	off := rng.IntN(len(pool) - w.cfg.fieldLength + 1)
+	return pool[off : off+w.cfg.fieldLength : off+w.cfg.fieldLength]
+}
+
+// Load inserts records 0..records-1 with loaders parallel sessions, in
+// batches of loadBatch. loaders below 1 means 1.
+func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
+	start := time.Now()
+	loaders = max(loaders, 1)
+	w.resetInserts()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		nextBatch atomic.Int64 // first key number of the next unclaimed batch
+		inserted  atomic.Int64
+		errOnce   sync.Once
+		firstErr  error
+		wg        sync.WaitGroup
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { firstErr = err; cancel() })
+	}
+	for i := range loaders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.loader(ctx, engineName, db, uint64(i), &nextBatch, &inserted); err != nil {
+				fail(fmt.Errorf("ycsb load, loader %d: %w", i, err))
+			}
+		}()
+	}
+	wg.Wait()
+	stats := workload.LoadStats{Records: inserted.Load(), Duration: time.Since(start)}
+	if firstErr != nil {
+		return stats, firstErr
+	}
+	return stats, nil
+}
+
+// loader claims batches of key numbers and inserts them until all records
+// are claimed.
+func (w *Workload) loader(ctx context.Context, engineName string, db engine.DB, id uint64, nextBatch, inserted *atomic.Int64) (err error) {
+	s, err := db.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("new session: %w", err)
+	}
+	defer func() {
+		if cerr := s.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close session: %w", cerr)
+		}
+	}()
+	rec, err := engine.NeedRecords(engineName, s)
+	if err != nil {
+		return err
+	}
+	rng := w.newRand(streamLoader, id)
+	pool := w.newPool(rng)
+	fc := w.cfg.fieldCount
+	keyBuf := make([]byte, loadBatch*24)
+	keys := make([][]byte, loadBatch)
+	fieldBuf := make([][]byte, loadBatch*fc)
+	fields := make([][][]byte, loadBatch)
+	for i := range fields {
+		fields[i] = fieldBuf[i*fc : (i+1)*fc : (i+1)*fc]
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		first := nextBatch.Add(loadBatch) - loadBatch
+		if first >= w.cfg.records {
+			return nil
+		}
+		n := int(min(loadBatch, w.cfg.records-first))
+		for i := range n {
+			kb := keyBuf[i*24 : i*24 : (i+1)*24]
+			keys[i] = AppendKey(kb, first+int64(i), w.cfg.hashed)
+			for f := range fields[i] {
+				fields[i][f] = w.value(rng, pool)
+			}
+		}
+		if err := rec.InsertBatch(ctx, keys[:n], fields[:n]); err != nil {
+			return fmt.Errorf("insert batch of %d records from key number %d: %w", n, first, err)
+		}
+		inserted.Add(int64(n))
+	}
+}
+
+// computeZetas fills in the zeta values the clients' choosers need.
+func (w *Workload) computeZetas() {
+	c := &w.cfg
+	switch c.requestDist {
+	case distZipfian:
+		w.keyZeta = ScrambledZeta(w.keyItems, c.theta)
+	case distLatest:
+		// YCSB builds the latest chooser's zipfian over lastValue() =
+		// records-1 items when the run starts.
+		w.latestN = w.acked.Load() - 1
+		w.keyZeta = Zeta(w.latestN, c.theta)
+	}
+	if c.scanLenDist == distZipfian {
+		w.scanZeta = Zeta(c.maxScan, c.theta)
+	}
+}
+
+// chooser draws key numbers; one per client.
+type chooser interface{ Next() int64 }
+
+// NewClient returns client id bound to session s.
+func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workload.Client, error) {
+	rec, err := engine.NeedRecords(engineName, s)
+	if err != nil {
+		return nil, fmt.Errorf("ycsb client %d: %w", id, err)
+	}
+	w.zetaOnce.Do(w.computeZetas)
+	c := &w.cfg
+	rng := w.newRand(streamClient, uint64(id))
+	cl := &Client{
+		w:      w,
+		rec:    rec,
+		rng:    rng,
+		key:    make([]byte, 0, 32),
+		fields: make([][]byte, c.fieldCount),
+	}
+	cl.pool = w.newPool(rng)
+	if c.writeAll {
+		cl.upd = make([]engine.Field, c.fieldCount)
+	} else {
+		cl.upd = make([]engine.Field, 1)
+	}
+	switch c.requestDist {
+	case distZipfian:
+		cl.keys = NewScrambledZipfianZeta(rng, 0, w.keyItems, c.theta, w.keyZeta)
+	case distUniform:
+		// YCSB's uniform chooser covers the loaded records only, also
+		// after inserts.
+		cl.keys = NewUniform(rng, c.records)
+	case distLatest:
+		cl.keys = NewSkewedLatestZeta(rng, &w.acked, c.theta, w.latestN, w.keyZeta)
+	}
+	if c.scanLenDist == distZipfian {
+		cl.scanZipf = NewZipfianZeta(rng, 1, c.maxScan, c.theta, w.scanZeta)
+	}
+	return cl, nil
+}
+
+// Client issues YCSB operations on one session. It is used by one goroutine
+// and reuses all its buffers, so Do does not allocate.
+type Client struct {
+	w        *Workload
+	rec      engine.Records
+	rng      *rand.Rand
+	keys     chooser
+	scanZipf *Zipfian
+	key      []byte
+	pool     []byte
+	fields   [][]byte
+	upd      []engine.Field
+}
+
+// Do performs one operation chosen by proportion and returns its index in
+// Workload.Ops().
+func (c *Client) Do(ctx context.Context) (int, error) {
+	w := c.w
+	u := c.rng.Float64() * w.total
+	op := len(w.cum) - 1
+	for i, t := range w.cum {
+		if u < t {
+			op = i
+			break
+		}
+	}
+	var err error
+	switch w.kinds[op] {
+	case kindRead:
+		err = c.read(ctx)
+	case kindUpdate:
+		err = c.update(ctx, c.nextKey())
+	case kindInsert:
+		err = c.insert(ctx)
+	case kindScan:
+		err = c.scan(ctx)
+	case kindRMW:
+		err = c.rmw(ctx)
+	}
+	return op, err
+}
+
+// nextKey chooses an existing key number and builds its key in c.key. Like
+// YCSB it redraws while the number is at or past the acknowledged inserts,
+// which happens when the zipfian key space was sized for future inserts.
+func (c *Client) nextKey() []byte {
+	for {
+		k := c.keys.Next()
+		if k < c.w.acked.Load() {
+			c.key = AppendKey(c.key[:0], k, c.w.cfg.hashed)
+			return c.key
+		}
+	}
+}
+
+func (c *Client) read(ctx context.Context) error {
+	key := c.nextKey()
+	// A missing record is not an error: YCSB reports it as NOT_FOUND.
+	if _, err := c.rec.Read(ctx, key); err != nil {
+		return fmt.Errorf("read %s: %w", key, err)
+	}
+	return nil
+}
+
+// update writes one random field (YCSB's fieldchooser) or, with
+// writeallfields, every field, with fresh values.
+func (c *Client) update(ctx context.Context, key []byte) error {
+	if c.w.cfg.writeAll {
+		for i := range c.upd {
+			c.upd[i] = engine.Field{Index: i, Value: c.w.value(c.rng, c.pool)}
+		}
+	} else {
+		c.upd[0] = engine.Field{Index: c.rng.IntN(c.w.cfg.fieldCount), Value: c.w.value(c.rng, c.pool)}
+	}
+	if err := c.rec.Update(ctx, key, c.upd); err != nil {
+		return fmt.Errorf("update %s: %w", key, err)
+	}
+	return nil
+}
+
+// insert writes the next key of the shared insert sequence and then
+// acknowledges it, so readers see it only once it is written. As in YCSB,
+// the key is acknowledged even if the insert failed, so one failure does not
+// hide every later insert from readers.
+func (c *Client) insert(ctx context.Context) error {
+	w := c.w
+	k := w.next.Add(1) - 1
+	if err := w.waitWindow(ctx, k); err != nil {
+		return fmt.Errorf("insert key number %d: %w", k, err)
+	}
+	c.key = AppendKey(c.key[:0], k, w.cfg.hashed)
+	for i := range c.fields {
+		c.fields[i] = w.value(c.rng, c.pool)
+	}
+	err := c.rec.Insert(ctx, c.key, c.fields)
+	w.acknowledge(k)
+	if err != nil {
+		return fmt.Errorf("insert %s: %w", c.key, err)
+	}
+	return nil
+}
+
+func (c *Client) scan(ctx context.Context) error {
+	key := c.nextKey()
+	var n int64
+	if c.scanZipf != nil {
+		n = c.scanZipf.Next()
+	} else {
+		n = 1 + c.rng.Int64N(c.w.cfg.maxScan)
+	}
+	if _, err := c.rec.Scan(ctx, key, int(n)); err != nil {
+		return fmt.Errorf("scan %s (%d records): %w", key, n, err)
+	}
+	return nil
+}
+
+// rmw is YCSB F's read-modify-write: read a record, then update one field
+// (all with writeallfields). As in YCSB, the write is skipped when the read
+// did not find the record.
+func (c *Client) rmw(ctx context.Context) error {
+	key := c.nextKey()
+	found, err := c.rec.Read(ctx, key)
+	if err != nil {
+		return fmt.Errorf("read-modify-write %s: read: %w", key, err)
+	}
+	if !found {
+		return nil
+	}
+	if err := c.update(ctx, key); err != nil {
+		return fmt.Errorf("read-modify-write: %w", err)
+	}
+	return nil
+}
+
+// waitWindow blocks while key number k is a full window ahead of the oldest
+// unacknowledged insert, because its slot would still be in use. YCSB fails
+// the run there; waiting is safe because every allocated key is acknowledged
+// eventually, and with a window of 2^20 it practically never happens.
+func (w *Workload) waitWindow(ctx context.Context, k int64) error {
+	for k-w.acked.Load() >= ackWindow {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		runtime.Gosched()
+		time.Sleep(10 * time.Microsecond)
+	}
+	return nil
+}
+
+// acknowledge marks key number k as written and advances acked past every
+// contiguous written key. It is lock free: the slot holds the key number
+// itself, so a stale slot never matches, and acked only moves by CAS from
+// the value whose slot was checked.
+func (w *Workload) acknowledge(k int64) {
+	w.window[k%ackWindow].Store(k)
+	for {
+		a := w.acked.Load()
+		if w.window[a%ackWindow].Load() != a {
+			return
+		}
+		w.acked.CompareAndSwap(a, a+1)
+	}
+}
