@@ -380,8 +380,8 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		}(i, cl)
 	}
 
-	// Tick at every cfg.Tick and exactly at the warmup boundary, so no interval
-	// straddles the two phases.
+	// Tick every cfg.Tick during warmup, exactly at its end, and every cfg.Tick
+	// from there, so no interval straddles the two phases.
 	last := time.Duration(0)
 	next := cfg.Tick
 	warmupDone := cfg.Warmup == 0
@@ -416,7 +416,11 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		}
 		col.collect(phase, last, now)
 		last = now
-		if target == next {
+		switch {
+		case phase == Warmup && warmupDone:
+			// Measured intervals are whole ticks counted from the boundary.
+			next = cfg.Warmup + cfg.Tick
+		case target == next:
 			next += cfg.Tick
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +50,8 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			runs, err := store.Runs(cmd.Context(), sum.Study.ID)
+			// Show what was stored even after Ctrl-C cancelled the context.
+			runs, err := store.Runs(context.WithoutCancel(cmd.Context()), sum.Study.ID)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"sort"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -52,40 +51,50 @@ func decodeFields(b []byte, fn func(index int, v []byte)) error {
 var fieldMerger = &pebble.Merger{
 	Name: "tierbench.fields.v1",
 	Merge: func(_, value []byte) (pebble.ValueMerger, error) {
-		m := &fieldsMerge{fields: map[int][]byte{}}
+		m := &fieldsMerge{}
 		return m, m.MergeOlder(value)
 	},
 }
 
-// fieldsMerge collects field values; operands arrive newest-first via
-// MergeOlder or oldest-first via MergeNewer.
+// fieldsMerge keeps the newest value of each field. Operands arrive
+// newest-first via MergeOlder or oldest-first via MergeNewer. Field values
+// are copied into one growing buffer and referenced by offset, so a merge
+// allocates a handful of times, not once per field.
 type fieldsMerge struct {
-	fields map[int][]byte
+	buf   []byte
+	spans []span // by field index; set == false when not seen yet
+}
+
+type span struct {
+	off, len int
+	set      bool
+}
+
+func (m *fieldsMerge) put(i int, v []byte, overwrite bool) {
+	if i >= len(m.spans) {
+		m.spans = append(m.spans, make([]span, i+1-len(m.spans))...)
+	}
+	if m.spans[i].set && !overwrite {
+		return
+	}
+	m.spans[i] = span{off: len(m.buf), len: len(v), set: true}
+	m.buf = append(m.buf, v...)
 }
 
 func (m *fieldsMerge) MergeNewer(value []byte) error {
-	return decodeFields(value, func(i int, v []byte) {
-		m.fields[i] = append([]byte(nil), v...)
-	})
+	return decodeFields(value, func(i int, v []byte) { m.put(i, v, true) })
 }
 
 func (m *fieldsMerge) MergeOlder(value []byte) error {
-	return decodeFields(value, func(i int, v []byte) {
-		if _, ok := m.fields[i]; !ok {
-			m.fields[i] = append([]byte(nil), v...)
-		}
-	})
+	return decodeFields(value, func(i int, v []byte) { m.put(i, v, false) })
 }
 
 func (m *fieldsMerge) Finish(bool) ([]byte, io.Closer, error) {
-	idx := make([]int, 0, len(m.fields))
-	for i := range m.fields {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	var out []byte
-	for _, i := range idx {
-		out = appendField(out, i, m.fields[i])
+	out := make([]byte, 0, len(m.buf)+4*len(m.spans))
+	for i, sp := range m.spans {
+		if sp.set {
+			out = appendField(out, i, m.buf[sp.off:sp.off+sp.len])
+		}
 	}
 	return out, nil, nil
 }

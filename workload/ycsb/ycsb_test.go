@@ -2,6 +2,7 @@ package ycsb
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"math"
 	"slices"
@@ -478,5 +479,21 @@ func TestClientStepsDoNotAllocate(t *testing.T) {
 				t.Errorf("%s writeallfields=%s: %.1f allocations per op, want 0", name, writeAll, got)
 			}
 		}
+	}
+}
+
+// TestLoadCancelled checks that Load stops between batches once its context
+// is cancelled and reports why.
+func TestLoadCancelled(t *testing.T) {
+	db := openPebble(t, nil)
+	w := newW(t, "ycsb-a", map[string]string{pRecords: "100000"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	st, err := w.Load(ctx, "pebble", db, 2)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Load with a cancelled context: %v, want context.Canceled", err)
+	}
+	if st.Records >= 100000 {
+		t.Errorf("loaded %d records after cancel", st.Records)
 	}
 }

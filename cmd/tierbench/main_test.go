@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+)
+
+// binary is tierbench built once for these end-to-end tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "tierbench-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "tierbench")
+	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build tierbench: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func tierbench(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// ramDir returns a fresh folder on tmpfs when the machine has /dev/shm.
+func ramDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/dev/shm", "tierbench-test-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func writeStudy(t *testing.T, dir, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, "study.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const tinyStudy = `name: e2e
+engine: pebble
+tiers:
+  ram:  {path: %q}
+  disk: {path: %q}
+placements:
+  all-disk: {data: disk, wal: disk}
+  wal-ram:  {data: disk, wal: ram}
+baseline: all-disk
+durability: [sync, nosync]
+workload:
+  name: ycsb-a
+  records: 2000
+clients: [1, 4]
+warmup: 200ms
+duration: 600ms
+repeat: 1
+options: {cache: 8MiB}
+`
+
+// showJSON mirrors the documented JSON of `show --format json`.
+type showJSON struct {
+	Study struct {
+		ID, Name, Engine, Workload, Baseline string
+		StartedAt                            time.Time `json:"started_at"`
+		FinishedAt                           time.Time `json:"finished_at"`
+		Status                               string
+		Env                                  struct {
+			Hostname         string
+			Kernel           string
+			CPUs             int    `json:"cpus"`
+			MemoryBytes      uint64 `json:"memory_bytes"`
+			TierbenchVersion string `json:"tierbench_version"`
+		}
+		Tiers map[string]struct {
+			Path    string
+			FSType  string `json:"fs_type"`
+			Device  string
+			Durable bool
+		}
+	}
+	Runs []struct {
+		ID, Placement, Durability, Status, Error string
+		Components                               map[string]string
+		Clients, Repeat                          int
+		DurationS                                float64 `json:"duration_s"`
+		Ops, Errors                              int64
+		Throughput                               float64            `json:"throughput_ops_s"`
+		Latency                                  map[string]float64 `json:"latency_us"`
+		Service                                  map[string]float64 `json:"service_time_us"`
+		ByOp                                     map[string]struct {
+			Ops     int64
+			Latency map[string]float64 `json:"latency_us"`
+		} `json:"by_op"`
+	}
+}
+
+func TestRunTinyStudyEndToEnd(t *testing.T) {
+	work := t.TempDir()
+	ram, disk := ramDir(t), filepath.Join(work, "disk")
+	resultsDir := filepath.Join(work, "results")
+	st := writeStudy(t, work, fmt.Sprintf(tinyStudy, ram, disk))
+
+	r := tierbench(t, "run", st, "--results", resultsDir)
+	if r.code != 0 {
+		t.Fatalf("run exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"all-disk ops/s", "vs all-disk", "sync", "nosync"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("final table lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stderr, "measured") || !strings.Contains(r.stderr, "ops/s") {
+		t.Errorf("no per-second progress lines:\n%s", r.stderr)
+	}
+	for _, tierDir := range []string{ram, disk} {
+		if ents, _ := os.ReadDir(tierDir); len(ents) != 0 {
+			t.Errorf("run folders left in %s", tierDir)
+		}
+	}
+
+	r = tierbench(t, "show", "latest", "--results", resultsDir, "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("show exit %d: %s", r.code, r.stderr)
+	}
+	var got showJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("show json: %v\n%s", err, r.stdout)
+	}
+	s := got.Study
+	if s.Name != "e2e" || s.Engine != "pebble" || s.Workload != "ycsb-a" || s.Baseline != "all-disk" || s.Status != "done" {
+		t.Errorf("study header: %+v", s)
+	}
+	if s.StartedAt.IsZero() || s.FinishedAt.Before(s.StartedAt) || s.Env.CPUs < 1 || s.Env.MemoryBytes == 0 || s.Env.Kernel == "" {
+		t.Errorf("study times/env: %+v", s)
+	}
+	if ramTier := s.Tiers["ram"]; strings.HasPrefix(ram, "/dev/shm") && (ramTier.FSType != "tmpfs" || ramTier.Durable) {
+		t.Errorf("ram tier: %+v, want tmpfs and not durable", ramTier)
+	}
+	if d := s.Tiers["disk"]; d.Path != disk || d.FSType == "" || d.Device == "" {
+		t.Errorf("disk tier: %+v", d)
+	}
+	if len(got.Runs) != 8 {
+		t.Fatalf("%d runs, want 2 placements x 2 durability x 2 clients = 8", len(got.Runs))
+	}
+	for _, run := range got.Runs {
+		if run.Status != "ok" || run.Ops == 0 || run.Throughput <= 0 || run.DurationS < 0.5 {
+			t.Errorf("run %s: %+v", run.ID, run)
+		}
+		for _, k := range []string{"p50", "p90", "p99", "p999", "max", "mean"} {
+			if _, ok := run.Latency[k]; !ok {
+				t.Errorf("run %s: latency_us lacks %s", run.ID, k)
+			}
+		}
+		if run.Latency["p50"] <= 0 || run.Latency["p99"] < run.Latency["p50"] || run.Service["p50"] <= 0 {
+			t.Errorf("run %s: latency %v service %v", run.ID, run.Latency, run.Service)
+		}
+		if run.ByOp["read"].Ops == 0 || run.ByOp["update"].Ops == 0 || run.ByOp["read"].Latency["p99"] <= 0 {
+			t.Errorf("run %s: by_op %+v", run.ID, run.ByOp)
+		}
+		if run.Components["wal"] == "" || run.Components["data"] != "disk" {
+			t.Errorf("run %s: components %v", run.ID, run.Components)
+		}
+	}
+
+	// The stored histograms answer percentiles and agree with the run.
+	store, err := results.OpenExisting(resultsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	run := got.Runs[0]
+	h, err := store.Histogram(context.Background(), run.ID, results.OpAll, results.KindLatency, "measured")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.TotalCount() != run.Ops {
+		t.Errorf("stored histogram holds %d values, run has %d ops", h.TotalCount(), run.Ops)
+	}
+	if p99 := hist.Summarize(h).P99; p99 != run.Latency["p99"] {
+		t.Errorf("p99 from stored histogram %v != run's %v", p99, run.Latency["p99"])
+	}
+	if _, err := store.Histogram(context.Background(), run.ID, "read", results.KindLatency, "warmup"); err != nil {
+		t.Errorf("warmup histogram not stored: %v", err)
+	}
+
+	r = tierbench(t, "list", "--results", resultsDir)
+	if r.code != 0 || !strings.Contains(r.stdout, s.ID) {
+		t.Errorf("list: exit %d\n%s", r.code, r.stdout)
+	}
+	r = tierbench(t, "show", s.ID[:10], "--results", resultsDir)
+	if r.code != 0 || !strings.Contains(r.stdout, "wal-ram") {
+		t.Errorf("show by id prefix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestBadInput checks that every kind of bad input exits 2 with a line that
+// names the problem, and writes nothing to the results store.
+func TestBadInput(t *testing.T) {
+	work := t.TempDir()
+	good := fmt.Sprintf(tinyStudy, filepath.Join(work, "ram"), filepath.Join(work, "disk"))
+	cases := []struct {
+		name, from, to, want string
+	}{
+		{"unknown engine", "engine: pebble", "engine: rocksdb", `unknown engine "rocksdb"`},
+		{"unknown workload", "name: ycsb-a", "name: ycsb-z", `unknown workload "ycsb-z"`},
+		{"unknown tier", "wal-ram:  {data: disk, wal: ram}", "wal-ram:  {data: disk, wal: rma}", `unknown tier "rma"`},
+		{"unknown component", "wal-ram:  {data: disk, wal: ram}", "wal-ram:  {data: disk, wal: ram, journal: ram}", `"journal"`},
+		{"unknown durability", "[sync, nosync]", "[sync, fsync]", `"fsync"`},
+		{"missing component", "wal-ram:  {data: disk, wal: ram}", "wal-ram:  {data: disk}", `"wal"`},
+		{"missing baseline", "baseline: all-disk\n", "", "baseline"},
+		{"baseline not a placement", "baseline: all-disk", "baseline: all-ssd", `"all-ssd"`},
+		{"tier cannot be created", "disk: {path: ", "disk: {path: /nonexistent-parent/x, old: ", "unknown key"},
+		{"tier parent missing", fmt.Sprintf("disk: {path: %q}", filepath.Join(work, "disk")), "disk: {path: /nonexistent-parent/tier}", "does not exist"},
+		{"yaml syntax", "clients: [1, 4]", "clients: [1, 4", "line"},
+		{"typo key", "duration: 600ms", "duraton: 600ms", `did you mean "duration"`},
+		{"zero duration", "duration: 600ms", "duration: 0s", "duration"},
+		{"negative warmup", "warmup: 200ms", "warmup: -1s", "warmup"},
+		{"zero clients", "clients: [1, 4]", "clients: [0, 4]", "clients"},
+		{"negative records", "records: 2000", "records: -5", "records"},
+		{"unknown option", "options: {cache: 8MiB}", "options: {cahce: 8MiB}", `"cahce"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(good, tc.from) {
+				t.Fatalf("test bug: %q not in study", tc.from)
+			}
+			dir := t.TempDir()
+			st := writeStudy(t, dir, strings.Replace(good, tc.from, tc.to, 1))
+			resultsDir := filepath.Join(dir, "results")
+			for _, cmd := range [][]string{{"validate", st}, {"run", st, "--results", resultsDir}} {
+				r := tierbench(t, cmd...)
+				if r.code != 2 {
+					t.Errorf("%s: exit %d, want 2\n%s", cmd[0], r.code, r.stderr)
+				}
+				if !strings.Contains(r.stderr, tc.want) {
+					t.Errorf("%s: stderr lacks %q:\n%s", cmd[0], tc.want, r.stderr)
+				}
+			}
+			if _, err := os.Stat(resultsDir); !os.IsNotExist(err) {
+				t.Error("bad input wrote a results directory")
+			}
+		})
+	}
+	for _, args := range [][]string{
+		{"validate"},
+		{"run", "/no/such/study.yaml"},
+		{"show", "--format", "xml"},
+		{"show", "nosuchstudy", "--results", t.TempDir()},
+		{"run", "--no-such-flag"},
+	} {
+		if r := tierbench(t, args...); r.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+// TestInterrupt sends SIGINT during a run: the study is stored as
+// interrupted, the run folders are removed, and the exit code is 130.
+func TestInterrupt(t *testing.T) {
+	work := t.TempDir()
+	ram, disk := ramDir(t), filepath.Join(work, "disk")
+	resultsDir := filepath.Join(work, "results")
+	text := strings.Replace(fmt.Sprintf(tinyStudy, ram, disk), "duration: 600ms", "duration: 30s", 1)
+	st := writeStudy(t, work, text)
+	cmd := exec.Command(binary, "run", st, "--results", resultsDir)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), "measured") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, errb.String())
+	}
+	for _, tierDir := range []string{ram, disk} {
+		if ents, _ := os.ReadDir(tierDir); len(ents) != 0 {
+			t.Errorf("run folders left in %s after Ctrl-C", tierDir)
+		}
+	}
+	r := tierbench(t, "show", "--results", resultsDir, "--format", "json")
+	var got showJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("show json: %v\n%s", err, r.stdout)
+	}
+	if got.Study.Status != "interrupted" || got.Study.FinishedAt.IsZero() {
+		t.Errorf("study status %q finished %v", got.Study.Status, got.Study.FinishedAt)
+	}
+}

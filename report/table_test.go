@@ -1,0 +1,61 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/tier"
+)
+
+func TestShowRatiosMediansAndFailures(t *testing.T) {
+	st := &results.Study{ID: "s1", Name: "demo", Engine: "pebble", Workload: "ycsb-a", Baseline: "all-disk",
+		Status: results.StudyDone, Repeat: 3, Durability: []string{"sync"}, Clients: []int{4, 16},
+		Placements: []results.Placement{
+			{Name: "all-disk", Components: map[string]string{"data": "disk", "wal": "disk"}},
+			{Name: "wal-ram", Components: map[string]string{"data": "disk", "wal": "ram"}},
+		},
+		Tiers: map[string]tier.Info{"ram": {Path: "/dev/shm/x", FSType: "tmpfs", Note: "tmpfs keeps data in RAM"},
+			"disk": {Path: "/var/tmp/x", FSType: "ext4", Durable: true}},
+	}
+	run := func(p string, c int, tput float64, status string) results.Run {
+		return results.Run{Placement: p, Durability: "sync", Clients: c, Status: status, ThroughputOpsS: tput,
+			Latency: hist.Summary{P99: 1500}, Error: map[bool]string{true: "", false: "boom"}[status == results.RunOK]}
+	}
+	runs := []results.Run{
+		run("all-disk", 4, 100, results.RunOK), run("all-disk", 4, 110, results.RunOK), run("all-disk", 4, 90, results.RunOK),
+		run("wal-ram", 4, 200, results.RunOK), run("wal-ram", 4, 250, results.RunOK), run("wal-ram", 4, 10, results.RunOK),
+		run("all-disk", 16, 100, results.RunOK),
+		run("wal-ram", 16, 0, results.RunFailed),
+	}
+	var b strings.Builder
+	if err := Show(&b, st, runs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"2.00x",           // median 200 over median 100
+		"failed",          // the failed group
+		"1 run(s) failed", // listed with its error
+		"boom",            //
+		"NOT DURABLE",     // the tmpfs tier is labelled
+		"medians over 3",  // repeats explained
+		"vs all-disk",     // ratio column
+		"1.50ms",          // p99 formatted
+		"all-disk: data=disk wal=disk  (baseline)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestFormatMicros(t *testing.T) {
+	cases := map[float64]string{0.25: "250ns", 4.36: "4.4µs", 1500: "1.50ms", 2.5e6: "2.50s"}
+	for in, want := range cases {
+		if got := FormatMicros(in); got != want {
+			t.Errorf("%v: %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/hist"
+)
+
+func TestStoreRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i, id := range []string{"20261122-100000-aaaaaa", "20261122-110000-bbbbbb", "20261122-110000-bbbccc"} {
+		st := &Study{ID: id, Name: "s", Engine: "pebble", Workload: "ycsb-a", Status: StudyRunning,
+			StartedAt: t0.Add(time.Duration(i) * time.Hour)}
+		if err := s.PutStudy(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := t0.Add(5 * time.Hour)
+	if err := s.PutStudy(ctx, &Study{ID: "20261122-100000-aaaaaa", Name: "s", Engine: "pebble", Workload: "ycsb-a",
+		Status: StudyDone, StartedAt: t0, FinishedAt: &done}); err != nil {
+		t.Fatal(err)
+	}
+
+	list, err := s.Studies(ctx)
+	if err != nil || len(list) != 3 || list[0].ID != "20261122-110000-bbbccc" {
+		t.Fatalf("studies newest first: %v %v", list, err)
+	}
+	cases := []struct{ ref, wantID, wantErr string }{
+		{"latest", "20261122-110000-bbbccc", ""},
+		{"", "20261122-110000-bbbccc", ""},
+		{"20261122-100000", "20261122-100000-aaaaaa", ""},
+		{"20261122-110000-bbb", "", "ambiguous"},
+		{"nope", "", "not found"},
+		{"2026%", "", "not found"},
+	}
+	for _, tc := range cases {
+		st, err := s.Study(ctx, tc.ref)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%q: err %v, want %q", tc.ref, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || st.ID != tc.wantID {
+			t.Errorf("%q: %v %v, want %s", tc.ref, st, err, tc.wantID)
+		}
+	}
+	if st, _ := s.Study(ctx, "20261122-100000-aaaaaa"); st.Status != StudyDone || st.FinishedAt == nil {
+		t.Errorf("update not stored: %+v", st)
+	}
+
+	h := hist.New()
+	hist.Record(h, 1500*time.Microsecond)
+	enc, err := hist.Encode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := 2; seq >= 1; seq-- {
+		r := &Run{ID: "r" + string(rune('0'+seq)), StudyID: "20261122-100000-aaaaaa", Seq: seq, Placement: "p",
+			Durability: "sync", Clients: 4, Repeat: 1, Status: RunOK, ThroughputOpsS: 10}
+		if err := s.AddRun(ctx, r, []Histogram{{Op: OpAll, Kind: KindLatency, Phase: "measured", Encoded: enc}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := s.Runs(ctx, "20261122-100000-aaaaaa")
+	if err != nil || len(runs) != 2 || runs[0].Seq != 1 {
+		t.Fatalf("runs in order: %+v %v", runs, err)
+	}
+	back, err := s.Histogram(ctx, "r1", OpAll, KindLatency, "measured")
+	if err != nil || back.TotalCount() != 1 {
+		t.Fatalf("histogram: %v %v", back, err)
+	}
+	if _, err := s.Histogram(ctx, "r1", "read", KindLatency, "measured"); err == nil {
+		t.Error("missing histogram found")
+	}
+	// A failed insert leaves nothing half-written.
+	dup := &Run{ID: "r1", StudyID: "20261122-100000-aaaaaa", Seq: 3}
+	if err := s.AddRun(ctx, dup, nil); err == nil {
+		t.Error("duplicate run id accepted")
+	}
+}
+
+func TestOpenExistingDoesNotCreate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	if _, err := OpenExisting(dir); !errors.Is(err, ErrNoStudy) {
+		t.Fatalf("err %v, want ErrNoStudy", err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = OpenExisting(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Study(context.Background(), "latest"); !errors.Is(err, ErrNoStudy) {
+		t.Errorf("empty store: %v", err)
+	}
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("err %v, want a refusal naming the newer schema", err)
+	}
+}
