@@ -2,6 +2,7 @@
 # the whole test suite (what CI runs).
 GO ?= go
 BIN := bin/tierbench
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 .PHONY: setup build demo test lint bench clean
 
@@ -9,7 +10,7 @@ setup:
 	./scripts/setup.sh
 
 build: setup
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/tierbench
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-X github.com/tierbench/tierbench/hostenv.version=$(VERSION)" -o $(BIN) ./cmd/tierbench
 
 demo: build
 	./$(BIN) run

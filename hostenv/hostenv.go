@@ -56,9 +56,16 @@ func cpuModel() string {
 	return ""
 }
 
-// Version is tierbench's version: the module version when built from a
-// tagged module, else the VCS revision, else "dev".
+// version is set at link time by the Makefile (-X ...hostenv.version=...).
+var version string
+
+// Version is tierbench's version: the one stamped at link time, else the
+// module version when built from a tagged module, else the VCS revision,
+// else "dev".
 func Version() string {
+	if version != "" {
+		return version
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "dev"

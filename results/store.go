@@ -177,20 +177,28 @@ func (s *Store) Studies(ctx context.Context) ([]Study, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list studies: %w", err)
 	}
+	return scanDocs[Study](rows, "studies")
+}
+
+// scanDocs decodes the JSON doc column of every row and closes rows.
+func scanDocs[T any](rows *sql.Rows, what string) ([]T, error) {
 	defer rows.Close()
-	var out []Study
+	var out []T
 	for rows.Next() {
 		var doc string
 		if err := rows.Scan(&doc); err != nil {
-			return nil, fmt.Errorf("list studies: %w", err)
+			return nil, fmt.Errorf("read %s: %w", what, err)
 		}
-		var st Study
-		if err := json.Unmarshal([]byte(doc), &st); err != nil {
-			return nil, fmt.Errorf("decode study: %w", err)
+		var v T
+		if err := json.Unmarshal([]byte(doc), &v); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", what, err)
 		}
-		out = append(out, st)
+		out = append(out, v)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return out, nil
 }
 
 // Study finds a study by id, unique id prefix, or "latest".
@@ -206,20 +214,8 @@ func (s *Store) Study(ctx context.Context, ref string) (*Study, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find study %q: %w", ref, err)
 	}
-	defer rows.Close()
-	var found []Study
-	for rows.Next() {
-		var doc string
-		if err := rows.Scan(&doc); err != nil {
-			return nil, fmt.Errorf("find study %q: %w", ref, err)
-		}
-		var st Study
-		if err := json.Unmarshal([]byte(doc), &st); err != nil {
-			return nil, fmt.Errorf("decode study: %w", err)
-		}
-		found = append(found, st)
-	}
-	if err := rows.Err(); err != nil {
+	found, err := scanDocs[Study](rows, "studies")
+	if err != nil {
 		return nil, err
 	}
 	switch {
@@ -243,20 +239,7 @@ func (s *Store) Runs(ctx context.Context, studyID string) ([]Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list runs of %s: %w", studyID, err)
 	}
-	defer rows.Close()
-	var out []Run
-	for rows.Next() {
-		var doc string
-		if err := rows.Scan(&doc); err != nil {
-			return nil, fmt.Errorf("list runs of %s: %w", studyID, err)
-		}
-		var r Run
-		if err := json.Unmarshal([]byte(doc), &r); err != nil {
-			return nil, fmt.Errorf("decode run: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return scanDocs[Run](rows, "runs of "+studyID)
 }
 
 // Histogram loads one stored histogram.

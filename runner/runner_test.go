@@ -183,3 +183,36 @@ func TestCancelStoresInterruptedStudy(t *testing.T) {
 		t.Errorf("%d run folders left behind", len(ents))
 	}
 }
+
+// TestOpenLoopRunStoresServiceTime runs at a fixed target rate: throughput
+// follows the schedule, and latency and service time are both stored.
+func TestOpenLoopRunStoresServiceTime(t *testing.T) {
+	root := t.TempDir()
+	st := tinyStudy(t, map[string]string{"disk": filepath.Join(root, "disk")},
+		[]study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
+	st.TargetRate, st.Arrival, st.Clients, st.Duration = 1000, "poisson", []int{4}, time.Second
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store})
+	if err != nil || sum.OK != 1 {
+		t.Fatalf("run: %+v %v", sum, err)
+	}
+	runs, _ := store.Runs(context.Background(), sum.Study.ID)
+	r := runs[0]
+	if !r.OpenLoop || r.ThroughputOpsS < 800 || r.ThroughputOpsS > 1200 {
+		t.Errorf("open loop %v at %.0f ops/s, want about 1000", r.OpenLoop, r.ThroughputOpsS)
+	}
+	if r.ServiceTime.P50 <= 0 || r.ServiceTime.P99 > r.Latency.P99*1.0001 {
+		t.Errorf("service %+v should be positive and not above latency %+v", r.ServiceTime, r.Latency)
+	}
+	h, err := store.Histogram(context.Background(), r.ID, results.OpAll, results.KindService, "measured")
+	if err != nil || h.TotalCount() != r.Ops {
+		t.Errorf("service histogram: %v, %v", h, err)
+	}
+	if sum.Study.Arrival != "poisson" || sum.Study.TargetRate != 1000 {
+		t.Errorf("study record lacks the schedule: %+v", sum.Study)
+	}
+}
