@@ -11,69 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
 )
-
-// Group is the runs of one placement x durability x clients cell over repeats.
-type Group struct {
-	Placement  string
-	Durability string
-	Clients    int
-	OK         []results.Run
-	Failed     []results.Run
-}
-
-// Groups collects runs into groups keyed by placement, durability, clients.
-func Groups(runs []results.Run) map[GroupKey]*Group {
-	out := map[GroupKey]*Group{}
-	for _, r := range runs {
-		k := GroupKey{r.Placement, r.Durability, r.Clients}
-		g, ok := out[k]
-		if !ok {
-			g = &Group{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients}
-			out[k] = g
-		}
-		if r.Status == results.RunOK {
-			g.OK = append(g.OK, r)
-		} else {
-			g.Failed = append(g.Failed, r)
-		}
-	}
-	return out
-}
-
-// GroupKey identifies a group.
-type GroupKey struct {
-	Placement  string
-	Durability string
-	Clients    int
-}
-
-// MedianThroughput is the median over the group's ok runs (0 if none).
-// Statistics across repeats (CIs, verdicts) belong to the stats package;
-// the median is what the plain table needs.
-func (g *Group) MedianThroughput() float64 {
-	return median(g.OK, func(r results.Run) float64 { return r.ThroughputOpsS })
-}
-
-// MedianP99 is the median p99 latency in µs over the group's ok runs.
-func (g *Group) MedianP99() float64 {
-	return median(g.OK, func(r results.Run) float64 { return r.Latency.P99 })
-}
-
-func median(runs []results.Run, f func(results.Run) float64) float64 {
-	if len(runs) == 0 {
-		return 0
-	}
-	v := make([]float64, len(runs))
-	for i, r := range runs {
-		v[i] = f(r)
-	}
-	sort.Float64s(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
-}
 
 // Show writes the study header, its tiers, and per durability and client
 // count the throughput and p99 of each placement with its ratio to the baseline.
@@ -88,11 +27,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	fmt.Fprintf(w, "warmup %gs, measured %gs, %d repeat(s), %s; host %s, %d cpus, kernel %s\n",
 		st.WarmupS, st.DurationS, st.Repeat, mode, st.Env.Hostname, st.Env.CPUs, st.Env.Kernel)
 	fmt.Fprintln(w, "tiers:")
-	names := make([]string, 0, len(st.Tiers))
-	for n := range st.Tiers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := sortedTierNames(st)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, n := range names {
 		t := st.Tiers[n]
@@ -116,7 +51,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	}
 	fmt.Fprintln(w)
 
-	groups := Groups(runs)
+	a := stats.Analyze(st, runs)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := []string{"durability", "clients"}
 	for _, p := range st.Placements {
@@ -129,12 +64,11 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			row := []string{d, fmt.Sprint(c)}
-			base := groups[GroupKey{st.Baseline, d, c}]
 			for _, p := range st.Placements {
-				g := groups[GroupKey{p.Name, d, c}]
+				g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: c})
 				row = append(row, cellThroughput(g), cellP99(g))
 				if p.Name != st.Baseline {
-					row = append(row, ratio(g, base))
+					row = append(row, cellRatio(g))
 				}
 			}
 			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
@@ -142,7 +76,11 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	}
 	tw.Flush()
 	if st.Repeat > 1 {
-		fmt.Fprintf(w, "\nfigures are medians over %d repeats\n", st.Repeat)
+		fmt.Fprintf(w, "\nfigures are medians over %d repeats; [brackets] are 95%% bootstrap CIs (given from %d repeats on)\n", st.Repeat, stats.MinRepeats)
+	}
+	fmt.Fprintln(w)
+	for _, v := range Verdicts(st, a, HeadlineClients(st, 0)) {
+		fmt.Fprintln(w, v)
 	}
 	var failed []results.Run
 	for _, r := range runs {
@@ -156,39 +94,39 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 			fmt.Fprintf(w, "  %s  %s %s c=%d #%d: %s\n", r.ID, r.Placement, r.Durability, r.Clients, r.Repeat, r.Error)
 		}
 	}
-	for _, n := range names {
-		if !st.Tiers[n].Durable {
-			fmt.Fprintf(w, "\nnote: tier %s is not durable; figures for placements that use it are not what durable storage would give.\n", n)
-			break
-		}
+	for _, n := range NotDurableNotes(st) {
+		fmt.Fprintln(w, "note: "+n)
 	}
 	return nil
 }
 
-func cellThroughput(g *Group) string {
+func cellThroughput(g *stats.Group) string {
 	switch {
-	case g == nil:
+	case g == nil || (g.N == 0 && g.Failed == 0):
 		return "-"
-	case len(g.OK) == 0 && len(g.Failed) > 0:
+	case g.N == 0:
 		return "failed"
-	case len(g.OK) == 0:
-		return "-"
+	case g.ThroughputCI != nil:
+		return fmt.Sprintf("%.0f [%.0f-%.0f]", g.ThroughputMedian, g.ThroughputCI[0], g.ThroughputCI[1])
 	}
-	return fmt.Sprintf("%.0f", g.MedianThroughput())
+	return fmt.Sprintf("%.0f", g.ThroughputMedian)
 }
 
-func cellP99(g *Group) string {
-	if g == nil || len(g.OK) == 0 {
+func cellP99(g *stats.Group) string {
+	if g == nil || g.N == 0 {
 		return "-"
 	}
-	return FormatMicros(g.MedianP99())
+	return FormatMicros(g.P99Median)
 }
 
-func ratio(g, base *Group) string {
-	if g == nil || base == nil || len(g.OK) == 0 || len(base.OK) == 0 || base.MedianThroughput() == 0 {
+func cellRatio(g *stats.Group) string {
+	switch {
+	case g == nil || g.N == 0 || g.Ratio == 0:
 		return "-"
+	case g.RatioCI != nil:
+		return fmt.Sprintf("%.2fx [%.2f-%.2f] %s", g.Ratio, g.RatioCI[0], g.RatioCI[1], g.Verdict)
 	}
-	return fmt.Sprintf("%.2fx", g.MedianThroughput()/base.MedianThroughput())
+	return fmt.Sprintf("%.2fx", g.Ratio)
 }
 
 func params(m map[string]string) string {
@@ -211,6 +149,15 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func sortedTierNames(st *results.Study) []string {
+	names := make([]string, 0, len(st.Tiers))
+	for n := range st.Tiers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // FormatMicros prints microseconds with a unit that keeps 3 significant figures.

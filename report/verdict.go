@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+)
+
+// HeadlineClients picks the client count the verdict sentences speak of:
+// want if the study has it, else the largest client count (where placement
+// differences under load show most).
+func HeadlineClients(st *results.Study, want int) int {
+	for _, c := range st.Clients {
+		if c == want {
+			return c
+		}
+	}
+	best := 0
+	for _, c := range st.Clients {
+		if c > best {
+			best = c
+		}
+	}
+	return best
+}
+
+// durabilityPhrase says in words what a durability mode is.
+func durabilityPhrase(d string) string {
+	switch d {
+	case "sync":
+		return "With synced commits"
+	case "nosync":
+		return "With unsynced commits (WAL written, no fsync)"
+	case "async":
+		return "With asynchronous commits"
+	case "nowal":
+		return "Without a WAL"
+	}
+	return "With durability " + d
+}
+
+// Verdicts returns one sentence per durability mode answering the study's
+// question at the given client count, e.g. "With synced commits, at 16
+// clients, wal-ram delivers 2.10x (95% CI 1.90-2.30x) the throughput of
+// all-disk; all-ram 2.40x (95% CI 2.20-2.60x)."
+func Verdicts(st *results.Study, a *stats.Analysis, clients int) []string {
+	var out []string
+	for _, d := range st.Durability {
+		var parts []string
+		noInterval := 0
+		for _, p := range st.Placements {
+			if p.Name == st.Baseline {
+				continue
+			}
+			g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: clients})
+			if g == nil {
+				continue
+			}
+			text := RatioText(g)
+			if g.Verdict == stats.NoInterval {
+				noInterval = g.N
+				text = fmt.Sprintf("%.2fx", g.Ratio)
+			}
+			parts = append(parts, p.Name+" "+text)
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		first := parts[0]
+		if i := strings.Index(first, " "); i > 0 {
+			first = first[:i] + " delivers" + first[i:] + " the throughput of " + st.Baseline
+		}
+		s := fmt.Sprintf("%s, at %d clients, %s", durabilityPhrase(d), clients, first)
+		if len(parts) > 1 {
+			s += "; " + strings.Join(parts[1:], "; ")
+		}
+		if noInterval > 0 {
+			s += fmt.Sprintf(" (no confidence interval from %d repeat(s); use repeat: %d or more)", noInterval, stats.MinRepeats)
+		}
+		out = append(out, s+".")
+	}
+	return out
+}
+
+// RatioText renders a group's ratio to the baseline with its CI and verdict.
+func RatioText(g *stats.Group) string {
+	switch g.Verdict {
+	case stats.NoData:
+		if g.Failed > 0 {
+			return "failed"
+		}
+		return "not measured"
+	case stats.NoInterval:
+		return fmt.Sprintf("%.2fx (no interval: %d repeat(s); use repeat: %d or more)", g.Ratio, g.N, stats.MinRepeats)
+	case stats.IsBaseline:
+		return "1.00x (baseline)"
+	}
+	return fmt.Sprintf("%.2fx (95%% CI %.2f-%.2fx, %s)", g.Ratio, g.RatioCI[0], g.RatioCI[1], g.Verdict)
+}
+
+// NotDurableNotes names the tiers whose figures are not durable or emulated.
+func NotDurableNotes(st *results.Study) []string {
+	var out []string
+	for _, n := range sortedTierNames(st) {
+		t := st.Tiers[n]
+		if !t.Durable {
+			out = append(out, fmt.Sprintf("Tier %s (%s, %s) is not durable: %s.", n, t.Path, t.FSType, t.Note))
+		}
+		if t.Emulated {
+			out = append(out, fmt.Sprintf("Tier %s is emulated: its speed is injected, not measured hardware.", n))
+		}
+	}
+	return out
+}

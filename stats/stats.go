@@ -1,0 +1,289 @@
+// Package stats turns a study's runs into answers: per group (placement x
+// durability x clients) the median throughput and p99 over repeats with
+// seeded bootstrap 95% confidence intervals and the coefficient of variation,
+// and for every non-baseline placement its throughput ratio to the baseline
+// with a 95% CI and a verdict. Fewer than MinRepeats repeats give no interval
+// rather than a fake one.
+package stats
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// Verdicts on a placement against the baseline.
+const (
+	Better     = "better"
+	Worse      = "worse"
+	Noise      = "within noise"
+	IsBaseline = "baseline"
+	NoInterval = "no interval"
+	NoData     = "no data"
+)
+
+// MinRepeats is the fewest ok runs per group for which an interval is given.
+const MinRepeats = 3
+
+// Resamples is the number of bootstrap resamples.
+const Resamples = 4000
+
+// Seed makes every bootstrap reproducible: the same runs give the same CIs.
+const Seed = 20261122
+
+// Group is one placement x durability x clients cell over its repeats. Its
+// JSON is an element of `groups` in `show --format json`.
+type Group struct {
+	Placement        string      `json:"placement"`
+	Durability       string      `json:"durability"`
+	Clients          int         `json:"clients"`
+	N                int         `json:"n"`
+	Failed           int         `json:"failed"`
+	ThroughputMedian float64     `json:"throughput_median"`
+	ThroughputCI     *[2]float64 `json:"throughput_ci95"`
+	ThroughputCV     float64     `json:"throughput_cv"`
+	P99Median        float64     `json:"p99_us_median"`
+	P50Median        float64     `json:"p50_us_median"`
+	Ratio            float64     `json:"ratio_vs_baseline"`
+	RatioCI          *[2]float64 `json:"ratio_ci95"`
+	Verdict          string      `json:"verdict"`
+
+	// Runs are the group's ok runs, in execution order.
+	Runs []results.Run `json:"-"`
+}
+
+// Key identifies a group.
+type Key struct {
+	Placement  string
+	Durability string
+	Clients    int
+}
+
+// Key returns the group's key.
+func (g *Group) Key() Key { return Key{g.Placement, g.Durability, g.Clients} }
+
+// Throughputs returns the group's per-run throughputs.
+func (g *Group) Throughputs() []float64 {
+	v := make([]float64, len(g.Runs))
+	for i, r := range g.Runs {
+		v[i] = r.ThroughputOpsS
+	}
+	return v
+}
+
+// Analysis is a study's groups in report order: durability, clients, then
+// placement in the study's order.
+type Analysis struct {
+	Groups []*Group
+	index  map[Key]*Group
+}
+
+// Group finds a group.
+func (a *Analysis) Group(k Key) *Group { return a.index[k] }
+
+// Analyze computes every group of st from its runs.
+func Analyze(st *results.Study, runs []results.Run) *Analysis {
+	a := &Analysis{index: map[Key]*Group{}}
+	for _, d := range st.Durability {
+		for _, c := range st.Clients {
+			for _, p := range st.Placements {
+				g := &Group{Placement: p.Name, Durability: d, Clients: c}
+				a.Groups = append(a.Groups, g)
+				a.index[g.Key()] = g
+			}
+		}
+	}
+	for _, r := range runs {
+		g := a.index[Key{r.Placement, r.Durability, r.Clients}]
+		if g == nil {
+			continue
+		}
+		if r.Status == results.RunOK {
+			g.Runs = append(g.Runs, r)
+		} else {
+			g.Failed++
+		}
+	}
+	for _, g := range a.Groups {
+		summarize(g)
+	}
+	for _, g := range a.Groups {
+		base := a.index[Key{st.Baseline, g.Durability, g.Clients}]
+		compareWithBaseline(g, base, g.Placement == st.Baseline)
+	}
+	return a
+}
+
+func summarize(g *Group) {
+	g.N = len(g.Runs)
+	if g.N == 0 {
+		return
+	}
+	tp := g.Throughputs()
+	g.ThroughputMedian = Median(tp)
+	g.ThroughputCV = CV(tp)
+	p99 := make([]float64, g.N)
+	p50 := make([]float64, g.N)
+	for i, r := range g.Runs {
+		p99[i], p50[i] = r.Latency.P99, r.Latency.P50
+	}
+	g.P99Median, g.P50Median = Median(p99), Median(p50)
+	if g.N >= MinRepeats {
+		lo, hi := BootstrapCI(rngFor("tp", g.Key()), tp, Median)
+		g.ThroughputCI = &[2]float64{lo, hi}
+	}
+}
+
+func compareWithBaseline(g, base *Group, isBase bool) {
+	switch {
+	case isBase:
+		g.Verdict = IsBaseline
+		if g.N > 0 {
+			g.Ratio = 1
+		}
+		return
+	case g.N == 0 || base == nil || base.N == 0 || base.ThroughputMedian == 0:
+		g.Verdict = NoData
+		return
+	}
+	g.Ratio = g.ThroughputMedian / base.ThroughputMedian
+	if g.N < MinRepeats || base.N < MinRepeats {
+		g.Verdict = NoInterval
+		return
+	}
+	lo, hi := BootstrapRatioCI(rngFor("ratio", g.Key()), g.Throughputs(), base.Throughputs())
+	g.RatioCI = &[2]float64{lo, hi}
+	g.Verdict = VerdictFor(lo, hi, true)
+}
+
+// VerdictFor judges a ratio CI: above 1 is better when higher is better.
+func VerdictFor(lo, hi float64, higherIsBetter bool) string {
+	switch {
+	case lo > 1:
+		if higherIsBetter {
+			return Better
+		}
+		return Worse
+	case hi < 1:
+		if higherIsBetter {
+			return Worse
+		}
+		return Better
+	}
+	return Noise
+}
+
+// rngFor seeds a generator from Seed and the group, so each group's
+// bootstrap is reproducible and independent of report order.
+func rngFor(what string, k Key) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(what + "\x00" + k.Placement + "\x00" + k.Durability))
+	return rand.New(rand.NewPCG(Seed, h.Sum64()^uint64(k.Clients)))
+}
+
+// Median of v (v is not modified). NaN for an empty slice.
+func Median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Mean of v.
+func Mean(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
+}
+
+// CV is the sample standard deviation over the mean (0 for fewer than 2).
+func CV(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	m := Mean(v)
+	if m == 0 {
+		return 0
+	}
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - m) * (x - m)
+	}
+	return math.Sqrt(ss/float64(len(v)-1)) / m
+}
+
+// BootstrapCI is the 95% percentile-bootstrap interval of stat over v.
+func BootstrapCI(rng *rand.Rand, v []float64, stat func([]float64) float64) (lo, hi float64) {
+	est := make([]float64, Resamples)
+	buf := make([]float64, len(v))
+	for i := range est {
+		resample(rng, v, buf)
+		est[i] = stat(buf)
+	}
+	return percentiles95(est)
+}
+
+// BootstrapRatioCI is the 95% percentile-bootstrap interval of
+// median(a)/median(b), resampling a and b independently (their runs are
+// independent repeats, not pairs).
+func BootstrapRatioCI(rng *rand.Rand, a, b []float64) (lo, hi float64) {
+	est := make([]float64, 0, Resamples)
+	ba, bb := make([]float64, len(a)), make([]float64, len(b))
+	for i := 0; i < Resamples; i++ {
+		resample(rng, a, ba)
+		resample(rng, b, bb)
+		if d := Median(bb); d > 0 {
+			est = append(est, Median(ba)/d)
+		}
+	}
+	return percentiles95(est)
+}
+
+func resample(rng *rand.Rand, v, into []float64) {
+	for i := range into {
+		into[i] = v[rng.IntN(len(v))]
+	}
+}
+
+func percentiles95(est []float64) (lo, hi float64) {
+	if len(est) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	sort.Float64s(est)
+	return quantile(est, 0.025), quantile(est, 0.975)
+}
+
+// quantile interpolates linearly in a sorted slice.
+func quantile(s []float64, q float64) float64 {
+	pos := q * float64(len(s)-1)
+	i := int(pos)
+	if i >= len(s)-1 {
+		return s[len(s)-1]
+	}
+	f := pos - float64(i)
+	return s[i]*(1-f) + s[i+1]*f
+}
+
+// MinSamplesFor is the fewest recorded operations for which a percentile is
+// shown: the tail beyond it must hold at least one sample, so p99 needs 100,
+// p99.9 needs 1,000 and p99.99 needs 10,000.
+func MinSamplesFor(percentile float64) int64 {
+	if percentile <= 50 {
+		return 1
+	}
+	n := 1 / (1 - percentile/100)
+	return int64(math.Ceil(n - 1e-6)) // 1/(1-0.999) is 1000.0000000000009 in floating point
+}
