@@ -12,7 +12,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -44,12 +43,28 @@ type Options struct {
 	Store   *results.Store
 	// Keep leaves run folders in place after each run.
 	Keep bool
-	// Progress receives human progress lines; nil discards them.
-	Progress io.Writer
+	// Progress receives human progress; nil discards it.
+	Progress Observer
 	// MaxErrorRatio is the share of failed operations above which a run is
 	// failed; 0 means DefaultMaxErrorRatio.
 	MaxErrorRatio float64
 }
+
+// Observer is told of a study's progress (see package progress).
+type Observer interface {
+	// Line is a line to keep: notes, each run's outcome.
+	Line(s string)
+	// Live is the current run's per-second line.
+	Live(s string)
+	// Runs says how many of the study's runs are done.
+	Runs(done, total int)
+}
+
+type discard struct{}
+
+func (discard) Line(string)   {}
+func (discard) Live(string)   {}
+func (discard) Runs(int, int) {}
 
 // DefaultMaxErrorRatio fails a run when more than 1% of its operations fail.
 const DefaultMaxErrorRatio = 0.01
@@ -68,7 +83,7 @@ const RunFolderPrefix = "tierbench-run-"
 // Run carries out st and stores everything under a new study id.
 func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	if opt.Progress == nil {
-		opt.Progress = io.Discard
+		opt.Progress = discard{}
 	}
 	if opt.MaxErrorRatio == 0 {
 		opt.MaxErrorRatio = DefaultMaxErrorRatio
@@ -102,14 +117,15 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	}
 	for _, t := range st.Tiers {
 		if info := tiers[t.Name]; !info.Durable {
-			fmt.Fprintf(opt.Progress, "note: tier %s (%s) is not durable: %s\n", t.Name, info.Path, info.Note)
+			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not durable: %s", t.Name, info.Path, info.Note))
 		}
 	}
 
 	sum := &Summary{Study: rec}
 	cells := st.Matrix()
-	fmt.Fprintf(opt.Progress, "study %s (%s): %d runs\n", rec.ID, st.Name, len(cells))
-	for _, cell := range cells {
+	opt.Progress.Line(fmt.Sprintf("study %s (%s): %d runs", rec.ID, st.Name, len(cells)))
+	opt.Progress.Runs(0, len(cells))
+	for i, cell := range cells {
 		if ctx.Err() != nil {
 			break
 		}
@@ -128,6 +144,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		} else {
 			sum.Failed++
 		}
+		opt.Progress.Runs(i+1, len(cells))
 	}
 	now := time.Now().UTC()
 	rec.FinishedAt = &now
@@ -192,10 +209,10 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		r.FinishedAt = time.Now().UTC()
 		switch r.Status {
 		case results.RunOK:
-			fmt.Fprintf(opt.Progress, "%s ok: %.0f ops/s, p50 %s, p99 %s, %d errors\n", label, r.ThroughputOpsS,
-				report.FormatMicros(r.Latency.P50), report.FormatMicros(r.Latency.P99), r.Errors)
+			opt.Progress.Line(fmt.Sprintf("%s ok: %.0f ops/s, p50 %s, p99 %s, %d errors", label, r.ThroughputOpsS,
+				report.FormatMicros(r.Latency.P50), report.FormatMicros(r.Latency.P99), r.Errors))
 		case results.RunFailed:
-			fmt.Fprintf(opt.Progress, "%s FAILED: %s\n", label, r.Error)
+			opt.Progress.Line(fmt.Sprintf("%s FAILED: %s", label, r.Error))
 		}
 	}()
 
@@ -204,7 +221,7 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 	if !opt.Keep {
 		defer func() {
 			if err := cleanup(); err != nil {
-				fmt.Fprintf(opt.Progress, "%s warning: %v\n", label, err)
+				opt.Progress.Line(fmt.Sprintf("%s warning: %v", label, err))
 			}
 		}()
 	}
@@ -229,7 +246,7 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		return r, nil
 	}
 
-	fmt.Fprintf(opt.Progress, "%s loading...\n", label)
+	opt.Progress.Live(label + " loading...")
 	ls, err := w.Load(ctx, st.Engine, db, loaders(cell.Clients))
 	if err != nil {
 		fail(fmt.Errorf("load: %w", err))
@@ -256,8 +273,8 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		Ops: w.Ops(), Warmup: st.Warmup, Duration: st.Duration,
 		TargetRate: st.TargetRate, Arrival: driver.Arrival(st.Arrival),
 		OnTick: func(iv driver.Interval) {
-			fmt.Fprintf(opt.Progress, "%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d\n", label,
-				(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors)
+			opt.Progress.Live(fmt.Sprintf("%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d", label,
+				(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors))
 		},
 	}, clients)
 	if res != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 )
@@ -164,7 +165,7 @@ func TestCancelStoresInterruptedStudy(t *testing.T) {
 		cancel()
 	}()
 	st.Duration = time.Second
-	sum, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: lines})
+	sum, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines)})
 	if err != nil {
 		t.Fatal(err)
 	}

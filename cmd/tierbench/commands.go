@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/runner"
+	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -46,7 +50,14 @@ func newRunCmd() *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			sum, err := runner.Run(cmd.Context(), st, runner.Options{Catalog: cat, Store: store, Keep: keep, Progress: os.Stderr})
+			var obs runner.Observer = progress.NewPlain(os.Stderr)
+			closeBar := func() {}
+			if isTerminal(os.Stderr) {
+				term := progress.NewTerminal(os.Stderr, terminalWidth(os.Stderr))
+				obs, closeBar = term, term.Close
+			}
+			sum, err := runner.Run(cmd.Context(), st, runner.Options{Catalog: cat, Store: store, Keep: keep, Progress: obs})
+			closeBar() // before the table, which shares the terminal
 			if err != nil {
 				return err
 			}
@@ -141,8 +152,8 @@ func newShowCmd() *cobra.Command {
 		Short: "Show a stored study: per durability and clients, each placement's throughput and ratio to the baseline",
 		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			if format != "table" && format != "json" {
-				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
+			if format != "table" && format != "json" && format != "csv" {
+				return badInput(fmt.Errorf("unknown --format %q: use table, json or csv", format))
 			}
 			ref := "latest"
 			if len(a) == 1 {
@@ -164,22 +175,17 @@ func newShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if format == "json" {
-				if runs == nil {
-					runs = []results.Run{}
-				}
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Study *results.Study `json:"study"`
-					Runs  []results.Run  `json:"runs"`
-				}{st, runs})
+			switch format {
+			case "json":
+				return report.JSON(os.Stdout, st, runs)
+			case "csv":
+				return results.WriteCSV(os.Stdout, runs)
 			}
 			return report.Show(os.Stdout, st, runs)
 		},
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json (with per-group statistics) or csv (one row per run)")
 	return cmd
 }
 
@@ -213,4 +219,126 @@ func newEnginesCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newCompareCmd() *cobra.Command {
+	var resultsDir, placements, format string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "compare STUDY_A STUDY_B [STUDY_C ...] | compare STUDY --placements BASE,OTHER[,...]",
+		Short: "Compare studies (the first is the baseline), or placements of one study, with 95% CIs",
+		Args:  args(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			if format != "table" && format != "json" {
+				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
+			}
+			store, err := results.OpenExisting(resultsDir)
+			if err != nil {
+				return badInput(err)
+			}
+			defer store.Close()
+			base, contenders, err := compareSides(cmd.Context(), store, a, placements, force)
+			if err != nil {
+				return err
+			}
+			rows := stats.Compare(base, contenders)
+			if len(rows) == 0 {
+				return badInput(errors.New("nothing to compare: the two sides share no placement x durability x clients group with ok runs"))
+			}
+			if format == "json" {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(struct {
+					Baseline string      `json:"baseline"`
+					Rows     []stats.Row `json:"rows"`
+				}{base.Label, rows})
+			}
+			report.CompareTable(os.Stdout, base.Label, rows, isTerminal(os.Stdout))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")
+	cmd.Flags().StringVar(&placements, "placements", "", "with one study: the placements to compare, baseline first")
+	cmd.Flags().BoolVar(&force, "force", false, "compare studies even if engine, workload or record count differ")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	return cmd
+}
+
+// compareSides loads the sides of a comparison from the command's arguments.
+func compareSides(ctx context.Context, store *results.Store, refs []string, placements string, force bool) (stats.Side, []stats.Side, error) {
+	load := func(ref string) (*results.Study, []results.Run, error) {
+		st, err := store.Study(ctx, ref)
+		if err != nil {
+			if errors.Is(err, results.ErrNoStudy) {
+				return nil, nil, badInput(err)
+			}
+			return nil, nil, err
+		}
+		runs, err := store.Runs(ctx, st.ID)
+		return st, runs, err
+	}
+	if placements != "" {
+		if len(refs) != 1 {
+			return stats.Side{}, nil, badInput(errors.New("--placements compares placements of ONE study: give one study id"))
+		}
+		st, runs, err := load(refs[0])
+		if err != nil {
+			return stats.Side{}, nil, err
+		}
+		names := strings.Split(placements, ",")
+		if len(names) < 2 {
+			return stats.Side{}, nil, badInput(errors.New("--placements needs at least two names, baseline first, e.g. --placements all-disk,wal-ram"))
+		}
+		var sides []stats.Side
+		for _, n := range names {
+			if !hasPlacement(st, n) {
+				return stats.Side{}, nil, badInput(fmt.Errorf("study %s has no placement %q", st.ID, n))
+			}
+			sides = append(sides, stats.StudySide(n, st, runs, n))
+		}
+		return sides[0], sides[1:], nil
+	}
+	if len(refs) < 2 {
+		return stats.Side{}, nil, badInput(errors.New("give two or more studies (the first is the baseline), or one study with --placements"))
+	}
+	baseSt, baseRuns, err := load(refs[0])
+	if err != nil {
+		return stats.Side{}, nil, err
+	}
+	var contenders []stats.Side
+	for _, ref := range refs[1:] {
+		st, runs, err := load(ref)
+		if err != nil {
+			return stats.Side{}, nil, err
+		}
+		if why := stats.Comparable(baseSt, st); len(why) > 0 && !force {
+			return stats.Side{}, nil, badInput(fmt.Errorf("refusing to compare: %s; pass --force to compare anyway", strings.Join(why, "; ")))
+		}
+		contenders = append(contenders, stats.StudySide(st.ID, st, runs, ""))
+	}
+	return stats.StudySide(baseSt.ID, baseSt, baseRuns, ""), contenders, nil
+}
+
+func hasPlacement(st *results.Study, name string) bool {
+	for _, p := range st.Placements {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// isTerminal reports whether f is a terminal, for colour and progress bars.
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// terminalWidth is f's width in columns, 0 when unknown.
+func terminalWidth(f *os.File) int {
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
 }

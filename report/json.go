@@ -1,0 +1,33 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+)
+
+// Document is the JSON of `tierbench show --format json`.
+type Document struct {
+	Study  *results.Study `json:"study"`
+	Runs   []results.Run  `json:"runs"`
+	Groups []*stats.Group `json:"groups"`
+	// Verdicts are the answer sentences, one per durability mode.
+	Verdicts []string `json:"verdicts"`
+}
+
+// JSON writes a study, its runs and its per-group statistics.
+func JSON(w io.Writer, st *results.Study, runs []results.Run) error {
+	if runs == nil {
+		runs = []results.Run{}
+	}
+	a := stats.Analyze(st, runs)
+	doc := Document{Study: st, Runs: runs, Groups: a.Groups, Verdicts: Verdicts(st, a, HeadlineClients(st, 0))}
+	if doc.Verdicts == nil {
+		doc.Verdicts = []string{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
+}

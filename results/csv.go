@@ -1,0 +1,51 @@
+package results
+
+import (
+	"encoding/csv"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// csvHeader names the columns of WriteCSV, one row per run.
+var csvHeader = []string{"study_id", "run_id", "seq", "placement", "components", "durability", "clients", "repeat",
+	"status", "error", "duration_s", "ops", "errors", "late_ops", "throughput_ops_s",
+	"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "service_p50_us", "service_p99_us",
+	"load_records", "load_s", "engine_version"}
+
+// WriteCSV writes one row per run, for spreadsheets.
+func WriteCSV(w io.Writer, runs []Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(csvHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range runs {
+		row := []string{r.StudyID, r.ID, strconv.Itoa(r.Seq), r.Placement, componentsText(r.Components), r.Durability,
+			strconv.Itoa(r.Clients), strconv.Itoa(r.Repeat), r.Status, r.Error, f(r.DurationS), i(r.Ops), i(r.Errors),
+			i(r.Late), f(r.ThroughputOpsS), f(r.Latency.P50), f(r.Latency.P90), f(r.Latency.P99), f(r.Latency.P999),
+			f(r.Latency.Max), f(r.Latency.Mean), f(r.ServiceTime.P50), f(r.ServiceTime.P99),
+			i(r.LoadRecords), f(r.LoadS), r.EngineVersion}
+		if err := cw.Write(row); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// componentsText renders component -> tier as "data=disk;wal=ram".
+func componentsText(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, ";")
+}

@@ -1,0 +1,138 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// Metric is a figure compared between runs, with the direction of "better".
+type Metric struct {
+	Name           string
+	Unit           string
+	HigherIsBetter bool
+	Of             func(results.Run) float64
+}
+
+// Metrics compared by `tierbench compare`.
+var Metrics = []Metric{
+	{"throughput", "ops/s", true, func(r results.Run) float64 { return r.ThroughputOpsS }},
+	{"p50 latency", "µs", false, func(r results.Run) float64 { return r.Latency.P50 }},
+	{"p99 latency", "µs", false, func(r results.Run) float64 { return r.Latency.P99 }},
+}
+
+// Side is one side of a comparison: a label and its ok runs per group.
+type Side struct {
+	Label string
+	// Runs by group label (e.g. "wal-ram sync c=16"); groups present on both
+	// sides are compared.
+	Runs map[string][]results.Run
+	// Order lists group labels in display order.
+	Order []string
+}
+
+// Row is one metric of one group: baseline vs contender.
+type Row struct {
+	Metric     string      `json:"metric"`
+	Unit       string      `json:"unit"`
+	Group      string      `json:"group"`
+	Contender  string      `json:"contender"`
+	Baseline   float64     `json:"baseline"`
+	Value      float64     `json:"value"`
+	Diff       float64     `json:"diff"`
+	DiffPct    float64     `json:"diff_pct"`
+	DiffPctCI  *[2]float64 `json:"diff_pct_ci95"`
+	Verdict    string      `json:"verdict"`
+	HigherBest bool        `json:"higher_is_better"`
+}
+
+// Compare compares each contender with the baseline side, metric by metric,
+// over the groups both have. Medians over repeats; the CI is the bootstrap
+// interval of the ratio of medians, shown as a percentage difference.
+func Compare(base Side, contenders []Side) []Row {
+	var rows []Row
+	for _, c := range contenders {
+		for _, group := range base.Order {
+			b, cr := base.Runs[group], c.Runs[group]
+			if len(b) == 0 || len(cr) == 0 {
+				continue
+			}
+			for _, m := range Metrics {
+				bv, cv := values(b, m), values(cr, m)
+				row := Row{Metric: m.Name, Unit: m.Unit, Group: group, Contender: c.Label, HigherBest: m.HigherIsBetter,
+					Baseline: Median(bv), Value: Median(cv)}
+				row.Diff = row.Value - row.Baseline
+				if row.Baseline != 0 {
+					row.DiffPct = row.Diff / row.Baseline * 100
+				}
+				row.Verdict = NoInterval
+				if len(bv) >= MinRepeats && len(cv) >= MinRepeats && row.Baseline > 0 {
+					lo, hi := BootstrapRatioCI(rngFor(m.Name+c.Label, Key{Placement: group}), cv, bv)
+					if !math.IsNaN(lo) {
+						row.DiffPctCI = &[2]float64{(lo - 1) * 100, (hi - 1) * 100}
+						row.Verdict = VerdictFor(lo, hi, m.HigherIsBetter)
+					}
+				}
+				rows = append(rows, row)
+			}
+		}
+	}
+	return rows
+}
+
+func values(runs []results.Run, m Metric) []float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = m.Of(r)
+	}
+	return v
+}
+
+// StudySide groups a study's ok runs by placement, durability and clients,
+// optionally keeping only one placement (whose name is then left out of the
+// group label, so placements of one study can be compared with each other).
+func StudySide(label string, st *results.Study, runs []results.Run, onlyPlacement string) Side {
+	s := Side{Label: label, Runs: map[string][]results.Run{}}
+	for _, d := range st.Durability {
+		for _, c := range st.Clients {
+			for _, p := range st.Placements {
+				if onlyPlacement != "" && p.Name != onlyPlacement {
+					continue
+				}
+				s.Order = append(s.Order, groupLabel(p.Name, d, c, onlyPlacement != ""))
+			}
+		}
+	}
+	for _, r := range runs {
+		if r.Status != results.RunOK || (onlyPlacement != "" && r.Placement != onlyPlacement) {
+			continue
+		}
+		k := groupLabel(r.Placement, r.Durability, r.Clients, onlyPlacement != "")
+		s.Runs[k] = append(s.Runs[k], r)
+	}
+	return s
+}
+
+func groupLabel(placement, durability string, clients int, omitPlacement bool) string {
+	if omitPlacement {
+		return fmt.Sprintf("%s c=%d", durability, clients)
+	}
+	return fmt.Sprintf("%s %s c=%d", placement, durability, clients)
+}
+
+// Comparable explains why two studies should not be compared: a different
+// engine, workload or record count. Empty when they are comparable.
+func Comparable(a, b *results.Study) []string {
+	var why []string
+	if a.Engine != b.Engine {
+		why = append(why, fmt.Sprintf("engine differs: %s has %s, %s has %s", a.ID, a.Engine, b.ID, b.Engine))
+	}
+	if a.Workload != b.Workload {
+		why = append(why, fmt.Sprintf("workload differs: %s has %s, %s has %s", a.ID, a.Workload, b.ID, b.Workload))
+	}
+	if ra, rb := a.WorkloadParams["records"], b.WorkloadParams["records"]; ra != rb {
+		why = append(why, fmt.Sprintf("record count differs: %s has %s, %s has %s", a.ID, ra, b.ID, rb))
+	}
+	return why
+}
