@@ -1,0 +1,569 @@
+package report
+
+// The HTML report: one self-contained file (styles, script and charts
+// inline, no URL fetched) so it opens offline and survives being mailed.
+// Its content is first gathered into a doc, which the Markdown report
+// renders too, so the two never disagree.
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+)
+
+// Input is everything a report needs; it never talks to an engine.
+type Input struct {
+	Study    *results.Study
+	Runs     []results.Run
+	Analysis *stats.Analysis
+	// Clients is the client count for the verdict sentences and the latency
+	// chart (0 = HeadlineClients default).
+	Clients int
+	// Histogram loads a stored histogram (op "all", kind "latency", phase
+	// "measured" are what the report uses); it is the results store's method
+	// value. May be nil, and then the latency charts are left out with a note.
+	Histogram func(runID, op, kind, phase string) (*hdr.Histogram, error)
+}
+
+// HTML writes the study's report as one self-contained HTML file.
+func HTML(w io.Writer, in Input) error {
+	d, err := buildDoc(in)
+	if err != nil {
+		return err
+	}
+	if err := pageTemplate.Execute(w, d); err != nil {
+		return fmt.Errorf("render html report: %w", err)
+	}
+	return nil
+}
+
+// doc is a report's content, independent of its output format.
+type doc struct {
+	Title      string
+	Facts      []kv
+	Question   string
+	Clients    int
+	Verdicts   []string
+	Notes      []string // tiers that are not durable or emulated
+	Warnings   []string // failed runs, missing verdicts
+	Env        table
+	Tiers      table
+	Placements table
+	Matrix     table
+	Source     string
+	Sections   []chartSection
+	Groups     table
+	Runs       table
+}
+
+type kv struct{ K, V string }
+
+// table is a rendered table; Num marks right-aligned numeric columns. A nil
+// Header makes a two-column key/value table.
+type table struct {
+	Sortable bool
+	Header   []string
+	Num      []bool
+	Rows     []row
+}
+
+type row struct {
+	Cells []cell
+	Class string
+}
+
+// cell is a table cell; Sort, when set, is the key the HTML table sorts by
+// (a plain number, so "1.50ms" sorts after "900µs").
+type cell struct{ Text, Sort string }
+
+// chartSection is one kind of chart, one chart per durability mode (or per
+// durability x clients for timelines).
+type chartSection struct {
+	ID, Heading, Intro string
+	Charts             []chartOut
+	Notes              []string
+}
+
+// chartOut is one rendered chart; Slug names its .svg file for Markdown.
+type chartOut struct {
+	Title string
+	Slug  string
+	SVG   string
+	Notes []string
+}
+
+// Inline returns the SVG for the HTML template. It is built by chart.SVG,
+// which escapes every string it is given.
+func (c chartOut) Inline() template.HTML { return template.HTML(c.SVG) }
+
+// builder carries what every part of the doc needs.
+type builder struct {
+	in      Input
+	st      *results.Study
+	a       *stats.Analysis
+	clients int
+	colors  map[string]string
+	slugs   map[string]int
+}
+
+// buildDoc gathers the report's content.
+func buildDoc(in Input) (*doc, error) {
+	if in.Study == nil {
+		return nil, fmt.Errorf("report: no study given")
+	}
+	b := &builder{in: in, st: in.Study, a: in.Analysis, colors: map[string]string{}, slugs: map[string]int{}}
+	if b.a == nil {
+		b.a = stats.Analyze(in.Study, in.Runs)
+	}
+	b.clients = HeadlineClients(b.st, in.Clients)
+	for i, p := range b.st.Placements {
+		b.colors[p.Name] = palette[i%len(palette)]
+	}
+	d := &doc{
+		Title:    "Study " + b.st.Name,
+		Facts:    b.facts(),
+		Question: b.question(),
+		Clients:  b.clients,
+		Verdicts: Verdicts(b.st, b.a, b.clients),
+		Notes:    NotDurableNotes(b.st),
+		Warnings: b.warnings(),
+		Env:      b.envTable(),
+		Tiers:    b.tierTable(),
+		Matrix:   b.matrixTable(),
+		Source:   b.st.Source,
+		Groups:   b.groupTable(),
+		Runs:     b.runTable(),
+	}
+	d.Placements = b.placementTable()
+	d.Sections = []chartSection{b.throughputSection(), b.ratioSection(), b.latencySection(), b.timelineSection()}
+	return d, nil
+}
+
+func (b *builder) group(placement, durability string, clients int) *stats.Group {
+	return b.a.Group(stats.Key{Placement: placement, Durability: durability, Clients: clients})
+}
+
+func (b *builder) facts() []kv {
+	st := b.st
+	f := []kv{{"id", st.ID}, {"status", st.Status}, {"engine", st.Engine}, {"workload", st.Workload},
+		{"started", fmtTime(st.StartedAt)}}
+	if st.FinishedAt != nil {
+		f = append(f, kv{"finished", fmtTime(*st.FinishedAt)},
+			kv{"took", st.FinishedAt.Sub(st.StartedAt).Round(time.Second).String()})
+	}
+	return f
+}
+
+// fmtTime prints in UTC so a report reads the same wherever it is rendered.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func (b *builder) question() string {
+	base := b.st.Baseline
+	for _, p := range b.st.Placements {
+		if p.Name == base {
+			base += " (" + components(p.Components) + ")"
+		}
+	}
+	return fmt.Sprintf("How does the throughput of %s running %s change when its components are placed on other storage tiers, compared with the baseline placement %s? The answer is given at %d clients; the charts and tables cover every client count.",
+		orDash(b.st.Engine), orDash(b.st.Workload), base, b.clients)
+}
+
+// components prints a placement as "data -> disk, wal -> ram".
+func components(m map[string]string) string {
+	keys := sortedKeys(m)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + " -> " + m[k]
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// warnings says which runs failed and which groups have no data, because a
+// verdict read without them can mislead.
+func (b *builder) warnings() []string {
+	var out []string
+	failed := 0
+	for _, r := range b.in.Runs {
+		if r.Status != results.RunOK {
+			failed++
+		}
+	}
+	if failed > 0 {
+		out = append(out, fmt.Sprintf("%d of %d runs did not finish ok; they are listed in the results table with their errors and left out of every figure.", failed, len(b.in.Runs)))
+	}
+	for _, g := range b.a.Groups {
+		if g.N == 0 {
+			out = append(out, fmt.Sprintf("No ok run for %s, %s, %d clients (%d failed): missing from the charts.", g.Placement, g.Durability, g.Clients, g.Failed))
+		}
+	}
+	return out
+}
+
+func (b *builder) envTable() table {
+	e := b.st.Env
+	cpu := orDash(e.CPUModel)
+	if e.CPUs > 0 {
+		cpu += fmt.Sprintf(", %d CPUs", e.CPUs)
+	}
+	engine := orDash(b.st.Engine)
+	if b.st.EngineVersion != "" {
+		engine += " " + b.st.EngineVersion
+	}
+	return kvTable([]kv{{"host", orDash(e.Hostname)}, {"OS", orDash(e.OS)}, {"kernel", orDash(e.Kernel)},
+		{"CPU", cpu}, {"memory", fmtBytes(e.MemoryBytes)}, {"Go", orDash(e.GoVersion)},
+		{"tierbench", orDash(e.TierbenchVersion)}, {"engine", engine}})
+}
+
+func kvTable(rows []kv) table {
+	t := table{Num: []bool{false, false}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, row{Cells: []cell{{Text: r.K}, {Text: r.V}}})
+	}
+	return t
+}
+
+func fmtBytes(n uint64) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+func (b *builder) tierTable() table {
+	t := table{Header: []string{"tier", "path", "fs type", "mount point", "device", "mount options", "durable", "emulated"},
+		Num: make([]bool, 8)}
+	for _, n := range sortedTierNames(b.st) {
+		ti := b.st.Tiers[n]
+		dev := orDash(ti.Device)
+		if ti.BackingFile != "" {
+			dev += " (file " + ti.BackingFile + ")"
+		}
+		durable, class := "yes", ""
+		if !ti.Durable {
+			durable, class = "NOT DURABLE", "warn"
+			if ti.Note != "" {
+				durable += ": " + ti.Note
+			}
+		}
+		t.Rows = append(t.Rows, row{Class: class, Cells: []cell{{Text: n}, {Text: orDash(ti.Path)}, {Text: orDash(ti.FSType)},
+			{Text: orDash(ti.MountPoint)}, {Text: dev}, {Text: orDash(ti.MountOptions)}, {Text: durable}, {Text: yesNo(ti.Emulated)}}})
+	}
+	return t
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+// placementTable has one column per component, so placements read as a
+// matrix; a tier that is not durable is marked in its cell.
+func (b *builder) placementTable() table {
+	comps := map[string]string{}
+	for _, p := range b.st.Placements {
+		for c := range p.Components {
+			comps[c] = c
+		}
+	}
+	names := sortedKeys(comps)
+	t := table{Header: append(append([]string{"placement"}, names...), "role"), Num: make([]bool, len(names)+2)}
+	for _, p := range b.st.Placements {
+		cells := []cell{{Text: p.Name}}
+		for _, c := range names {
+			cells = append(cells, cell{Text: b.tierLabel(p.Components[c])})
+		}
+		role := ""
+		if p.Name == b.st.Baseline {
+			role = "baseline"
+		}
+		t.Rows = append(t.Rows, row{Cells: append(cells, cell{Text: role})})
+	}
+	return t
+}
+
+func (b *builder) tierLabel(tier string) string {
+	if tier == "" {
+		return "-"
+	}
+	ti, ok := b.st.Tiers[tier]
+	switch {
+	case ok && !ti.Durable && ti.Emulated:
+		return tier + " (not durable, emulated)"
+	case ok && !ti.Durable:
+		return tier + " (not durable)"
+	case ok && ti.Emulated:
+		return tier + " (emulated)"
+	}
+	return tier
+}
+
+func (b *builder) matrixTable() table {
+	st := b.st
+	durs := make([]string, len(st.Durability))
+	for i, d := range st.Durability {
+		durs[i] = d + " (" + strings.ToLower(durabilityPhrase(d)) + ")"
+	}
+	clients := make([]string, len(st.Clients))
+	for i, c := range st.Clients {
+		clients[i] = strconv.Itoa(c)
+	}
+	load := "closed loop: each client issues its next operation when the last completes"
+	if st.TargetRate > 0 {
+		load = fmt.Sprintf("open loop at a target of %.0f ops/s, %s arrivals; latency counts from the intended start", st.TargetRate, orDash(st.Arrival))
+	}
+	ok, failed := 0, 0
+	for _, r := range b.in.Runs {
+		if r.Status == results.RunOK {
+			ok++
+		} else {
+			failed++
+		}
+	}
+	return kvTable([]kv{{"workload", orDash(st.Workload)}, {"workload parameters", orDash(params(st.WorkloadParams))},
+		{"engine options", orDash(params(st.Options))}, {"baseline", orDash(st.Baseline)},
+		{"durability modes", orDash(strings.Join(durs, "; "))}, {"client counts", orDash(strings.Join(clients, ", "))},
+		{"repeats per cell", strconv.Itoa(st.Repeat)}, {"warmup", fmtSeconds(st.WarmupS)},
+		{"measured duration", fmtSeconds(st.DurationS)}, {"load", load},
+		{"runs", fmt.Sprintf("%d (%d ok, %d not ok)", len(b.in.Runs), ok, failed)}})
+}
+
+func fmtSeconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
+
+// numSort is a cell's sort key; NaN (missing) sorts as empty.
+func numSort(v float64) string {
+	if v != v {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+func (b *builder) groupTable() table {
+	t := table{Sortable: true, Header: []string{"durability", "clients", "placement", "ok runs", "failed", "median ops/s",
+		"95% CI ops/s", "CV", "p50 (median)", "p99 (median)", "vs " + b.st.Baseline, "ratio 95% CI", "verdict"},
+		Num: []bool{false, true, false, true, true, true, false, true, true, true, true, false, false}}
+	for _, g := range b.a.Groups {
+		t.Rows = append(t.Rows, b.groupRow(g))
+	}
+	return t
+}
+
+func (b *builder) groupRow(g *stats.Group) row {
+	r := row{Class: "verdict-" + strings.ReplaceAll(g.Verdict, " ", "-")}
+	if g.N == 0 {
+		r.Class = "failed"
+		return row{Class: r.Class, Cells: []cell{{Text: g.Durability}, intCell(g.Clients), {Text: g.Placement},
+			intCell(g.N), intCell(g.Failed), {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: g.Verdict}}}
+	}
+	tpCI, ratio, ratioCI := "-", "-", "-"
+	if g.ThroughputCI != nil {
+		tpCI = fmt.Sprintf("%.0f-%.0f", g.ThroughputCI[0], g.ThroughputCI[1])
+	}
+	if g.Ratio != 0 {
+		ratio = fmt.Sprintf("%.2fx", g.Ratio)
+	}
+	if g.RatioCI != nil {
+		ratioCI = fmt.Sprintf("%.2f-%.2fx", g.RatioCI[0], g.RatioCI[1])
+	}
+	r.Cells = []cell{{Text: g.Durability}, intCell(g.Clients), {Text: g.Placement}, intCell(g.N), intCell(g.Failed),
+		{Text: fmt.Sprintf("%.0f", g.ThroughputMedian), Sort: numSort(g.ThroughputMedian)}, {Text: tpCI},
+		{Text: fmt.Sprintf("%.1f%%", g.ThroughputCV*100), Sort: numSort(g.ThroughputCV)},
+		microsCell(g.P50Median), microsCell(g.P99Median), {Text: ratio, Sort: numSort(g.Ratio)}, {Text: ratioCI}, {Text: g.Verdict}}
+	return r
+}
+
+func intCell(v int) cell { return cell{Text: strconv.Itoa(v), Sort: strconv.Itoa(v)} }
+
+func microsCell(us float64) cell {
+	if us <= 0 {
+		return cell{Text: "-"}
+	}
+	return cell{Text: FormatMicros(us), Sort: numSort(us)}
+}
+
+func (b *builder) runTable() table {
+	t := table{Sortable: true, Header: []string{"seq", "placement", "durability", "clients", "repeat", "status", "ops/s",
+		"p50", "p99", "p99.9", "errors", "error"},
+		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, false}}
+	runs := append([]results.Run(nil), b.in.Runs...)
+	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Seq < runs[j].Seq })
+	for _, r := range runs {
+		t.Rows = append(t.Rows, runRow(r))
+	}
+	return t
+}
+
+func runRow(r results.Run) row {
+	class := ""
+	if r.Status != results.RunOK {
+		class = "failed"
+	}
+	tput := cell{Text: "-"}
+	if r.ThroughputOpsS > 0 {
+		tput = cell{Text: fmt.Sprintf("%.0f", r.ThroughputOpsS), Sort: numSort(r.ThroughputOpsS)}
+	}
+	errText := strings.Join(strings.Fields(r.Error), " ")
+	return row{Class: class, Cells: []cell{intCell(r.Seq), {Text: r.Placement}, {Text: r.Durability}, intCell(r.Clients),
+		intCell(r.Repeat), {Text: r.Status}, tput, microsCell(r.Latency.P50), microsCell(r.Latency.P99),
+		microsCell(r.Latency.P999), {Text: strconv.FormatInt(r.Errors, 10), Sort: strconv.FormatInt(r.Errors, 10)}, {Text: errText}}}
+}
+
+// pageTemplate is the HTML page. html/template escapes every string; only
+// chart SVG (escaped when built) is inserted as trusted markup.
+var pageTemplate = template.Must(template.New("page").
+	Funcs(template.FuncMap{"minRepeats": func() int { return stats.MinRepeats }}).
+	Parse(pageHTML))
+
+const pageHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}} - tierbench report</title>
+<style>
+body{margin:0;background:#fafafa;color:#1d1d1f;font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}
+main{max-width:1180px;margin:0 auto;padding:24px 28px 64px;background:#fff}
+h1{font-size:26px;margin:0 0 6px}
+h2{font-size:21px;margin:36px 0 10px;padding-bottom:4px;border-bottom:2px solid #e4e4e4}
+h3{font-size:17px;margin:24px 0 8px}
+.facts{color:#555;margin:0 0 12px}.facts span{margin-right:16px;white-space:nowrap}
+nav a{margin-right:14px}
+.question{font-style:italic}
+.verdicts li{font-size:16px;font-weight:600;margin:6px 0}
+.callout{border-left:5px solid #888;background:#f4f4f4;padding:8px 14px;margin:12px 0}
+.callout.warn{border-color:#d9822b;background:#fff5e6}
+.callout ul{margin:4px 0;padding-left:20px}
+table{border-collapse:collapse;font-size:13px;margin:6px 0 14px}
+th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f2f2f2}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+table.sortable th{cursor:pointer;user-select:none}
+table.sortable th::after{content:" \2195";color:#aaa}
+table.sortable th[aria-sort=ascending]::after{content:" \25B2";color:#333}
+table.sortable th[aria-sort=descending]::after{content:" \25BC";color:#333}
+tr.failed td{background:#fdecec}
+tr.warn td{background:#fff5e6}
+tr.verdict-better td:last-child{color:#1a7f37;font-weight:600}
+tr.verdict-worse td:last-child{color:#c62828;font-weight:600}
+figure{margin:10px 0 22px}
+figure svg{max-width:100%;height:auto;border:1px solid #eee}
+figcaption,.note{font-size:13px;color:#555}
+pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}
+.scroll{overflow-x:auto}
+</style>
+</head>
+<body>
+<main>
+<h1>{{.Title}}</h1>
+<p class="facts">{{range .Facts}}<span><b>{{.K}}</b> {{.V}}</span> {{end}}</p>
+<nav><a href="#answer">Answer</a><a href="#setup">Setup</a><a href="#charts">Charts</a><a href="#results">Results</a></nav>
+
+<section id="answer">
+<h2>The question and the answer</h2>
+<p class="question">{{.Question}}</p>
+{{if .Verdicts}}<ul class="verdicts">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>
+{{else}}<p>No verdict: no placement other than the baseline has data at {{.Clients}} clients.</p>{{end}}
+{{if .Notes}}<div class="callout warn" role="note"><strong>Read these figures with care:</strong><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+{{if .Warnings}}<div class="callout" role="note"><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+</section>
+
+<section id="setup">
+<h2>Setup</h2>
+<h3>Environment</h3>
+{{template "table" .Env}}
+<h3>Tiers</h3>
+{{template "table" .Tiers}}
+<h3>Placements</h3>
+{{template "table" .Placements}}
+<h3>Workload and run matrix</h3>
+{{template "table" .Matrix}}
+{{if .Source}}<details><summary>Study file as given</summary><pre>{{.Source}}</pre></details>{{end}}
+</section>
+
+<section id="charts">
+<h2>Charts</h2>
+{{range .Sections}}<h3 id="{{.ID}}">{{.Heading}}</h3>
+<p class="note">{{.Intro}}</p>
+{{if .Notes}}<ul class="note">{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{range .Charts}}<figure>{{.Inline}}{{if .Notes}}<figcaption><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></figcaption>{{end}}</figure>
+{{end}}{{end}}
+</section>
+
+<section id="results">
+<h2>Results</h2>
+<h3>Per group</h3>
+<p class="note">Medians over the ok repeats of each placement x durability x clients cell; intervals are 95% bootstrap CIs, given from {{minRepeats}} ok repeats on. Click a header to sort.</p>
+{{template "table" .Groups}}
+<h3>Every run</h3>
+<p class="note">Latency percentiles are each run's own, from its measured window. Click a header to sort.</p>
+{{template "table" .Runs}}
+</section>
+</main>
+<script>
+(function () {
+  function key(td) {
+    var v = td.getAttribute('data-sort');
+    if (v === null) { v = td.textContent; }
+    if (v === '') { return -Infinity; }
+    var n = Number(v);
+    return isNaN(n) ? v.toLowerCase() : n;
+  }
+  function compare(a, b) {
+    if (typeof a === 'number' && typeof b === 'number') { return a < b ? -1 : a > b ? 1 : 0; }
+    return String(a).localeCompare(String(b));
+  }
+  document.querySelectorAll('table.sortable').forEach(function (table) {
+    var heads = table.querySelectorAll('th');
+    heads.forEach(function (th, col) {
+      th.tabIndex = 0;
+      function sortBy() {
+        var asc = th.getAttribute('aria-sort') !== 'ascending';
+        heads.forEach(function (h) { h.removeAttribute('aria-sort'); });
+        th.setAttribute('aria-sort', asc ? 'ascending' : 'descending');
+        var body = table.tBodies[0];
+        var rows = Array.prototype.slice.call(body.rows);
+        rows.sort(function (x, y) {
+          var r = compare(key(x.cells[col]), key(y.cells[col]));
+          return asc ? r : -r;
+        });
+        rows.forEach(function (r) { body.appendChild(r); });
+      }
+      th.addEventListener('click', sortBy);
+      th.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sortBy(); }
+      });
+    });
+  });
+})();
+</script>
+</body>
+</html>
+{{define "table"}}<div class="scroll"><table{{if .Sortable}} class="sortable"{{end}}>
+{{if .Header}}<thead><tr>{{range $i, $h := .Header}}<th{{if index $.Num $i}} class="num"{{end}}>{{$h}}</th>{{end}}</tr></thead>{{end}}
+<tbody>
+{{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}>{{$c.Text}}</td>{{end}}</tr>
+{{end}}</tbody></table></div>{{end}}`

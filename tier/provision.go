@@ -1,0 +1,187 @@
+package tier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// TmpfsSpec asks for a tmpfs mounted for the study.
+type TmpfsSpec struct {
+	Size int64 // bytes
+}
+
+// LoopSpec asks for a file-backed loop device with a real filesystem.
+type LoopSpec struct {
+	// Backing is "ram" (the image lives in /dev/shm: closest to persistent
+	// memory in sector mode) or "disk" (the image lives in the state folder).
+	Backing      string
+	Size         int64 // bytes
+	FS           string
+	MountOptions string
+}
+
+// Filesystems a loop tier can be formatted with, and the tool that makes each.
+var mkfsTools = map[string][]string{
+	"ext4": {"mkfs.ext4", "-q", "-F"},
+	"xfs":  {"mkfs.xfs", "-q", "-f"},
+}
+
+// FilesystemNames lists the filesystems a loop tier supports.
+func FilesystemNames() []string { return []string{"ext4", "xfs"} }
+
+// mkfsPackage names the Debian package of each mkfs tool, for error messages.
+var mkfsPackage = map[string]string{"ext4": "e2fsprogs", "xfs": "xfsprogs"}
+
+// Provisioner creates tmpfs and loop tiers, recording every step in the
+// ledger first so that a killed tierbench can be cleaned up.
+type Provisioner struct {
+	Ledger *Ledger
+	// Tag names this study's resources (the study id).
+	Tag string
+	// created is undone in reverse by Close.
+	created []Resource
+}
+
+// Close undoes everything the provisioner created, newest first.
+func (p *Provisioner) Close() error {
+	var errs []error
+	for i := len(p.created) - 1; i >= 0; i-- {
+		r := p.created[i]
+		if err := Undo(r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := p.Ledger.Done(r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.created = nil
+	return errors.Join(errs...)
+}
+
+// step records r in the ledger, then does it; a failed step is undone at once.
+func (p *Provisioner) step(r Resource, do func() error) (Resource, error) {
+	r, err := p.Ledger.Intend(r)
+	if err != nil {
+		return r, err
+	}
+	p.created = append(p.created, r)
+	if err := do(); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// mountPoint creates an empty folder to mount on, refusing one that exists:
+// tierbench never mounts over anything it did not create.
+func (p *Provisioner) mountPoint(name string) (string, error) {
+	dir := filepath.Join(p.Ledger.Dir(), "mnt", p.Tag+"-"+name)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
+	}
+	if ents, err := os.ReadDir(dir); err == nil {
+		if len(ents) > 0 {
+			return "", fmt.Errorf("refusing to mount on %s: the folder is not empty", dir)
+		}
+		return "", fmt.Errorf("refusing to mount on %s: the folder already exists (a leftover? run `tierbench cleanup`)", dir)
+	}
+	_, err := p.step(Resource{Kind: KindDir, Path: dir}, func() error { return os.Mkdir(dir, 0o755) })
+	return dir, err
+}
+
+// Tmpfs mounts a tmpfs of the given size and returns its mount point.
+func (p *Provisioner) Tmpfs(name string, spec TmpfsSpec) (string, error) {
+	dir, err := p.mountPoint(name)
+	if err != nil {
+		return "", fmt.Errorf("tier %s: %w", name, err)
+	}
+	opts := "size=" + strconv.FormatInt(spec.Size, 10) + ",mode=0755"
+	_, err = p.step(Resource{Kind: KindMount, Path: dir}, func() error {
+		return unix.Mount("tierbench-"+name, dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	})
+	if err != nil {
+		return "", fmt.Errorf("tier %s: mount tmpfs on %s: %w", name, dir, err)
+	}
+	return dir, nil
+}
+
+// Loop creates an image file, attaches it to a loop device, makes a
+// filesystem on it and mounts it; it returns the mount point.
+func (p *Provisioner) Loop(ctx context.Context, name string, spec LoopSpec) (string, error) {
+	mkfs, ok := mkfsTools[spec.FS]
+	if !ok {
+		return "", fmt.Errorf("tier %s: filesystem %q is not supported: use %s", name, spec.FS, strings.Join(FilesystemNames(), " or "))
+	}
+	if _, err := exec.LookPath(mkfs[0]); err != nil {
+		return "", fmt.Errorf("tier %s: %s is not installed: apt-get install %s", name, mkfs[0], mkfsPackage[spec.FS])
+	}
+	if _, err := exec.LookPath("losetup"); err != nil {
+		return "", fmt.Errorf("tier %s: losetup is not installed: apt-get install mount", name)
+	}
+	imgDir := filepath.Join(p.Ledger.Dir(), "img")
+	if spec.Backing == "ram" {
+		imgDir = "/dev/shm"
+	}
+	if err := os.MkdirAll(imgDir, 0o755); err != nil {
+		return "", fmt.Errorf("tier %s: create %s: %w", name, imgDir, err)
+	}
+	img := filepath.Join(imgDir, "tierbench-"+p.Tag+"-"+name+".img")
+	_, err := p.step(Resource{Kind: KindFile, Path: img}, func() error {
+		f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		// Allocate the whole image now so the tier cannot run out of backing
+		// space in the middle of a run.
+		return unix.Fallocate(int(f.Fd()), 0, 0, spec.Size)
+	})
+	if err != nil {
+		return "", fmt.Errorf("tier %s: create image %s (%d bytes): %w", name, img, spec.Size, err)
+	}
+	loopRec, err := p.step(Resource{Kind: KindLoop, Backing: img}, func() error { return nil })
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", img).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("tier %s: attach loop device: %v: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	dev := strings.TrimSpace(string(out))
+	attached := loopRec
+	attached.Path = dev
+	if err := p.Ledger.Update(loopRec, attached); err != nil {
+		return "", err
+	}
+	p.created[len(p.created)-1] = attached
+	if out, err := exec.CommandContext(ctx, mkfs[0], append(mkfs[1:], dev)...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("tier %s: %s %s: %v: %s", name, mkfs[0], dev, err, strings.TrimSpace(string(out)))
+	}
+	dir, err := p.mountPoint(name)
+	if err != nil {
+		return "", fmt.Errorf("tier %s: %w", name, err)
+	}
+	_, err = p.step(Resource{Kind: KindMount, Path: dir}, func() error {
+		args := []string{"-t", spec.FS}
+		if spec.MountOptions != "" {
+			args = append(args, "-o", spec.MountOptions)
+		}
+		out, err := exec.CommandContext(ctx, "mount", append(args, dev, dir)...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("tier %s: mount %s on %s: %w", name, dev, dir, err)
+	}
+	return dir, nil
+}
