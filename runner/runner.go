@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -43,6 +44,10 @@ type Options struct {
 	Store   *results.Store
 	// Keep leaves run folders in place after each run.
 	Keep bool
+	// Ledger records what tierbench creates (mounts, loop devices, run
+	// folders) so `tierbench cleanup` can undo it after a kill; nil records
+	// nothing and allows no provisioned tiers.
+	Ledger *tier.Ledger
 	// Progress receives human progress; nil discards it.
 	Progress Observer
 	// MaxErrorRatio is the share of failed operations above which a run is
@@ -102,15 +107,27 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", st.Workload.Name, err)
 	}
-	tiers := map[string]tier.Info{}
-	for _, t := range st.Tiers {
-		info, err := tier.Prepare(t.Name, t.Path)
+	if opt.Ledger != nil {
+		left, err := opt.Ledger.Leftovers()
 		if err != nil {
-			return nil, fmt.Errorf("prepare tiers: %w", err)
+			return nil, err
 		}
-		tiers[t.Name] = info
+		if len(left) > 0 {
+			return nil, &LeftoversError{Resources: left}
+		}
 	}
-	rec := newStudyRecord(st, tiers, w0.Params())
+	rec := newStudyRecord(st, w0.Params())
+	prov := &tier.Provisioner{Ledger: opt.Ledger, Tag: rec.ID}
+	defer func() {
+		if err := prov.Close(); err != nil {
+			opt.Progress.Line("warning: undo provisioned tiers: " + err.Error())
+		}
+	}()
+	tiers, err := prepareTiers(ctx, st, prov)
+	if err != nil {
+		return nil, err
+	}
+	rec.Tiers = tiers
 	store := context.WithoutCancel(ctx) // results are stored even after Ctrl-C
 	if err := opt.Store.PutStudy(store, rec); err != nil {
 		return nil, err
@@ -159,14 +176,58 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	return sum, nil
 }
 
-func newStudyRecord(st *study.Study, tiers map[string]tier.Info, params map[string]string) *results.Study {
+// LeftoversError refuses a run while a killed tierbench's mounts, loop
+// devices or folders are still in place.
+type LeftoversError struct{ Resources []tier.Resource }
+
+func (e *LeftoversError) Error() string {
+	names := make([]string, len(e.Resources))
+	for i, r := range e.Resources {
+		names[i] = r.String()
+	}
+	return fmt.Sprintf("a previous tierbench left %d thing(s) behind: %s; run `tierbench cleanup` first",
+		len(names), strings.Join(names, ", "))
+}
+
+// prepareTiers provisions the tiers tierbench creates, then inspects every
+// tier. Provisioned tiers need root and a ledger, so a killed run can be
+// cleaned up.
+func prepareTiers(ctx context.Context, st *study.Study, prov *tier.Provisioner) (map[string]tier.Info, error) {
+	tiers := map[string]tier.Info{}
+	for _, t := range st.Tiers {
+		path := t.Path
+		if t.Provisioned() {
+			if prov.Ledger == nil {
+				return nil, fmt.Errorf("tier %s: provisioned tiers need tierbench's state folder (no ledger given)", t.Name)
+			}
+			var err error
+			switch {
+			case t.Tmpfs != nil:
+				path, err = prov.Tmpfs(t.Name, *t.Tmpfs)
+			case t.Loop != nil:
+				path, err = prov.Loop(ctx, t.Name, *t.Loop)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("provision tiers: %w", err)
+			}
+		}
+		info, err := tier.Prepare(t.Name, path)
+		if err != nil {
+			return nil, fmt.Errorf("prepare tiers: %w", err)
+		}
+		tiers[t.Name] = info
+	}
+	return tiers, nil
+}
+
+func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	now := time.Now().UTC()
 	rec := &results.Study{
 		ID:   now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]),
 		Name: st.Name, Engine: st.Engine, Workload: st.Workload.Name, Baseline: st.Baseline,
-		StartedAt: now, Status: results.StudyRunning, Env: hostenv.Capture(), Tiers: tiers,
+		StartedAt: now, Status: results.StudyRunning, Env: hostenv.Capture(),
 		Clients: st.Clients, WorkloadParams: params, Options: st.Options,
 		WarmupS: st.Warmup.Seconds(), DurationS: st.Duration.Seconds(), Repeat: st.Repeat,
 		TargetRate: st.TargetRate, Source: st.Source,
@@ -216,15 +277,17 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		}
 	}()
 
-	dirs, cleanup, err := makeRunFolders(r.ID, cell.Placement, tiers)
+	dirs, folders, err := makeRunFolders(r.ID, cell.Placement, tiers, opt.Ledger)
 	r.Dirs = dirs
-	if !opt.Keep {
-		defer func() {
-			if err := cleanup(); err != nil {
-				opt.Progress.Line(fmt.Sprintf("%s warning: %v", label, err))
-			}
-		}()
-	}
+	defer func() {
+		done := folders.remove
+		if opt.Keep {
+			done = folders.keep
+		}
+		if err := done(); err != nil {
+			opt.Progress.Line(fmt.Sprintf("%s warning: %v", label, err))
+		}
+	}()
 	if err != nil {
 		fail(err)
 		return r, nil
@@ -390,19 +453,47 @@ func loaders(clients int) int {
 	return clients
 }
 
-// makeRunFolders creates one fresh folder per tier the placement uses and a
-// subfolder per component in it. cleanup removes what was created.
-func makeRunFolders(runID string, p study.Placement, tiers map[string]tier.Info) (map[string]string, func() error, error) {
-	var created []string
-	cleanup := func() error {
-		var errs []error
-		for _, d := range created {
-			if err := os.RemoveAll(d); err != nil {
-				errs = append(errs, fmt.Errorf("remove run folder %s: %w", d, err))
-			}
+// runFolders are one run's folders, one per tier the placement uses, each
+// recorded in the ledger (when there is one) before it is created.
+type runFolders struct {
+	ledger  *tier.Ledger
+	created []tier.Resource
+}
+
+// remove deletes the folders (after each run, unless --keep).
+func (f *runFolders) remove() error {
+	var errs []error
+	for _, r := range f.created {
+		if err := tier.Undo(r); err != nil {
+			errs = append(errs, fmt.Errorf("remove run folder: %w", err))
+			continue
 		}
-		return errors.Join(errs...)
+		errs = append(errs, f.forget(r))
 	}
+	return errors.Join(errs...)
+}
+
+// keep leaves the folders in place and forgets them, so `tierbench cleanup`
+// does not delete what --keep asked to keep.
+func (f *runFolders) keep() error {
+	var errs []error
+	for _, r := range f.created {
+		errs = append(errs, f.forget(r))
+	}
+	return errors.Join(errs...)
+}
+
+func (f *runFolders) forget(r tier.Resource) error {
+	if f.ledger == nil {
+		return nil
+	}
+	return f.ledger.Done(r)
+}
+
+// makeRunFolders creates one fresh folder per tier the placement uses and a
+// subfolder per component in it.
+func makeRunFolders(runID string, p study.Placement, tiers map[string]tier.Info, ledger *tier.Ledger) (map[string]string, *runFolders, error) {
+	folders := &runFolders{ledger: ledger}
 	dirs := map[string]string{}
 	roots := map[string]string{}
 	comps := make([]string, 0, len(p.Components))
@@ -415,19 +506,26 @@ func makeRunFolders(runID string, p study.Placement, tiers map[string]tier.Info)
 		root, ok := roots[tname]
 		if !ok {
 			root = filepath.Join(tiers[tname].Path, RunFolderPrefix+runID)
-			if err := os.Mkdir(root, 0o755); err != nil {
-				return dirs, cleanup, fmt.Errorf("create run folder on tier %s: %w", tname, err)
+			r := tier.Resource{Kind: tier.KindDir, Path: root}
+			if ledger != nil {
+				var err error
+				if r, err = ledger.Intend(r); err != nil {
+					return dirs, folders, err
+				}
 			}
-			created = append(created, root)
+			folders.created = append(folders.created, r)
+			if err := os.Mkdir(root, 0o755); err != nil {
+				return dirs, folders, fmt.Errorf("create run folder on tier %s: %w", tname, err)
+			}
 			roots[tname] = root
 		}
 		dir := filepath.Join(root, c)
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			return dirs, cleanup, fmt.Errorf("create folder for %s on tier %s: %w", c, tname, err)
+			return dirs, folders, fmt.Errorf("create folder for %s on tier %s: %w", c, tname, err)
 		}
 		dirs[c] = dir
 	}
-	return dirs, cleanup, nil
+	return dirs, folders, nil
 }
 
 func fmtDur(d time.Duration) string { return report.FormatMicros(float64(d) / 1e3) }

@@ -326,29 +326,144 @@ func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool
 		if !ok {
 			continue
 		}
-		var path *entry
-		for i, f := range fields {
-			if f.key != "path" {
-				p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q", f.key, name), f.key, []string{"path"}, "known keys", "remove it")
-				continue
-			}
-			path = &fields[i]
+		if t, ok := p.tier(name, te, fields); ok {
+			s.Tiers = append(s.Tiers, t)
 		}
-		if path == nil {
-			p.addf(te.k.Line, "tier %q has no path; add path: /absolute/folder", name)
-			continue
-		}
-		v, ok := p.scalar(*path, "write path: /absolute/folder")
-		if !ok {
-			continue
-		}
-		if err := tier.CheckPath(v); err != nil {
-			p.addf(path.v.Line, "tier %q: %v", name, err)
-			continue
-		}
-		s.Tiers = append(s.Tiers, Tier{Name: name, Path: filepath.Clean(v)})
 	}
 	return names, true
+}
+
+// tierKinds are the ways a tier can be given: an existing folder, or
+// storage tierbench provisions for the study.
+var tierKinds = []string{"path", "tmpfs", "loop"}
+
+// tier reads one tier: exactly one of path, tmpfs or loop.
+func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
+	var kind *entry
+	typo := false
+	for i, f := range fields {
+		if !slices.Contains(tierKinds, f.key) {
+			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q", f.key, name), f.key, tierKinds, "known keys", "remove it")
+			typo = true
+			continue
+		}
+		if kind != nil {
+			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs or loop", name, kind.key, f.key)
+			return Tier{}, false
+		}
+		kind = &fields[i]
+	}
+	if kind == nil {
+		if typo {
+			return Tier{}, false // one typo, one problem
+		}
+		p.addf(te.k.Line, "tier %q has no path; add path: /absolute/folder (or tmpfs: {size: 1G}, or loop: {backing: ram, size: 1G, fs: ext4})", name)
+		return Tier{}, false
+	}
+	switch kind.key {
+	case "tmpfs":
+		return p.tmpfsTier(name, *kind)
+	case "loop":
+		return p.loopTier(name, *kind)
+	}
+	v, ok := p.scalar(*kind, "write path: /absolute/folder")
+	if !ok {
+		return Tier{}, false
+	}
+	if err := tier.CheckPath(v); err != nil {
+		p.addf(kind.v.Line, "tier %q: %v", name, err)
+		return Tier{}, false
+	}
+	return Tier{Name: name, Path: filepath.Clean(v)}, true
+}
+
+// subfields reads a provisioned tier's settings, rejecting unknown keys.
+func (p *parser) subfields(name string, e entry, known []string, example string) (map[string]entry, bool) {
+	ents, ok := p.entries(e.v, fmt.Sprintf("tier %q %s", name, e.key), "write "+example)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]entry{}
+	good := true
+	for _, f := range ents {
+		if !slices.Contains(known, f.key) {
+			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q %s", f.key, name, e.key), f.key, known, "known keys", "remove it")
+			good = false
+			continue
+		}
+		out[f.key] = f
+	}
+	return out, good
+}
+
+// size reads a positive size such as 512M or 2GiB.
+func (p *parser) size(name string, m map[string]entry, parent entry, example string) (int64, bool) {
+	e, ok := m["size"]
+	if !ok {
+		p.addf(parent.k.Line, "tier %q %s has no size; write %s", name, parent.key, example)
+		return 0, false
+	}
+	v, ok := p.scalar(e, "write size: 1GiB")
+	if !ok {
+		return 0, false
+	}
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n == 0 {
+		p.addf(e.v.Line, "tier %q: size %q is not a positive size; write e.g. size: 512MiB or size: 2GiB", name, v)
+		return 0, false
+	}
+	return int64(n), true
+}
+
+func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
+	const example = "tmpfs: {size: 1GiB}"
+	m, ok := p.subfields(name, e, []string{"size"}, example)
+	if !ok {
+		return Tier{}, false
+	}
+	size, ok := p.size(name, m, e, example)
+	if !ok {
+		return Tier{}, false
+	}
+	return Tier{Name: name, Tmpfs: &tier.TmpfsSpec{Size: size}}, true
+}
+
+func (p *parser) loopTier(name string, e entry) (Tier, bool) {
+	const example = "loop: {backing: ram, size: 1GiB, fs: ext4}"
+	m, ok := p.subfields(name, e, []string{"backing", "size", "fs", "mount_options"}, example)
+	if !ok {
+		return Tier{}, false
+	}
+	spec := tier.LoopSpec{Backing: "disk", FS: "ext4"}
+	size, good := p.size(name, m, e, example)
+	spec.Size = size
+	if b, ok := m["backing"]; ok {
+		v, ok := p.scalar(b, "write backing: ram or backing: disk")
+		if ok && v != "ram" && v != "disk" {
+			p.addf(b.v.Line, "tier %q: backing %q must be ram or disk", name, v)
+			good = false
+		}
+		spec.Backing = v
+		good = good && ok
+	}
+	if f, ok := m["fs"]; ok {
+		v, ok := p.scalar(f, "write fs: ext4 or fs: xfs")
+		if ok && !slices.Contains(tier.FilesystemNames(), v) {
+			p.addf(f.v.Line, "tier %q: fs %q is not supported; use %s", name, v, strings.Join(tier.FilesystemNames(), " or "))
+			good = false
+		}
+		spec.FS = v
+		good = good && ok
+	}
+	if o, ok := m["mount_options"]; ok {
+		v, ok := p.scalar(o, `write mount_options: "noatime"`)
+		spec.MountOptions = v
+		good = good && ok
+	}
+	if !good {
+		return Tier{}, false
+	}
+	return Tier{Name: name, Loop: &spec}, true
 }
 
 // placements returns the declared placement names, including ones with

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -337,9 +338,21 @@ func TestParseProblems(t *testing.T) {
 		{name: "tier not writable", edits: []string{"{path: DISKDIR}", "{path: TMP/readonly}"},
 			want: `is not writable`, at: "disk:", root: true},
 		{name: "typo in tier key", edits: []string{"{path: RAMDIR}", "{pth: RAMDIR}"},
-			want: `unknown key "pth" in tier "ram"; did you mean "path"? (known keys: path)`, at: "ram:"},
-		{name: "tier without path", edits: []string{"{path: RAMDIR}", "{pth: RAMDIR}"},
+			want: `unknown key "pth" in tier "ram"; did you mean "path"? (known keys: path, tmpfs, loop)`, at: "ram:"},
+		{name: "tier without path", edits: []string{"{path: RAMDIR}", "{}"},
 			want: `tier "ram" has no path; add path: /absolute/folder`, at: "ram:"},
+		{name: "tier with two kinds", edits: []string{"{path: RAMDIR}", "{path: RAMDIR, tmpfs: {size: 1G}}"},
+			want: `tier "ram" has both path and tmpfs`, at: "ram:"},
+		{name: "tmpfs without size", edits: []string{"{path: RAMDIR}", "{tmpfs: {}}"},
+			want: `tier "ram" tmpfs has no size`, at: "ram:"},
+		{name: "tmpfs bad size", edits: []string{"{path: RAMDIR}", "{tmpfs: {size: lots}}"},
+			want: `size "lots" is not a positive size`, at: "ram:"},
+		{name: "tmpfs unknown key", edits: []string{"{path: RAMDIR}", "{tmpfs: {size: 1G, sise: 2G}}"},
+			want: `unknown key "sise" in tier "ram" tmpfs; did you mean "size"?`, at: "ram:"},
+		{name: "loop bad backing", edits: []string{"{path: RAMDIR}", "{loop: {backing: nvram, size: 1G}}"},
+			want: `backing "nvram" must be ram or disk`, at: "ram:"},
+		{name: "loop bad fs", edits: []string{"{path: RAMDIR}", "{loop: {backing: ram, size: 1G, fs: zfs}}"},
+			want: `fs "zfs" is not supported; use ext4 or xfs`, at: "ram:"},
 		{name: "tier given as plain path", edits: []string{"ram:  {path: RAMDIR}", "ram: /dev/shm/tierbench"},
 			want: `tier "ram" must be a mapping with a path, not a plain value; write ram: {path: /dev/shm/tierbench}`, at: "ram:"},
 		{name: "duplicate tier", edits: []string{"  disk: {path: DISKDIR}", "  disk: {path: DISKDIR}\n  ram: {path: DISKDIR}"},
@@ -601,5 +614,39 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(name, known); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", name, got, want)
 		}
+	}
+}
+
+func TestProvisionedTiers(t *testing.T) {
+	src := `name: prov
+engine: pebble
+tiers:
+  ram:  {tmpfs: {size: 512MiB}}
+  pm:   {loop: {backing: ram, size: 1GiB, fs: ext4, mount_options: "noatime"}}
+  disk: {loop: {size: 2G}}
+placements:
+  a: {data: disk, wal: pm}
+  b: {data: ram, wal: ram}
+baseline: a
+durability: sync
+workload: {name: ycsb-a}
+clients: 1
+duration: 1s
+`
+	st, err := Parse("study.yaml", []byte(src), testCatalog{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ram, _ := st.Tier("ram")
+	pm, _ := st.Tier("pm")
+	disk, _ := st.Tier("disk")
+	if ram.Tmpfs == nil || ram.Tmpfs.Size != 512<<20 || !ram.Provisioned() || ram.Path != "" {
+		t.Errorf("ram: %+v", ram)
+	}
+	if pm.Loop == nil || *pm.Loop != (tier.LoopSpec{Backing: "ram", Size: 1 << 30, FS: "ext4", MountOptions: "noatime"}) {
+		t.Errorf("pm: %+v", pm.Loop)
+	}
+	if disk.Loop == nil || disk.Loop.Backing != "disk" || disk.Loop.FS != "ext4" || disk.Loop.Size != 2e9 {
+		t.Errorf("disk defaults: %+v", disk.Loop)
 	}
 }

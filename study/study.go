@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -38,11 +39,18 @@ type Study struct {
 	Source string
 }
 
-// Tier is a named folder that run folders are created under.
+// Tier is a named folder that run folders are created under: an existing
+// folder (Path), or storage tierbench provisions for the study (Tmpfs or
+// Loop), whose Path is known once it is mounted.
 type Tier struct {
-	Name string
-	Path string
+	Name  string
+	Path  string
+	Tmpfs *tier.TmpfsSpec
+	Loop  *tier.LoopSpec
 }
+
+// Provisioned reports whether tierbench creates the tier's storage.
+func (t Tier) Provisioned() bool { return t.Tmpfs != nil || t.Loop != nil }
 
 // Placement maps every engine component to a tier name.
 type Placement struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/tierbench/tierbench/runner"
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -45,6 +46,10 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
+			ledger, err := tier.OpenLedger(tier.StateDir())
+			if err != nil {
+				return err
+			}
 			store, err := results.Open(resultsDir)
 			if err != nil {
 				return err
@@ -56,8 +61,12 @@ func newRunCmd() *cobra.Command {
 				term := progress.NewTerminal(os.Stderr, terminalWidth(os.Stderr))
 				obs, closeBar = term, term.Close
 			}
-			sum, err := runner.Run(cmd.Context(), st, runner.Options{Catalog: cat, Store: store, Keep: keep, Progress: obs})
+			sum, err := runner.Run(cmd.Context(), st, runner.Options{Catalog: cat, Store: store, Keep: keep, Progress: obs, Ledger: ledger})
 			closeBar() // before the table, which shares the terminal
+			var left *runner.LeftoversError
+			if errors.As(err, &left) {
+				return badInput(err)
+			}
 			if err != nil {
 				return err
 			}
@@ -341,4 +350,29 @@ func terminalWidth(f *os.File) int {
 		return 0
 	}
 	return int(ws.Col)
+}
+
+func newCleanupCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cleanup",
+		Short: "Undo what a killed tierbench left: mounts, loop devices, images, run folders",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			ledger, err := tier.OpenLedger(tier.StateDir())
+			if err != nil {
+				return err
+			}
+			done, err := ledger.Cleanup()
+			for _, r := range done {
+				fmt.Println("undone: " + r.String())
+			}
+			if err != nil {
+				return fmt.Errorf("cleanup: %w", err)
+			}
+			if len(done) == 0 {
+				fmt.Println("nothing to clean up")
+			}
+			return nil
+		},
+	}
 }

@@ -28,6 +28,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "tierbench")
+	// Keep the tests' ledger, mounts and images away from a real one.
+	os.Setenv("TIERBENCH_STATE_DIR", filepath.Join(dir, "state"))
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build tierbench: %v\n%s", err, out)
 		os.Exit(1)
@@ -335,5 +337,126 @@ func TestInterrupt(t *testing.T) {
 	}
 	if got.Study.Status != "interrupted" || got.Study.FinishedAt.IsZero() {
 		t.Errorf("study status %q finished %v", got.Study.Status, got.Study.FinishedAt)
+	}
+}
+
+// mountsUnder lists mount points below dir.
+func mountsUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir) {
+			out = append(out, f[4])
+		}
+	}
+	return out
+}
+
+// loopsBackedBy lists loop devices whose backing file contains tag.
+func loopsBackedBy(t *testing.T, tag string) []string {
+	t.Helper()
+	out, _ := exec.Command("losetup", "-l", "-n", "-O", "NAME,BACK-FILE").Output()
+	var devs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, tag) {
+			devs = append(devs, line)
+		}
+	}
+	return devs
+}
+
+const provisionedStudy = `name: provisioned
+engine: pebble
+tiers:
+  pm:   {loop: {backing: ram, size: 64MiB, fs: ext4}}
+  fast: {tmpfs: {size: 64MiB}}
+  disk: {path: %q}
+placements:
+  all-disk: {data: disk, wal: disk}
+  wal-pm:   {data: disk, wal: pm}
+  all-fast: {data: fast, wal: fast}
+baseline: all-disk
+durability: [sync]
+workload: {name: ycsb-a, records: 1000}
+clients: [2]
+warmup: 100ms
+duration: %s
+`
+
+// TestProvisionedTiersAndKill9 runs a study on a RAM-backed loop tier and a
+// tmpfs tier to the end (nothing may be left), then kills tierbench with -9
+// mid-run: `run` must then refuse and name the leftovers, and `cleanup`
+// must leave no mount, loop device, image or run folder behind.
+func TestProvisionedTiersAndKill9(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mounts and loop devices")
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4", "mount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	state := os.Getenv("TIERBENCH_STATE_DIR")
+	work := t.TempDir()
+	disk := filepath.Join(work, "disk")
+	resultsDir := filepath.Join(work, "results")
+	nothingLeft := func(when string) {
+		t.Helper()
+		if m := mountsUnder(t, state); len(m) != 0 {
+			t.Errorf("%s: mounts left: %v", when, m)
+		}
+		if l := loopsBackedBy(t, "tierbench-"); len(l) != 0 {
+			t.Errorf("%s: loop devices left: %v", when, l)
+		}
+		if imgs, _ := filepath.Glob("/dev/shm/tierbench-2*.img"); len(imgs) != 0 {
+			t.Errorf("%s: images left: %v", when, imgs)
+		}
+		if ents, _ := os.ReadDir(disk); len(ents) != 0 {
+			t.Errorf("%s: run folders left in %s", when, disk)
+		}
+	}
+
+	st := writeStudy(t, work, fmt.Sprintf(provisionedStudy, disk, "300ms"))
+	r := tierbench(t, "run", st, "--results", resultsDir)
+	if r.code != 0 {
+		t.Fatalf("run exit %d\n%s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "loop") && !strings.Contains(r.stdout, "ext4") {
+		t.Errorf("the table does not describe the loop tier:\n%s", r.stdout)
+	}
+	nothingLeft("after a finished study")
+
+	st = writeStudy(t, work, fmt.Sprintf(provisionedStudy, disk, "60s"))
+	cmd := exec.Command(binary, "run", st, "--results", resultsDir)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errb.String(), "measured") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if m := mountsUnder(t, state); len(m) == 0 {
+		t.Fatalf("the killed run left no mounts: the test did not kill it mid-run\n%s", errb.String())
+	}
+
+	r = tierbench(t, "run", st, "--results", resultsDir)
+	if r.code != 2 || !strings.Contains(r.stderr, "tierbench cleanup") || !strings.Contains(r.stderr, "mount") {
+		t.Errorf("run with leftovers: exit %d, want 2 naming them\n%s", r.code, r.stderr)
+	}
+	r = tierbench(t, "cleanup")
+	if r.code != 0 || !strings.Contains(r.stdout, "undone") {
+		t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	nothingLeft("after cleanup")
+	if r = tierbench(t, "cleanup"); r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
+		t.Errorf("second cleanup: exit %d\n%s", r.code, r.stdout)
 	}
 }
