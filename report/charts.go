@@ -13,6 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
 )
 
 // Chart geometry, in SVG pixels. Fixed so that every chart of a report lines
@@ -68,6 +74,9 @@ type axis struct {
 	// ZeroBased keeps 0 in a linear axis, so bar lengths and throughputs
 	// are not exaggerated by a cut-off origin.
 	ZeroBased bool
+	// Tight ends a linear axis at the data rather than at the next nice
+	// tick, for time axes where empty space past the end reads as a gap.
+	Tight bool
 
 	lo, hi float64
 	ticks  []float64
@@ -108,7 +117,8 @@ type barSeries struct {
 	Values []barValue
 }
 
-// ref is a labelled reference line across the plot.
+// ref is a labelled reference line across the plot. HRefs are labelled in
+// the legend, VRefs beside the line.
 type ref struct {
 	At    float64
 	Label string
@@ -227,10 +237,24 @@ func (a *axis) fit(vals []float64) {
 			lo, hi = math.Min(lo, 0), math.Max(hi, 0)
 		}
 		a.lo, a.hi, a.ticks = linearTicks(lo, hi)
+		if a.Tight && hi > lo {
+			a.lo, a.hi, a.ticks = lo, hi, within(a.ticks, lo, hi)
+		}
 	}
 	if a.Ticks != nil && a.Scale != log2Scale {
 		a.ticks = a.Ticks
 	}
+}
+
+// within keeps the ticks inside [lo, hi].
+func within(ticks []float64, lo, hi float64) []float64 {
+	var out []float64
+	for _, t := range ticks {
+		if t >= lo-1e-9 && t <= hi+1e-9 {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // finiteRange is the min and max of the finite values (positive only when
@@ -347,6 +371,9 @@ func (c *chart) legend() []legendEntry {
 			out = append(out, legendEntry{Name: l.Name, Color: l.Color, Dash: l.Dash, Marker: l.Markers})
 		}
 	}
+	for _, r := range c.HRefs {
+		out = append(out, legendEntry{Name: r.Label, Color: refColor, Dash: refDash})
+	}
 	return out
 }
 
@@ -421,8 +448,17 @@ func (c *chart) drawAxes(b *strings.Builder, p plot) {
 	}
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-weight="bold">%s</text>`,
 		p.left+p.width/2, bottom+40, esc(c.X.Label))
-	fmt.Fprintf(b, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle" font-weight="bold">%s</text>`,
-		p.top+p.height/2, esc(c.Y.Label))
+	fmt.Fprintf(b, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle" font-weight="bold"%s>%s</text>`,
+		p.top+p.height/2, squeeze(c.Y.Label, p.height), esc(c.Y.Label))
+}
+
+// squeeze fits a label longer than room (a long baseline name in the
+// vertical axis title) by compressing it instead of letting it be clipped.
+func squeeze(label string, room float64) string {
+	if w := charW * 1.05 * float64(utf8.RuneCountInString(label)); w > room {
+		return fmt.Sprintf(` textLength="%.0f" lengthAdjust="spacingAndGlyphs"`, room)
+	}
+	return ""
 }
 
 // drawLines draws each line as one path (broken at NaNs), then its CI
@@ -513,19 +549,28 @@ func (c *chart) drawBars(b *strings.Builder, p plot) {
 	}
 }
 
-// drawRefs draws dashed reference lines with their labels.
+// halo outlines text in white so a label stays readable over bars and lines.
+const halo = ` stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"`
+
+// Horizontal reference lines are labelled in the legend, not over the bars
+// they cross.
+const (
+	refColor = "#333"
+	refDash  = "6 4"
+)
+
+// drawRefs draws dashed reference lines; vertical ones carry their label.
 func (c *chart) drawRefs(b *strings.Builder, p plot) {
 	for _, r := range c.HRefs {
 		y := p.y(&c.Y, r.At)
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#333" stroke-width="1.5" stroke-dasharray="6 4"/>`,
-			p.left, y, p.left+p.width, y)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end" fill="#333">%s</text>`, p.left+p.width-4, y-4, esc(r.Label))
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="%s"><title>%s</title></line>`,
+			p.left, y, p.left+p.width, y, refColor, refDash, esc(r.Label))
 	}
 	for _, r := range c.VRefs {
 		x := p.x(&c.X, r.At)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#555" stroke-width="1.5" stroke-dasharray="4 3"/>`,
 			x, p.top, x, p.top+p.height)
-		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="#555">%s</text>`, x+4, p.top+14, esc(r.Label))
+		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="#555"%s>%s</text>`, x+4, p.top+14, halo, esc(r.Label))
 	}
 }
 
@@ -575,3 +620,344 @@ func fmtMicrosTick(us float64) string {
 
 // fmtRatio prints a ratio tick: 1.5x.
 func fmtRatio(v float64) string { return roundSig(v) + "x" }
+
+// The study's charts. Each section makes one chart per durability mode (per
+// durability x clients for timelines) and says in notes what it left out.
+
+// phaseMeasured is the stored histogram phase of the measured window.
+const phaseMeasured = "measured"
+
+// percentiles are the latency percentiles charted.
+var percentiles = []struct {
+	Label string
+	Q     float64
+}{{"p50", 50}, {"p90", 90}, {"p99", 99}, {"p99.9", 99.9}}
+
+// maxTimelinePoints caps the points drawn per run, so a study of 100+ long
+// runs still makes a report of a few hundred KB.
+const maxTimelinePoints = 200
+
+// render draws c and names it for the Markdown chart files.
+func (b *builder) render(c *chart, slug string, notes []string) chartOut {
+	return chartOut{Title: c.Title, Slug: b.uniqueSlug(slug), SVG: c.SVG(), Notes: notes}
+}
+
+// uniqueSlug makes a safe file stem (durability names are user-provided)
+// and keeps it unique within the report.
+func (b *builder) uniqueSlug(s string) string {
+	var out []rune
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		ok := (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9')
+		switch {
+		case ok:
+			out = append(out, r)
+			dash = false
+		case !dash && len(out) > 0:
+			out = append(out, '-')
+			dash = true
+		}
+	}
+	slug := strings.TrimRight(string(out), "-")
+	if slug == "" {
+		slug = "chart"
+	}
+	b.slugs[slug]++
+	if n := b.slugs[slug]; n > 1 {
+		slug = fmt.Sprintf("%s-%d", slug, n)
+	}
+	return slug
+}
+
+// clientAxis spaces client counts by doubling (they usually are 1, 4, 16,
+// 64), with a tick at each one the study ran.
+func (b *builder) clientAxis() axis {
+	ticks := make([]float64, 0, len(b.st.Clients))
+	for _, c := range b.st.Clients {
+		if c <= 0 {
+			return axis{Label: "clients", Scale: categoryScale, Categories: b.clientLabels()}
+		}
+		ticks = append(ticks, float64(c))
+	}
+	return axis{Label: "clients (log2 scale)", Scale: log2Scale, Ticks: ticks,
+		Format: func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }}
+}
+
+func (b *builder) clientLabels() []string {
+	out := make([]string, len(b.st.Clients))
+	for i, c := range b.st.Clients {
+		out[i] = strconv.Itoa(c)
+	}
+	return out
+}
+
+// clientX is the x of a client count on clientAxis.
+func (b *builder) clientX(ax axis, i, c int) float64 {
+	if ax.Scale == categoryScale {
+		return float64(i)
+	}
+	return float64(c)
+}
+
+// missingNote says why a group is absent from a chart.
+func missingNote(g *stats.Group) string {
+	if g.Failed > 0 {
+		return fmt.Sprintf("%s at %d clients: no ok run (%d failed), so it is missing here.", g.Placement, g.Clients, g.Failed)
+	}
+	return fmt.Sprintf("%s at %d clients: not measured, so it is missing here.", g.Placement, g.Clients)
+}
+
+func (b *builder) throughputSection() chartSection {
+	s := chartSection{ID: "chart-throughput", Heading: "Throughput vs clients",
+		Intro: fmt.Sprintf("Median throughput over the ok repeats of each placement; whiskers are 95%% bootstrap confidence intervals (shown from %d ok repeats on).", stats.MinRepeats)}
+	for _, d := range b.st.Durability {
+		c := &chart{Title: "Throughput vs clients, durability " + d, X: b.clientAxis(),
+			Y: axis{Label: "median ops/s", ZeroBased: true}}
+		var notes []string
+		for _, p := range b.st.Placements {
+			l := line{Name: p.Name, Color: b.colors[p.Name], Markers: true}
+			for i, cl := range b.st.Clients {
+				x := b.clientX(c.X, i, cl)
+				g := b.group(p.Name, d, cl)
+				if g == nil || g.N == 0 {
+					l.Points = append(l.Points, point{X: x, Y: math.NaN()})
+					if g != nil {
+						notes = append(notes, missingNote(g))
+					}
+					continue
+				}
+				l.Points = append(l.Points, point{X: x, Y: g.ThroughputMedian, CI: g.ThroughputCI, Tip: throughputTip(g)})
+			}
+			c.Lines = append(c.Lines, l)
+		}
+		s.Charts = append(s.Charts, b.render(c, "throughput-"+d, notes))
+	}
+	return s
+}
+
+func throughputTip(g *stats.Group) string {
+	t := fmt.Sprintf("%s, %s, %d clients: %.0f ops/s median of %d", g.Placement, g.Durability, g.Clients, g.ThroughputMedian, g.N)
+	if g.ThroughputCI != nil {
+		t += fmt.Sprintf(" (95%% CI %.0f-%.0f)", g.ThroughputCI[0], g.ThroughputCI[1])
+	}
+	return t
+}
+
+func (b *builder) ratioSection() chartSection {
+	s := chartSection{ID: "chart-ratio", Heading: "Throughput relative to the baseline",
+		Intro: fmt.Sprintf("Median throughput of each placement divided by that of the baseline %s at the same durability and client count; above the dashed 1.0 line is faster. Whiskers are 95%% bootstrap CIs of the ratio.", b.st.Baseline)}
+	var others []results.Placement
+	for _, p := range b.st.Placements {
+		if p.Name != b.st.Baseline {
+			others = append(others, p)
+		}
+	}
+	if len(others) == 0 {
+		s.Notes = append(s.Notes, "The study has no placement besides the baseline, so there is nothing to compare.")
+		return s
+	}
+	for _, d := range b.st.Durability {
+		c := &chart{Title: fmt.Sprintf("Throughput / %s, durability %s", b.st.Baseline, d),
+			X:     axis{Label: "clients", Scale: categoryScale, Categories: b.clientLabels()},
+			Y:     axis{Label: "ratio to " + b.st.Baseline, ZeroBased: true, Format: fmtRatio},
+			HRefs: []ref{{At: 1, Label: b.st.Baseline + " = 1.0x"}}}
+		var notes []string
+		for _, p := range others {
+			bs := barSeries{Name: p.Name, Color: b.colors[p.Name]}
+			for _, cl := range b.st.Clients {
+				g := b.group(p.Name, d, cl)
+				if g == nil || g.Ratio == 0 {
+					bs.Values = append(bs.Values, barValue{})
+					if g != nil {
+						notes = append(notes, fmt.Sprintf("%s at %d clients: %s, so it has no bar.", p.Name, cl, RatioText(g)))
+					}
+					continue
+				}
+				bs.Values = append(bs.Values, barValue{V: g.Ratio, CI: g.RatioCI, OK: true,
+					Tip: fmt.Sprintf("%s, %s, %d clients: %s", p.Name, d, cl, RatioText(g))})
+			}
+			c.Bars = append(c.Bars, bs)
+		}
+		s.Charts = append(s.Charts, b.render(c, "ratio-"+d, notes))
+	}
+	return s
+}
+
+func (b *builder) latencySection() chartSection {
+	s := chartSection{ID: "chart-latency", Heading: fmt.Sprintf("Latency percentiles at %d clients", b.clients),
+		Intro: "Each placement's latency percentiles from its runs' HDR histograms of the measured window, merged across repeats (percentiles are never averaged across runs). The y axis is logarithmic. A percentile is shown only when the merged histogram holds enough samples for its tail to contain at least one."}
+	if b.in.Histogram == nil {
+		s.Notes = append(s.Notes, "No stored histograms were given to the report, so the latency charts are left out.")
+		return s
+	}
+	for _, d := range b.st.Durability {
+		c := &chart{Title: fmt.Sprintf("Latency percentiles at %d clients, durability %s", b.clients, d),
+			X: axis{Label: "percentile", Scale: categoryScale, Categories: percentileLabels()},
+			Y: axis{Label: "latency (log scale)", Scale: log10Scale, Format: fmtMicrosTick}}
+		var notes []string
+		for _, p := range b.st.Placements {
+			l, n := b.latencyLine(p.Name, d)
+			notes = append(notes, n...)
+			if l != nil {
+				c.Lines = append(c.Lines, *l)
+			}
+		}
+		s.Charts = append(s.Charts, b.render(c, fmt.Sprintf("latency-%s-%dc", d, b.clients), notes))
+	}
+	return s
+}
+
+func percentileLabels() []string {
+	out := make([]string, len(percentiles))
+	for i, p := range percentiles {
+		out[i] = p.Label
+	}
+	return out
+}
+
+// latencyLine is one placement's percentile line, or nil with a note when
+// it has no data; percentiles short of samples are left out with a note.
+func (b *builder) latencyLine(placement, d string) (*line, []string) {
+	g := b.group(placement, d, b.clients)
+	if g == nil {
+		return nil, nil
+	}
+	if g.N == 0 {
+		return nil, []string{missingNote(g)}
+	}
+	h, notes := b.mergedHistogram(g)
+	if h == nil || h.TotalCount() == 0 {
+		return nil, append(notes, fmt.Sprintf("%s: no latency histogram could be loaded, so it is missing here.", placement))
+	}
+	l := &line{Name: placement, Color: b.colors[placement], Markers: true}
+	var omitted []string
+	for i, pc := range percentiles {
+		need := stats.MinSamplesFor(pc.Q)
+		if h.TotalCount() < need {
+			l.Points = append(l.Points, point{X: float64(i), Y: math.NaN()})
+			omitted = append(omitted, fmt.Sprintf("%s (needs %d)", pc.Label, need))
+			continue
+		}
+		us := float64(h.ValueAtQuantile(pc.Q)) / 1e3
+		l.Points = append(l.Points, point{X: float64(i), Y: us,
+			Tip: fmt.Sprintf("%s %s: %s (%d samples from %d runs)", placement, pc.Label, FormatMicros(us), h.TotalCount(), g.N)})
+	}
+	if len(omitted) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %s omitted: only %d samples merged from %d runs, too few for the tail beyond the percentile to hold one sample.",
+			placement, strings.Join(omitted, ", "), h.TotalCount(), g.N))
+	}
+	return l, notes
+}
+
+// mergedHistogram merges the measured latency histograms of the group's ok
+// runs; a run whose histogram cannot be loaded is skipped with a note.
+func (b *builder) mergedHistogram(g *stats.Group) (*hdr.Histogram, []string) {
+	merged := hist.New()
+	var notes []string
+	for _, r := range g.Runs {
+		h, err := b.in.Histogram(r.ID, results.OpAll, results.KindLatency, phaseMeasured)
+		if err != nil || h == nil {
+			notes = append(notes, fmt.Sprintf("%s: run %d's latency histogram is unavailable (%v); it is left out of the merge.", g.Placement, r.Seq, err))
+			continue
+		}
+		merged.Merge(h)
+	}
+	return merged, notes
+}
+
+func (b *builder) timelineSection() chartSection {
+	s := chartSection{ID: "chart-timeline", Heading: "Throughput over time, per run",
+		Intro: fmt.Sprintf("Operations per second in each second of every ok run, one line per run coloured by placement. Warmup seconds are grey and dashed; the dashed vertical line marks the end of the %gs warmup. Hover a line to see which run it is.", b.st.WarmupS)}
+	for _, d := range b.st.Durability {
+		for _, cl := range b.st.Clients {
+			if c, notes := b.timelineChart(d, cl); c != nil {
+				s.Charts = append(s.Charts, b.render(c, fmt.Sprintf("timeline-%s-%dc", d, cl), notes))
+			} else {
+				s.Notes = append(s.Notes, notes...)
+			}
+		}
+	}
+	return s
+}
+
+// timelineChart draws every ok run of one durability x clients cell; nil
+// when none has a timeline.
+func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
+	c := &chart{Title: fmt.Sprintf("Per-second throughput, durability %s, %d clients", d, cl),
+		X: axis{Label: "seconds since the run started (warmup included)", ZeroBased: true, Tight: true,
+			Format: func(v float64) string { return roundSig(v) + "s" }},
+		Y: axis{Label: "ops/s", ZeroBased: true}}
+	var notes []string
+	for _, p := range b.st.Placements {
+		g := b.group(p.Name, d, cl)
+		if g == nil {
+			continue
+		}
+		if g.Failed > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d failed run(s) not drawn.", p.Name, g.Failed))
+		}
+		drawn := false
+		for _, r := range g.Runs {
+			if len(r.Timeline) == 0 {
+				notes = append(notes, fmt.Sprintf("%s: run %d has no timeline.", p.Name, r.Seq))
+				continue
+			}
+			c.Lines = append(c.Lines, timelineLines(r, b.colors[p.Name])...)
+			drawn = true
+		}
+		if drawn {
+			c.Legend = append(c.Legend, legendEntry{Name: p.Name, Color: b.colors[p.Name]})
+		}
+	}
+	if len(c.Lines) == 0 {
+		return nil, append(notes, fmt.Sprintf("Durability %s, %d clients: no ok run with a timeline, so there is no timeline chart.", d, cl))
+	}
+	c.Legend = append(c.Legend, legendEntry{Name: "warmup (not measured)", Color: warmupColor, Dash: "5 4"})
+	if b.st.WarmupS > 0 {
+		c.VRefs = []ref{{At: b.st.WarmupS, Label: "warmup ends"}}
+	}
+	return c, notes
+}
+
+// timelineLines splits a run's timeline into a grey dashed warmup line and
+// a coloured measured line that starts where the warmup one ends.
+func timelineLines(r results.Run, color string) []line {
+	tip := fmt.Sprintf("%s, %s, %d clients, repeat %d (run %d)", r.Placement, r.Durability, r.Clients, r.Repeat, r.Seq)
+	warm := line{Color: warmupColor, Dash: "5 4", Width: 1.5, Tip: tip + ", warmup", NoLegend: true}
+	meas := line{Color: color, Width: 1.5, Tip: tip, NoLegend: true}
+	for _, iv := range downsample(r.Timeline, maxTimelinePoints) {
+		pt := point{X: iv.T, Y: iv.OpsS}
+		if iv.Phase == phaseMeasured {
+			if len(meas.Points) == 0 && len(warm.Points) > 0 {
+				meas.Points = append(meas.Points, warm.Points[len(warm.Points)-1])
+			}
+			meas.Points = append(meas.Points, pt)
+		} else {
+			warm.Points = append(warm.Points, pt)
+		}
+	}
+	return []line{warm, meas}
+}
+
+// downsample merges runs of consecutive same-phase intervals so at most
+// about limit remain; each merged interval's rate is its ops over its length.
+func downsample(tl []results.Interval, limit int) []results.Interval {
+	if len(tl) <= limit {
+		return tl
+	}
+	k := (len(tl) + limit - 1) / limit
+	var out []results.Interval
+	for i := 0; i < len(tl); {
+		acc := tl[i]
+		j := i + 1
+		for ; j < len(tl) && j < i+k && tl[j].Phase == acc.Phase; j++ {
+			acc.T, acc.Length, acc.Ops = tl[j].T, acc.Length+tl[j].Length, acc.Ops+tl[j].Ops
+		}
+		if acc.Length > 0 {
+			acc.OpsS = float64(acc.Ops) / acc.Length
+		}
+		out = append(out, acc)
+		i = j
+	}
+	return out
+}

@@ -175,21 +175,11 @@ func (b *builder) question() string {
 	base := b.st.Baseline
 	for _, p := range b.st.Placements {
 		if p.Name == base {
-			base += " (" + components(p.Components) + ")"
+			base += " (" + params(p.Components) + ")"
 		}
 	}
 	return fmt.Sprintf("How does the throughput of %s running %s change when its components are placed on other storage tiers, compared with the baseline placement %s? The answer is given at %d clients; the charts and tables cover every client count.",
 		orDash(b.st.Engine), orDash(b.st.Workload), base, b.clients)
-}
-
-// components prints a placement as "data -> disk, wal -> ram".
-func components(m map[string]string) string {
-	keys := sortedKeys(m)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + " -> " + m[k]
-	}
-	return strings.Join(parts, ", ")
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -326,7 +316,7 @@ func (b *builder) matrixTable() table {
 	st := b.st
 	durs := make([]string, len(st.Durability))
 	for i, d := range st.Durability {
-		durs[i] = d + " (" + strings.ToLower(durabilityPhrase(d)) + ")"
+		durs[i] = d + " (" + lowerFirst(durabilityPhrase(d)) + ")"
 	}
 	clients := make([]string, len(st.Clients))
 	for i, c := range st.Clients {
@@ -352,6 +342,14 @@ func (b *builder) matrixTable() table {
 		{"runs", fmt.Sprintf("%d (%d ok, %d not ok)", len(b.in.Runs), ok, failed)}})
 }
 
+// lowerFirst lowercases only the first letter, so "WAL" stays "WAL".
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
 func fmtSeconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
 
 // numSort is a cell's sort key; NaN (missing) sorts as empty.
@@ -363,9 +361,9 @@ func numSort(v float64) string {
 }
 
 func (b *builder) groupTable() table {
-	t := table{Sortable: true, Header: []string{"durability", "clients", "placement", "ok runs", "failed", "median ops/s",
-		"95% CI ops/s", "CV", "p50 (median)", "p99 (median)", "vs " + b.st.Baseline, "ratio 95% CI", "verdict"},
-		Num: []bool{false, true, false, true, true, true, false, true, true, true, true, false, false}}
+	t := table{Sortable: true, Header: []string{"durability", "clients", "placement", "ok", "failed", "median ops/s",
+		"95% CI", "CV", "p50", "p99", "vs " + b.st.Baseline, "ratio CI", "verdict"},
+		Num: []bool{false, true, false, true, true, true, true, true, true, true, true, true, false}}
 	for _, g := range b.a.Groups {
 		t.Rows = append(t.Rows, b.groupRow(g))
 	}
@@ -459,10 +457,10 @@ nav a{margin-right:14px}
 .callout ul{margin:4px 0;padding-left:20px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0 14px}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f2f2f2}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f2f2f2;white-space:nowrap}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 table.sortable th{cursor:pointer;user-select:none}
-table.sortable th::after{content:" \2195";color:#aaa}
+table.sortable th::after{content:" \2195";color:#aaa;font-size:11px}
 table.sortable th[aria-sort=ascending]::after{content:" \25B2";color:#333}
 table.sortable th[aria-sort=descending]::after{content:" \25BC";color:#333}
 tr.failed td{background:#fdecec}
@@ -516,7 +514,7 @@ pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}
 <section id="results">
 <h2>Results</h2>
 <h3>Per group</h3>
-<p class="note">Medians over the ok repeats of each placement x durability x clients cell; intervals are 95% bootstrap CIs, given from {{minRepeats}} ok repeats on. Click a header to sort.</p>
+<p class="note">Medians over the ok repeats of each placement x durability x clients cell (p50 and p99 are the medians of the runs' own percentiles); intervals are 95% bootstrap CIs, given from {{minRepeats}} ok repeats on. Click a header to sort.</p>
 {{template "table" .Groups}}
 <h3>Every run</h3>
 <p class="note">Latency percentiles are each run's own, from its measured window. Click a header to sort.</p>

@@ -1,0 +1,185 @@
+package report
+
+import (
+	"flag"
+	"html/template"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+var sampleHTML = flag.String("sample", "", "also write the fixture's HTML report to this file, to look at it")
+
+func renderHTML(t *testing.T, in Input) string {
+	t.Helper()
+	var b strings.Builder
+	if err := HTML(&b, in); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestHTMLReportContents(t *testing.T) {
+	f := newFixture(defaultOpts())
+	in := f.input()
+	out := renderHTML(t, in)
+	if *sampleHTML != "" {
+		if err := os.WriteFile(*sampleHTML, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	verdicts := Verdicts(f.st, in.Analysis, 16)
+	if len(verdicts) != 2 {
+		t.Fatalf("want a verdict per durability mode, got %q", verdicts)
+	}
+	for _, v := range verdicts {
+		if !strings.Contains(out, template.HTMLEscapeString(v)) {
+			t.Errorf("report lacks verdict %q", v)
+		}
+	}
+	for _, want := range []string{
+		"The question and the answer", "not durable", "NOT DURABLE: tmpfs keeps its files in RAM only",
+		"all-disk", "wal-ram", "all-ram", "<svg", `<table class="sortable">`, "addEventListener('click'",
+		"engine: open WAL: no space left on device", `<tr class="failed">`,
+		"AMD EPYC 7B13, 8 CPUs", "v0.4.0", "pebble v2.1.7", "rw,nosuid,nodev", "closed loop",
+		"Throughput vs clients", "Throughput relative to the baseline", "Latency percentiles at 16 clients",
+		"Per-second throughput, durability sync, 16 clients", "warmup ends",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	assertSections(t, out, "The question and the answer", "<h2>Setup", "<h2>Charts", "<h2>Results")
+}
+
+// assertSections checks the report's parts come in the order asked for.
+func assertSections(t *testing.T, out string, marks ...string) {
+	t.Helper()
+	last := -1
+	for _, m := range marks {
+		i := strings.Index(out, m)
+		if i < last {
+			t.Errorf("%q comes before the previous section", m)
+		}
+		last = i
+	}
+}
+
+// TestHTMLIsSelfContained checks the report fetches nothing: the only URL is
+// the SVG namespace, which is an identifier, not a resource.
+func TestHTMLIsSelfContained(t *testing.T) {
+	out := renderHTML(t, newFixture(defaultOpts()).input())
+	if !strings.Contains(out, `xmlns="http://www.w3.org/2000/svg"`) {
+		t.Error("inline SVG lacks its namespace")
+	}
+	rest := strings.ReplaceAll(out, `xmlns="http://www.w3.org/2000/svg"`, "")
+	for _, bad := range []string{"http://", "https://", "<link", "src=", "url(", "@import", "//cdn"} {
+		if i := strings.Index(rest, bad); i >= 0 {
+			t.Errorf("report refers to an external resource: %q", rest[max(0, i-60):min(len(rest), i+60)])
+		}
+	}
+	if n := strings.Count(out, "<script"); n != 1 {
+		t.Errorf("want exactly the one inline script, found %d", n)
+	}
+}
+
+func TestHTMLEscapesUserStrings(t *testing.T) {
+	evil := "<script>alert(1)</script>"
+	o := defaultOpts()
+	o.placements = []string{"wal-ram", evil}
+	o.fewSamples = evil
+	f := newFixture(o)
+	f.st.Name = `x" onload="alert(2)`
+	ram := f.st.Tiers["ram"]
+	ram.Path = "/dev/shm/<b>bold</b>"
+	f.st.Tiers["ram"] = ram
+	out := renderHTML(t, f.input())
+	for _, bad := range []string{evil, "<b>bold", `" onload="`} {
+		if strings.Contains(out, bad) {
+			t.Errorf("report contains unescaped %q", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b&gt;bold&lt;/b&gt;"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks escaped %q", want)
+		}
+	}
+	if n := strings.Count(out, "<script"); n != 1 {
+		t.Errorf("want exactly the one inline script, found %d", n)
+	}
+}
+
+func TestLatencyPercentileWithTooFewSamplesIsOmitted(t *testing.T) {
+	out := renderHTML(t, newFixture(defaultOpts()).input())
+	// all-ram at 16 clients recorded 3 x 200 = 600 latencies: enough for
+	// p99 (100), too few for p99.9 (1000).
+	for _, want := range []string{"all-ram: p99.9 (needs 1000) omitted: only 600 samples merged from 3 runs",
+		"all-ram p99: ", "wal-ram p99.9: ", "all-disk p99.9: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(out, "all-ram p99.9: ") {
+		t.Error("all-ram p99.9 is charted from too few samples")
+	}
+}
+
+func TestLatencyChartsNeedHistograms(t *testing.T) {
+	in := newFixture(defaultOpts()).input()
+	in.Histogram = nil
+	out := renderHTML(t, in)
+	if !strings.Contains(out, "No stored histograms were given to the report") {
+		t.Error("missing histograms are not explained")
+	}
+}
+
+func TestFailedGroupIsMissingFromChartsAndNoted(t *testing.T) {
+	o := defaultOpts()
+	o.failGroup = "all-ram"
+	f := newFixture(o)
+	out := renderHTML(t, f.input())
+	for _, want := range []string{
+		"No ok run for all-ram, sync, 16 clients (3 failed): missing from the charts.",
+		"all-ram at 16 clients: no ok run (3 failed), so it is missing here.",
+		"all-ram at 16 clients: failed, so it has no bar.",
+		"all-ram: 3 failed run(s) not drawn.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	failed := 0
+	for _, r := range f.runs {
+		if r.Status == results.RunFailed {
+			failed++
+		}
+	}
+	if got := strings.Count(out, `<tr class="failed">`); got < failed {
+		t.Errorf("%d failed rows, want at least %d (one per failed run)", got, failed)
+	}
+}
+
+// TestHTMLStaysSmall renders a large study (128 runs of 10 minutes) and
+// checks the report stays mailable.
+func TestHTMLStaysSmall(t *testing.T) {
+	o := defaultOpts()
+	o.clients, o.repeat, o.seconds = []int{1, 4, 16, 64}, 5, 600
+	out := renderHTML(t, newFixture(o).input())
+	if len(out) > 1<<20 {
+		t.Errorf("report is %d KB, want under 1 MB", len(out)>>10)
+	}
+	t.Logf("report of %d runs: %d KB", 2*4*5*3, len(out)>>10)
+}
+
+func TestSortKeysAreNumbers(t *testing.T) {
+	out := renderHTML(t, newFixture(defaultOpts()).input())
+	re := regexp.MustCompile(`data-sort="([^"]*)"`)
+	for _, m := range re.FindAllStringSubmatch(out, -1) {
+		if strings.ContainsAny(m[1], "µmsx%") {
+			t.Fatalf("sort key %q is not a plain number", m[1])
+		}
+	}
+}
