@@ -8,6 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -94,6 +95,10 @@ type Run struct {
 	ServiceTime hist.Summary         `json:"service_time_us"`
 	ByOp        map[string]OpSummary `json:"by_op"`
 	Timeline    []Interval           `json:"timeline"`
+	// Telemetry summarises the measured window's device, host and engine
+	// figures; TelemetryTimeline holds its per-second samples.
+	Telemetry         *telemetry.Summary `json:"telemetry,omitempty"`
+	TelemetryTimeline *telemetry.Report  `json:"telemetry_timeline,omitempty"`
 }
 
 // OpSummary is one op type's figures in the measured window.

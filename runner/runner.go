@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -28,6 +29,7 @@ import (
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -332,6 +334,9 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		}
 		clients[i] = c
 	}
+	// Telemetry covers the measured window: the sampler starts when the
+	// warmup ends.
+	watch := newWatcher(ctx, telemetry.Config{Tiers: tierDevices(tiers, cell.Placement), PID: os.Getpid()}, st.Warmup)
 	res, err := driver.Run(ctx, driver.Config{
 		Ops: w.Ops(), Warmup: st.Warmup, Duration: st.Duration,
 		TargetRate: st.TargetRate, Arrival: driver.Arrival(st.Arrival),
@@ -340,6 +345,9 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 				(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors))
 		},
 	}, clients)
+	if rep := watch.stop(); rep != nil {
+		r.Telemetry, r.TelemetryTimeline = &rep.Summary, rep
+	}
 	if res != nil {
 		hists, err = fillRun(r, res, err)
 	}
@@ -416,6 +424,48 @@ func fillRun(r *results.Run, res *driver.Result, runErr error) ([]results.Histog
 		})
 	}
 	return hists, runErr
+}
+
+// tierDevices maps each tier the placement uses to its block device.
+func tierDevices(tiers map[string]tier.Info, p study.Placement) map[string]string {
+	out := map[string]string{}
+	for _, t := range p.Components {
+		out[t] = tiers[t].Device
+	}
+	return out
+}
+
+// watcher starts a telemetry sampler after a delay and stops it on demand.
+type watcher struct {
+	mu      sync.Mutex
+	timer   *time.Timer
+	sampler *telemetry.Sampler
+	stopped bool
+}
+
+func newWatcher(ctx context.Context, cfg telemetry.Config, after time.Duration) *watcher {
+	w := &watcher{}
+	w.timer = time.AfterFunc(after, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.stopped {
+			return
+		}
+		w.sampler, _ = telemetry.Start(ctx, cfg) // errors of sources are inside its report
+	})
+	return w
+}
+
+// stop returns the sampler's report, or nil when it never started.
+func (w *watcher) stop() *telemetry.Report {
+	w.timer.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.sampler == nil {
+		return nil
+	}
+	return w.sampler.Stop()
 }
 
 // encodePair encodes an op's latency and (open loop only) service histograms.

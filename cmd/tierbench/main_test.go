@@ -429,6 +429,33 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 		t.Errorf("the table does not describe the loop tier:\n%s", r.stdout)
 	}
 	nothingLeft("after a finished study")
+	r = tierbench(t, "show", "--results", resultsDir, "--format", "json")
+	var doc struct {
+		Runs []struct {
+			Placement string
+			Telemetry struct {
+				Tiers map[string]struct {
+					Device    string  `json:"device"`
+					WriteIOPS float64 `json:"write_iops"`
+				}
+				Host struct {
+					User float64 `json:"cpu_user_pct"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range doc.Runs {
+		if run.Placement != "wal-pm" {
+			continue
+		}
+		pm := run.Telemetry.Tiers["pm"]
+		if !strings.HasPrefix(pm.Device, "loop") || pm.WriteIOPS <= 0 || run.Telemetry.Host.User <= 0 {
+			t.Errorf("telemetry of a synced run with its WAL on a loop tier: %+v", run.Telemetry)
+		}
+	}
 
 	st = writeStudy(t, work, fmt.Sprintf(provisionedStudy, disk, "60s"))
 	cmd := exec.Command(binary, "run", st, "--results", resultsDir)
