@@ -243,8 +243,8 @@ func fmtBytes(n uint64) string {
 }
 
 func (b *builder) tierTable() table {
-	t := table{Header: []string{"tier", "path", "fs type", "mount point", "device", "mount options", "durable", "emulated"},
-		Num: make([]bool, 8)}
+	t := table{Header: []string{"tier", "path", "fs type", "mount point", "device", "mount options", "durable", "emulated", "probed (fio)"},
+		Num: make([]bool, 9)}
 	for _, n := range sortedTierNames(b.st) {
 		ti := b.st.Tiers[n]
 		dev := orDash(ti.Device)
@@ -259,7 +259,8 @@ func (b *builder) tierTable() table {
 			}
 		}
 		t.Rows = append(t.Rows, row{Class: class, Cells: []cell{{Text: n}, {Text: orDash(ti.Path)}, {Text: orDash(ti.FSType)},
-			{Text: orDash(ti.MountPoint)}, {Text: dev}, {Text: orDash(ti.MountOptions)}, {Text: durable}, {Text: yesNo(ti.Emulated)}}})
+			{Text: orDash(ti.MountPoint)}, {Text: dev}, {Text: orDash(ti.MountOptions)}, {Text: durable}, {Text: yesNo(ti.Emulated)},
+			{Text: ProbeText(b.st.Probes[n])}}})
 	}
 	return t
 }
@@ -405,8 +406,8 @@ func microsCell(us float64) cell {
 
 func (b *builder) runTable() table {
 	t := table{Sortable: true, Header: []string{"seq", "placement", "durability", "clients", "repeat", "status", "ops/s",
-		"p50", "p99", "p99.9", "errors", "error"},
-		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, false}}
+		"p50", "p99", "p99.9", "errors", "bottleneck", "error"},
+		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, false, false}}
 	runs := append([]results.Run(nil), b.in.Runs...)
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Seq < runs[j].Seq })
 	for _, r := range runs {
@@ -427,7 +428,8 @@ func runRow(r results.Run) row {
 	errText := strings.Join(strings.Fields(r.Error), " ")
 	return row{Class: class, Cells: []cell{intCell(r.Seq), {Text: r.Placement}, {Text: r.Durability}, intCell(r.Clients),
 		intCell(r.Repeat), {Text: r.Status}, tput, microsCell(r.Latency.P50), microsCell(r.Latency.P99),
-		microsCell(r.Latency.P999), {Text: strconv.FormatInt(r.Errors, 10), Sort: strconv.FormatInt(r.Errors, 10)}, {Text: errText}}}
+		microsCell(r.Latency.P999), {Text: strconv.FormatInt(r.Errors, 10), Sort: strconv.FormatInt(r.Errors, 10)},
+		{Text: BottleneckText(r.Bottleneck)}, {Text: errText}}}
 }
 
 // pageTemplate is the HTML page. html/template escapes every string; only

@@ -38,7 +38,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		if t.Emulated {
 			d += ", emulated"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", n, t.Path, t.FSType, t.Device, d)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", n, t.Path, t.FSType, t.Device, d, ProbeText(st.Probes[n]))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "placements:")
@@ -82,6 +82,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	for _, v := range Verdicts(st, a, HeadlineClients(st, 0)) {
 		fmt.Fprintln(w, v)
 	}
+	bottlenecks(w, st, runs)
 	var failed []results.Run
 	for _, r := range runs {
 		if r.Status != results.RunOK {
@@ -182,4 +183,22 @@ func List(w io.Writer, studies []results.Study) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Name, s.Engine, s.Workload, s.Status, s.StartedAt.Local().Format("2006-01-02 15:04:05"))
 	}
 	tw.Flush()
+}
+
+// bottlenecks lists each ok run's likely limit, first repeat only: the
+// answer to why a faster tier did or did not help.
+func bottlenecks(w io.Writer, st *results.Study, runs []results.Run) {
+	var lines []string
+	for _, r := range runs {
+		if r.Status == results.RunOK && r.Repeat == 1 && r.Bottleneck != nil {
+			lines = append(lines, fmt.Sprintf("  %s c=%d %s: %s", r.Durability, r.Clients, r.Placement, r.Bottleneck.Text))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nbottlenecks (repeat 1):")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
 }

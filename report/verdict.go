@@ -114,3 +114,21 @@ func NotDurableNotes(st *results.Study) []string {
 	}
 	return out
 }
+
+// ProbeText summarises a tier's stored fio figures in one line.
+func ProbeText(p *results.Probe) string {
+	if p == nil || p.Tier.Fio == nil {
+		return "not probed"
+	}
+	f := p.Tier.Fio
+	return fmt.Sprintf("fsync p50 %s, sync ceiling %.0f/s, 4k randwrite %.0f IOPS (qd32), seq write %.0f MB/s (%s)",
+		FormatMicros(f.FsyncLat.P50), f.SyncCeilingPerS, f.RandWriteQD32.IOPS, f.SeqWriteMBps, p.TakenAt.UTC().Format("2006-01-02"))
+}
+
+// BottleneckText is a run's bottleneck sentence, or "-".
+func BottleneckText(b *results.Bottleneck) string {
+	if b == nil {
+		return "-"
+	}
+	return b.Text
+}

@@ -50,6 +50,9 @@ type Study struct {
 	TargetRate     float64           `json:"target_rate,omitempty"`
 	Arrival        string            `json:"arrival,omitempty"`
 	EngineVersion  string            `json:"engine_version,omitempty"`
+	// Probes are the fio figures of the tiers' storage, by tier name, where
+	// the study probed them or found a recent stored probe.
+	Probes map[string]*Probe `json:"probes,omitempty"`
 	// Source is the study file as given.
 	Source string `json:"source"`
 }
@@ -95,6 +98,8 @@ type Run struct {
 	ServiceTime hist.Summary         `json:"service_time_us"`
 	ByOp        map[string]OpSummary `json:"by_op"`
 	Timeline    []Interval           `json:"timeline"`
+	// Bottleneck names the run's likely limit.
+	Bottleneck *Bottleneck `json:"bottleneck,omitempty"`
 	// Telemetry summarises the measured window's device, host and engine
 	// figures; TelemetryTimeline holds its per-second samples.
 	Telemetry         *telemetry.Summary `json:"telemetry,omitempty"`
@@ -136,4 +141,13 @@ type Histogram struct {
 	Kind    string // latency | service
 	Phase   string // measured | warmup
 	Encoded []byte
+}
+
+// Bottleneck is a run's likely limit, from its telemetry and the probed
+// ceilings of its tiers.
+type Bottleneck struct {
+	Kind              string  `json:"kind"` // fsync | iops | bandwidth | cpu | none
+	Tier              string  `json:"tier,omitempty"`
+	FractionOfCeiling float64 `json:"fraction_of_ceiling,omitempty"`
+	Text              string  `json:"text"`
 }

@@ -100,7 +100,7 @@ func open(path, dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("results store %s has schema %d, newer than this tierbench (%d): upgrade tierbench", path, v, schemaVersion)
 	}
-	if _, err := db.Exec(schema); err != nil {
+	if _, err := db.Exec(schema + probeSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create schema in %s: %w", path, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
@@ -28,9 +29,11 @@ import (
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/probe"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -130,6 +133,9 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		return nil, err
 	}
 	rec.Tiers = tiers
+	if rec.Probes, err = probeTiers(ctx, st, tiers, opt); err != nil {
+		return nil, err
+	}
 	store := context.WithoutCancel(ctx) // results are stored even after Ctrl-C
 	if err := opt.Store.PutStudy(store, rec); err != nil {
 		return nil, err
@@ -155,6 +161,10 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		if rec.EngineVersion == "" {
 			rec.EngineVersion = r.EngineVersion
 		}
+		if r.Status == results.RunOK {
+			r.Bottleneck = stats.Attribute(r, rec)
+			opt.Progress.Line(fmt.Sprintf("[%d/%d] bottleneck: %s", cell.Seq, len(cells), r.Bottleneck.Text))
+		}
 		if err := opt.Store.AddRun(store, r, hists); err != nil {
 			return sum, err
 		}
@@ -176,6 +186,52 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		return sum, err
 	}
 	return sum, nil
+}
+
+// ProbeMaxAge is how old a stored probe may be for `probe: cached`.
+const ProbeMaxAge = 7 * 24 * time.Hour
+
+// probeTiers finds or measures each tier's fio figures as the study asks.
+// A stored probe counts only for the same device, filesystem and mount.
+func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info, opt Options) (map[string]*results.Probe, error) {
+	out := map[string]*results.Probe{}
+	mode := st.Probe
+	if mode == "" {
+		mode = study.ProbeCached
+	}
+	for _, t := range st.Tiers {
+		info := tiers[t.Name]
+		switch mode {
+		case study.ProbeOff:
+			return nil, nil
+		case study.ProbeCached:
+			p, err := opt.Store.LatestProbe(ctx, info.Device, info.FSType, info.MountPoint, time.Now().Add(-ProbeMaxAge))
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				out[t.Name] = p
+			}
+			continue
+		}
+		quick := mode == study.ProbeQuick
+		opt.Progress.Live(fmt.Sprintf("probing tier %s (%s) with fio%s...", t.Name, info.Path, map[bool]string{true: ", quick", false: ""}[quick]))
+		pt, err := probe.Probe(ctx, info.Path, probe.Options{Quick: quick})
+		if err != nil {
+			return nil, fmt.Errorf("probe tier %s: %w", t.Name, err)
+		}
+		pt.Emulated = pt.Emulated || info.Emulated
+		p := &results.Probe{TakenAt: time.Now().UTC(), MountPoint: info.MountPoint, Quick: quick, Tier: pt}
+		if err := opt.Store.PutProbe(context.WithoutCancel(ctx), *p); err != nil {
+			return nil, err
+		}
+		if pt.Fio != nil {
+			opt.Progress.Line(fmt.Sprintf("tier %s: fsync p50 %s, sync ceiling %.0f/s, 4k random write %.0f IOPS (qd32), sequential write %.0f MB/s",
+				t.Name, report.FormatMicros(pt.Fio.FsyncLat.P50), pt.Fio.SyncCeilingPerS, pt.Fio.RandWriteQD32.IOPS, pt.Fio.SeqWriteMBps))
+		}
+		out[t.Name] = p
+	}
+	return out, nil
 }
 
 // LeftoversError refuses a run while a killed tierbench's mounts, loop
@@ -294,13 +350,17 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		fail(err)
 		return r, nil
 	}
-	db, err := eng.Open(ctx, engine.Config{Dirs: dirs, Durability: cell.Durability, Options: st.Options})
+	cfg := engine.Config{Dirs: dirs, Durability: cell.Durability, Options: st.Options}
+	db, err := eng.Open(ctx, cfg)
 	if err != nil {
 		fail(err)
 		return r, nil
 	}
 	r.EngineVersion = db.Version()
 	defer func() {
+		if db == nil {
+			return
+		}
 		if err := db.Close(); err != nil && r.Status == results.RunOK {
 			fail(err)
 		}
@@ -318,6 +378,13 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		return r, nil
 	}
 	r.LoadRecords, r.LoadS = ls.Records, ls.Duration.Seconds()
+	if st.Cache == study.CacheCold {
+		opt.Progress.Live(label + " restarting the engine with the page cache dropped (cache: cold)...")
+		if db, err = coldRestart(ctx, eng, db, cfg); err != nil {
+			fail(err)
+			return r, nil
+		}
+	}
 
 	clients := make([]driver.Client, cell.Clients)
 	for i := range clients {
@@ -424,6 +491,33 @@ func fillRun(r *results.Run, res *driver.Result, runErr error) ([]results.Histog
 		})
 	}
 	return hists, runErr
+}
+
+// coldRestart closes the engine, writes everything out, drops the page
+// cache and opens the engine again on the same folders, so the measured
+// window starts with nothing cached (the IRIS study's COLD runs).
+func coldRestart(ctx context.Context, eng engine.Engine, db engine.DB, cfg engine.Config) (engine.DB, error) {
+	if err := db.Close(); err != nil {
+		return nil, fmt.Errorf("cold restart: close engine: %w", err)
+	}
+	if err := DropCaches(); err != nil {
+		return nil, err
+	}
+	db, err := eng.Open(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cold restart: reopen engine: %w", err)
+	}
+	return db, nil
+}
+
+// DropCaches syncs all filesystems and drops the page cache, dentries and
+// inodes. It needs root.
+func DropCaches() error {
+	unix.Sync()
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("3\n"), 0o200); err != nil {
+		return fmt.Errorf("drop the page cache for cache: cold (needs root): %w", err)
+	}
+	return nil
 }
 
 // tierDevices maps each tier the placement uses to its block device.

@@ -15,6 +15,8 @@ import (
 	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/probe"
 )
 
 // faultyCatalog serves the real catalog, but its pebble engine is wrapped
@@ -215,5 +217,53 @@ func TestOpenLoopRunStoresServiceTime(t *testing.T) {
 	}
 	if sum.Study.Arrival != "poisson" || sum.Study.TargetRate != 1000 {
 		t.Errorf("study record lacks the schedule: %+v", sum.Study)
+	}
+}
+
+// TestColdCacheAndBottleneck restarts the engine with the page cache dropped
+// before measuring, and attributes the run's limit using a stored probe of
+// the tier's filesystem (probe: cached). The stored sync ceiling is set low
+// on purpose, so a synced run must be reported fsync-bound on that tier.
+func TestColdCacheAndBottleneck(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cache: cold needs root to drop the page cache")
+	}
+	root := t.TempDir()
+	disk := filepath.Join(root, "disk")
+	st := tinyStudy(t, map[string]string{"disk": disk},
+		[]study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
+	st.Durability, st.Warmup, st.Cache, st.Probe = []engine.Durability{engine.Sync}, 0, study.CacheCold, study.ProbeCached
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := os.Mkdir(disk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	info, err := tier.Inspect("disk", disk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := results.Probe{TakenAt: time.Now(), MountPoint: info.MountPoint, Tier: probe.Tier{Path: disk, Device: info.Device,
+		FSType: info.FSType, Fio: &probe.Fio{SyncCeilingPerS: 1}}}
+	if err := store.PutProbe(context.Background(), stored); err != nil {
+		t.Fatal(err)
+	}
+	lines := &syncWriter{}
+	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines)})
+	if err != nil || sum.OK != 1 {
+		t.Fatalf("run: %+v %v\n%s", sum, err, lines)
+	}
+	if !strings.Contains(lines.String(), "page cache dropped") {
+		t.Error("no cold restart happened")
+	}
+	if sum.Study.Probes["disk"] == nil {
+		t.Fatal("the stored probe was not attached to the study")
+	}
+	runs, _ := store.Runs(context.Background(), sum.Study.ID)
+	b := runs[0].Bottleneck
+	if b == nil || b.Kind != "fsync" || b.Tier != "disk" || b.FractionOfCeiling < 1 {
+		t.Errorf("bottleneck %+v, want fsync-bound on disk (telemetry %+v)", b, runs[0].Telemetry)
 	}
 }

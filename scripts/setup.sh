@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what tierbench needs on a fresh Debian machine. Idempotent.
+# Installs what tierbench needs on a fresh Debian machine. Idempotent: it
+# installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,5 +9,23 @@ if ! command -v go >/dev/null 2>&1; then
 	echo "setup: Go $need_go or newer is required (https://go.dev/dl/); Debian's golang-go is too old" >&2
 	exit 1
 fi
+
+# Debian packages: fio characterises tiers (tierbench probe); e2fsprogs and
+# xfsprogs format loop tiers; mount gives losetup.
+missing=()
+command -v fio >/dev/null 2>&1 || missing+=(fio)
+command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
+command -v mkfs.xfs >/dev/null 2>&1 || missing+=(xfsprogs)
+command -v losetup >/dev/null 2>&1 || missing+=(mount)
+if ((${#missing[@]})); then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "setup: missing Debian packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
+		exit 1
+	fi
+	echo "setup: installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
 # Go modules come from the Go module proxy.
 go mod download

@@ -229,14 +229,14 @@ func lineText(data []byte, n int) string {
 
 // topKeys are the keys a study may have, in the order the docs present them.
 var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
-	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "options"}
+	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "options", "probe", "cache"}
 
 // study checks the top-level mapping. The engine is resolved first because
 // placements, durability and options are only meaningful relative to it;
 // when it is unknown those checks are skipped rather than flooding the user
 // with consequences of one typo.
 func (p *parser) study(root *yaml.Node) *Study {
-	s := &Study{Repeat: 1, Arrival: "constant", Options: map[string]string{}}
+	s := &Study{Repeat: 1, Arrival: "constant", Options: map[string]string{}, Probe: ProbeCached, Cache: CacheWarm}
 	ents, ok := p.entries(root, "the study", "write the study as key: value lines such as name: my-study")
 	if !ok {
 		return nil
@@ -271,6 +271,11 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.timing(s, top, line)
 	p.rate(s, top)
 	p.options(s, top, spec, engineOK)
+	p.choice(top, "probe", ProbeModes, &s.Probe)
+	p.choice(top, "cache", CacheModes, &s.Cache)
+	if s.Cache == CacheCold && s.Warmup > 0 {
+		p.addf(top["cache"].k.Line, "cache: cold measures from a cold start, which a warmup would undo; set warmup: 0s or use cache: warm")
+	}
 	return s
 }
 
@@ -758,6 +763,23 @@ func (p *parser) duration(e entry) (time.Duration, bool) {
 
 // rate checks the open-loop settings; arrival without target_rate is an
 // error because it would silently do nothing in closed loop.
+// choice reads an optional key whose value is one of a fixed set.
+func (p *parser) choice(top map[string]entry, key string, allowed []string, into *string) {
+	e, ok := top[key]
+	if !ok {
+		return
+	}
+	v, ok := p.scalar(e, fmt.Sprintf("write %s: %s", key, strings.Join(allowed, " | ")))
+	if !ok {
+		return
+	}
+	if !slices.Contains(allowed, v) {
+		p.unknown(e.v.Line, fmt.Sprintf("unknown %s %q", key, v), v, allowed, "known values", "use one of them")
+		return
+	}
+	*into = v
+}
+
 func (p *parser) rate(s *Study, top map[string]entry) {
 	rateEnt, hasRate := top["target_rate"]
 	if hasRate {

@@ -35,9 +35,35 @@ type Study struct {
 	Arrival string
 	// Options are engine options, validated against the engine's Spec.
 	Options map[string]string
+	// Probe says whether to characterise the tiers with fio: ProbeCached
+	// (the default) uses a recent stored probe if one exists.
+	Probe string
+	// Cache is CacheWarm (measure after the warmup) or CacheCold (restart
+	// the engine with the page cache dropped right before measuring).
+	Cache string
 	// Source is the study file's text, stored with the results.
 	Source string
 }
+
+// Probe modes.
+const (
+	ProbeOff    = "off"
+	ProbeCached = "cached"
+	ProbeQuick  = "quick"
+	ProbeFull   = "full"
+)
+
+// ProbeModes lists the values of `probe:`.
+var ProbeModes = []string{ProbeCached, ProbeQuick, ProbeFull, ProbeOff}
+
+// Cache states.
+const (
+	CacheWarm = "warm"
+	CacheCold = "cold"
+)
+
+// CacheModes lists the values of `cache:`.
+var CacheModes = []string{CacheWarm, CacheCold}
 
 // Tier is a named folder that run folders are created under: an existing
 // folder (Path), or storage tierbench provisions for the study (Tmpfs or

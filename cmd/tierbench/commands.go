@@ -22,6 +22,7 @@ import (
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/probe"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -375,4 +376,61 @@ func newCleanupCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newProbeCmd() *cobra.Command {
+	var resultsDir, format string
+	var quick bool
+	cmd := &cobra.Command{
+		Use:   "probe [PATH...]",
+		Short: "Characterise storage with fio (default: every writable data filesystem and /dev/shm) and store the figures",
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			if format != "table" && format != "json" {
+				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
+			}
+			if len(paths) == 0 {
+				var err error
+				if paths, err = probe.DefaultPaths(); err != nil {
+					return err
+				}
+			}
+			for _, p := range paths {
+				if err := tier.CheckPath(p); err != nil {
+					return badInput(err)
+				}
+			}
+			store, err := results.Open(resultsDir)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			ctx := cmd.Context()
+			var tiers []probe.Tier
+			for _, p := range paths {
+				fmt.Fprintf(os.Stderr, "probing %s with fio...\n", p)
+				pt, err := probe.Probe(ctx, p, probe.Options{Quick: quick})
+				if errors.Is(err, probe.ErrNoFio) {
+					return badInput(err)
+				}
+				if err != nil {
+					pt.Error = err.Error()
+				}
+				tiers = append(tiers, pt)
+				if info, ierr := tier.Inspect(p, p); ierr == nil && err == nil {
+					if err := store.PutProbe(ctx, results.Probe{TakenAt: time.Now().UTC(), MountPoint: info.MountPoint, Quick: quick, Tier: pt}); err != nil {
+						return err
+					}
+				}
+			}
+			if format == "json" {
+				return probe.WriteJSON(os.Stdout, tiers)
+			}
+			probe.WriteTable(os.Stdout, tiers)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory (probes are stored for studies with probe: cached)")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().BoolVar(&quick, "quick", false, "short fio jobs: under 30 s per tier")
+	return cmd
 }
