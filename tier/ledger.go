@@ -270,5 +270,5 @@ func loopDevices(r Resource) []string {
 // isMountPoint reports whether path is exactly a mount point.
 func isMountPoint(path string) bool {
 	m, err := mountOf(path)
-	return err == nil && m.point == filepath.Clean(path)
+	return err == nil && m.Point == filepath.Clean(path)
 }

@@ -7,6 +7,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,58 +97,90 @@ func Inspect(name, path string) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("tier %s: %w", name, err)
 	}
-	info := Info{Name: name, Path: path, FSType: m.fsType, MountPoint: m.point,
-		MountOptions: m.options, Device: m.source, Durable: true}
-	if volatileFS[m.fsType] {
+	info := Info{Name: name, Path: path, FSType: m.FSType, MountPoint: m.Point,
+		MountOptions: m.options(), Device: m.Source, Durable: true}
+	if volatileFS[m.FSType] {
 		info.Durable = false
-		info.Note = m.fsType + " keeps data in RAM: fsync is a no-op and nothing survives a power loss"
+		info.Note = m.FSType + " keeps data in RAM: fsync is a no-op and nothing survives a power loss"
 	}
-	if strings.HasPrefix(m.source, "/dev/loop") {
-		info.BackingFile = loopBackingFile(m.source)
+	if strings.HasPrefix(m.Source, "/dev/loop") {
+		info.BackingFile = loopBackingFile(m.Source)
 		if info.BackingFile != "" {
-			if bm, err := mountOf(info.BackingFile); err == nil && volatileFS[bm.fsType] {
+			if bm, err := mountOf(info.BackingFile); err == nil && volatileFS[bm.FSType] {
 				info.Durable = false
-				info.Note = "loop device backed by a file on " + bm.fsType + ": fsync reaches RAM only"
+				info.Note = "loop device backed by a file on " + bm.FSType + ": fsync reaches RAM only"
 			}
 		}
 	}
 	return info, nil
 }
 
-type mount struct{ point, fsType, source, options string }
+// Mount is one line of /proc/self/mountinfo (see proc(5)).
+type Mount struct {
+	DevID        string // major:minor
+	Point        string
+	FSType       string
+	Source       string
+	MountOptions string // per-mount options (rw/ro, nosuid, ...)
+	SuperOptions string // filesystem options
+}
 
-// mountOf returns the mount whose mount point is the longest prefix of path,
-// read from /proc/self/mountinfo (later mounts shadow earlier ones).
-func mountOf(path string) (mount, error) {
+// options joins the per-mount and filesystem options, as tiers record them.
+func (m Mount) options() string {
+	if m.SuperOptions == "" {
+		return m.MountOptions
+	}
+	return m.MountOptions + "," + m.SuperOptions
+}
+
+// Mounts lists this process's mount table in mount order.
+func Mounts() ([]Mount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return mount{}, fmt.Errorf("read mounts: %w", err)
+		return nil, fmt.Errorf("read mounts: %w", err)
 	}
 	defer f.Close()
-	var best mount
-	sc := bufio.NewScanner(f)
+	ms, err := ParseMountinfo(f)
+	if err != nil {
+		return nil, fmt.Errorf("read mounts: %w", err)
+	}
+	return ms, nil
+}
+
+// ParseMountinfo reads mountinfo lines:
+// id parent major:minor root point options [optional...] - fstype source superopts
+func ParseMountinfo(r io.Reader) ([]Mount, error) {
+	var ms []Mount
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		m, ok := parseMountinfo(sc.Text())
-		if !ok || !within(path, m.point) {
-			continue
+		if m, ok := parseMountinfo(sc.Text()); ok {
+			ms = append(ms, m)
 		}
-		if len(m.point) >= len(best.point) {
+	}
+	return ms, sc.Err()
+}
+
+// mountOf returns the mount whose mount point is the longest prefix of path
+// (later mounts shadow earlier ones).
+func mountOf(path string) (Mount, error) {
+	ms, err := Mounts()
+	if err != nil {
+		return Mount{}, err
+	}
+	var best Mount
+	for _, m := range ms {
+		if within(path, m.Point) && len(m.Point) >= len(best.Point) {
 			best = m
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return mount{}, fmt.Errorf("read mounts: %w", err)
-	}
-	if best.point == "" {
-		return mount{}, fmt.Errorf("no mount holds %s", path)
+	if best.Point == "" {
+		return Mount{}, fmt.Errorf("no mount holds %s", path)
 	}
 	return best, nil
 }
 
-// parseMountinfo parses one line of /proc/self/mountinfo (see proc(5)):
-// id parent major:minor root point options [optional...] - fstype source superopts
-func parseMountinfo(line string) (mount, bool) {
+func parseMountinfo(line string) (Mount, bool) {
 	fields := strings.Fields(line)
 	sep := -1
 	for i, f := range fields {
@@ -157,14 +190,14 @@ func parseMountinfo(line string) (mount, bool) {
 		}
 	}
 	if sep < 6 || len(fields) < sep+3 {
-		return mount{}, false
+		return Mount{}, false
 	}
-	return mount{
-		point:   unescapeOctal(fields[4]),
-		options: fields[5] + "," + fields[sep+3],
-		fsType:  fields[sep+1],
-		source:  unescapeOctal(fields[sep+2]),
-	}, true
+	m := Mount{DevID: fields[2], Point: unescapeOctal(fields[4]), MountOptions: fields[5],
+		FSType: fields[sep+1], Source: unescapeOctal(fields[sep+2])}
+	if len(fields) > sep+3 {
+		m.SuperOptions = fields[sep+3]
+	}
+	return m, true
 }
 
 func within(path, point string) bool {

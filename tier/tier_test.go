@@ -121,7 +121,7 @@ func TestParseMountinfo(t *testing.T) {
 	if !ok {
 		t.Fatal("not parsed")
 	}
-	if m.point != "/mnt/with space" || m.fsType != "ext3" || m.source != "/dev/root" || m.options != "rw,noatime,rw,errors=continue" {
+	if m.Point != "/mnt/with space" || m.FSType != "ext3" || m.Source != "/dev/root" || m.options() != "rw,noatime,rw,errors=continue" || m.DevID != "98:0" {
 		t.Errorf("got %+v", m)
 	}
 	if _, ok := parseMountinfo("garbage"); ok {

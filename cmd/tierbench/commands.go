@@ -165,26 +165,11 @@ func newShowCmd() *cobra.Command {
 			if format != "table" && format != "json" && format != "csv" {
 				return badInput(fmt.Errorf("unknown --format %q: use table, json or csv", format))
 			}
-			ref := "latest"
-			if len(a) == 1 {
-				ref = a[0]
-			}
-			store, err := results.OpenExisting(resultsDir)
+			store, st, runs, err := loadStudy(cmd.Context(), resultsDir, a)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			defer store.Close()
-			st, err := store.Study(cmd.Context(), ref)
-			if err != nil {
-				if errors.Is(err, results.ErrNoStudy) {
-					return badInput(err)
-				}
-				return err
-			}
-			runs, err := store.Runs(cmd.Context(), st.ID)
-			if err != nil {
-				return err
-			}
 			switch format {
 			case "json":
 				return report.JSON(os.Stdout, st, runs)
@@ -433,4 +418,30 @@ func newProbeCmd() *cobra.Command {
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	cmd.Flags().BoolVar(&quick, "quick", false, "short fio jobs: under 30 s per tier")
 	return cmd
+}
+
+// loadStudy opens the results store and loads the study named by args
+// (an id, an id prefix or "latest"; none means latest) with its runs. The
+// caller closes the store.
+func loadStudy(ctx context.Context, resultsDir string, args []string) (*results.Store, *results.Study, []results.Run, error) {
+	ref := "latest"
+	if len(args) == 1 {
+		ref = args[0]
+	}
+	store, err := results.OpenExisting(resultsDir)
+	if err != nil {
+		return nil, nil, nil, badInput(err)
+	}
+	st, err := store.Study(ctx, ref)
+	if err == nil {
+		var runs []results.Run
+		if runs, err = store.Runs(ctx, st.ID); err == nil {
+			return store, st, runs, nil
+		}
+	}
+	store.Close()
+	if errors.Is(err, results.ErrNoStudy) {
+		return nil, nil, nil, badInput(err)
+	}
+	return nil, nil, nil, err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tierbench/tierbench/report"
-	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 )
 
@@ -27,27 +25,12 @@ func newReportCmd() *cobra.Command {
 			if format != "html" && format != "markdown" {
 				return badInput(fmt.Errorf("unknown --format %q: use html or markdown", format))
 			}
-			ref := "latest"
-			if len(a) == 1 {
-				ref = a[0]
-			}
-			store, err := results.OpenExisting(resultsDir)
+			ctx := cmd.Context()
+			store, st, runs, err := loadStudy(ctx, resultsDir, a)
 			if err != nil {
-				return badInput(err)
+				return err
 			}
 			defer store.Close()
-			ctx := cmd.Context()
-			st, err := store.Study(ctx, ref)
-			if err != nil {
-				if errors.Is(err, results.ErrNoStudy) {
-					return badInput(err)
-				}
-				return err
-			}
-			runs, err := store.Runs(ctx, st.ID)
-			if err != nil {
-				return err
-			}
 			in := report.Input{Study: st, Runs: runs, Analysis: stats.Analyze(st, runs), Clients: clients,
 				Histogram: func(runID, op, kind, phase string) (*hdr.Histogram, error) {
 					return store.Histogram(context.WithoutCancel(ctx), runID, op, kind, phase)

@@ -1,16 +1,16 @@
 package probe
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/tier"
 )
 
 // dataFS are the filesystems that hold data worth benchmarking on. tmpfs
@@ -37,10 +37,7 @@ type mountEntry struct {
 // user can write and which is usually on disk, when it is on the same
 // filesystem as /. Mounts with no folder the user can write are left out:
 // as root that is none of them, as a user it is most except /dev/shm.
-//
-// The tier package's mountinfo parser is unexported and only answers "which
-// mount holds this path", so the mount table is listed here; everything
-// about a chosen path is still left to tier.Inspect.
+
 func DefaultPaths() ([]string, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
@@ -174,57 +171,16 @@ func usableDir(p string) bool {
 	return err == nil && st.IsDir() && unix.Access(p, unix.W_OK|unix.X_OK) == nil
 }
 
-// parseMounts reads /proc/self/mountinfo lines (see proc(5)):
-// id parent major:minor root point options [optional...] - fstype source superopts
+// parseMounts reads mountinfo lines with the tier package's parser.
 func parseMounts(r io.Reader) ([]mountEntry, error) {
-	var ms []mountEntry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, f := range fields {
-			if f == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 6 || len(fields) < sep+3 {
-			continue
-		}
-		m := mountEntry{
-			devID:     fields[2],
-			point:     unescape(fields[4]),
-			mountOpts: fields[5],
-			fsType:    fields[sep+1],
-			source:    unescape(fields[sep+2]),
-		}
-		if len(fields) > sep+3 {
-			m.superOpts = fields[sep+3]
-		}
-		ms = append(ms, m)
-	}
-	if err := sc.Err(); err != nil {
+	ms, err := tier.ParseMountinfo(r)
+	if err != nil {
 		return nil, err
 	}
-	return ms, nil
-}
-
-// unescape undoes the \040-style octal escapes of /proc mount tables.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+	out := make([]mountEntry, len(ms))
+	for i, m := range ms {
+		out[i] = mountEntry{devID: m.DevID, point: m.Point, fsType: m.FSType, source: m.Source,
+			mountOpts: m.MountOptions, superOpts: m.SuperOptions}
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return out, nil
 }
