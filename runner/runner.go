@@ -264,6 +264,8 @@ func prepareTiers(ctx context.Context, st *study.Study, prov *tier.Provisioner) 
 				path, err = prov.Tmpfs(t.Name, *t.Tmpfs)
 			case t.Loop != nil:
 				path, err = prov.Loop(ctx, t.Name, *t.Loop)
+			case t.Pmem != nil:
+				path, err = prov.Pmem(ctx, t.Name, *t.Pmem)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("provision tiers: %w", err)

@@ -339,21 +339,32 @@ func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool
 }
 
 // tierKinds are the ways a tier can be given: an existing folder, or
-// storage tierbench provisions for the study.
-var tierKinds = []string{"path", "tmpfs", "loop"}
+// storage tierbench provisions for the study. tierModifiers make a tier
+// emulate slower storage.
+var (
+	tierKinds     = []string{"path", "tmpfs", "loop", "pmem"}
+	tierModifiers = []string{"latency", "throttle"}
+)
 
-// tier reads one tier: exactly one of path, tmpfs or loop.
+// tier reads one tier: exactly one of path, tmpfs, loop or pmem, and
+// optionally latency and throttle.
 func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	var kind *entry
+	mods := map[string]entry{}
 	typo := false
+	known := append(append([]string{}, tierKinds...), tierModifiers...)
 	for i, f := range fields {
-		if !slices.Contains(tierKinds, f.key) {
-			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q", f.key, name), f.key, tierKinds, "known keys", "remove it")
+		switch {
+		case slices.Contains(tierModifiers, f.key):
+			mods[f.key] = f
+			continue
+		case !slices.Contains(tierKinds, f.key):
+			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q", f.key, name), f.key, known, "known keys", "remove it")
 			typo = true
 			continue
 		}
 		if kind != nil {
-			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs or loop", name, kind.key, f.key)
+			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs, loop or pmem", name, kind.key, f.key)
 			return Tier{}, false
 		}
 		kind = &fields[i]
@@ -365,21 +376,140 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		p.addf(te.k.Line, "tier %q has no path; add path: /absolute/folder (or tmpfs: {size: 1G}, or loop: {backing: ram, size: 1G, fs: ext4})", name)
 		return Tier{}, false
 	}
+	var t Tier
+	ok := true
 	switch kind.key {
 	case "tmpfs":
-		return p.tmpfsTier(name, *kind)
+		t, ok = p.tmpfsTier(name, *kind)
 	case "loop":
-		return p.loopTier(name, *kind)
+		t, ok = p.loopTier(name, *kind)
+	case "pmem":
+		t, ok = p.pmemTier(name, *kind)
+	default:
+		t, ok = p.pathTier(name, *kind)
 	}
-	v, ok := p.scalar(*kind, "write path: /absolute/folder")
+	if e, has := mods["latency"]; has {
+		t.Latency = p.latency(name, e)
+		ok = ok && t.Latency != nil
+	}
+	if e, has := mods["throttle"]; has {
+		if kind.key != "loop" {
+			p.addf(e.k.Line, "tier %q: throttle needs a loop tier, whose device tierbench owns; write %s: {loop: {...}, throttle: {...}}", name, name)
+			return Tier{}, false
+		}
+		t.Throttle = p.throttle(name, e)
+		ok = ok && t.Throttle != nil
+	}
+	return t, ok
+}
+
+func (p *parser) pathTier(name string, e entry) (Tier, bool) {
+	v, ok := p.scalar(e, "write path: /absolute/folder")
 	if !ok {
 		return Tier{}, false
 	}
 	if err := tier.CheckPath(v); err != nil {
-		p.addf(kind.v.Line, "tier %q: %v", name, err)
+		p.addf(e.v.Line, "tier %q: %v", name, err)
 		return Tier{}, false
 	}
 	return Tier{Name: name, Path: filepath.Clean(v)}, true
+}
+
+func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
+	const example = "pmem: {device: /dev/pmem0, fs: xfs, dax: true}"
+	m, ok := p.subfields(name, e, []string{"device", "fs", "dax"}, example)
+	if !ok {
+		return Tier{}, false
+	}
+	spec := tier.PmemSpec{FS: "xfs"}
+	d, has := m["device"]
+	if !has {
+		p.addf(e.k.Line, "tier %q pmem has no device; write %s", name, example)
+		return Tier{}, false
+	}
+	if spec.Device, ok = p.scalar(d, "write device: /dev/pmem0"); !ok {
+		return Tier{}, false
+	}
+	if f, has := m["fs"]; has {
+		if spec.FS, ok = p.scalar(f, "write fs: xfs or fs: ext4"); !ok {
+			return Tier{}, false
+		}
+	}
+	if x, has := m["dax"]; has {
+		v, ok := p.scalar(x, "write dax: true or dax: false")
+		b, err := strconv.ParseBool(v)
+		if !ok || err != nil {
+			p.addf(x.v.Line, "tier %q: dax %q is not true or false", name, v)
+			return Tier{}, false
+		}
+		spec.DAX = b
+	}
+	return Tier{Name: name, Pmem: &spec}, true
+}
+
+// latency reads latency: {read: 100us, write: 1ms, fsync: 2ms}.
+func (p *parser) latency(name string, e entry) *tier.LatencySpec {
+	const example = "latency: {read: 100us, write: 1ms, fsync: 2ms}"
+	m, ok := p.subfields(name, e, []string{"read", "write", "fsync"}, example)
+	if !ok {
+		return nil
+	}
+	var spec tier.LatencySpec
+	for key, into := range map[string]*time.Duration{"read": &spec.Read, "write": &spec.Write, "fsync": &spec.Fsync} {
+		f, has := m[key]
+		if !has {
+			continue
+		}
+		v, ok := p.scalar(f, "write "+key+": 1ms")
+		d, err := time.ParseDuration(v)
+		if !ok || err != nil || d < 0 || d > time.Minute {
+			p.addf(f.v.Line, "tier %q: latency %s %q is not a duration between 0 and 1m; write e.g. %s: 2ms", name, key, v, key)
+			return nil
+		}
+		*into = d
+	}
+	if spec == (tier.LatencySpec{}) {
+		p.addf(e.k.Line, "tier %q: latency sets nothing; write %s", name, example)
+		return nil
+	}
+	return &spec
+}
+
+// throttle reads throttle: {read_iops, write_iops, read_bps, write_bps}.
+func (p *parser) throttle(name string, e entry) *tier.ThrottleSpec {
+	const example = "throttle: {write_iops: 500, write_bps: 100MiB}"
+	m, ok := p.subfields(name, e, []string{"read_iops", "write_iops", "read_bps", "write_bps"}, example)
+	if !ok {
+		return nil
+	}
+	var spec tier.ThrottleSpec
+	for key, into := range map[string]*int64{"read_iops": &spec.ReadIOPS, "write_iops": &spec.WriteIOPS, "read_bps": &spec.ReadBPS, "write_bps": &spec.WriteBPS} {
+		f, has := m[key]
+		if !has {
+			continue
+		}
+		v, ok := p.scalar(f, "write "+key+": <number>")
+		if !ok {
+			return nil
+		}
+		var n uint64
+		var err error
+		if strings.HasSuffix(key, "_bps") {
+			n, err = humanize.ParseBytes(v)
+		} else {
+			n, err = strconv.ParseUint(v, 10, 63)
+		}
+		if err != nil || n == 0 {
+			p.addf(f.v.Line, "tier %q: throttle %s %q must be a positive number (bytes per second may use units, e.g. 100MiB)", name, key, v)
+			return nil
+		}
+		*into = int64(n)
+	}
+	if spec == (tier.ThrottleSpec{}) {
+		p.addf(e.k.Line, "tier %q: throttle sets nothing; write %s", name, example)
+		return nil
+	}
+	return &spec
 }
 
 // subfields reads a provisioned tier's settings, rejecting unknown keys.

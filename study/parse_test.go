@@ -340,11 +340,21 @@ func TestParseProblems(t *testing.T) {
 		{name: "tier not writable", edits: []string{"{path: DISKDIR}", "{path: TMP/readonly}"},
 			want: `is not writable`, at: "disk:", root: true},
 		{name: "typo in tier key", edits: []string{"{path: RAMDIR}", "{pth: RAMDIR}"},
-			want: `unknown key "pth" in tier "ram"; did you mean "path"? (known keys: path, tmpfs, loop)`, at: "ram:"},
+			want: `unknown key "pth" in tier "ram"; did you mean "path"? (known keys: path, tmpfs, loop, pmem, latency, throttle)`, at: "ram:"},
 		{name: "unknown probe mode", edits: []string{"repeat: 1", "repeat: 1\nprobe: fast"},
 			want: `unknown probe "fast"`, at: "probe:"},
 		{name: "cold cache with warmup", edits: []string{"repeat: 1", "repeat: 1\ncache: cold"},
 			want: `cache: cold measures from a cold start`, at: "cache:"},
+		{name: "throttle needs a loop tier", edits: []string{"{path: RAMDIR}", "{path: RAMDIR, throttle: {write_iops: 100}}"},
+			want: `throttle needs a loop tier`, at: "ram:"},
+		{name: "bad latency", edits: []string{"{path: RAMDIR}", "{path: RAMDIR, latency: {fsync: slow}}"},
+			want: `latency fsync "slow" is not a duration`, at: "ram:"},
+		{name: "empty latency", edits: []string{"{path: RAMDIR}", "{path: RAMDIR, latency: {}}"},
+			want: `latency sets nothing`, at: "ram:"},
+		{name: "bad throttle", edits: []string{"{path: RAMDIR}", "{loop: {size: 1G}, throttle: {write_iops: -5}}"},
+			want: `throttle write_iops "-5" must be a positive number`, at: "ram:"},
+		{name: "pmem without device", edits: []string{"{path: RAMDIR}", "{pmem: {fs: xfs}}"},
+			want: `pmem has no device`, at: "ram:"},
 		{name: "tier without path", edits: []string{"{path: RAMDIR}", "{}"},
 			want: `tier "ram" has no path; add path: /absolute/folder`, at: "ram:"},
 		{name: "tier with two kinds", edits: []string{"{path: RAMDIR}", "{path: RAMDIR, tmpfs: {size: 1G}}"},
@@ -629,7 +639,8 @@ engine: pebble
 tiers:
   ram:  {tmpfs: {size: 512MiB}}
   pm:   {loop: {backing: ram, size: 1GiB, fs: ext4, mount_options: "noatime"}}
-  disk: {loop: {size: 2G}}
+  disk: {loop: {size: 2G}, throttle: {write_iops: 500, write_bps: 10MiB}, latency: {fsync: 2ms, write: 100us}}
+  nv:   {pmem: {device: /dev/pmem0, dax: true}}
 placements:
   a: {data: disk, wal: pm}
   b: {data: ram, wal: ram}
@@ -654,5 +665,14 @@ duration: 1s
 	}
 	if disk.Loop == nil || disk.Loop.Backing != "disk" || disk.Loop.FS != "ext4" || disk.Loop.Size != 2e9 {
 		t.Errorf("disk defaults: %+v", disk.Loop)
+	}
+	if disk.Throttle == nil || *disk.Throttle != (tier.ThrottleSpec{WriteIOPS: 500, WriteBPS: 10 << 20}) {
+		t.Errorf("disk throttle: %+v", disk.Throttle)
+	}
+	if disk.Latency == nil || *disk.Latency != (tier.LatencySpec{Fsync: 2 * time.Millisecond, Write: 100 * time.Microsecond}) {
+		t.Errorf("disk latency: %+v", disk.Latency)
+	}
+	if nv, _ := st.Tier("nv"); nv.Pmem == nil || *nv.Pmem != (tier.PmemSpec{Device: "/dev/pmem0", FS: "xfs", DAX: true}) {
+		t.Errorf("nv: %+v", nv.Pmem)
 	}
 }

@@ -73,10 +73,17 @@ type Tier struct {
 	Path  string
 	Tmpfs *tier.TmpfsSpec
 	Loop  *tier.LoopSpec
+	Pmem  *tier.PmemSpec
+	// Latency and Throttle make the tier emulate slower storage.
+	Latency  *tier.LatencySpec
+	Throttle *tier.ThrottleSpec
 }
 
-// Provisioned reports whether tierbench creates the tier's storage.
-func (t Tier) Provisioned() bool { return t.Tmpfs != nil || t.Loop != nil }
+// Provisioned reports whether tierbench creates or mounts anything for the
+// tier.
+func (t Tier) Provisioned() bool {
+	return t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || t.Latency != nil || t.Throttle != nil
+}
 
 // Placement maps every engine component to a tier name.
 type Placement struct {

@@ -156,3 +156,22 @@ func TestCleanupUndoesWhatADeadProcessLeft(t *testing.T) {
 		t.Errorf("second cleanup: %v %v", done, err)
 	}
 }
+
+func TestPmemWithoutHardwareSaysSo(t *testing.T) {
+	p := newProvisioner(t)
+	cases := []struct{ dev, want string }{
+		{"/dev/pmem-does-not-exist", "no persistent memory device"},
+		{"/dev/null", "not a block device"},
+	}
+	for _, tc := range cases {
+		_, err := p.Pmem(context.Background(), "pm", PmemSpec{Device: tc.dev, FS: "xfs", DAX: true})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.dev, err, tc.want)
+		}
+	}
+	if loops, _ := filepath.Glob("/dev/loop[0-9]*"); len(loops) > 0 {
+		if _, err := p.Pmem(context.Background(), "pm", PmemSpec{Device: loops[0], FS: "xfs"}); err == nil || !strings.Contains(err.Error(), "not a persistent memory device") {
+			t.Errorf("a loop device was accepted as pmem: %v", err)
+		}
+	}
+}

@@ -28,8 +28,11 @@ type Info struct {
 	// Durable is false where fsync cannot reach stable storage (tmpfs, ramfs,
 	// or a loop device whose file lives on one).
 	Durable bool `json:"durable"`
-	// Emulated marks tiers whose speed is injected rather than real.
-	Emulated bool `json:"emulated"`
+	// Emulated marks tiers whose speed is injected rather than real;
+	// Emulation says how, and EmulationCheck what a probe found.
+	Emulated       bool   `json:"emulated"`
+	Emulation      string `json:"emulation,omitempty"`
+	EmulationCheck string `json:"emulation_check,omitempty"`
 	// Note says why Durable is false, in words for reports.
 	Note string `json:"note,omitempty"`
 }

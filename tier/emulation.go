@@ -1,0 +1,48 @@
+package tier
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// LatencySpec asks for latency injected in front of a tier (a FUSE
+// passthrough), to model slower storage such as SATA, HDD or network block
+// storage. Zero means no added latency for that operation.
+type LatencySpec struct {
+	Read, Write, Fsync time.Duration
+}
+
+// ThrottleSpec caps a loop tier's device through the block I/O cgroup
+// controller. Zero means no cap.
+type ThrottleSpec struct {
+	ReadIOPS, WriteIOPS, ReadBPS, WriteBPS int64
+}
+
+// String describes the injected latency, for labels.
+func (l LatencySpec) String() string {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		d    time.Duration
+	}{{"read", l.Read}, {"write", l.Write}, {"fsync", l.Fsync}} {
+		if p.d > 0 {
+			parts = append(parts, fmt.Sprintf("%s +%s", p.name, p.d))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// String describes the caps, for labels.
+func (t ThrottleSpec) String() string {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		v    int64
+	}{{"read_iops", t.ReadIOPS}, {"write_iops", t.WriteIOPS}, {"read_bps", t.ReadBPS}, {"write_bps", t.WriteBPS}} {
+		if p.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", p.name, p.v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
