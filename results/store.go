@@ -65,7 +65,7 @@ type Store struct {
 	dir string
 }
 
-// ErrNoStudy is returned when a study id matches nothing.
+// ErrNoStudy is returned when a study id matches nothing, or more than one.
 var ErrNoStudy = errors.New("no such study")
 
 // Open opens (creating if needed) the store in dir.
@@ -224,7 +224,7 @@ func (s *Store) Study(ctx context.Context, ref string) (*Study, error) {
 	case len(found) == 0:
 		return nil, fmt.Errorf("study %q not found in %s (see `tierbench list`): %w", ref, s.dir, ErrNoStudy)
 	case len(found) > 1 && found[0].ID != ref:
-		return nil, fmt.Errorf("study id %q is ambiguous: give more characters (see `tierbench list`)", ref)
+		return nil, fmt.Errorf("study id %q is ambiguous: give more characters (see `tierbench list`): %w", ref, ErrNoStudy)
 	}
 	return &found[0], nil
 }

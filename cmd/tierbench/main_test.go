@@ -228,11 +228,47 @@ func TestRunTinyStudyEndToEnd(t *testing.T) {
 		t.Errorf("warmup histogram not stored: %v", err)
 	}
 
+	// Re-reporting from stored results: CSV, compare, HTML and Markdown.
+	r = tierbench(t, "show", "--results", resultsDir, "--format", "csv")
+	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); r.code != 0 || len(lines) != 9 || !strings.HasPrefix(lines[0], "study_id,run_id") {
+		t.Errorf("csv: exit %d, %d lines\n%s", r.code, len(lines), r.stdout)
+	}
+	r = tierbench(t, "compare", "latest", "--placements", "all-disk,wal-ram", "--results", resultsDir)
+	if r.code != 0 || !strings.Contains(r.stdout, "throughput") || !strings.Contains(r.stdout, "wal-ram") {
+		t.Errorf("compare placements: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	html := filepath.Join(work, "report.html")
+	if r = tierbench(t, "report", "--results", resultsDir, "-o", html); r.code != 0 {
+		t.Errorf("report: exit %d\n%s", r.code, r.stderr)
+	} else if b, _ := os.ReadFile(html); !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("wal-ram")) {
+		t.Error("the HTML report has no charts")
+	}
+	md := filepath.Join(work, "report.md")
+	if r = tierbench(t, "report", "--results", resultsDir, "--format", "markdown", "-o", md); r.code != 0 {
+		t.Errorf("markdown report: exit %d\n%s", r.code, r.stderr)
+	} else if svgs, _ := filepath.Glob(filepath.Join(work, "report-charts", "*.svg")); len(svgs) == 0 {
+		t.Error("the Markdown report wrote no SVG charts")
+	}
+
+	// A study with another record count is refused by compare unless --force.
+	other := writeStudy(t, t.TempDir(), strings.NewReplacer("records: 2000", "records: 1000", "clients: [1, 4]", "clients: [1]",
+		"durability: [sync, nosync]", "durability: [sync]").Replace(fmt.Sprintf(tinyStudy, ram, disk)))
+	if r = tierbench(t, "run", other, "--results", resultsDir); r.code != 0 {
+		t.Fatalf("second study: exit %d\n%s", r.code, r.stderr)
+	}
+	r = tierbench(t, "compare", s.ID, "latest", "--results", resultsDir)
+	if r.code != 2 || !strings.Contains(r.stderr, "record count differs") {
+		t.Errorf("compare of different record counts: exit %d\n%s", r.code, r.stderr)
+	}
+	if r = tierbench(t, "compare", s.ID, "latest", "--results", resultsDir, "--force"); r.code != 0 {
+		t.Errorf("compare --force: exit %d\n%s", r.code, r.stderr)
+	}
+
 	r = tierbench(t, "list", "--results", resultsDir)
 	if r.code != 0 || !strings.Contains(r.stdout, s.ID) {
 		t.Errorf("list: exit %d\n%s", r.code, r.stdout)
 	}
-	r = tierbench(t, "show", s.ID[:10], "--results", resultsDir)
+	r = tierbench(t, "show", s.ID[:len(s.ID)-2], "--results", resultsDir)
 	if r.code != 0 || !strings.Contains(r.stdout, "wal-ram") {
 		t.Errorf("show by id prefix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
