@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
+	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -112,6 +113,7 @@ func (f *fixture) addRun(rng *rand.Rand, o fixtureOpts, seq, pi int, p results.P
 		rate *= 6
 	}
 	r.Timeline = timeline(rng, f.st.WarmupS, o.seconds, rate)
+	r.Telemetry, r.TelemetryTimeline = deviceTelemetry(p, int(f.st.DurationS), rate)
 	samples := 2000
 	if p.Name == o.fewSamples && c == maxClients {
 		samples = 200
@@ -159,4 +161,22 @@ func (f *fixture) histogram(runID, op, kind, phase string) (*hdr.Histogram, erro
 		return nil, fmt.Errorf("no histogram %s/%s/%s for run %s", op, kind, phase, runID)
 	}
 	return h, nil
+}
+
+// deviceTelemetry gives the runs of placements on the disk tier a device
+// with one write per two operations; the ram tier has no device (tmpfs).
+func deviceTelemetry(p results.Placement, seconds int, rate float64) (*telemetry.Summary, *telemetry.Report) {
+	rep := &telemetry.Report{Tiers: map[string][]telemetry.DiskSample{}}
+	sum := telemetry.Summary{Tiers: map[string]telemetry.TierSummary{}}
+	for _, tierName := range p.Components {
+		if tierName != "disk" || rep.Tiers[tierName] != nil {
+			continue
+		}
+		for s := 1; s <= seconds; s++ {
+			rep.Tiers[tierName] = append(rep.Tiers[tierName], telemetry.DiskSample{T: float64(s), WriteIOPS: rate / 2})
+		}
+		sum.Tiers[tierName] = telemetry.TierSummary{Device: "vda", WriteIOPS: rate / 2}
+	}
+	rep.Summary = sum
+	return &sum, rep
 }

@@ -144,7 +144,7 @@ func buildDoc(in Input) (*doc, error) {
 		Runs:     b.runTable(),
 	}
 	d.Placements = b.placementTable()
-	d.Sections = []chartSection{b.throughputSection(), b.ratioSection(), b.latencySection(), b.timelineSection()}
+	d.Sections = []chartSection{b.throughputSection(), b.ratioSection(), b.latencySection(), b.timelineSection(), b.telemetrySection()}
 	return d, nil
 }
 
