@@ -267,6 +267,12 @@ func prepareTiers(ctx context.Context, st *study.Study, prov *tier.Provisioner) 
 			case t.Pmem != nil:
 				path, err = prov.Pmem(ctx, t.Name, *t.Pmem)
 			}
+			if err == nil && t.Throttle != nil {
+				var dev string
+				if dev, err = tier.LoopDevice(path); err == nil {
+					err = prov.Throttle(t.Name, dev, *t.Throttle)
+				}
+			}
 			if err != nil {
 				return nil, fmt.Errorf("provision tiers: %w", err)
 			}
@@ -275,9 +281,20 @@ func prepareTiers(ctx context.Context, st *study.Study, prov *tier.Provisioner) 
 		if err != nil {
 			return nil, fmt.Errorf("prepare tiers: %w", err)
 		}
+		if t.Throttle != nil {
+			info.Emulated = true
+			info.Emulation = joinNonEmpty(info.Emulation, "throttled: "+t.Throttle.String())
+		}
 		tiers[t.Name] = info
 	}
 	return tiers, nil
+}
+
+func joinNonEmpty(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }
 
 func newStudyRecord(st *study.Study, params map[string]string) *results.Study {

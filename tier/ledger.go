@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/tier/throttle"
 )
 
 // Resource kinds tierbench creates and must undo.
@@ -20,6 +22,8 @@ const (
 	KindFile  = "file"  // a file tierbench created (a loop device's backing file)
 	KindMount = "mount" // a filesystem tierbench mounted
 	KindLoop  = "loop"  // a loop device attached to Backing
+	// KindCgroup is a block I/O throttle group (see package throttle).
+	KindCgroup = throttle.LedgerKind
 )
 
 // Resource is one thing tierbench created. It is written to the ledger
@@ -233,6 +237,8 @@ func Undo(r Resource) error {
 			}
 		}
 		return nil
+	case KindCgroup:
+		return throttle.Remove(r.Path)
 	case KindFile:
 		if err := os.Remove(r.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", r.Path, err)

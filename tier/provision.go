@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/tier/throttle"
 )
 
 // TmpfsSpec asks for a tmpfs mounted for the study.
@@ -48,6 +50,20 @@ type Provisioner struct {
 	Tag string
 	// created is undone in reverse by Close.
 	created []Resource
+	// closers undo resources this process still serves or sits in (a FUSE
+	// server, the throttle group), by their ledger path; Close uses them
+	// instead of Undo, which is for leftovers of a dead process.
+	closers map[string]func() error
+	// group throttles every throttled tier of the study: a process can be
+	// in one group of a hierarchy only.
+	group *throttle.Group
+}
+
+func (p *Provisioner) onClose(path string, fn func() error) {
+	if p.closers == nil {
+		p.closers = map[string]func() error{}
+	}
+	p.closers[path] = fn
 }
 
 // Close undoes everything the provisioner created, newest first.
@@ -55,7 +71,11 @@ func (p *Provisioner) Close() error {
 	var errs []error
 	for i := len(p.created) - 1; i >= 0; i-- {
 		r := p.created[i]
-		if err := Undo(r); err != nil {
+		undo := func() error { return Undo(r) }
+		if fn, ok := p.closers[r.Path]; ok {
+			undo = fn
+		}
+		if err := undo(); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -63,7 +83,7 @@ func (p *Provisioner) Close() error {
 			errs = append(errs, err)
 		}
 	}
-	p.created = nil
+	p.created, p.closers, p.group = nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -184,4 +204,50 @@ func (p *Provisioner) Loop(ctx context.Context, name string, spec LoopSpec) (str
 		return "", fmt.Errorf("tier %s: mount %s on %s: %w", name, dev, dir, err)
 	}
 	return dir, nil
+}
+
+// Throttle caps the loop device dev of tier name through the block I/O
+// cgroup controller and moves this process (so the in-process engine and
+// the fio probe, which inherits it) into the study's group.
+func (p *Provisioner) Throttle(name, dev string, spec ThrottleSpec) error {
+	lim := throttle.Limits{ReadIOPS: spec.ReadIOPS, WriteIOPS: spec.WriteIOPS, ReadBPS: spec.ReadBPS, WriteBPS: spec.WriteBPS}
+	if p.group != nil {
+		if err := p.group.Limit(dev, lim); err != nil {
+			return fmt.Errorf("tier %s: %w", name, err)
+		}
+		return nil
+	}
+	if err := throttle.Supported(); err != nil {
+		return fmt.Errorf("tier %s: throttle: %w", name, err)
+	}
+	groupName := "tierbench-" + p.Tag
+	path, err := throttle.PathFor(groupName)
+	if err != nil {
+		return fmt.Errorf("tier %s: %w", name, err)
+	}
+	_, err = p.step(Resource{Kind: KindCgroup, Path: path}, func() error {
+		g, err := throttle.Create(groupName, dev, lim)
+		if err != nil {
+			return err
+		}
+		p.group = g
+		p.onClose(path, g.Close)
+		return g.AddSelf()
+	})
+	if err != nil {
+		return fmt.Errorf("tier %s: %w", name, err)
+	}
+	return nil
+}
+
+// LoopDevice returns the loop device of the loop tier mounted at dir.
+func LoopDevice(dir string) (string, error) {
+	m, err := mountOf(dir)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(m.Source, "/dev/loop") {
+		return "", fmt.Errorf("%s is not on a loop device", dir)
+	}
+	return m.Source, nil
 }

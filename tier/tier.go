@@ -4,7 +4,6 @@
 package tier
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
 // Info is what tierbench records about a tier.
@@ -101,7 +102,7 @@ func Inspect(name, path string) (Info, error) {
 		return Info{}, fmt.Errorf("tier %s: %w", name, err)
 	}
 	info := Info{Name: name, Path: path, FSType: m.FSType, MountPoint: m.Point,
-		MountOptions: m.options(), Device: m.Source, Durable: true}
+		MountOptions: m.Options(), Device: m.Source, Durable: true}
 	if volatileFS[m.FSType] {
 		info.Durable = false
 		info.Note = m.FSType + " keeps data in RAM: fsync is a no-op and nothing survives a power loss"
@@ -118,51 +119,14 @@ func Inspect(name, path string) (Info, error) {
 	return info, nil
 }
 
-// Mount is one line of /proc/self/mountinfo (see proc(5)).
-type Mount struct {
-	DevID        string // major:minor
-	Point        string
-	FSType       string
-	Source       string
-	MountOptions string // per-mount options (rw/ro, nosuid, ...)
-	SuperOptions string // filesystem options
-}
-
-// options joins the per-mount and filesystem options, as tiers record them.
-func (m Mount) options() string {
-	if m.SuperOptions == "" {
-		return m.MountOptions
-	}
-	return m.MountOptions + "," + m.SuperOptions
-}
+// Mount is one mounted filesystem.
+type Mount = mountinfo.Mount
 
 // Mounts lists this process's mount table in mount order.
-func Mounts() ([]Mount, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, fmt.Errorf("read mounts: %w", err)
-	}
-	defer f.Close()
-	ms, err := ParseMountinfo(f)
-	if err != nil {
-		return nil, fmt.Errorf("read mounts: %w", err)
-	}
-	return ms, nil
-}
+func Mounts() ([]Mount, error) { return mountinfo.Read() }
 
-// ParseMountinfo reads mountinfo lines:
-// id parent major:minor root point options [optional...] - fstype source superopts
-func ParseMountinfo(r io.Reader) ([]Mount, error) {
-	var ms []Mount
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if m, ok := parseMountinfo(sc.Text()); ok {
-			ms = append(ms, m)
-		}
-	}
-	return ms, sc.Err()
-}
+// ParseMountinfo reads mountinfo lines.
+func ParseMountinfo(r io.Reader) ([]Mount, error) { return mountinfo.Parse(r) }
 
 // mountOf returns the mount whose mount point is the longest prefix of path
 // (later mounts shadow earlier ones).
@@ -183,51 +147,11 @@ func mountOf(path string) (Mount, error) {
 	return best, nil
 }
 
-func parseMountinfo(line string) (Mount, bool) {
-	fields := strings.Fields(line)
-	sep := -1
-	for i, f := range fields {
-		if f == "-" {
-			sep = i
-			break
-		}
-	}
-	if sep < 6 || len(fields) < sep+3 {
-		return Mount{}, false
-	}
-	m := Mount{DevID: fields[2], Point: unescapeOctal(fields[4]), MountOptions: fields[5],
-		FSType: fields[sep+1], Source: unescapeOctal(fields[sep+2])}
-	if len(fields) > sep+3 {
-		m.SuperOptions = fields[sep+3]
-	}
-	return m, true
-}
-
 func within(path, point string) bool {
 	if point == "/" {
 		return true
 	}
 	return path == point || strings.HasPrefix(path, point+"/")
-}
-
-// unescapeOctal undoes the \040-style escapes of /proc mount tables.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 func loopBackingFile(dev string) string {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
 func TestCheckPath(t *testing.T) {
@@ -117,14 +119,14 @@ func TestLoopOnTmpfsIsNotDurable(t *testing.T) {
 
 func TestParseMountinfo(t *testing.T) {
 	line := `36 35 98:0 /mnt1 /mnt/with\040space rw,noatime master:1 - ext3 /dev/root rw,errors=continue`
-	m, ok := parseMountinfo(line)
+	m, ok := mountinfo.ParseLine(line)
 	if !ok {
 		t.Fatal("not parsed")
 	}
-	if m.Point != "/mnt/with space" || m.FSType != "ext3" || m.Source != "/dev/root" || m.options() != "rw,noatime,rw,errors=continue" || m.DevID != "98:0" {
+	if m.Point != "/mnt/with space" || m.FSType != "ext3" || m.Source != "/dev/root" || m.Options() != "rw,noatime,rw,errors=continue" || m.DevID != "98:0" {
 		t.Errorf("got %+v", m)
 	}
-	if _, ok := parseMountinfo("garbage"); ok {
+	if _, ok := mountinfo.ParseLine("garbage"); ok {
 		t.Error("garbage parsed")
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
 // dataFS are the filesystems that hold data worth benchmarking on. tmpfs
@@ -173,7 +173,7 @@ func usableDir(p string) bool {
 
 // parseMounts reads mountinfo lines with the tier package's parser.
 func parseMounts(r io.Reader) ([]mountEntry, error) {
-	ms, err := tier.ParseMountinfo(r)
+	ms, err := mountinfo.Parse(r)
 	if err != nil {
 		return nil, err
 	}

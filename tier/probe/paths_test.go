@@ -13,7 +13,7 @@ import (
 // read-only snap, /boot, a shadowed /dev/shm, a bind mount of the root
 // device, a container's bind-mounted /etc/hosts, a read-only remount, and a
 // space in a mount point.
-const mountinfo = `22 27 0:21 / /proc rw,relatime - proc proc rw
+const mountTable = `22 27 0:21 / /proc rw,relatime - proc proc rw
 23 27 0:22 / /sys rw,relatime - sysfs sysfs rw
 25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24684092k
 27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard
@@ -32,7 +32,7 @@ const mountinfo = `22 27 0:21 / /proc rw,relatime - proc proc rw
 `
 
 func TestDataPaths(t *testing.T) {
-	ms, err := parseMounts(strings.NewReader(mountinfo))
+	ms, err := parseMounts(strings.NewReader(mountTable))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestDataPaths(t *testing.T) {
 }
 
 func TestParseMountsUnescapes(t *testing.T) {
-	ms, err := parseMounts(strings.NewReader(mountinfo))
+	ms, err := parseMounts(strings.NewReader(mountTable))
 	if err != nil {
 		t.Fatal(err)
 	}
