@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -221,6 +222,11 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 			return nil, fmt.Errorf("probe tier %s: %w", t.Name, err)
 		}
 		pt.Emulated = pt.Emulated || info.Emulated
+		if info.Emulated {
+			info.EmulationCheck = EmulationCheck(t, pt)
+			tiers[t.Name] = info
+			opt.Progress.Line(fmt.Sprintf("tier %s is emulated (%s): %s", t.Name, info.Emulation, info.EmulationCheck))
+		}
 		p := &results.Probe{TakenAt: time.Now().UTC(), MountPoint: info.MountPoint, Quick: quick, Tier: pt}
 		if err := opt.Store.PutProbe(context.WithoutCancel(ctx), *p); err != nil {
 			return nil, err
@@ -232,6 +238,48 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		out[t.Name] = p
 	}
 	return out, nil
+}
+
+// Tolerances within which a probe confirms an emulated tier.
+const (
+	fsyncTolerance = 0.20
+	iopsTolerance  = 0.10
+)
+
+// EmulationCheck compares a probe of an emulated tier with what the tier was
+// configured to emulate: fsync p50 within 20% of the injected fsync latency,
+// IOPS within 10% of the caps.
+func EmulationCheck(t study.Tier, p probe.Tier) string {
+	if p.Fio == nil {
+		return "not confirmed: the probe measured nothing"
+	}
+	var good, bad []string
+	check := func(what string, got, want, tol float64, unit string) {
+		line := fmt.Sprintf("%s %.0f%s vs %.0f%s configured", what, got, unit, want, unit)
+		if want > 0 && math.Abs(got-want)/want <= tol {
+			good = append(good, line)
+		} else {
+			bad = append(bad, line)
+		}
+	}
+	if t.Latency != nil && t.Latency.Fsync > 0 {
+		check("fsync p50", p.Fio.FsyncLat.P50, float64(t.Latency.Fsync.Microseconds()), fsyncTolerance, "µs")
+	}
+	if t.Throttle != nil {
+		if t.Throttle.WriteIOPS > 0 {
+			check("4k random write IOPS (qd32)", p.Fio.RandWriteQD32.IOPS, float64(t.Throttle.WriteIOPS), iopsTolerance, "")
+		}
+		if t.Throttle.ReadIOPS > 0 {
+			check("4k random read IOPS (qd32)", p.Fio.RandReadQD32.IOPS, float64(t.Throttle.ReadIOPS), iopsTolerance, "")
+		}
+	}
+	switch {
+	case len(bad) > 0:
+		return "NOT confirmed: " + strings.Join(append(bad, good...), "; ")
+	case len(good) > 0:
+		return "confirmed: " + strings.Join(good, "; ")
+	}
+	return "nothing to confirm (only bandwidth caps or read/write latency, which the probe does not isolate)"
 }
 
 // LeftoversError refuses a run while a killed tierbench's mounts, loop

@@ -165,6 +165,9 @@ func same(a, b Resource) bool {
 	return a.Kind == b.Kind && a.Path == b.Path && a.Backing == b.Backing && a.Owner == b.Owner
 }
 
+// All lists every record, live owners' included.
+func (l *Ledger) All() ([]Resource, error) { return l.read() }
+
 // Leftovers lists records whose owning process is gone: what a killed
 // tierbench left behind.
 func (l *Ledger) Leftovers() ([]Resource, error) {
