@@ -321,6 +321,9 @@ func prepareTiers(ctx context.Context, st *study.Study, prov *tier.Provisioner) 
 					err = prov.Throttle(t.Name, dev, *t.Throttle)
 				}
 			}
+			if err == nil && t.Latency != nil {
+				path, err = prov.Latency(t.Name, path, *t.Latency)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("provision tiers: %w", err)
 			}
@@ -329,9 +332,13 @@ func prepareTiers(ctx context.Context, st *study.Study, prov *tier.Provisioner) 
 		if err != nil {
 			return nil, fmt.Errorf("prepare tiers: %w", err)
 		}
+		if t.Latency != nil {
+			info.Emulated = true
+			info.Emulation = joinNonEmpty(info.Emulation, "latency (FUSE): "+t.Latency.String())
+		}
 		if t.Throttle != nil {
 			info.Emulated = true
-			info.Emulation = joinNonEmpty(info.Emulation, "throttled: "+t.Throttle.String())
+			info.Emulation = joinNonEmpty(info.Emulation, "throttled (cgroup): "+t.Throttle.String())
 		}
 		tiers[t.Name] = info
 	}

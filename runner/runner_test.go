@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
@@ -270,48 +271,63 @@ func TestColdCacheAndBottleneck(t *testing.T) {
 	}
 }
 
-// TestThrottledTierIsConfirmedByProbe provisions a RAM-backed loop tier
-// capped at 1000 write IOPS, probes it with fio (probe: quick) and expects
-// the probe to confirm the cap within 10%, the tier to be labelled emulated,
-// and the run to go through the throttled device.
-func TestThrottledTierIsConfirmedByProbe(t *testing.T) {
+// TestEmulatedTiersAreConfirmedByProbe provisions RAM-backed loop tiers
+// that emulate slower storage (a 1000 write IOPS cap through the block I/O
+// cgroup; 2 ms fsync through the FUSE latency layer), probes each with fio
+// (probe: quick) and expects the probe to confirm the configuration, the tier
+// to be labelled emulated, a synced run to work on it, and nothing left after.
+func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for loop devices and cgroups")
-	}
-	if err := throttle.Supported(); err != nil {
-		t.Skip(err)
+		t.Skip("needs root for loop devices, cgroups and FUSE")
 	}
 	if _, err := exec.LookPath("fio"); err != nil {
 		t.Skip("fio not installed")
 	}
-	root := t.TempDir()
-	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name      string
+		tier      study.Tier
+		supported func() error
+		emulation string
+	}{
+		{"throttle", study.Tier{Throttle: &tier.ThrottleSpec{WriteIOPS: 1000}}, throttle.Supported, "write_iops 1000"},
+		{"latency", study.Tier{Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}, emulate.Supported, "fsync +2ms"},
 	}
-	st := tinyStudy(t, map[string]string{}, []study.Placement{{Name: "p", Components: map[string]string{"data": "slow", "wal": "slow"}}})
-	st.Tiers = []study.Tier{{Name: "slow", Loop: &tier.LoopSpec{Backing: "ram", Size: 512 << 20, FS: "ext4"},
-		Throttle: &tier.ThrottleSpec{WriteIOPS: 1000}}}
-	st.Probe, st.Durability = study.ProbeQuick, []engine.Durability{engine.Sync}
-	store, err := results.Open(filepath.Join(root, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	lines := &syncWriter{}
-	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger, Progress: progress.NewPlain(lines)})
-	if err != nil || sum.OK != 1 {
-		t.Fatalf("run: %+v %v\n%s", sum, err, lines)
-	}
-	info := sum.Study.Tiers["slow"]
-	if !info.Emulated || !strings.Contains(info.Emulation, "write_iops 1000") || !strings.HasPrefix(info.EmulationCheck, "confirmed") {
-		t.Errorf("tier %+v\n%s", info, lines)
-	}
-	if left, _ := ledger.All(); len(left) != 0 {
-		t.Errorf("left behind: %v", left)
-	}
-	self, _ := os.ReadFile("/proc/self/cgroup")
-	if strings.Contains(string(self), "tierbench-") {
-		t.Errorf("this process is still in a throttle group:\n%s", self)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.supported(); err != nil {
+				t.Skip(err)
+			}
+			root := t.TempDir()
+			ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow := tc.tier
+			slow.Name, slow.Loop = "slow", &tier.LoopSpec{Backing: "ram", Size: 512 << 20, FS: "ext4"}
+			st := tinyStudy(t, map[string]string{}, []study.Placement{{Name: "p", Components: map[string]string{"data": "slow", "wal": "slow"}}})
+			st.Tiers = []study.Tier{slow}
+			st.Probe, st.Durability = study.ProbeQuick, []engine.Durability{engine.Sync}
+			store, err := results.Open(filepath.Join(root, "results"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			lines := &syncWriter{}
+			sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger, Progress: progress.NewPlain(lines)})
+			if err != nil || sum.OK != 1 {
+				t.Fatalf("run: %+v %v\n%s", sum, err, lines)
+			}
+			info := sum.Study.Tiers["slow"]
+			if !info.Emulated || !strings.Contains(info.Emulation, tc.emulation) || !strings.HasPrefix(info.EmulationCheck, "confirmed") {
+				t.Errorf("tier %+v\n%s", info, lines)
+			}
+			if left, _ := ledger.All(); len(left) != 0 {
+				t.Errorf("left behind: %v", left)
+			}
+			self, _ := os.ReadFile("/proc/self/cgroup")
+			if strings.Contains(string(self), "tierbench-") {
+				t.Errorf("this process is still in a throttle group:\n%s", self)
+			}
+		})
 	}
 }

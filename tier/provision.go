@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
 
@@ -250,4 +251,33 @@ func LoopDevice(dir string) (string, error) {
 		return "", fmt.Errorf("%s is not on a loop device", dir)
 	}
 	return m.Source, nil
+}
+
+// Latency serves the tier's folder base through a FUSE passthrough that
+// delays reads, writes and fsyncs, and returns the new mount point: every
+// engine and tool (fio included) then sees the emulated latency.
+func (p *Provisioner) Latency(name, base string, spec LatencySpec) (string, error) {
+	if err := emulate.Supported(); err != nil {
+		return "", fmt.Errorf("tier %s: latency: %w", name, err)
+	}
+	backing := filepath.Join(base, "tierbench-backing-"+p.Tag)
+	if _, err := p.step(Resource{Kind: KindDir, Path: backing}, func() error { return os.Mkdir(backing, 0o755) }); err != nil {
+		return "", fmt.Errorf("tier %s: create %s: %w", name, backing, err)
+	}
+	dir, err := p.mountPoint(name + "-latency")
+	if err != nil {
+		return "", fmt.Errorf("tier %s: %w", name, err)
+	}
+	_, err = p.step(Resource{Kind: KindMount, Path: dir}, func() error {
+		fs, err := emulate.Mount(backing, dir, emulate.Latency{Read: spec.Read, Write: spec.Write, Fsync: spec.Fsync})
+		if err != nil {
+			return err
+		}
+		p.onClose(dir, fs.Close)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("tier %s: serve latency layer on %s: %w", name, dir, err)
+	}
+	return dir, nil
 }

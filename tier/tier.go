@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
@@ -106,6 +107,17 @@ func Inspect(name, path string) (Info, error) {
 	if volatileFS[m.FSType] {
 		info.Durable = false
 		info.Note = m.FSType + " keeps data in RAM: fsync is a no-op and nothing survives a power loss"
+	}
+	if m.FSType == emulate.FSName {
+		// A latency layer: its storage, device and durability are those of
+		// the folder it passes through to (the mount's source).
+		b, err := Inspect(name, m.Source)
+		if err != nil {
+			return Info{}, fmt.Errorf("inspect the folder behind latency layer %s: %w", m.Point, err)
+		}
+		info.Device, info.BackingFile, info.Durable, info.Note = b.Device, b.BackingFile, b.Durable, b.Note
+		info.Emulated = true
+		return info, nil
 	}
 	if strings.HasPrefix(m.Source, "/dev/loop") {
 		info.BackingFile = loopBackingFile(m.Source)
