@@ -16,6 +16,8 @@ import (
 
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/tier/emulate"
+	"github.com/tierbench/tierbench/tier/throttle"
 )
 
 // binary is tierbench built once for these end-to-end tests.
@@ -410,11 +412,13 @@ engine: pebble
 tiers:
   pm:   {loop: {backing: ram, size: 64MiB, fs: ext4}}
   fast: {tmpfs: {size: 64MiB}}
+  sata: {loop: {backing: ram, size: 64MiB, fs: ext4}, latency: {fsync: 1ms}, throttle: {write_iops: 5000}}
   disk: {path: %q}
 placements:
   all-disk: {data: disk, wal: disk}
   wal-pm:   {data: disk, wal: pm}
   all-fast: {data: fast, wal: fast}
+  all-sata: {data: sata, wal: sata}
 baseline: all-disk
 durability: [sync]
 workload: {name: ycsb-a, records: 1000}
@@ -436,6 +440,12 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 			t.Skipf("%s not installed", tool)
 		}
 	}
+	if err := emulate.Supported(); err != nil {
+		t.Skip(err)
+	}
+	if err := throttle.Supported(); err != nil {
+		t.Skip(err)
+	}
 	state := os.Getenv("TIERBENCH_STATE_DIR")
 	work := t.TempDir()
 	disk := filepath.Join(work, "disk")
@@ -453,6 +463,11 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 		}
 		if ents, _ := os.ReadDir(disk); len(ents) != 0 {
 			t.Errorf("%s: run folders left in %s", when, disk)
+		}
+		for _, pattern := range []string{"/sys/fs/cgroup/tierbench-2*", "/sys/fs/cgroup/*/tierbench-2*"} {
+			if groups, _ := filepath.Glob(pattern); len(groups) != 0 {
+				t.Errorf("%s: cgroups left: %v", when, groups)
+			}
 		}
 	}
 
