@@ -10,8 +10,10 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -135,6 +137,28 @@ type Config struct {
 	Durability Durability
 	// Options are the study's engine options, already validated against Spec.
 	Options map[string]string
+	// Scratch is a folder that lives for the whole study, where an engine
+	// may keep what is expensive to make and the same for every run (an
+	// initdb template). Empty means the engine must make everything per run.
+	Scratch string
+	// Track, when set, records a process the engine starts (a server) so a
+	// killed tierbench can be cleaned up; call the returned func once the
+	// process is gone.
+	Track func(pid int) (untrack func())
+}
+
+// Tracked calls cfg.Track if set.
+func (cfg Config) Tracked(pid int) func() {
+	if cfg.Track == nil {
+		return func() {}
+	}
+	return cfg.Track(pid)
+}
+
+// Checker is an optional DB ability: a server engine reports whether its
+// server is still alive, so a crash fails the run with the server's log.
+type Checker interface {
+	Check() error
 }
 
 // Engine opens instances of one kind of engine.
@@ -179,6 +203,54 @@ type Records interface {
 	Update(ctx context.Context, key []byte, fields []Field) error
 	// Scan reads up to count records in key order from start, returning how many.
 	Scan(ctx context.Context, start []byte, count int) (int, error)
+}
+
+// RecordsSetup is an optional Session ability: engines with a schema create
+// the records table (with fields columns) before the load phase.
+type RecordsSetup interface {
+	SetupRecords(ctx context.Context, fields int) error
+}
+
+// SQL is the data model of SQL engines: the client's own connection (no
+// shared pool lock on the hot path) and the dialect to write statements in.
+type SQL interface {
+	Conn() *sql.Conn
+	Dialect() Dialect
+}
+
+// Dialect is a SQL flavour.
+type Dialect string
+
+// Dialects tierbench writes statements for.
+const (
+	Postgres Dialect = "postgres"
+	MySQL    Dialect = "mysql"
+)
+
+// Placeholder returns the i-th (from 1) bind parameter.
+func (d Dialect) Placeholder(i int) string {
+	if d == Postgres {
+		return "$" + strconv.Itoa(i)
+	}
+	return "?"
+}
+
+// Placeholders returns n bind parameters from the first, comma separated.
+func (d Dialect) Placeholders(n int) string {
+	p := make([]string, n)
+	for i := range p {
+		p[i] = d.Placeholder(i + 1)
+	}
+	return strings.Join(p, ", ")
+}
+
+// NeedSQL returns s as SQL or an error naming the engine's gap.
+func NeedSQL(engineName string, s Session) (SQL, error) {
+	q, ok := s.(SQL)
+	if !ok {
+		return nil, fmt.Errorf("engine %s is not a SQL engine; this workload needs one (postgres, mariadb)", engineName)
+	}
+	return q, nil
 }
 
 // NeedRecords returns s as Records or an error naming the engine's gap.

@@ -147,6 +147,12 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		}
 	}
 
+	scratch, dropScratch, err := makeScratch(opt.Ledger, rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer dropScratch()
+
 	sum := &Summary{Study: rec}
 	cells := st.Matrix()
 	opt.Progress.Line(fmt.Sprintf("study %s (%s): %d runs", rec.ID, st.Name, len(cells)))
@@ -155,7 +161,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		r, hists := runCell(ctx, st, eng, wspec, rec, tiers, cell, opt, len(cells))
+		r, hists := runCell(ctx, st, eng, wspec, rec, tiers, cell, opt, len(cells), scratch)
 		if r.Status == results.RunInterrupted {
 			break // the unfinished run is not stored
 		}
@@ -379,7 +385,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 // runCell performs one run and returns its record; it never returns an
 // error, because a failed run is a result.
 func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec workload.Spec, rec *results.Study,
-	tiers map[string]tier.Info, cell study.Cell, opt Options, total int) (r *results.Run, hists []results.Histogram) {
+	tiers map[string]tier.Info, cell study.Cell, opt Options, total int, scratch string) (r *results.Run, hists []results.Histogram) {
 	r = &results.Run{
 		ID: fmt.Sprintf("%s-%03d", rec.ID, cell.Seq), StudyID: rec.ID, Seq: cell.Seq,
 		Placement: cell.Placement.Name, Components: cell.Placement.Components,
@@ -389,7 +395,7 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, cell.Placement.Name, cell.Durability, cell.Clients, cell.Repeat)
 	fail := func(err error) {
 		r.Status = results.RunFailed
-		r.Error = err.Error()
+		r.Error = tierFull(err, cell.Placement, tiers).Error()
 		if ctx.Err() != nil {
 			r.Status = results.RunInterrupted
 		}
@@ -424,7 +430,8 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		fail(err)
 		return r, nil
 	}
-	cfg := engine.Config{Dirs: dirs, Durability: cell.Durability, Options: st.Options}
+	cfg := engine.Config{Dirs: dirs, Durability: cell.Durability, Options: st.Options, Scratch: scratch,
+		Track: trackProcesses(opt.Ledger)}
 	db, err := eng.Open(ctx, cfg)
 	if err != nil {
 		fail(err)
@@ -491,6 +498,12 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 	}
 	if res != nil {
 		hists, err = fillRun(r, res, err)
+	}
+	if c, ok := db.(engine.Checker); ok {
+		// A server that died explains the errors better than they do.
+		if cerr := c.Check(); cerr != nil {
+			err = cerr
+		}
 	}
 	if err != nil {
 		fail(err)
@@ -565,6 +578,74 @@ func fillRun(r *results.Run, res *driver.Result, runErr error) ([]results.Histog
 		})
 	}
 	return hists, runErr
+}
+
+// makeScratch creates the study's scratch folder for engine templates, in
+// the state folder (recorded in the ledger) or a temporary folder.
+func makeScratch(ledger *tier.Ledger, id string) (string, func(), error) {
+	if ledger == nil {
+		dir, err := os.MkdirTemp("", "tierbench-scratch-")
+		if err != nil {
+			return "", nil, fmt.Errorf("create scratch folder: %w", err)
+		}
+		return dir, func() { os.RemoveAll(dir) }, nil
+	}
+	dir := filepath.Join(ledger.Dir(), "scratch", id)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", nil, fmt.Errorf("create scratch folder: %w", err)
+	}
+	r, err := ledger.Intend(tier.Resource{Kind: tier.KindDir, Path: dir})
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", nil, fmt.Errorf("create scratch folder: %w", err)
+	}
+	return dir, func() {
+		if tier.Undo(r) == nil {
+			ledger.Done(r)
+		}
+	}, nil
+}
+
+// trackProcesses records the servers engines start in the ledger, so
+// `tierbench cleanup` kills any that outlive a killed tierbench.
+func trackProcesses(ledger *tier.Ledger) func(pid int) func() {
+	if ledger == nil {
+		return nil
+	}
+	return func(pid int) func() {
+		r, err := ledger.Intend(tier.ProcessResource(pid, "engine server"))
+		if err != nil {
+			return func() {}
+		}
+		return func() { ledger.Done(r) }
+	}
+}
+
+// tierFull turns a storage-full failure into "tier X full", naming the
+// placement's tier with the least free space, instead of a stack of driver
+// errors.
+func tierFull(err error, p study.Placement, tiers map[string]tier.Info) error {
+	msg := strings.ToLower(err.Error())
+	if !strings.Contains(msg, "no space left") && !strings.Contains(msg, "enospc") && !strings.Contains(msg, "disk full") &&
+		!strings.Contains(msg, "could not extend file") {
+		return err
+	}
+	fullest, least := "", 2.0
+	for _, t := range p.Components {
+		var fs unix.Statfs_t
+		if unix.Statfs(tiers[t].Path, &fs) != nil || fs.Blocks == 0 {
+			continue
+		}
+		if free := float64(fs.Bavail) / float64(fs.Blocks); free < least {
+			fullest, least = t, free
+		}
+	}
+	if fullest == "" {
+		return err
+	}
+	return fmt.Errorf("tier %s full (%.1f%% free): make it larger or load fewer records: %w", fullest, least*100, err)
 }
 
 // coldRestart closes the engine, writes everything out, drops the page

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,19 +25,28 @@ const (
 	KindLoop  = "loop"  // a loop device attached to Backing
 	// KindCgroup is a block I/O throttle group (see package throttle).
 	KindCgroup = throttle.LedgerKind
+	// KindProcess is a server process group tierbench started.
+	KindProcess = "process"
 )
 
 // Resource is one thing tierbench created. It is written to the ledger
 // before it is created, so a killed tierbench leaves a record of it.
 type Resource struct {
-	Kind    string    `json:"kind"`
-	Path    string    `json:"path"`              // folder, file, mount point, or loop device once known
-	Backing string    `json:"backing,omitempty"` // loop: the backing file (finds the device if Path is empty)
-	Owner   int       `json:"owner_pid"`
-	Since   time.Time `json:"since"`
+	Kind    string `json:"kind"`
+	Path    string `json:"path"`              // folder, file, mount point, or loop device once known
+	Backing string `json:"backing,omitempty"` // loop: the backing file (finds the device if Path is empty)
+	// PID and StartTicks identify a process (its start time tells it from a
+	// later process that reuses the pid).
+	PID        int       `json:"pid,omitempty"`
+	StartTicks uint64    `json:"start_ticks,omitempty"`
+	Owner      int       `json:"owner_pid"`
+	Since      time.Time `json:"since"`
 }
 
 func (r Resource) String() string {
+	if r.Kind == KindProcess {
+		return fmt.Sprintf("server process %d (%s)", r.PID, r.Path)
+	}
 	if r.Kind == KindLoop {
 		return fmt.Sprintf("loop device %s backed by %s", orUnknown(r.Path), r.Backing)
 	}
@@ -162,7 +172,31 @@ func (l *Ledger) Done(r Resource) error {
 }
 
 func same(a, b Resource) bool {
-	return a.Kind == b.Kind && a.Path == b.Path && a.Backing == b.Backing && a.Owner == b.Owner
+	return a.Kind == b.Kind && a.Path == b.Path && a.Backing == b.Backing && a.Owner == b.Owner && a.PID == b.PID
+}
+
+// ProcessResource describes process pid for the ledger; label says what it is.
+func ProcessResource(pid int, label string) Resource {
+	return Resource{Kind: KindProcess, Path: label, PID: pid, StartTicks: startTicks(pid)}
+}
+
+// startTicks reads a process's start time (field 22 of /proc/PID/stat).
+func startTicks(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
 }
 
 // All lists every record, live owners' included.
@@ -242,6 +276,14 @@ func Undo(r Resource) error {
 		return nil
 	case KindCgroup:
 		return throttle.Remove(r.Path)
+	case KindProcess:
+		if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
+			return nil // gone, or the pid now belongs to another process
+		}
+		if err := syscall.Kill(-r.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("kill %s: %w", r, err)
+		}
+		return nil
 	case KindFile:
 		if err := os.Remove(r.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", r.Path, err)

@@ -347,6 +347,9 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 	start := time.Now()
 	loaders = max(loaders, 1)
 	w.resetInserts()
+	if err := setupRecords(ctx, engineName, db, w.cfg.fieldCount); err != nil {
+		return workload.LoadStats{}, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -375,6 +378,21 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 		return stats, firstErr
 	}
 	return stats, nil
+}
+
+// setupRecords lets an engine with a schema create its records table.
+func setupRecords(ctx context.Context, engineName string, db engine.DB, fields int) error {
+	s, err := db.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("ycsb setup: new session: %w", err)
+	}
+	defer s.Close()
+	if rs, ok := s.(engine.RecordsSetup); ok {
+		if err := rs.SetupRecords(ctx, fields); err != nil {
+			return fmt.Errorf("ycsb setup on %s: %w", engineName, err)
+		}
+	}
+	return nil
 }
 
 // loader claims batches of key numbers and inserts them until all records

@@ -1,0 +1,258 @@
+// Package sqlrecords serves the YCSB records data model on a SQL connection:
+// a usertable with a key and N text fields, as YCSB's JDBC binding defines
+// it. Statements are prepared once per client connection, so the hot path
+// takes no pool lock and parses no SQL. PostgreSQL and MariaDB sessions embed
+// it.
+package sqlrecords
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/tierbench/tierbench/engine"
+)
+
+// Table is the YCSB table name.
+const Table = "usertable"
+
+// Records runs records operations on one connection.
+type Records struct {
+	conn    *sql.Conn
+	d       engine.Dialect
+	fields  int
+	insert  *sql.Stmt
+	read    *sql.Stmt
+	scan    *sql.Stmt
+	update  []*sql.Stmt // by field index, prepared on first use
+	all     *sql.Stmt   // update of every field
+	args    []any
+	dest    []any
+	rawDest []sql.RawBytes
+}
+
+var _ engine.Records = (*Records)(nil)
+
+// New binds a Records to a connection; statements are prepared when the
+// table exists (after Setup, or on the first use in a client).
+func New(conn *sql.Conn, d engine.Dialect) *Records { return &Records{conn: conn, d: d} }
+
+// Conn is the client's connection.
+func (r *Records) Conn() *sql.Conn { return r.conn }
+
+// Dialect is the connection's SQL flavour.
+func (r *Records) Dialect() engine.Dialect { return r.d }
+
+func fieldNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("field%d", i)
+	}
+	return out
+}
+
+// SetupRecords creates the usertable with fields columns.
+func (r *Records) SetupRecords(ctx context.Context, fields int) error {
+	cols := make([]string, fields)
+	for i, f := range fieldNames(fields) {
+		cols[i] = f + " TEXT"
+	}
+	ddl := fmt.Sprintf("CREATE TABLE %s (ycsb_key VARCHAR(255) PRIMARY KEY, %s)", Table, strings.Join(cols, ", "))
+	if _, err := r.conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+Table); err != nil {
+		return fmt.Errorf("drop %s: %w", Table, err)
+	}
+	if _, err := r.conn.ExecContext(ctx, ddl); err != nil {
+		return fmt.Errorf("create %s: %w", Table, err)
+	}
+	return nil
+}
+
+// prepare prepares the statements for n fields once.
+func (r *Records) prepare(ctx context.Context, n int) error {
+	if r.insert != nil && r.fields == n {
+		return nil
+	}
+	r.fields = n
+	names := fieldNames(n)
+	var err error
+	if r.insert, err = r.conn.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (ycsb_key, %s) VALUES (%s)",
+		Table, strings.Join(names, ", "), r.d.Placeholders(n+1))); err != nil {
+		return fmt.Errorf("prepare insert: %w", err)
+	}
+	if r.read, err = r.conn.PrepareContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key = %s",
+		strings.Join(names, ", "), Table, r.d.Placeholder(1))); err != nil {
+		return fmt.Errorf("prepare read: %w", err)
+	}
+	if r.scan, err = r.conn.PrepareContext(ctx, fmt.Sprintf("SELECT ycsb_key, %s FROM %s WHERE ycsb_key >= %s ORDER BY ycsb_key LIMIT %s",
+		strings.Join(names, ", "), Table, r.d.Placeholder(1), r.d.Placeholder(2))); err != nil {
+		return fmt.Errorf("prepare scan: %w", err)
+	}
+	sets := make([]string, n)
+	for i, f := range names {
+		sets[i] = f + " = " + r.d.Placeholder(i+1)
+	}
+	if r.all, err = r.conn.PrepareContext(ctx, fmt.Sprintf("UPDATE %s SET %s WHERE ycsb_key = %s",
+		Table, strings.Join(sets, ", "), r.d.Placeholder(n+1))); err != nil {
+		return fmt.Errorf("prepare update: %w", err)
+	}
+	r.update = make([]*sql.Stmt, n)
+	r.args = make([]any, n+1)
+	r.rawDest = make([]sql.RawBytes, n+1)
+	r.dest = make([]any, n+1)
+	for i := range r.dest {
+		r.dest[i] = &r.rawDest[i]
+	}
+	return nil
+}
+
+// Insert writes a whole record.
+func (r *Records) Insert(ctx context.Context, key []byte, fields [][]byte) error {
+	if err := r.prepare(ctx, len(fields)); err != nil {
+		return err
+	}
+	r.args[0] = key
+	for i, f := range fields {
+		r.args[i+1] = f
+	}
+	_, err := r.insert.ExecContext(ctx, r.args...)
+	return err
+}
+
+// InsertBatch writes many records in one transaction.
+func (r *Records) InsertBatch(ctx context.Context, keys [][]byte, fields [][][]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := r.prepare(ctx, len(fields[0])); err != nil {
+		return err
+	}
+	tx, err := r.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	stmt := tx.StmtContext(ctx, r.insert)
+	for i, k := range keys {
+		r.args[0] = k
+		for j, f := range fields[i] {
+			r.args[j+1] = f
+		}
+		if _, err := stmt.ExecContext(ctx, r.args...); err != nil {
+			tx.Rollback()
+			return fmt.Errorf("insert: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Read reads all fields of a record.
+func (r *Records) Read(ctx context.Context, key []byte) (bool, error) {
+	if err := r.ensure(ctx); err != nil {
+		return false, err
+	}
+	rows, err := r.read.QueryContext(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return false, rows.Err()
+	}
+	if err := rows.Scan(r.dest[1:]...); err != nil {
+		return false, err
+	}
+	return true, rows.Err()
+}
+
+// Update writes the given fields.
+func (r *Records) Update(ctx context.Context, key []byte, fields []engine.Field) error {
+	if err := r.ensure(ctx); err != nil {
+		return err
+	}
+	if len(fields) == r.fields {
+		for _, f := range fields {
+			r.args[f.Index] = f.Value
+		}
+		r.args[r.fields] = key
+		_, err := r.all.ExecContext(ctx, r.args...)
+		return err
+	}
+	for _, f := range fields {
+		st, err := r.updateStmt(ctx, f.Index)
+		if err != nil {
+			return err
+		}
+		if _, err := st.ExecContext(ctx, f.Value, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Records) updateStmt(ctx context.Context, i int) (*sql.Stmt, error) {
+	if i < 0 || i >= r.fields {
+		return nil, fmt.Errorf("update of field %d: the table has %d fields", i, r.fields)
+	}
+	if r.update[i] == nil {
+		st, err := r.conn.PrepareContext(ctx, fmt.Sprintf("UPDATE %s SET field%d = %s WHERE ycsb_key = %s",
+			Table, i, r.d.Placeholder(1), r.d.Placeholder(2)))
+		if err != nil {
+			return nil, fmt.Errorf("prepare update of field%d: %w", i, err)
+		}
+		r.update[i] = st
+	}
+	return r.update[i], nil
+}
+
+// Scan reads up to count records in key order from start.
+func (r *Records) Scan(ctx context.Context, start []byte, count int) (int, error) {
+	if err := r.ensure(ctx); err != nil {
+		return 0, err
+	}
+	rows, err := r.scan.QueryContext(ctx, start, count)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		if err := rows.Scan(r.dest...); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Err()
+}
+
+// ensure prepares statements on a client that has not inserted, reading the
+// field count from the table.
+func (r *Records) ensure(ctx context.Context) error {
+	if r.insert != nil {
+		return nil
+	}
+	var n int
+	q := "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = " + r.d.Placeholder(1) + " AND column_name LIKE 'field%'"
+	if r.d == engine.MySQL {
+		q += " AND table_schema = DATABASE()"
+	}
+	if err := r.conn.QueryRowContext(ctx, q, Table).Scan(&n); err != nil {
+		return fmt.Errorf("read the shape of %s: %w", Table, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("table %s has no fields: was the load phase run?", Table)
+	}
+	return r.prepare(ctx, n)
+}
+
+// Close releases the prepared statements (the connection is the caller's).
+func (r *Records) Close() error {
+	for _, st := range append([]*sql.Stmt{r.insert, r.read, r.scan, r.all}, r.update...) {
+		if st != nil {
+			st.Close()
+		}
+	}
+	return nil
+}
