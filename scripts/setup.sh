@@ -11,8 +11,14 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 # Debian packages: fio characterises tiers (tierbench probe); e2fsprogs and
-# xfsprogs format loop tiers; mount gives losetup.
+# xfsprogs format loop tiers; mount gives losetup; the server engines run
+# PostgreSQL (usually present), MariaDB and Redis; pgbench comes with
+# PostgreSQL, sysbench is the MariaDB/PostgreSQL standard driver.
 missing=()
+[ -x "$(ls -d /usr/lib/postgresql/*/bin/postgres 2>/dev/null | tail -1)" ] || missing+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+command -v mariadbd >/dev/null 2>&1 || missing+=(mariadb-server)
+command -v sysbench >/dev/null 2>&1 || missing+=(sysbench)
 command -v fio >/dev/null 2>&1 || missing+=(fio)
 command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
 command -v mkfs.xfs >/dev/null 2>&1 || missing+=(xfsprogs)
