@@ -505,6 +505,12 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 			err = cerr
 		}
 	}
+	if v, ok := w.(workload.Verifier); ok && err == nil && ctx.Err() == nil {
+		if verr := v.Verify(context.WithoutCancel(ctx), st.Engine, db); verr != nil {
+			err = fmt.Errorf("INVARIANT BROKEN after the run: %w", verr)
+			opt.Progress.Line(fmt.Sprintf("%s INVARIANT BROKEN: %v", label, verr))
+		}
+	}
 	if err != nil {
 		fail(err)
 		return r, hists

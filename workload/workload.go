@@ -83,6 +83,13 @@ type Workload interface {
 	NewClient(engineName string, id int, s engine.Session) (Client, error)
 }
 
+// Verifier is an optional Workload ability: it checks an invariant of the
+// data after the measured window (the bank's total balance). A run whose
+// check fails is failed, loudly: the engine lost or invented data.
+type Verifier interface {
+	Verify(ctx context.Context, engineName string, db engine.DB) error
+}
+
 // Client issues one operation per call to Do. It is used by one goroutine.
 type Client interface {
 	// Do performs one operation and returns its index in Workload.Ops().
