@@ -37,6 +37,12 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		}
 		if t.Emulated {
 			d += ", emulated"
+			if t.Emulation != "" {
+				d += " (" + t.Emulation + ")"
+			}
+			if t.EmulationCheck != "" {
+				d += ": " + t.EmulationCheck
+			}
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", n, t.Path, t.FSType, t.Device, d, ProbeText(st.Probes[n]))
 	}
