@@ -484,7 +484,11 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 	}
 	// Telemetry covers the measured window: the sampler starts when the
 	// warmup ends.
-	watch := newWatcher(ctx, telemetry.Config{Tiers: tierDevices(tiers, cell.Placement), PID: os.Getpid()}, st.Warmup)
+	enginePID := os.Getpid() // in-process engines
+	if p, ok := db.(interface{ PID() int }); ok {
+		enginePID = p.PID() // server engines: watch the server
+	}
+	watch := newWatcher(ctx, telemetry.Config{Tiers: tierDevices(tiers, cell.Placement), PID: enginePID}, st.Warmup)
 	res, err := driver.Run(ctx, driver.Config{
 		Ops: w.Ops(), Warmup: st.Warmup, Duration: st.Duration,
 		TargetRate: st.TargetRate, Arrival: driver.Arrival(st.Arrival),
