@@ -362,6 +362,9 @@ func (d *DB) Version() string { return d.version }
 // Addr is the server's TCP address (127.0.0.1:port).
 func (d *DB) Addr() string { return d.addr }
 
+// PID is the server's process id, for telemetry.
+func (d *DB) PID() int { return d.proc.PID() }
+
 // Check reports a server that has exited, with its log's tail.
 func (d *DB) Check() error { return d.proc.Died() }
 
