@@ -8,6 +8,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/engine/pebble"
+	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/ycsb"
@@ -22,7 +23,7 @@ type Catalog struct {
 // Default returns the catalog of everything built in.
 func Default() *Catalog {
 	c := &Catalog{engines: map[string]engine.Engine{}, workloads: map[string]workload.Spec{}}
-	for _, e := range []engine.Engine{pebble.Engine{}, mariadb.Engine{}, redis.Engine{}} {
+	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}} {
 		c.engines[e.Spec().Name] = e
 	}
 	for _, w := range ycsb.Specs() {

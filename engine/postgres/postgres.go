@@ -1,0 +1,698 @@
+// Package postgres is tierbench's PostgreSQL engine: a postgres server run
+// for each run as the OS user postgres, listening on 127.0.0.1 only, with its
+// cluster folder (PGDATA) and its write-ahead log (pg_wal) placed on separate
+// tiers, as initdb --waldir places them. Clients talk SQL to it over pgx's
+// database/sql adapter and serve the records data model through sqlrecords.
+//
+// initdb is slow (a few seconds) and its output is the same for every run,
+// so it runs once per study into the study's scratch folder; each run copies
+// that template into its own folders.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/engine/sqlrecords"
+)
+
+// Component names.
+const (
+	Data = "data"
+	WAL  = "wal"
+)
+
+const (
+	// osUser runs initdb and the server: PostgreSQL refuses to run as root.
+	osUser = "postgres"
+	// database is the database the records table lives in. The stock
+	// postgres database saves a CREATE DATABASE (a copy of template1 written
+	// through the WAL) in every run.
+	database = "postgres"
+	// maxConnections is fixed rather than derived from the study's client
+	// counts: it sizes shared memory (lock table, PGPROC array), and a fixed
+	// value keeps every run of a study on the same server configuration. 500
+	// covers clients: [..., 256] plus loaders with room to spare.
+	maxConnections = 500
+	// readyTimeout bounds a start, crash recovery included.
+	readyTimeout = 60 * time.Second
+	// stopGrace is how long a fast shutdown (which ends with a checkpoint)
+	// may take before the server is killed.
+	stopGrace = 30 * time.Second
+	// logName is the server's log, in the data folder so it stays with the
+	// run folder (kept with --keep) and names a per-run file without
+	// bookkeeping.
+	logName = "tierbench-postgres.log"
+	// socketDir holds the server's Unix socket. /tmp rather than the data
+	// folder: a socket path is limited to 107 bytes, and tier paths can be
+	// long. tierbench itself connects over TCP.
+	socketDir = "/tmp"
+	// templateName is the initdb output in the scratch folder.
+	templateName = "postgres-template"
+)
+
+// Engine opens PostgreSQL instances.
+type Engine struct{}
+
+var _ engine.Engine = Engine{}
+
+// Spec declares PostgreSQL's components, durability modes and options.
+func (Engine) Spec() engine.Spec {
+	return engine.Spec{
+		Name: "postgres",
+		Doc:  "PostgreSQL server (run as OS user postgres on 127.0.0.1), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
+		Components: []engine.Component{
+			{Name: Data, Doc: "the cluster folder (PGDATA): tables, indexes, catalogs, configuration and the server log"},
+			{Name: WAL, Doc: "write-ahead log segments (pg_wal; PGDATA/pg_wal is a symlink to this folder, as initdb --waldir makes it)"},
+		},
+		Modes: []engine.Mode{
+			{Durability: engine.Sync, Doc: "synchronous_commit=on, fsync=on: a commit waits for its WAL flush; concurrent commits share flushes (group commit). Survives power loss if the tier honours flushes."},
+			{Durability: engine.Async, Doc: "synchronous_commit=off, fsync=on: commits are acknowledged before their WAL is flushed; the WAL writer flushes within wal_writer_delay (200ms, at worst 3x that). A server or OS crash can lose the last acknowledged commits; the cluster is never corrupted."},
+			{Durability: engine.NoSync, Doc: "fsync=off, synchronous_commit=off: nothing is ever flushed. A server crash can lose the last commits; an OS crash or power loss can CORRUPT the cluster. For measuring only."},
+		},
+		Options: []engine.Option{
+			{Name: "cache", Kind: engine.KindSize, Default: "128MiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
+			{Name: "max_wal_size", Kind: engine.KindSize, Default: "1GiB", Doc: "WAL volume that triggers a checkpoint (max_wal_size, at least 32MiB)"},
+			{Name: "checkpoint_timeout", Kind: engine.KindInt, Default: "300", Doc: "seconds between timed checkpoints (checkpoint_timeout, 30 to 86400)"},
+		},
+	}
+}
+
+// settings is the run's configuration, checked before anything is started.
+type settings struct {
+	sharedBuffersKB   int64
+	maxWALSizeMB      int64
+	checkpointTimeout int64
+	fsync             bool
+	syncCommit        bool
+}
+
+func parseSettings(cfg engine.Config) (settings, error) {
+	var s settings
+	switch cfg.Durability {
+	case engine.Sync:
+		s.fsync, s.syncCommit = true, true
+	case engine.Async:
+		s.fsync, s.syncCommit = true, false
+	case engine.NoSync:
+		s.fsync, s.syncCommit = false, false
+	default:
+		return s, fmt.Errorf("open postgres: durability %q is not supported (use sync, async or nosync)", cfg.Durability)
+	}
+	cache, err := intOption(cfg.Options, "cache", 128<<20)
+	if err != nil {
+		return s, err
+	}
+	if cache < 128<<10 {
+		return s, fmt.Errorf("open postgres: option cache=%d bytes is below PostgreSQL's minimum shared_buffers of 128KiB", cache)
+	}
+	s.sharedBuffersKB = cache >> 10
+	wal, err := intOption(cfg.Options, "max_wal_size", 1<<30)
+	if err != nil {
+		return s, err
+	}
+	// PostgreSQL refuses a max_wal_size below two 16MiB WAL segments.
+	if wal < 32<<20 {
+		return s, fmt.Errorf("open postgres: option max_wal_size=%d bytes is below PostgreSQL's minimum of 32MiB (two WAL segments)", wal)
+	}
+	s.maxWALSizeMB = wal >> 20
+	if s.checkpointTimeout, err = intOption(cfg.Options, "checkpoint_timeout", 300); err != nil {
+		return s, err
+	}
+	if s.checkpointTimeout < 30 || s.checkpointTimeout > 86400 {
+		return s, fmt.Errorf("open postgres: option checkpoint_timeout=%d must be between 30 and 86400 seconds", s.checkpointTimeout)
+	}
+	return s, nil
+}
+
+func intOption(opts map[string]string, name string, def int64) (int64, error) {
+	v, ok := opts[name]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("open postgres: option %s=%q must be a positive whole number", name, v)
+	}
+	return n, nil
+}
+
+// autoConf renders postgresql.auto.conf, which PostgreSQL reads after
+// postgresql.conf, so these settings win over initdb's defaults. A file
+// rather than -c flags keeps a kept run folder startable by hand.
+func (s settings) autoConf(port int) string {
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	minWAL := min(s.maxWALSizeMB, 80) // min_wal_size may not exceed max_wal_size
+	lines := []string{
+		"# Written by tierbench for this run.",
+		// Never a public address: the cluster trusts every local connection.
+		"listen_addresses = '127.0.0.1'",
+		fmt.Sprintf("port = %d", port),
+		fmt.Sprintf("unix_socket_directories = '%s'", socketDir),
+		// Names the run's processes in ps ("postgres: tierbench-PORT: ...").
+		fmt.Sprintf("cluster_name = 'tierbench-%d'", port),
+		fmt.Sprintf("max_connections = %d", maxConnections),
+		fmt.Sprintf("shared_buffers = '%dkB'", s.sharedBuffersKB),
+		fmt.Sprintf("max_wal_size = '%dMB'", s.maxWALSizeMB),
+		fmt.Sprintf("min_wal_size = '%dMB'", minWAL),
+		fmt.Sprintf("checkpoint_timeout = '%ds'", s.checkpointTimeout),
+		"fsync = " + onOff(s.fsync),
+		"synchronous_commit = " + onOff(s.syncCommit),
+		// The server's stderr is the run's log file (server.Start).
+		"logging_collector = off",
+		"log_destination = 'stderr'",
+		"log_checkpoints = on",
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// Open starts a PostgreSQL server on a fresh cluster in cfg.Dirs, or, when
+// the data folder already holds a cluster (the runner reopens an engine for
+// cache: cold), restarts that cluster.
+func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
+	dataDir, walDir := cfg.Dirs[Data], cfg.Dirs[WAL]
+	if dataDir == "" || walDir == "" {
+		return nil, fmt.Errorf("open postgres: need folders for components %s and %s", Data, WAL)
+	}
+	if dataDir, err = filepath.Abs(dataDir); err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	if walDir, err = filepath.Abs(walDir); err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	set, err := parseSettings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	bins, err := findBinaries()
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	pg, err := lookupOSUser()
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+
+	scratch, ownScratch := cfg.Scratch, false
+	if scratch == "" {
+		if scratch, err = os.MkdirTemp("", "tierbench-postgres-"); err != nil {
+			return nil, fmt.Errorf("open postgres: scratch folder: %w", err)
+		}
+		ownScratch = true
+		defer func() {
+			if err != nil {
+				os.RemoveAll(scratch)
+			}
+		}()
+	}
+	tmpl, err := ensureTemplate(ctx, bins, pg, scratch)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+
+	if err := prepareCluster(ctx, tmpl, pg, dataDir, walDir); err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	port, err := server.FreePort()
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	autoConf := filepath.Join(dataDir, "postgresql.auto.conf")
+	if err := os.WriteFile(autoConf, []byte(set.autoConf(port)), 0o600); err != nil {
+		return nil, fmt.Errorf("open postgres: write %s: %w", autoConf, err)
+	}
+	if err := os.Chown(autoConf, pg.uid, pg.gid); err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+
+	proc, err := server.Start(server.Spec{
+		Name: "postgres",
+		Path: bins.postgres,
+		Args: []string{"-D", dataDir},
+		Dir:  dataDir,
+		Log:  filepath.Join(dataDir, logName),
+		User: osUser,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	d := &DB{proc: proc, untrack: cfg.Tracked(proc.PID()), dataDir: dataDir, port: port, uid: pg.uid}
+	if ownScratch {
+		d.tmpScratch = scratch
+	}
+	defer func() {
+		if err != nil {
+			d.stop()
+		}
+	}()
+
+	dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable connect_timeout=10 application_name=tierbench",
+		port, osUser, database)
+	if d.db, err = sql.Open("pgx", dsn); err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	// Every client holds its own connection for the whole run; a returned
+	// connection stays open for the next session (database/sql would
+	// otherwise keep only 2 idle ones and reconnect the rest).
+	d.db.SetMaxOpenConns(0)
+	d.db.SetMaxIdleConns(maxConnections)
+	if err := proc.WaitReady(ctx, readyTimeout, d.db.PingContext); err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	var v string
+	if err := d.db.QueryRowContext(ctx, "SHOW server_version").Scan(&v); err != nil {
+		return nil, fmt.Errorf("open postgres: read the server version: %w", d.explain(err))
+	}
+	d.version = "PostgreSQL " + v
+	return d, nil
+}
+
+// binaries are the PostgreSQL programs of one installation.
+type binaries struct {
+	postgres, initdb string
+}
+
+// findBinaries finds postgres in PATH or in Debian's versioned folders
+// (which are not in PATH), newest version first, and initdb next to it so
+// the template and the server come from the same release.
+func findBinaries() (binaries, error) {
+	candidates := []string{"postgres"}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	for _, d := range dirs {
+		candidates = append(candidates, filepath.Join(d, "postgres"))
+	}
+	pgPath, err := server.Find("postgresql", candidates...)
+	if err != nil {
+		return binaries{}, err
+	}
+	if real, err := filepath.EvalSymlinks(pgPath); err == nil {
+		pgPath = real
+	}
+	initdb := filepath.Join(filepath.Dir(pgPath), "initdb")
+	if _, err := os.Stat(initdb); err != nil {
+		if initdb, err = server.Find("postgresql", "initdb"); err != nil {
+			return binaries{}, err
+		}
+	}
+	return binaries{postgres: pgPath, initdb: initdb}, nil
+}
+
+// versionOf reads the major version from /usr/lib/postgresql/<v>/bin.
+func versionOf(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+type osAccount struct {
+	uid, gid int
+}
+
+func lookupOSUser() (osAccount, error) {
+	uid, gid, err := server.LookupUser(osUser)
+	if err != nil {
+		return osAccount{}, fmt.Errorf("PostgreSQL runs as OS user %s, which does not exist (apt-get install postgresql creates it): %w", osUser, err)
+	}
+	return osAccount{uid: uid, gid: gid}, nil
+}
+
+// initdbRuns counts initdb invocations, so tests can check the template is
+// made once per scratch folder.
+var initdbRuns struct {
+	sync.Mutex
+	n int
+}
+
+// ensureTemplate makes the study's initdb template once. A flock on a file
+// next to it serialises concurrent Opens (goroutines and processes alike:
+// each Open opens the lock file anew, and flock locks belong to the open
+// file); a marker written after initdb succeeds tells later Opens the
+// template is complete, and a template without it is from an interrupted
+// initdb and is made again.
+func ensureTemplate(ctx context.Context, bins binaries, pg osAccount, scratch string) (string, error) {
+	tmpl := filepath.Join(scratch, templateName)
+	lockPath, done := tmpl+".lock", tmpl+".done"
+	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("template lock: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("template lock %s: %w", lockPath, err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(done); err == nil {
+		return tmpl, nil
+	}
+	if err := os.RemoveAll(tmpl); err != nil {
+		return "", fmt.Errorf("remove incomplete template %s: %w", tmpl, err)
+	}
+	// initdb runs as postgres and must reach the scratch folder. tierbench
+	// made it (os.MkdirTemp makes it 0700), so letting others enter it is
+	// ours to do; its parents are checked below.
+	if err := addSearch(scratch); err != nil {
+		return "", err
+	}
+	if err := os.Mkdir(tmpl, 0o700); err != nil {
+		return "", fmt.Errorf("create template folder: %w", err)
+	}
+	if err := os.Chown(tmpl, pg.uid, pg.gid); err != nil {
+		return "", fmt.Errorf("create template folder: %w", err)
+	}
+	if err := checkReachable(ctx, tmpl); err != nil {
+		return "", err
+	}
+	initdbRuns.Lock()
+	initdbRuns.n++
+	initdbRuns.Unlock()
+	// --no-sync: the template is never used in place; each run's copy is
+	// flushed (prepareCluster).
+	if err := server.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "-A", "trust", "-E", "UTF8",
+		"--locale=C", "--no-instructions", "--no-sync"); err != nil {
+		return "", fmt.Errorf("initdb template: %w", err)
+	}
+	out, err := exec.CommandContext(ctx, bins.postgres, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w", bins.postgres, err)
+	}
+	if err := os.WriteFile(done, out, 0o644); err != nil {
+		return "", fmt.Errorf("template marker: %w", err)
+	}
+	return tmpl, nil
+}
+
+// addSearch lets others enter dir (o+x, not o+r).
+func addSearch(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("scratch folder: %w", err)
+	}
+	if st.Mode().Perm()&0o001 == 0 {
+		if err := os.Chmod(dir, st.Mode().Perm()|0o001); err != nil {
+			return fmt.Errorf("let user %s enter the scratch folder: %w", osUser, err)
+		}
+	}
+	return nil
+}
+
+// prepareCluster makes dataDir and walDir the run's cluster: a copy of the
+// template with its WAL in walDir and PGDATA/pg_wal a symlink to it, which is
+// what initdb --waldir makes. A data folder that already holds a cluster is
+// reused, after checking its WAL is where this run's placement puts it.
+func prepareCluster(ctx context.Context, tmpl string, pg osAccount, dataDir, walDir string) error {
+	for _, d := range []string{dataDir, walDir} {
+		// PostgreSQL refuses a data folder others can read.
+		if err := os.Chmod(d, 0o700); err != nil {
+			return fmt.Errorf("folder for the cluster: %w", err)
+		}
+		if err := os.Chown(d, pg.uid, pg.gid); err != nil {
+			return fmt.Errorf("folder for the cluster: %w", err)
+		}
+	}
+	if err := checkReachable(ctx, dataDir, walDir); err != nil {
+		return err
+	}
+	pgWAL := filepath.Join(dataDir, "pg_wal")
+	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); err == nil {
+		target, err := os.Readlink(pgWAL)
+		if err != nil || filepath.Clean(target) != walDir {
+			return fmt.Errorf("data folder %s holds a cluster whose pg_wal is not a symlink to the wal folder %s (%q, %v)", dataDir, walDir, target, err)
+		}
+		return nil
+	}
+	for _, d := range []string{dataDir, walDir} {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return fmt.Errorf("folder for the cluster: %w", err)
+		}
+		if len(ents) > 0 {
+			return fmt.Errorf("folder %s is not empty and holds no PostgreSQL cluster; a run needs an empty folder", d)
+		}
+	}
+	if err := copyTree(tmpl, dataDir, "pg_wal"); err != nil {
+		return fmt.Errorf("copy the template to %s: %w", dataDir, err)
+	}
+	if err := copyTree(filepath.Join(tmpl, "pg_wal"), walDir, ""); err != nil {
+		return fmt.Errorf("copy the template's WAL to %s: %w", walDir, err)
+	}
+	if err := os.Symlink(walDir, pgWAL); err != nil {
+		return fmt.Errorf("link pg_wal to the wal folder: %w", err)
+	}
+	if err := server.ChownAll(osUser, dataDir, walDir); err != nil {
+		return err
+	}
+	// Flush the copies now: their ~40MB of dirty pages would otherwise be
+	// written back during the measurement, and a sync run's cluster must be
+	// on stable storage from its first commit.
+	for _, d := range []string{dataDir, walDir} {
+		if err := syncFS(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyTree copies the folders, regular files and symlinks under src into the
+// existing folder dst, keeping modes, skipping the top-level entry skip.
+func copyTree(src, dst, skip string) error {
+	return filepath.WalkDir(src, func(path string, de os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		if skip != "" && rel == skip {
+			if de.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		target := filepath.Join(dst, rel)
+		info, err := de.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case de.IsDir():
+			return os.Mkdir(target, info.Mode().Perm())
+		case info.Mode()&os.ModeSymlink != 0:
+			link, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case info.Mode().IsRegular():
+			return copyFile(path, target, info.Mode().Perm())
+		default:
+			return fmt.Errorf("%s: unexpected file type %s in the template", path, info.Mode().Type())
+		}
+	})
+}
+
+func copyFile(src, dst string, perm os.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := out.ReadFrom(in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// checkReachable checks, as the postgres user, that it can write in each
+// folder; when it cannot, it names the parent folder that blocks it and the
+// fix, rather than leaving initdb or the server to fail with a bare
+// "Permission denied". Checking as the user (not from mode bits) gets ACLs,
+// supplementary groups and mount options right.
+func checkReachable(ctx context.Context, dirs ...string) error {
+	for _, d := range dirs {
+		err := server.Run(ctx, osUser, "/bin/sh", "-c", `test -w "$1" && test -x "$1"`, "sh", d)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if blocker := firstBlocked(d); blocker != "" {
+			st, _ := os.Stat(blocker)
+			mode := "?"
+			if st != nil {
+				mode = st.Mode().String()
+			}
+			return fmt.Errorf("PostgreSQL runs as OS user %s, which cannot enter folder %s (mode %s), so it cannot reach %s: run chmod o+x %s, or put the tier or scratch folder under a folder others can enter",
+				osUser, blocker, mode, d, blocker)
+		}
+		return fmt.Errorf("PostgreSQL runs as OS user %s, which cannot write in %s: check the permissions, ACLs and mount options of it and its parent folders", osUser, d)
+	}
+	return nil
+}
+
+// firstBlocked returns the outermost parent of dir that others may not
+// enter by its mode bits, or "" if none looks blocked.
+func firstBlocked(dir string) string {
+	var parents []string
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		parents = append(parents, p)
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	pg, err := lookupOSUser()
+	if err != nil {
+		return ""
+	}
+	for i := len(parents) - 1; i >= 0; i-- {
+		st, err := os.Stat(parents[i])
+		if err != nil {
+			return parents[i]
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if !ok {
+			continue
+		}
+		perm := st.Mode().Perm()
+		var can bool
+		switch {
+		case int(sys.Uid) == pg.uid:
+			can = perm&0o100 != 0
+		case int(sys.Gid) == pg.gid:
+			can = perm&0o010 != 0
+		default:
+			can = perm&0o001 != 0
+		}
+		if !can {
+			return parents[i]
+		}
+	}
+	return ""
+}
+
+// DB is a running PostgreSQL server.
+type DB struct {
+	db         *sql.DB
+	proc       *server.Process
+	untrack    func()
+	version    string
+	dataDir    string
+	port       int
+	uid        int    // the postgres user's
+	tmpScratch string // removed on Close when Open made it
+	closeOnce  sync.Once
+	closeErr   error
+}
+
+var (
+	_ engine.DB      = (*DB)(nil)
+	_ engine.Checker = (*DB)(nil)
+)
+
+// Version is the server's version, e.g. "PostgreSQL 15.18 (Debian ...)".
+func (d *DB) Version() string { return d.version }
+
+// Check reports a server that has exited mid-run, with its log's tail.
+// PID is the postmaster's process id, for telemetry.
+func (d *DB) PID() int { return d.proc.PID() }
+
+func (d *DB) Check() error { return d.proc.Died() }
+
+// explain replaces a driver error by the server's death, which is what a
+// user needs to read when the server is gone.
+func (d *DB) explain(err error) error {
+	if died := d.proc.Died(); died != nil {
+		return died
+	}
+	return err
+}
+
+// NewSession returns a session on its own connection.
+func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
+	conn, err := d.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: new connection: %w", d.explain(err))
+	}
+	return &Session{Records: sqlrecords.New(conn, engine.Postgres), conn: conn}, nil
+}
+
+// Close shuts the server down (fast shutdown: SIGINT), kills it if it has
+// not stopped within 30s, and leaves its folders to the caller.
+func (d *DB) Close() error {
+	d.closeOnce.Do(func() { d.closeErr = d.stop() })
+	return d.closeErr
+}
+
+func (d *DB) stop() error {
+	var errs []error
+	if d.db != nil {
+		if err := d.db.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close postgres connections: %w", err))
+		}
+	}
+	if err := d.proc.Stop(stopGrace, syscall.SIGINT); err != nil {
+		errs = append(errs, err)
+	}
+	// After a clean shutdown this finds nothing: the postmaster exits last.
+	reapCrashed(d.dataDir, d.uid, d.proc.PID(), d.port)
+	d.untrack()
+	if d.tmpScratch != "" {
+		if err := os.RemoveAll(d.tmpScratch); err != nil {
+			errs = append(errs, fmt.Errorf("remove postgres scratch folder: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Session is one client's connection. It serves the records data model and
+// exposes the connection to SQL workloads. Not safe for concurrent use.
+type Session struct {
+	*sqlrecords.Records
+	conn *sql.Conn
+}
+
+var (
+	_ engine.Session      = (*Session)(nil)
+	_ engine.Records      = (*Session)(nil)
+	_ engine.RecordsSetup = (*Session)(nil)
+	_ engine.SQL          = (*Session)(nil)
+)
+
+// Close releases the prepared statements and returns the connection to
+// the pool.
+func (s *Session) Close() error {
+	s.Records.Close()
+	if err := s.conn.Close(); err != nil && !errors.Is(err, sql.ErrConnDone) {
+		return fmt.Errorf("postgres: close connection: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package postgres
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// syncFS flushes the filesystem holding dir (syncfs(2)): one call instead
+// of an fsync per copied file.
+func syncFS(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("flush %s: %w", dir, err)
+	}
+	defer f.Close()
+	if err := unix.Syncfs(int(f.Fd())); err != nil {
+		return fmt.Errorf("flush %s: %w", dir, err)
+	}
+	return nil
+}
+
+// reapCrashed cleans up after a postmaster that died on its own (killed,
+// OOM) or was killed by server.Stop after a hung shutdown. Its children
+// (checkpointer, walwriter, backends...) call setsid(), so the process-group
+// kill of server.Stop does not reach them; they notice the postmaster's death
+// and exit, but not at once. They are found by their working folder, which
+// is the data folder (the postmaster's chdir, inherited), and killed; then
+// what a clean shutdown removes is removed: the System V shared memory
+// segment and the Unix socket with its lock file, which a later server on
+// the same port would otherwise have to judge stale.
+func reapCrashed(dataDir string, uid, pid, port int) {
+	if real, err := filepath.EvalSymlinks(dataDir); err == nil {
+		dataDir = real
+	}
+	left := serverProcesses(dataDir, uid)
+	for _, pid := range left {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(left) > 0 && time.Now().Before(deadline); left = serverProcesses(dataDir, uid) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	removeSysVSegment(dataDir)
+	removeSocket(pid, port)
+}
+
+// removeSocket removes the postmaster's socket and lock file in
+// unix_socket_directories if the lock file names the dead postmaster pid.
+func removeSocket(pid, port int) {
+	sock := fmt.Sprintf("%s/.s.PGSQL.%d", socketDir, port)
+	b, err := os.ReadFile(sock + ".lock")
+	if err != nil {
+		return
+	}
+	if first, _, _ := strings.Cut(string(b), "\n"); strings.TrimSpace(first) != strconv.Itoa(pid) {
+		return
+	}
+	os.Remove(sock)
+	os.Remove(sock + ".lock")
+}
+
+// serverProcesses lists the live postgres processes of user uid working in
+// dataDir. Zombies do not count: they hold nothing, and the orphaned children
+// of a killed postmaster become zombies of PID 1, which reaps them in its own
+// time.
+func serverProcesses(dataDir string, uid int) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join("/proc", e.Name())
+		st, err := os.Stat(dir)
+		if err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != uid {
+			continue
+		}
+		if comm, _ := os.ReadFile(filepath.Join(dir, "comm")); strings.TrimSpace(string(comm)) != "postgres" {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join(dir, "cwd")); err != nil || cwd != dataDir {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join(dir, "stat")); err != nil || isZombie(string(stat)) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// isZombie reads the state from /proc/PID/stat, whose second field (the
+// command name, in parentheses) may itself hold spaces.
+func isZombie(stat string) bool {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return false
+	}
+	f := strings.Fields(stat[i+1:])
+	return len(f) > 0 && f[0] == "Z"
+}
+
+// removeSysVSegment removes the segment named on line 7 of postmaster.pid
+// ("key shmid") if no process is attached to it any more.
+func removeSysVSegment(dataDir string) {
+	f, err := os.Open(filepath.Join(dataDir, "postmaster.pid"))
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		if line != 7 {
+			continue
+		}
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 2 {
+			return
+		}
+		id, err := strconv.Atoi(fields[1])
+		if err != nil {
+			return
+		}
+		var ds unix.SysvShmDesc
+		if _, err := unix.SysvShmCtl(id, unix.IPC_STAT, &ds); err != nil || ds.Nattch != 0 {
+			return
+		}
+		_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		return
+	}
+}
