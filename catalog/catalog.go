@@ -11,6 +11,8 @@ import (
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/bank"
+	"github.com/tierbench/tierbench/workload/tpcb"
 	"github.com/tierbench/tierbench/workload/ycsb"
 )
 
@@ -26,7 +28,7 @@ func Default() *Catalog {
 	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}} {
 		c.engines[e.Spec().Name] = e
 	}
-	for _, w := range ycsb.Specs() {
+	for _, w := range append(ycsb.Specs(), tpcb.Spec(), bank.Spec()) {
 		c.workloads[w.Name] = w
 	}
 	return c

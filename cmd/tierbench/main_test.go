@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// Server engines run as their own users, who must reach the state
+	// folder's scratch templates.
+	os.Chmod(dir, 0o755)
 	binary = filepath.Join(dir, "tierbench")
 	// Keep the tests' ledger, mounts and images away from a real one.
 	os.Setenv("TIERBENCH_STATE_DIR", filepath.Join(dir, "state"))
@@ -537,4 +540,101 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 	if r = tierbench(t, "cleanup"); r.code != 0 || !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("second cleanup: exit %d\n%s", r.code, r.stdout)
 	}
+}
+
+// TestServerEngines runs a tiny study on each server engine: the server is
+// started per run on 127.0.0.1 with its components on two tiers, YCSB runs
+// against it, its version is recorded, and no server outlives the study.
+func TestServerEngines(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("server engines run their servers as their own users, which needs root")
+	}
+	cases := []struct {
+		engine, binary, components string
+	}{
+		{"postgres", "/usr/lib/postgresql", "{data: disk, wal: fast}"},
+		{"mariadb", "mariadbd", "{data: disk, redo: fast}"},
+		{"redis", "redis-server", "{data: fast}"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.engine, func(t *testing.T) {
+			if _, err := os.Stat(tc.binary); err != nil {
+				if _, err := exec.LookPath(tc.binary); err != nil {
+					t.Skipf("%s not installed", tc.binary)
+				}
+			}
+			// Server users must be able to enter the tier folders.
+			work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(work)
+			if err := os.Chmod(work, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			st := writeStudy(t, work, fmt.Sprintf(`name: %s-e2e
+engine: %s
+tiers:
+  disk: {path: %q}
+  fast: {path: %q}
+placements:
+  p: %s
+baseline: p
+durability: [sync, async]
+workload: {name: ycsb-a, records: 500}
+clients: [2]
+warmup: 200ms
+duration: 500ms
+`, tc.engine, tc.engine, filepath.Join(work, "disk"), filepath.Join(work, "fast"), tc.components))
+			resultsDir := filepath.Join(work, "results")
+			r := tierbench(t, "run", st, "--results", resultsDir)
+			if r.code != 0 {
+				t.Fatalf("run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			r = tierbench(t, "show", "--results", resultsDir, "--format", "json")
+			var doc struct {
+				Study struct {
+					EngineVersion string `json:"engine_version"`
+				}
+				Runs []struct {
+					Status     string
+					Ops        int64
+					Durability string
+				}
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Study.EngineVersion == "" || len(doc.Runs) != 2 {
+				t.Fatalf("study %+v", doc)
+			}
+			for _, run := range doc.Runs {
+				if run.Status != "ok" || run.Ops == 0 {
+					t.Errorf("%s run: %+v", run.Durability, run)
+				}
+			}
+			if left := serversUsing(work); len(left) > 0 {
+				t.Errorf("servers left running: %v", left)
+			}
+		})
+	}
+}
+
+// serversUsing lists live processes whose command line or working folder
+// mentions dir.
+func serversUsing(dir string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		stat, _ := os.ReadFile(filepath.Join(p, "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue // a zombie holds nothing
+		}
+		cmd, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		cwd, _ := os.Readlink(filepath.Join(p, "cwd"))
+		if bytes.Contains(cmd, []byte(dir)) || strings.HasPrefix(cwd, dir) {
+			out = append(out, p+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+	}
+	return out
 }

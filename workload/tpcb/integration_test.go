@@ -1,0 +1,202 @@
+package tpcb
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/pebble"
+)
+
+// TestLoadAndRun loads scale 1 (pgbench -i -s 1), runs 2 clients x 200
+// transactions and checks pgbench's consistency property: every committed
+// delta reached the account, teller, branch and history.
+func TestLoadAndRun(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, name string, db engine.DB) {
+		ctx := context.Background()
+		w := newW(t, map[string]string{pScale: "1", pSeed: "7"})
+		stats, err := w.Load(ctx, name, db, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stats.Records != 100000 || stats.Duration <= 0 {
+			t.Errorf("load stats %+v, want 100000 records", stats)
+		}
+		t.Logf("%s: loaded scale 1 in %v", name, stats.Duration)
+		for _, c := range []struct {
+			table string
+			want  int64
+		}{{tBranches, 1}, {tTellers, 10}, {tAccounts, 100000}, {tHistory, 0}} {
+			if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+c.table); got != c.want {
+				t.Errorf("%s has %d rows, want %d", c.table, got, c.want)
+			}
+		}
+		// pgbench's shape: accounts and tellers in blocks per branch,
+		// zero balances, accounts' filler the padded empty string.
+		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tAccounts+" WHERE bid = 1 AND abalance = 0 AND filler IS NOT NULL"); got != 100000 {
+			t.Errorf("%d accounts of branch 1 with zero balance and a filler, want 100000", got)
+		}
+		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tTellers+" WHERE bid = 1 AND tbalance = 0"); got != 10 {
+			t.Errorf("%d tellers of branch 1 with zero balance, want 10", got)
+		}
+
+		start := time.Now()
+		if errs := runClients(t, w, name, db, 2, 200); len(errs) > 0 {
+			t.Fatalf("%d of 400 transactions failed; first: %v", len(errs), errs[0])
+		}
+		t.Logf("%s: 400 transactions in %v", name, time.Since(start))
+		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 400 {
+			t.Errorf("history has %d rows, want 400", got)
+		}
+		b, err := w.Balances(ctx, name, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !b.Consistent() {
+			t.Errorf("pgbench consistency broken: %+v", b)
+		}
+		if b.History == 0 && queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE delta <> 0") == 0 {
+			t.Errorf("no delta was applied: %+v", b)
+		}
+		t.Logf("%s: balances %+v", name, b)
+
+		// Loading again starts over: DROP TABLE IF EXISTS, fresh rows.
+		if _, err := w.Load(ctx, name, db, 2); err != nil {
+			t.Fatalf("second load: %v", err)
+		}
+		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
+			t.Errorf("history has %d rows after a new load, want 0", got)
+		}
+		if b, err := w.Balances(ctx, name, db); err != nil || b != (Balances{}) {
+			t.Errorf("balances after a new load %+v, %v; want all zero", b, err)
+		}
+	})
+}
+
+// TestDeadlockRolledBackAndReturned makes a client's transaction part of a
+// deadlock and checks that Do returns the labelled error instead of
+// retrying, and that it rolled back: nothing of it is left and the next
+// transaction on the same client succeeds.
+//
+// The other side, x, updates 200 accounts and branch 1, so it is the
+// heavier transaction (InnoDB rolls back the lighter one); the client waits
+// for branch 1 first, so its deadlock_timeout expires first on PostgreSQL.
+func TestDeadlockRolledBackAndReturned(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, name string, db engine.DB) {
+		ctx := context.Background()
+		w := newW(t, map[string]string{pScale: "1"})
+		if _, err := w.Load(ctx, name, db, 2); err != nil {
+			t.Fatal(err)
+		}
+		s, err := db.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		wc, err := w.NewClient(name, 0, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := wc.(*Client)
+		defer c.Close()
+
+		xs, err := db.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer xs.Close()
+		x := xs.(engine.SQL).Conn()
+		p := xs.(engine.SQL).Dialect().Placeholder
+
+		const aid, tid, bid, delta = 5, 1, 1, 100
+		if err := c.prepare(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var cerr, xerr error
+		for attempt := 1; attempt <= 3; attempt++ {
+			if _, err := x.ExecContext(ctx, "START TRANSACTION"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = abalance + 1 WHERE aid > 1000 AND aid <= 1200"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := x.ExecContext(ctx, "UPDATE "+tBranches+" SET bbalance = bbalance + 1 WHERE bid = "+p(1), bid); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.txn(ctx, aid, tid, bid, delta) }()
+			// The client locks account 5, then waits for branch 1; x must
+			// close the cycle well before PostgreSQL's deadlock_timeout
+			// (1s) makes the client look for one.
+			time.Sleep(300 * time.Millisecond)
+			_, xerr = x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = abalance + 1 WHERE aid = "+p(1), aid)
+			if _, err := x.ExecContext(ctx, "ROLLBACK"); err != nil {
+				t.Fatal(err)
+			}
+			cerr = <-done
+			if cerr != nil {
+				break
+			}
+			t.Logf("%s attempt %d: the other transaction was the victim (%v); again", name, attempt, xerr)
+			// The client committed: undo it so the balances stay zero.
+			if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = 0 WHERE aid = "+p(1), aid); err != nil {
+				t.Fatal(err)
+			}
+			exec(t, name, db, "UPDATE "+tTellers+" SET tbalance = 0", "UPDATE "+tBranches+" SET bbalance = 0", "DELETE FROM "+tHistory)
+		}
+		if cerr == nil {
+			t.Fatalf("the client never lost the deadlock")
+		}
+		if xerr != nil {
+			t.Errorf("both sides failed; the other: %v", xerr)
+		}
+		t.Logf("%s: %v", name, cerr)
+		if conflict(cerr) == "" || !strings.Contains(cerr.Error(), "deadlock") || !strings.Contains(cerr.Error(), "rolled back") {
+			t.Errorf("error %q: want it labelled a deadlock, rolled back", cerr)
+		}
+		if !strings.Contains(cerr.Error(), "aid 5, tid 1, bid 1, delta 100") {
+			t.Errorf("error %q does not say which transaction", cerr)
+		}
+		// Rolled back: nothing of the client's transaction is left.
+		if got := queryInt(t, name, db, "SELECT abalance FROM "+tAccounts+" WHERE aid = 5"); got != 0 {
+			t.Errorf("account 5 has balance %d after the rollback, want 0", got)
+		}
+		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
+			t.Errorf("history has %d rows after the rollback, want 0", got)
+		}
+		// The connection is usable: the next transaction commits.
+		if err := c.txn(ctx, aid, tid, bid, delta); err != nil {
+			t.Fatalf("transaction after the deadlock: %v", err)
+		}
+		b, err := w.Balances(ctx, name, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b != (Balances{delta, delta, delta, delta}) {
+			t.Errorf("balances %+v, want all %d", b, delta)
+		}
+	})
+}
+
+// TestNotSQL checks the message on a key-value engine's session.
+func TestNotSQL(t *testing.T) {
+	dirs := map[string]string{pebble.Data: t.TempDir(), pebble.WAL: t.TempDir()}
+	db, err := pebble.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.NoSync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.NewSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := newW(t, nil).NewClient("pebble", 0, s); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
+		t.Errorf("NewClient on a pebble session: %v", err)
+	}
+	if _, err := newW(t, nil).Load(context.Background(), "pebble", db, 1); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
+		t.Errorf("Load on pebble: %v", err)
+	}
+}
