@@ -6,7 +6,9 @@ package workload
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -100,4 +102,42 @@ type Client interface {
 type LoadStats struct {
 	Records  int64
 	Duration time.Duration
+}
+
+// Effective returns every parameter's value: the override when there is
+// one, the default otherwise. Workloads parse and record these values, so a
+// run's record shows the defaults it ran with too.
+func Effective(params []Param, overrides map[string]string) map[string]string {
+	eff := make(map[string]string, len(params))
+	for _, p := range params {
+		eff[p.Name] = p.Default
+	}
+	for k, v := range overrides {
+		eff[k] = v
+	}
+	return eff
+}
+
+// ParseSeed parses the value of seed parameter name: an integer, or empty
+// (spaces aside) for a random seed, in which case seeded is false.
+func ParseSeed(name, value string) (seed int64, seeded bool, err error) {
+	v := strings.TrimSpace(value)
+	if v == "" {
+		return 0, false, nil
+	}
+	if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
+		return 0, false, fmt.Errorf("%s %q: must be an integer or empty", name, value)
+	}
+	return seed, true, nil
+}
+
+// NewRand returns the random numbers of one client (or other user, told
+// apart by stream): with a seed, id picks the state, so clients never replay
+// each other's choices and a seeded run repeats; without one, a random
+// state.
+func NewRand(seed int64, seeded bool, stream, id uint64) *rand.Rand {
+	if seeded {
+		return rand.New(rand.NewPCG(uint64(seed)+id, stream))
+	}
+	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 }

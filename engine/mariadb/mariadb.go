@@ -108,15 +108,7 @@ func parseOptions(o map[string]string) (options, error) {
 }
 
 func sizeOption(opts map[string]string, name string, def int64) (int64, error) {
-	v, ok := opts[name]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("open mariadb: option %s=%q must be a positive number of bytes", name, v)
-	}
-	return n, nil
+	return server.PositiveOption("mariadb", opts, name, def, "a positive number of bytes")
 }
 
 // flushAtCommit maps a durability mode to innodb_flush_log_at_trx_commit.
@@ -136,16 +128,11 @@ func flushAtCommit(d engine.Durability) (int, error) {
 // starts mariadbd on a free port of 127.0.0.1 and creates the tierbench
 // database and client account.
 func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
-	dataDir, redoDir := cfg.Dirs[Data], cfg.Dirs[Redo]
-	if dataDir == "" || redoDir == "" {
-		return nil, fmt.Errorf("open mariadb: need folders for components %s and %s", Data, Redo)
+	dirs, err := server.RunDirs("mariadb", cfg.Dirs, Data, Redo)
+	if err != nil {
+		return nil, err
 	}
-	if dataDir, err = filepath.Abs(dataDir); err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
-	}
-	if redoDir, err = filepath.Abs(redoDir); err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
-	}
+	dataDir, redoDir := dirs[0], dirs[1]
 	flush, err := flushAtCommit(cfg.Durability)
 	if err != nil {
 		return nil, err
@@ -408,30 +395,12 @@ func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 		}
 		return nil, fmt.Errorf("mariadb session: connect to %s: %w", d.addr, err)
 	}
-	return &Session{Records: sqlrecords.New(conn, engine.MySQL), conn: conn}, nil
+	return sqlrecords.NewSession(conn, engine.MySQL, "close mariadb session"), nil
 }
 
 // Session is one client's connection. It serves SQL (Conn, Dialect) and the
 // records data model. Not safe for concurrent use.
-type Session struct {
-	*sqlrecords.Records
-	conn *sql.Conn
-}
-
-var (
-	_ engine.Records      = (*Session)(nil)
-	_ engine.RecordsSetup = (*Session)(nil)
-	_ engine.SQL          = (*Session)(nil)
-)
-
-// Close releases the statements and returns the connection to the pool.
-func (s *Session) Close() error {
-	s.Records.Close()
-	if err := s.conn.Close(); err != nil && !errors.Is(err, sql.ErrConnDone) {
-		return fmt.Errorf("close mariadb session: %w", err)
-	}
-	return nil
-}
+type Session = sqlrecords.Session
 
 // quietLogger drops the driver's own log lines (bad idle connections and
 // the like), which would break the progress display; every failure also

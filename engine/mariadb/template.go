@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -152,7 +151,7 @@ func copyTemplate(t template, data, redo string) error {
 		case d.IsDir():
 			return os.Mkdir(dst, info.Mode().Perm())
 		case d.Type().IsRegular():
-			return copyFile(path, dst, info.Mode().Perm())
+			return server.CopyFile(path, dst, info.Mode().Perm())
 		default:
 			return nil // sockets, pid files of a crashed bootstrap: not state
 		}
@@ -164,25 +163,6 @@ func copyTemplate(t template, data, redo string) error {
 		return fmt.Errorf("copy mariadb template %s: no redo log: %w", t.dir, err)
 	}
 	return nil
-}
-
-func copyFile(src, dst string, perm fs.FileMode) (err error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	_, err = io.Copy(out, in) // copy_file_range: reflinks or in-kernel copy
-	return err
 }
 
 // checkReach verifies that user can enter dir (its own folders it may then

@@ -141,15 +141,7 @@ func parseSettings(cfg engine.Config) (settings, error) {
 }
 
 func intOption(opts map[string]string, name string, def int64) (int64, error) {
-	v, ok := opts[name]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("open postgres: option %s=%q must be a positive whole number", name, v)
-	}
-	return n, nil
+	return server.PositiveOption("postgres", opts, name, def, "a positive whole number")
 }
 
 // autoConf renders postgresql.auto.conf, which PostgreSQL reads after
@@ -190,16 +182,11 @@ func (s settings) autoConf(port int) string {
 // the data folder already holds a cluster (the runner reopens an engine for
 // cache: cold), restarts that cluster.
 func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
-	dataDir, walDir := cfg.Dirs[Data], cfg.Dirs[WAL]
-	if dataDir == "" || walDir == "" {
-		return nil, fmt.Errorf("open postgres: need folders for components %s and %s", Data, WAL)
+	dirs, err := server.RunDirs("postgres", cfg.Dirs, Data, WAL)
+	if err != nil {
+		return nil, err
 	}
-	if dataDir, err = filepath.Abs(dataDir); err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
-	if walDir, err = filepath.Abs(walDir); err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
+	dataDir, walDir := dirs[0], dirs[1]
 	set, err := parseSettings(cfg)
 	if err != nil {
 		return nil, err
@@ -507,28 +494,11 @@ func copyTree(src, dst, skip string) error {
 			}
 			return os.Symlink(link, target)
 		case info.Mode().IsRegular():
-			return copyFile(path, target, info.Mode().Perm())
+			return server.CopyFile(path, target, info.Mode().Perm())
 		default:
 			return fmt.Errorf("%s: unexpected file type %s in the template", path, info.Mode().Type())
 		}
 	})
-}
-
-func copyFile(src, dst string, perm os.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := out.ReadFrom(in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // checkReachable checks, as the postgres user, that it can write in each
@@ -642,7 +612,7 @@ func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: new connection: %w", d.explain(err))
 	}
-	return &Session{Records: sqlrecords.New(conn, engine.Postgres), conn: conn}, nil
+	return sqlrecords.NewSession(conn, engine.Postgres, "postgres: close connection"), nil
 }
 
 // Close shuts the server down (fast shutdown: SIGINT), kills it if it has
@@ -675,24 +645,4 @@ func (d *DB) stop() error {
 
 // Session is one client's connection. It serves the records data model and
 // exposes the connection to SQL workloads. Not safe for concurrent use.
-type Session struct {
-	*sqlrecords.Records
-	conn *sql.Conn
-}
-
-var (
-	_ engine.Session      = (*Session)(nil)
-	_ engine.Records      = (*Session)(nil)
-	_ engine.RecordsSetup = (*Session)(nil)
-	_ engine.SQL          = (*Session)(nil)
-)
-
-// Close releases the prepared statements and returns the connection to
-// the pool.
-func (s *Session) Close() error {
-	s.Records.Close()
-	if err := s.conn.Close(); err != nil && !errors.Is(err, sql.ErrConnDone) {
-		return fmt.Errorf("postgres: close connection: %w", err)
-	}
-	return nil
-}
+type Session = sqlrecords.Session

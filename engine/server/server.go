@@ -1,7 +1,10 @@
 // Package server starts and supervises a database server process for one
 // run: in its own process group, killed if tierbench dies (parent-death
 // signal), bound to 127.0.0.1 by its engine's arguments, with its output in a
-// log file whose tail explains a failed start or a crash.
+// log file whose tail explains a failed start or a crash. It also holds the
+// helpers the server engines share to prepare a run: finding binaries,
+// users and ownership, helper commands, and (open.go) run folders, options
+// and template copies.
 package server
 
 import (

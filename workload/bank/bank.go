@@ -10,16 +10,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // Parameter names.
@@ -77,13 +78,7 @@ var (
 )
 
 func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := make(map[string]string, len(params))
-	for _, p := range params {
-		eff[p.Name] = p.Default
-	}
-	for k, v := range overrides {
-		eff[k] = v
-	}
+	eff := workload.Effective(params, overrides)
 	w := &Workload{params: eff}
 	var err error
 	w.accounts, err = strconv.ParseInt(strings.TrimSpace(eff[pAccounts]), 10, 64)
@@ -100,11 +95,8 @@ func newWorkload(params []workload.Param, overrides map[string]string) (*Workloa
 	if w.initial > math.MaxInt64/w.accounts {
 		return nil, fmt.Errorf("%s %q: %s x %s overflows a 64-bit total", pInitial, eff[pInitial], pAccounts, pInitial)
 	}
-	if v := strings.TrimSpace(eff[pSeed]); v != "" {
-		if w.seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, fmt.Errorf("%s %q: must be an integer or empty", pSeed, eff[pSeed])
-		}
-		w.seeded = true
+	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
@@ -113,13 +105,7 @@ func newWorkload(params []workload.Param, overrides map[string]string) (*Workloa
 func (w *Workload) Ops() []string { return []string{OpTransfer} }
 
 // Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string {
-	out := make(map[string]string, len(w.params))
-	for k, v := range w.params {
-		out[k] = v
-	}
-	return out
-}
+func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // Total is the sum of all balances the load creates and every run keeps.
 func (w *Workload) Total() int64 { return w.accounts * w.initial }
@@ -127,10 +113,7 @@ func (w *Workload) Total() int64 { return w.accounts * w.initial }
 const streamClient = 0x9E3779B97F4A7C15
 
 func (w *Workload) newRand(id uint64) *rand.Rand {
-	if w.seeded {
-		return rand.New(rand.NewPCG(uint64(w.seed)+id, streamClient))
-	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return workload.NewRand(w.seed, w.seeded, streamClient, id)
 }
 
 // createTable is the DDL, the same in both dialects. balance is BIGINT so
@@ -141,112 +124,50 @@ const createTable = "CREATE TABLE " + Table + " (id INT NOT NULL PRIMARY KEY, ba
 // each with balance initial. The values are the workload's own integers,
 // written as literals so a batch is one round trip on every driver.
 func appendInsert(b []byte, first, n, initial int64) []byte {
-	b = append(b, "INSERT INTO "+Table+" (id, balance) VALUES "...)
-	for i := first; i < first+n; i++ {
-		if i > first {
-			b = append(b, ", "...)
-		}
+	return sqlwork.AppendInsert(b, Table, "id, balance", first, n, func(b []byte, i int64) []byte {
 		b = append(b, '(')
 		b = strconv.AppendInt(b, i, 10)
 		b = append(b, ", "...)
 		b = strconv.AppendInt(b, initial, 10)
-		b = append(b, ')')
-	}
-	return b
+		return append(b, ')')
+	})
 }
 
 // Load drops and creates the table and fills accounts 1..accounts with
 // loaders parallel sessions, one transaction per chunk of chunkRows rows.
 func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
 	start := time.Now()
-	loaders = max(loaders, 1)
-	err := withConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
-		for _, q := range []string{"DROP TABLE IF EXISTS " + Table, createTable} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		return nil
+	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+		return sqlwork.ExecAll(ctx, conn, "DROP TABLE IF EXISTS "+Table, createTable)
 	})
 	if err != nil {
 		return workload.LoadStats{}, fmt.Errorf("bank load on %s: create table: %w", engineName, err)
 	}
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
-		next     atomic.Int64 // first id of the next unclaimed chunk, minus 1
-		loaded   atomic.Int64
-		errOnce  sync.Once
-		firstErr error
-		wg       sync.WaitGroup
+		next   atomic.Int64 // first id of the next unclaimed chunk, minus 1
+		loaded atomic.Int64
 	)
-	for i := range loaders {
-		wg.Go(func() {
-			err := withConn(lctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
-				var buf []byte
-				for {
-					if err := lctx.Err(); err != nil {
-						return err
-					}
-					first := next.Add(chunkRows) - chunkRows + 1
-					if first > w.accounts {
-						return nil
-					}
-					n := min(chunkRows, w.accounts-first+1)
-					var err error
-					if buf, err = w.loadChunk(lctx, conn, first, n, buf); err != nil {
-						return err
-					}
-					loaded.Add(n)
-				}
-			})
-			if err != nil {
-				errOnce.Do(func() {
-					firstErr = fmt.Errorf("bank load on %s, loader %d: %w", engineName, i, err)
-					cancel()
-				})
-			}
-		})
-	}
-	wg.Wait()
-	return workload.LoadStats{Records: loaded.Load(), Duration: time.Since(start)}, firstErr
+	err = sqlwork.LoadChunks(ctx, "bank", engineName, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
+		first := next.Add(chunkRows) - chunkRows + 1
+		if first > w.accounts {
+			return buf, true, nil
+		}
+		n := min(chunkRows, w.accounts-first+1)
+		buf, err := w.loadChunk(ctx, conn, first, n, buf)
+		if err != nil {
+			return buf, false, err
+		}
+		loaded.Add(n)
+		return buf, false, nil
+	})
+	return workload.LoadStats{Records: loaded.Load(), Duration: time.Since(start)}, err
 }
 
 // loadChunk inserts accounts first..first+n-1 in one transaction.
 func (w *Workload) loadChunk(ctx context.Context, conn *sql.Conn, first, n int64, buf []byte) ([]byte, error) {
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return buf, fmt.Errorf("begin: %w", err)
-	}
-	for f := first; f < first+n; f += stmtRows {
-		buf = appendInsert(buf[:0], f, min(stmtRows, first+n-f), w.initial)
-		if _, err := tx.ExecContext(ctx, string(buf)); err != nil {
-			tx.Rollback()
-			return buf, fmt.Errorf("insert accounts %d..%d: %w", f, min(f+stmtRows, first+n)-1, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return buf, fmt.Errorf("commit accounts %d..%d: %w", first, first+n-1, err)
-	}
-	return buf, nil
-}
-
-// withConn runs f on the connection of a new session and closes it.
-func withConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.Conn, engine.Dialect) error) (err error) {
-	s, err := db.NewSession(ctx)
-	if err != nil {
-		return fmt.Errorf("new session: %w", err)
-	}
-	defer func() {
-		if cerr := s.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close session: %w", cerr)
-		}
-	}()
-	q, err := engine.NeedSQL(engineName, s)
-	if err != nil {
-		return err
-	}
-	return f(q.Conn(), q.Dialect())
+	return sqlwork.InsertChunk(ctx, conn, buf, "accounts", first, n, stmtRows, func(b []byte, first, n int64) []byte {
+		return appendInsert(b, first, n, w.initial)
+	})
 }
 
 // Verify checks the invariant after a run: COUNT(*) is the number of
@@ -256,7 +177,7 @@ func withConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.
 func (w *Workload) Verify(ctx context.Context, engineName string, db engine.DB) error {
 	var count, sum int64
 	q := "SELECT COUNT(*), COALESCE(SUM(balance), 0) FROM " + Table
-	err := withConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		// SUM(bigint) is numeric on PostgreSQL and DECIMAL on MariaDB:
 		// read both as text.
 		var c, s string
@@ -323,13 +244,9 @@ func (c *Client) prepare(ctx context.Context) error {
 	if c.ready {
 		return nil
 	}
-	for i, q := range statements(c.d) {
-		st, err := c.conn.PrepareContext(ctx, q)
-		if err != nil {
-			c.Close()
-			return fmt.Errorf("bank: prepare %s: %w", q, err)
-		}
-		c.stmts[i] = st
+	qs := statements(c.d)
+	if i, err := sqlwork.PrepareAll(ctx, c.conn, c.stmts[:], qs[:]); err != nil {
+		return fmt.Errorf("bank: prepare %s: %w", qs[i], err)
 	}
 	c.ready = true
 	return nil
@@ -337,12 +254,7 @@ func (c *Client) prepare(ctx context.Context) error {
 
 // Close releases the prepared statements; the connection is the session's.
 func (c *Client) Close() error {
-	for i, st := range c.stmts {
-		if st != nil {
-			st.Close()
-			c.stmts[i] = nil
-		}
-	}
+	sqlwork.CloseAll(c.stmts[:])
 	c.ready = false
 	return nil
 }
@@ -378,25 +290,18 @@ func pick(rng *rand.Rand, n int64) (from, to, amount int64) {
 // transaction does the same work whatever the balances have drifted to, and
 // the total is kept either way.
 //
-// BEGIN and COMMIT are plain statements on the connection rather than a
-// *sql.Tx because database/sql re-prepares a Conn-bound statement for every
-// Tx it is used in. A serialization failure or deadlock is rolled back and
-// returned, never retried here, so the driver counts it.
+// The transaction runs as plain statements on the connection (sqlwork.Txn).
+// A serialization failure or deadlock is rolled back and returned, never
+// retried here, so the driver counts it.
 func (c *Client) transfer(ctx context.Context, from, to, amount int64) error {
 	if err := c.prepare(ctx); err != nil {
 		return err
 	}
-	if _, err := c.conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
-		return fmt.Errorf("bank: begin: %w", err)
-	}
-	step, err := c.body(ctx, from, to, amount)
-	if err == nil {
-		if _, err = c.conn.ExecContext(ctx, "COMMIT"); err == nil {
-			return nil
-		}
-		step = "commit"
-	}
-	return rollback(ctx, c.conn, fmt.Sprintf("bank transfer of %d from %d to %d: %s", amount, from, to, step), err)
+	return sqlwork.Txn(ctx, c.conn, "bank",
+		func() (string, error) { return c.body(ctx, from, to, amount) },
+		func(step string) string {
+			return fmt.Sprintf("bank transfer of %d from %d to %d: %s", amount, from, to, step)
+		})
 }
 
 func (c *Client) body(ctx context.Context, from, to, amount int64) (string, error) {
@@ -422,47 +327,4 @@ func (c *Client) body(ctx context.Context, from, to, amount int64) (string, erro
 		}
 	}
 	return "", nil
-}
-
-// rollback ends a failed transaction and returns its error, labelled when it
-// is a serialization failure or deadlock. ROLLBACK runs even when ctx is
-// done, with a bound of its own, so no transaction stays open on a
-// connection that may be used again.
-func rollback(ctx context.Context, conn *sql.Conn, what string, err error) error {
-	if kind := conflict(err); kind != "" {
-		err = fmt.Errorf("%s: %s, rolled back: %w", what, kind, err)
-	} else {
-		err = fmt.Errorf("%s: %w", what, err)
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if _, rerr := conn.ExecContext(rctx, "ROLLBACK"); rerr != nil {
-		return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
-	}
-	return err
-}
-
-// conflict names the concurrency failure err is, or returns "": SQLSTATE
-// 40001/40P01 from drivers that expose SQLState() (pgx, lib/pq) or print
-// it, and MySQL errors 1213/1205 from go-sql-driver/mysql's "Error NNNN"
-// text, so no driver is imported. (tpcb has the same classifier; it belongs
-// in engine once a second package outside workload needs it.)
-func conflict(err error) string {
-	var st interface{ SQLState() string }
-	state := ""
-	if errors.As(err, &st) {
-		state = st.SQLState()
-	}
-	msg := err.Error()
-	switch {
-	case state == "40001" || strings.Contains(msg, "SQLSTATE 40001"):
-		return "serialization failure (SQLSTATE 40001)"
-	case state == "40P01" || strings.Contains(msg, "SQLSTATE 40P01"):
-		return "deadlock (SQLSTATE 40P01)"
-	case strings.Contains(msg, "Error 1213 ") || strings.Contains(msg, "Error 1213:"):
-		return "deadlock (MySQL error 1213)"
-	case strings.Contains(msg, "Error 1205 ") || strings.Contains(msg, "Error 1205:"):
-		return "lock wait timeout (MySQL error 1205)"
-	}
-	return ""
 }

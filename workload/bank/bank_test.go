@@ -1,7 +1,6 @@
 package bank
 
 import (
-	"errors"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -134,32 +133,5 @@ func TestPick(t *testing.T) {
 		if len(amounts) != maxAmount {
 			t.Errorf("n=%d: %d distinct amounts, want %d", n, len(amounts), maxAmount)
 		}
-	}
-}
-
-type stateErr string
-
-func (e stateErr) Error() string    { return "ERROR: something (SQLSTATE " + string(e) + ")" }
-func (e stateErr) SQLState() string { return string(e) }
-
-func TestConflict(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"postgres serialization", stateErr("40001"), "serialization failure"},
-		{"postgres deadlock", stateErr("40P01"), "deadlock"},
-		{"postgres other", stateErr("57014"), ""},
-		{"mysql deadlock", errors.New("Error 1213 (40001): Deadlock found when trying to get lock; try restarting transaction"), "deadlock (MySQL error 1213)"},
-		{"mysql lock wait", errors.New("Error 1205 (HY000): Lock wait timeout exceeded"), "lock wait timeout"},
-		{"plain", errors.New("broken pipe"), ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := conflict(tc.err)
-			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Errorf("conflict(%q) = %q, want %q", tc.err, got, tc.want)
-			}
-		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/pebble"
 )
 
@@ -14,7 +15,7 @@ import (
 // transfers and verifies the total; then breaks the invariant by hand and
 // checks that Verify fails and says both numbers.
 func TestTransfersKeepTotal(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, name string, db engine.DB) {
+	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
 		w := newW(t, map[string]string{pAccounts: "1000", pSeed: "3"})
 		stats, err := w.Load(ctx, name, db, 3)
@@ -28,7 +29,7 @@ func TestTransfersKeepTotal(t *testing.T) {
 			t.Fatalf("Verify after the load: %v", err)
 		}
 		start := time.Now()
-		if errs := runClients(t, w, name, db, 4, 300); len(errs) > 0 {
+		if errs := enginetest.RunClients(t, w, name, db, 4, 300); len(errs) > 0 {
 			t.Fatalf("%d of 1200 transfers failed; first: %v", len(errs), errs[0])
 		}
 		t.Logf("%s: 1200 transfers in %v", name, time.Since(start))
@@ -36,12 +37,12 @@ func TestTransfersKeepTotal(t *testing.T) {
 			t.Fatalf("Verify after the run: %v", err)
 		}
 		// 1200 transfers touch up to 2400 accounts: most of the 1000 moved.
-		if moved := queryInt(t, name, db, "SELECT COUNT(*) FROM "+Table+" WHERE balance <> 1000"); moved < 500 {
+		if moved := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+Table+" WHERE balance <> 1000"); moved < 500 {
 			t.Errorf("only %d accounts changed balance", moved)
 		}
 
 		// One balance raised by hand: the sum is off by one.
-		exec(t, name, db, "UPDATE "+Table+" SET balance = balance + 1 WHERE id = 1")
+		enginetest.Exec(t, name, db, "UPDATE "+Table+" SET balance = balance + 1 WHERE id = 1")
 		err = w.Verify(ctx, name, db)
 		if err == nil {
 			t.Fatal("Verify passed with a balance raised by 1")
@@ -53,7 +54,7 @@ func TestTransfersKeepTotal(t *testing.T) {
 			}
 		}
 		// The sum restored but an account too many: the count is off.
-		exec(t, name, db, "UPDATE "+Table+" SET balance = balance - 1 WHERE id = 1",
+		enginetest.Exec(t, name, db, "UPDATE "+Table+" SET balance = balance - 1 WHERE id = 1",
 			"INSERT INTO "+Table+" (id, balance) VALUES (1001, 0)")
 		err = w.Verify(ctx, name, db)
 		if err == nil || !strings.Contains(err.Error(), "SUM(balance) = 1000000, want 1000000") ||
@@ -67,13 +68,13 @@ func TestTransfersKeepTotal(t *testing.T) {
 // waits for another's locks: locking lowest id first must leave no
 // deadlock, and the locks must keep the total.
 func TestContendedPair(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, name string, db engine.DB) {
+	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
 		w := newW(t, map[string]string{pAccounts: "2", pInitial: "50"})
 		if _, err := w.Load(ctx, name, db, 4); err != nil {
 			t.Fatal(err)
 		}
-		if errs := runClients(t, w, name, db, 6, 100); len(errs) > 0 {
+		if errs := enginetest.RunClients(t, w, name, db, 6, 100); len(errs) > 0 {
 			t.Fatalf("%d of 600 transfers failed; first: %v", len(errs), errs[0])
 		}
 		if err := w.Verify(ctx, name, db); err != nil {
@@ -82,8 +83,8 @@ func TestContendedPair(t *testing.T) {
 		// Amounts up to 100 against 50 each: balances went negative, which
 		// the workload allows.
 		t.Logf("%s: balances of 1 and 2: %d, %d", name,
-			queryInt(t, name, db, "SELECT balance FROM "+Table+" WHERE id = 1"),
-			queryInt(t, name, db, "SELECT balance FROM "+Table+" WHERE id = 2"))
+			enginetest.QueryInt(t, name, db, "SELECT balance FROM "+Table+" WHERE id = 1"),
+			enginetest.QueryInt(t, name, db, "SELECT balance FROM "+Table+" WHERE id = 2"))
 	})
 }
 

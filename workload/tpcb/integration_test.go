@@ -7,14 +7,16 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/pebble"
+	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // TestLoadAndRun loads scale 1 (pgbench -i -s 1), runs 2 clients x 200
 // transactions and checks pgbench's consistency property: every committed
 // delta reached the account, teller, branch and history.
 func TestLoadAndRun(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, name string, db engine.DB) {
+	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
 		w := newW(t, map[string]string{pScale: "1", pSeed: "7"})
 		stats, err := w.Load(ctx, name, db, 4)
@@ -29,25 +31,25 @@ func TestLoadAndRun(t *testing.T) {
 			table string
 			want  int64
 		}{{tBranches, 1}, {tTellers, 10}, {tAccounts, 100000}, {tHistory, 0}} {
-			if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+c.table); got != c.want {
+			if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+c.table); got != c.want {
 				t.Errorf("%s has %d rows, want %d", c.table, got, c.want)
 			}
 		}
 		// pgbench's shape: accounts and tellers in blocks per branch,
 		// zero balances, accounts' filler the padded empty string.
-		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tAccounts+" WHERE bid = 1 AND abalance = 0 AND filler IS NOT NULL"); got != 100000 {
+		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tAccounts+" WHERE bid = 1 AND abalance = 0 AND filler IS NOT NULL"); got != 100000 {
 			t.Errorf("%d accounts of branch 1 with zero balance and a filler, want 100000", got)
 		}
-		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tTellers+" WHERE bid = 1 AND tbalance = 0"); got != 10 {
+		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tTellers+" WHERE bid = 1 AND tbalance = 0"); got != 10 {
 			t.Errorf("%d tellers of branch 1 with zero balance, want 10", got)
 		}
 
 		start := time.Now()
-		if errs := runClients(t, w, name, db, 2, 200); len(errs) > 0 {
+		if errs := enginetest.RunClients(t, w, name, db, 2, 200); len(errs) > 0 {
 			t.Fatalf("%d of 400 transactions failed; first: %v", len(errs), errs[0])
 		}
 		t.Logf("%s: 400 transactions in %v", name, time.Since(start))
-		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 400 {
+		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 400 {
 			t.Errorf("history has %d rows, want 400", got)
 		}
 		b, err := w.Balances(ctx, name, db)
@@ -57,7 +59,7 @@ func TestLoadAndRun(t *testing.T) {
 		if !b.Consistent() {
 			t.Errorf("pgbench consistency broken: %+v", b)
 		}
-		if b.History == 0 && queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE delta <> 0") == 0 {
+		if b.History == 0 && enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE delta <> 0") == 0 {
 			t.Errorf("no delta was applied: %+v", b)
 		}
 		t.Logf("%s: balances %+v", name, b)
@@ -66,7 +68,7 @@ func TestLoadAndRun(t *testing.T) {
 		if _, err := w.Load(ctx, name, db, 2); err != nil {
 			t.Fatalf("second load: %v", err)
 		}
-		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
+		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
 			t.Errorf("history has %d rows after a new load, want 0", got)
 		}
 		if b, err := w.Balances(ctx, name, db); err != nil || b != (Balances{}) {
@@ -84,7 +86,7 @@ func TestLoadAndRun(t *testing.T) {
 // heavier transaction (InnoDB rolls back the lighter one); the client waits
 // for branch 1 first, so its deadlock_timeout expires first on PostgreSQL.
 func TestDeadlockRolledBackAndReturned(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, name string, db engine.DB) {
+	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
 		w := newW(t, map[string]string{pScale: "1"})
 		if _, err := w.Load(ctx, name, db, 2); err != nil {
@@ -144,7 +146,7 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 			if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = 0 WHERE aid = "+p(1), aid); err != nil {
 				t.Fatal(err)
 			}
-			exec(t, name, db, "UPDATE "+tTellers+" SET tbalance = 0", "UPDATE "+tBranches+" SET bbalance = 0", "DELETE FROM "+tHistory)
+			enginetest.Exec(t, name, db, "UPDATE "+tTellers+" SET tbalance = 0", "UPDATE "+tBranches+" SET bbalance = 0", "DELETE FROM "+tHistory)
 		}
 		if cerr == nil {
 			t.Fatalf("the client never lost the deadlock")
@@ -153,17 +155,17 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 			t.Errorf("both sides failed; the other: %v", xerr)
 		}
 		t.Logf("%s: %v", name, cerr)
-		if conflict(cerr) == "" || !strings.Contains(cerr.Error(), "deadlock") || !strings.Contains(cerr.Error(), "rolled back") {
+		if sqlwork.Conflict(cerr) == "" || !strings.Contains(cerr.Error(), "deadlock") || !strings.Contains(cerr.Error(), "rolled back") {
 			t.Errorf("error %q: want it labelled a deadlock, rolled back", cerr)
 		}
 		if !strings.Contains(cerr.Error(), "aid 5, tid 1, bid 1, delta 100") {
 			t.Errorf("error %q does not say which transaction", cerr)
 		}
 		// Rolled back: nothing of the client's transaction is left.
-		if got := queryInt(t, name, db, "SELECT abalance FROM "+tAccounts+" WHERE aid = 5"); got != 0 {
+		if got := enginetest.QueryInt(t, name, db, "SELECT abalance FROM "+tAccounts+" WHERE aid = 5"); got != 0 {
 			t.Errorf("account 5 has balance %d after the rollback, want 0", got)
 		}
-		if got := queryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
+		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
 			t.Errorf("history has %d rows after the rollback, want 0", got)
 		}
 		// The connection is usable: the next transaction commits.

@@ -12,16 +12,17 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // Parameter names; scale is pgbench's -s.
@@ -94,13 +95,7 @@ type Workload struct {
 var _ workload.Workload = (*Workload)(nil)
 
 func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := make(map[string]string, len(params))
-	for _, p := range params {
-		eff[p.Name] = p.Default
-	}
-	for k, v := range overrides {
-		eff[k] = v
-	}
+	eff := workload.Effective(params, overrides)
 	w := &Workload{params: eff}
 	s, err := strconv.ParseInt(strings.TrimSpace(eff[pScale]), 10, 64)
 	if err != nil || s < 1 {
@@ -110,11 +105,8 @@ func newWorkload(params []workload.Param, overrides map[string]string) (*Workloa
 		return nil, fmt.Errorf("%s %q: must be at most %d (teller ids are 32-bit, as in pgbench)", pScale, eff[pScale], maxScale)
 	}
 	w.scale = s
-	if v := strings.TrimSpace(eff[pSeed]); v != "" {
-		if w.seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return nil, fmt.Errorf("%s %q: must be an integer or empty", pSeed, eff[pSeed])
-		}
-		w.seeded = true
+	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
+		return nil, err
 	}
 	return w, nil
 }
@@ -123,13 +115,7 @@ func newWorkload(params []workload.Param, overrides map[string]string) (*Workloa
 func (w *Workload) Ops() []string { return []string{OpTPCB} }
 
 // Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string {
-	out := make(map[string]string, len(w.params))
-	for k, v := range w.params {
-		out[k] = v
-	}
-	return out
-}
+func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // Scale is the configured pgbench scale.
 func (w *Workload) Scale() int64 { return w.scale }
@@ -143,10 +129,7 @@ func (w *Workload) accounts() int64 { return accountsPerScale * w.scale }
 const streamClient = 0x9E3779B97F4A7C15
 
 func (w *Workload) newRand(stream, id uint64) *rand.Rand {
-	if w.seeded {
-		return rand.New(rand.NewPCG(uint64(w.seed)+id, stream))
-	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return workload.NewRand(w.seed, w.seeded, stream, id)
 }
 
 // createTables returns the DDL, pgbench's column lists and types, with the
@@ -257,23 +240,10 @@ func (c chunker) chunk(i int64) (t loadTable, first, n int64, ok bool) {
 	return t, first, min(chunkRows, t.n-first+1), true
 }
 
-// appendInsert appends one multi-row INSERT of rows first..first+n-1. The
-// values are integers the workload made, written as literals so a batch is
-// one round trip on every driver (no per-batch prepare) and the text is the
-// same in both dialects.
+// appendInsert appends one multi-row INSERT of rows first..first+n-1 of t
+// (sqlwork.AppendInsert: literals, the same text in both dialects).
 func appendInsert(b []byte, t loadTable, first, n int64) []byte {
-	b = append(b, "INSERT INTO "...)
-	b = append(b, t.name...)
-	b = append(b, " ("...)
-	b = append(b, t.columns...)
-	b = append(b, ") VALUES "...)
-	for i := first; i < first+n; i++ {
-		if i > first {
-			b = append(b, ", "...)
-		}
-		b = t.row(b, i)
-	}
-	return b
+	return sqlwork.AppendInsert(b, t.name, t.columns, first, n, t.row)
 }
 
 // Load drops and creates pgbench's tables, fills them with loaders parallel
@@ -281,67 +251,40 @@ func appendInsert(b []byte, t loadTable, first, n int64) []byte {
 // Records counts accounts, the table that sizes the data set.
 func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
 	start := time.Now()
-	loaders = max(loaders, 1)
 	var d engine.Dialect
-	err := withConn(ctx, engineName, db, func(conn *sql.Conn, dialect engine.Dialect) error {
+	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, dialect engine.Dialect) error {
 		d = dialect
-		for _, q := range append(dropTables(), createTables(w.scale)...) {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		return nil
+		return sqlwork.ExecAll(ctx, conn, append(dropTables(), createTables(w.scale)...)...)
 	})
 	if err != nil {
 		return workload.LoadStats{}, fmt.Errorf("tpcb load on %s: create tables: %w", engineName, err)
 	}
 
 	plan := newChunker(w.loadTables())
-	lctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var (
 		next     atomic.Int64
 		accounts atomic.Int64
-		errOnce  sync.Once
-		firstErr error
-		wg       sync.WaitGroup
 	)
-	for i := range loaders {
-		wg.Go(func() {
-			err := withConn(lctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
-				var buf []byte
-				for {
-					if err := lctx.Err(); err != nil {
-						return err
-					}
-					t, first, n, ok := plan.chunk(next.Add(1) - 1)
-					if !ok {
-						return nil
-					}
-					var err error
-					if buf, err = loadChunk(lctx, conn, t, first, n, buf); err != nil {
-						return err
-					}
-					if t.name == tAccounts {
-						accounts.Add(n)
-					}
-				}
-			})
-			if err != nil {
-				errOnce.Do(func() {
-					firstErr = fmt.Errorf("tpcb load on %s, loader %d: %w", engineName, i, err)
-					cancel()
-				})
-			}
-		})
-	}
-	wg.Wait()
+	firstErr := sqlwork.LoadChunks(ctx, "tpcb", engineName, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
+		t, first, n, ok := plan.chunk(next.Add(1) - 1)
+		if !ok {
+			return buf, true, nil
+		}
+		buf, err := loadChunk(ctx, conn, t, first, n, buf)
+		if err != nil {
+			return buf, false, err
+		}
+		if t.name == tAccounts {
+			accounts.Add(n)
+		}
+		return buf, false, nil
+	})
 	stats := workload.LoadStats{Records: accounts.Load()}
 	if firstErr != nil {
 		stats.Duration = time.Since(start)
 		return stats, firstErr
 	}
-	err = withConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err = sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		if d == engine.Postgres {
 			_, err := conn.ExecContext(ctx, analyze(d))
 			return err
@@ -368,39 +311,9 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 
 // loadChunk inserts rows first..first+n-1 of t in one transaction.
 func loadChunk(ctx context.Context, conn *sql.Conn, t loadTable, first, n int64, buf []byte) ([]byte, error) {
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return buf, fmt.Errorf("begin: %w", err)
-	}
-	for f := first; f < first+n; f += stmtRows {
-		buf = appendInsert(buf[:0], t, f, min(stmtRows, first+n-f))
-		if _, err := tx.ExecContext(ctx, string(buf)); err != nil {
-			tx.Rollback()
-			return buf, fmt.Errorf("insert %s rows %d..%d: %w", t.name, f, min(f+stmtRows, first+n)-1, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return buf, fmt.Errorf("commit %s rows %d..%d: %w", t.name, first, first+n-1, err)
-	}
-	return buf, nil
-}
-
-// withConn runs f on the connection of a new session and closes it.
-func withConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.Conn, engine.Dialect) error) (err error) {
-	s, err := db.NewSession(ctx)
-	if err != nil {
-		return fmt.Errorf("new session: %w", err)
-	}
-	defer func() {
-		if cerr := s.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close session: %w", cerr)
-		}
-	}()
-	q, err := engine.NeedSQL(engineName, s)
-	if err != nil {
-		return err
-	}
-	return f(q.Conn(), q.Dialect())
+	return sqlwork.InsertChunk(ctx, conn, buf, t.name+" rows", first, n, stmtRows, func(b []byte, first, n int64) []byte {
+		return appendInsert(b, t, first, n)
+	})
 }
 
 // Statement indexes in Client.stmts, in transaction order.
@@ -456,13 +369,9 @@ func (c *Client) prepare(ctx context.Context) error {
 	if c.ready {
 		return nil
 	}
-	for i, q := range statements(c.d) {
-		st, err := c.conn.PrepareContext(ctx, q)
-		if err != nil {
-			c.Close()
-			return fmt.Errorf("tpcb: prepare %s: %w", stmtNames[i], err)
-		}
-		c.stmts[i] = st
+	qs := statements(c.d)
+	if i, err := sqlwork.PrepareAll(ctx, c.conn, c.stmts[:], qs[:]); err != nil {
+		return fmt.Errorf("tpcb: prepare %s: %w", stmtNames[i], err)
 	}
 	c.ready = true
 	return nil
@@ -470,12 +379,7 @@ func (c *Client) prepare(ctx context.Context) error {
 
 // Close releases the prepared statements; the connection is the session's.
 func (c *Client) Close() error {
-	for i, st := range c.stmts {
-		if st != nil {
-			st.Close()
-			c.stmts[i] = nil
-		}
-	}
+	sqlwork.CloseAll(c.stmts[:])
 	c.ready = false
 	return nil
 }
@@ -492,26 +396,19 @@ func (c *Client) Do(ctx context.Context) (int, error) {
 	return 0, c.txn(ctx, aid, tid, bid, delta)
 }
 
-// txn runs the transaction. BEGIN and COMMIT are plain statements on the
-// connection rather than a *sql.Tx because database/sql re-prepares a
-// Conn-bound statement for every Tx it is used in (Tx.StmtContext), which
-// would add five prepares to every transaction; pgbench too sends BEGIN and
-// END as statements.
+// txn runs the transaction as plain statements on the connection, as
+// pgbench sends BEGIN and END (sqlwork.Txn: a *sql.Tx would re-prepare the
+// five statements in every transaction). A failed one is rolled back and
+// returned, labelled, never retried.
 func (c *Client) txn(ctx context.Context, aid, tid, bid, delta int64) error {
 	if err := c.prepare(ctx); err != nil {
 		return err
 	}
-	if _, err := c.conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
-		return fmt.Errorf("tpcb: begin: %w", err)
-	}
-	step, err := c.body(ctx, aid, tid, bid, delta)
-	if err == nil {
-		if _, err = c.conn.ExecContext(ctx, "COMMIT"); err == nil {
-			return nil
-		}
-		step = "commit"
-	}
-	return rollback(ctx, c.conn, fmt.Sprintf("tpcb (aid %d, tid %d, bid %d, delta %d): %s", aid, tid, bid, delta, step), err)
+	return sqlwork.Txn(ctx, c.conn, "tpcb",
+		func() (string, error) { return c.body(ctx, aid, tid, bid, delta) },
+		func(step string) string {
+			return fmt.Sprintf("tpcb (aid %d, tid %d, bid %d, delta %d): %s", aid, tid, bid, delta, step)
+		})
 }
 
 // body runs the five statements and names the one that failed.
@@ -538,52 +435,6 @@ func (c *Client) body(ctx context.Context, aid, tid, bid, delta int64) (string, 
 	return "", nil
 }
 
-// rollback ends a failed transaction and returns its error, labelled when it
-// is a serialization failure or deadlock: those are the engine's verdict
-// under contention, counted as errors by the driver and never retried here,
-// so a retry loop cannot hide them from the results. ROLLBACK runs even
-// when ctx is done (the run's end must not leave a transaction open on a
-// connection that stays in use), with a bound of its own.
-func rollback(ctx context.Context, conn *sql.Conn, what string, err error) error {
-	if kind := conflict(err); kind != "" {
-		err = fmt.Errorf("%s: %s, rolled back: %w", what, kind, err)
-	} else {
-		err = fmt.Errorf("%s: %w", what, err)
-	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if _, rerr := conn.ExecContext(rctx, "ROLLBACK"); rerr != nil {
-		return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
-	}
-	return err
-}
-
-// conflict names the concurrency failure err is, or returns "": SQLSTATE
-// 40001 (serialization failure) and 40P01 (deadlock) from drivers that
-// expose SQLState() (pgx, lib/pq) or print it, and MySQL/MariaDB errors 1213
-// (deadlock) and 1205 (lock wait timeout) from go-sql-driver/mysql's "Error
-// NNNN" text, so no driver is imported. (bank has the same classifier; it
-// belongs in engine once a package outside workload needs it.)
-func conflict(err error) string {
-	var st interface{ SQLState() string }
-	state := ""
-	if errors.As(err, &st) {
-		state = st.SQLState()
-	}
-	msg := err.Error()
-	switch {
-	case state == "40001" || strings.Contains(msg, "SQLSTATE 40001"):
-		return "serialization failure (SQLSTATE 40001)"
-	case state == "40P01" || strings.Contains(msg, "SQLSTATE 40P01"):
-		return "deadlock (SQLSTATE 40P01)"
-	case strings.Contains(msg, "Error 1213 ") || strings.Contains(msg, "Error 1213:"):
-		return "deadlock (MySQL error 1213)"
-	case strings.Contains(msg, "Error 1205 ") || strings.Contains(msg, "Error 1205:"):
-		return "lock wait timeout (MySQL error 1205)"
-	}
-	return ""
-}
-
 // Balances are the four sums pgbench's consistency property compares.
 type Balances struct {
 	Accounts, Tellers, Branches, History int64
@@ -602,7 +453,7 @@ func (b Balances) Consistent() bool {
 // scale); tests and studies that want the check call it.
 func (w *Workload) Balances(ctx context.Context, engineName string, db engine.DB) (Balances, error) {
 	var b Balances
-	err := withConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		for _, s := range []struct {
 			dst *int64
 			q   string

@@ -1,8 +1,6 @@
 package tpcb
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -186,36 +184,6 @@ func TestChunker(t *testing.T) {
 		if _, _, _, ok := c.chunk(-1); ok {
 			t.Errorf("chunk -1 exists")
 		}
-	}
-}
-
-type stateErr string
-
-func (e stateErr) Error() string    { return "ERROR: something (SQLSTATE " + string(e) + ")" }
-func (e stateErr) SQLState() string { return string(e) }
-
-func TestConflict(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		err  error
-		want string
-	}{
-		{"postgres serialization", fmt.Errorf("wrapped: %w", stateErr("40001")), "serialization failure"},
-		{"postgres deadlock", stateErr("40P01"), "deadlock (SQLSTATE 40P01)"},
-		{"postgres unique violation", stateErr("23505"), ""},
-		{"mysql deadlock", errors.New("Error 1213 (40001): Deadlock found when trying to get lock; try restarting transaction"), "deadlock (MySQL error 1213)"},
-		{"old mysql deadlock", errors.New("Error 1213: Deadlock found when trying to get lock"), "deadlock (MySQL error 1213)"},
-		{"mysql lock wait", errors.New("Error 1205 (HY000): Lock wait timeout exceeded; try restarting transaction"), "lock wait timeout"},
-		{"mysql other", errors.New("Error 1146 (42S02): Table 'x' doesn't exist"), ""},
-		{"mysql error number inside another", errors.New("Error 12130 (HY000): no such thing"), ""},
-		{"plain", errors.New("connection refused"), ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := conflict(tc.err)
-			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Errorf("conflict(%q) = %q, want %q", tc.err, got, tc.want)
-			}
-		})
 	}
 }
 

@@ -1,0 +1,225 @@
+// Package enginetest runs tests on the real SQL server engines (postgres,
+// mariadb): it makes each test a fresh instance in run folders the servers'
+// OS users can enter, shares one template scratch folder per engine across a
+// test binary, and drives workloads' clients and SQL statements on them.
+//
+// Only tests import it: it calls t.Skip and t.Fatal, and leaves its folder
+// in /var/tmp until Main, run as the package's TestMain, removes it.
+package enginetest
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/mariadb"
+	"github.com/tierbench/tierbench/engine/postgres"
+	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/sqlwork"
+)
+
+// SQLEngine is one real SQL server engine with its components, each of
+// which Open gives a folder of its own.
+type SQLEngine struct {
+	Name       string
+	Engine     engine.Engine
+	Components []string
+}
+
+// sqlEngines are the SQL servers the integration tests run on.
+var sqlEngines = []SQLEngine{
+	{"postgres", postgres.Engine{}, []string{postgres.Data, postgres.WAL}},
+	{"mariadb", mariadb.Engine{}, []string{mariadb.Data, mariadb.Redo}},
+}
+
+// shared.root is a 0755 folder under /var/tmp: the servers run as their own
+// OS users, which cannot enter t.TempDir()'s 0700 parents. It holds one
+// scratch folder per engine, so each engine's template is made once per
+// test binary.
+var shared struct {
+	once   sync.Once
+	prefix string // set by Main
+	root   string
+	err    error
+}
+
+// Main runs the tests and then removes the folder Open made. Call it from
+// TestMain; name labels the folder (/var/tmp/tierbench-NAME-test-*).
+func Main(m *testing.M, name string) {
+	shared.prefix = "tierbench-" + name + "-test-"
+	code := m.Run()
+	if shared.root != "" {
+		os.RemoveAll(shared.root)
+	}
+	os.Exit(code)
+}
+
+// SQLEngines returns the SQL server engines to test on. It skips t when not
+// root (the servers run as postgres and mysql) and fails it when the shared
+// folder cannot be made. An engine that is not installed is still listed:
+// Open skips it, so each test shows which engines it could not run on.
+func SQLEngines(t testing.TB) []SQLEngine {
+	t.Helper()
+	root(t)
+	return sqlEngines
+}
+
+// root returns the shared folder, making it on first use.
+func root(t testing.TB) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the servers run as their own OS users")
+	}
+	shared.once.Do(func() {
+		prefix := shared.prefix
+		if prefix == "" {
+			prefix = "tierbench-enginetest-"
+		}
+		if shared.root, shared.err = os.MkdirTemp("/var/tmp", prefix); shared.err == nil {
+			shared.err = os.Chmod(shared.root, 0o755)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.root
+}
+
+// Open opens a fresh, durable (sync) instance of e in new 0755 run folders
+// under the shared folder, with the engine's shared scratch folder, and
+// closes it and removes the folders when t ends. It skips t when not root or
+// when the engine is not installed.
+func Open(t testing.TB, e SQLEngine) engine.DB {
+	t.Helper()
+	root := root(t)
+	scratch := filepath.Join(root, "scratch-"+e.Name)
+	if err := os.MkdirAll(scratch, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run, err := os.MkdirTemp(root, e.Name+"-run-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(run, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(run) })
+	dirs := map[string]string{}
+	for _, c := range e.Components {
+		dirs[c] = filepath.Join(run, c)
+		if err := os.Mkdir(dirs[c], 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := e.Engine.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Scratch: scratch})
+	if errors.Is(err, server.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatalf("open %s: %v", e.Name, err)
+	}
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close %s: %v", e.Name, err)
+		}
+	})
+	return db
+}
+
+// ForEachSQL runs f as a subtest on a fresh instance of each SQL engine
+// (SQLEngines, then Open), skipping engines that are not installed and
+// everything when not root.
+func ForEachSQL(t *testing.T, f func(t *testing.T, name string, db engine.DB)) {
+	t.Helper()
+	for _, e := range SQLEngines(t) {
+		t.Run(e.Name, func(t *testing.T) {
+			f(t, e.Name, Open(t, e))
+		})
+	}
+}
+
+// RunClients runs clients goroutines of ops operations each, every client on
+// its own session as the runner does, and returns every error.
+func RunClients(t testing.TB, w workload.Workload, name string, db engine.DB, clients, ops int) []error {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	for i := range clients {
+		wg.Go(func() {
+			s, err := db.NewSession(ctx)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer s.Close()
+			c, err := w.NewClient(name, i, s)
+			if err != nil {
+				fail(err)
+				return
+			}
+			if cl, ok := c.(interface{ Close() error }); ok {
+				defer cl.Close()
+			}
+			for range ops {
+				op, err := c.Do(ctx)
+				if err != nil {
+					fail(err)
+				}
+				if op < 0 || op >= len(w.Ops()) {
+					fail(errors.New("op index out of range"))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// QueryInt runs a one-value query on a fresh session; the value is read as
+// text since SUM is numeric/DECIMAL.
+func QueryInt(t testing.TB, name string, db engine.DB, q string, args ...any) int64 {
+	t.Helper()
+	var v int64
+	ctx := context.Background()
+	err := sqlwork.WithConn(ctx, name, db, func(conn *sql.Conn, _ engine.Dialect) error {
+		var s string
+		if err := conn.QueryRowContext(ctx, q, args...).Scan(&s); err != nil {
+			return err
+		}
+		var err error
+		v, err = strconv.ParseInt(s, 10, 64)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return v
+}
+
+// Exec runs statements on a fresh session.
+func Exec(t testing.TB, name string, db engine.DB, qs ...string) {
+	t.Helper()
+	ctx := context.Background()
+	err := sqlwork.WithConn(ctx, name, db, func(conn *sql.Conn, _ engine.Dialect) error {
+		return sqlwork.ExecAll(ctx, conn, qs...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
