@@ -164,6 +164,10 @@ func (s settings) autoConf(port int) string {
 		// Names the run's processes in ps ("postgres: tierbench-PORT: ...").
 		fmt.Sprintf("cluster_name = 'tierbench-%d'", port),
 		fmt.Sprintf("max_connections = %d", maxConnections),
+		// Dynamic shared memory as files in PGDATA/pg_dynshmem rather than
+		// POSIX segments in /dev/shm, which a crashed or killed server would
+		// leave behind: the run folder takes them away in every case.
+		"dynamic_shared_memory_type = mmap",
 		fmt.Sprintf("shared_buffers = '%dkB'", s.sharedBuffersKB),
 		fmt.Sprintf("max_wal_size = '%dMB'", s.maxWALSizeMB),
 		fmt.Sprintf("min_wal_size = '%dMB'", minWAL),
