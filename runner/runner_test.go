@@ -324,6 +324,9 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 			if left, _ := ledger.All(); len(left) != 0 {
 				t.Errorf("left behind: %v", left)
 			}
+			if mnts, _ := os.ReadDir(filepath.Join(root, "state", "mnt")); len(mnts) != 0 {
+				t.Errorf("mount point folders left behind: %v", mnts)
+			}
 			self, _ := os.ReadFile("/proc/self/cgroup")
 			if strings.Contains(string(self), "tierbench-") {
 				t.Errorf("this process is still in a throttle group:\n%s", self)

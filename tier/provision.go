@@ -60,11 +60,14 @@ type Provisioner struct {
 	group *throttle.Group
 }
 
-func (p *Provisioner) onClose(path string, fn func() error) {
+// onClose registers how to undo the resource of kind at path while this
+// process still serves it (the key includes the kind: a mount point folder
+// and its mount share a path).
+func (p *Provisioner) onClose(kind, path string, fn func() error) {
 	if p.closers == nil {
 		p.closers = map[string]func() error{}
 	}
-	p.closers[path] = fn
+	p.closers[kind+":"+path] = fn
 }
 
 // Close undoes everything the provisioner created, newest first.
@@ -73,7 +76,7 @@ func (p *Provisioner) Close() error {
 	for i := len(p.created) - 1; i >= 0; i-- {
 		r := p.created[i]
 		undo := func() error { return Undo(r) }
-		if fn, ok := p.closers[r.Path]; ok {
+		if fn, ok := p.closers[r.Kind+":"+r.Path]; ok {
 			undo = fn
 		}
 		if err := undo(); err != nil {
@@ -232,7 +235,7 @@ func (p *Provisioner) Throttle(name, dev string, spec ThrottleSpec) error {
 			return err
 		}
 		p.group = g
-		p.onClose(path, g.Close)
+		p.onClose(KindCgroup, path, g.Close)
 		return g.AddSelf()
 	})
 	if err != nil {
@@ -273,7 +276,7 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec) (string, erro
 		if err != nil {
 			return err
 		}
-		p.onClose(dir, fs.Close)
+		p.onClose(KindMount, dir, fs.Close)
 		return nil
 	})
 	if err != nil {

@@ -458,6 +458,9 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 		if m := mountsUnder(t, state); len(m) != 0 {
 			t.Errorf("%s: mounts left: %v", when, m)
 		}
+		if mnts, _ := os.ReadDir(filepath.Join(state, "mnt")); len(mnts) != 0 {
+			t.Errorf("%s: mount point folders left: %v", when, mnts)
+		}
 		if l := loopsBackedBy(t, "tierbench-"); len(l) != 0 {
 			t.Errorf("%s: loop devices left: %v", when, l)
 		}
