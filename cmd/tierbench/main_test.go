@@ -397,6 +397,19 @@ func mountsUnder(t *testing.T, dir string) []string {
 	return out
 }
 
+// studyIDs lists the ids of the studies stored in resultsDir.
+func studyIDs(t *testing.T, resultsDir string) []string {
+	t.Helper()
+	r := tierbench(t, "list", "--results", resultsDir)
+	var ids []string
+	for _, line := range strings.Split(r.stdout, "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 0 {
+			ids = append(ids, f[0])
+		}
+	}
+	return ids
+}
+
 // loopsBackedBy lists loop devices whose backing file contains tag.
 func loopsBackedBy(t *testing.T, tag string) []string {
 	t.Helper()
@@ -453,6 +466,9 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 	work := t.TempDir()
 	disk := filepath.Join(work, "disk")
 	resultsDir := filepath.Join(work, "results")
+	// nothingLeft checks for what this test's studies could leave; resources
+	// are named after the study id, so other tests running at the same time
+	// do not count.
 	nothingLeft := func(when string) {
 		t.Helper()
 		if m := mountsUnder(t, state); len(m) != 0 {
@@ -461,18 +477,17 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 		if mnts, _ := os.ReadDir(filepath.Join(state, "mnt")); len(mnts) != 0 {
 			t.Errorf("%s: mount point folders left: %v", when, mnts)
 		}
-		if l := loopsBackedBy(t, "tierbench-"); len(l) != 0 {
-			t.Errorf("%s: loop devices left: %v", when, l)
-		}
-		if imgs, _ := filepath.Glob("/dev/shm/tierbench-2*.img"); len(imgs) != 0 {
-			t.Errorf("%s: images left: %v", when, imgs)
-		}
 		if ents, _ := os.ReadDir(disk); len(ents) != 0 {
 			t.Errorf("%s: run folders left in %s", when, disk)
 		}
-		for _, pattern := range []string{"/sys/fs/cgroup/tierbench-2*", "/sys/fs/cgroup/*/tierbench-2*"} {
-			if groups, _ := filepath.Glob(pattern); len(groups) != 0 {
-				t.Errorf("%s: cgroups left: %v", when, groups)
+		for _, id := range studyIDs(t, resultsDir) {
+			if l := loopsBackedBy(t, "tierbench-"+id); len(l) != 0 {
+				t.Errorf("%s: loop devices left: %v", when, l)
+			}
+			for _, pattern := range []string{"/dev/shm/tierbench-" + id + "*", "/sys/fs/cgroup/tierbench-" + id, "/sys/fs/cgroup/*/tierbench-" + id} {
+				if left, _ := filepath.Glob(pattern); len(left) != 0 {
+					t.Errorf("%s: left behind: %v", when, left)
+				}
 			}
 		}
 	}
