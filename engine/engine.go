@@ -155,6 +155,23 @@ func (cfg Config) Tracked(pid int) func() {
 	return cfg.Track(pid)
 }
 
+// PositiveOption returns option name from a run's options as a positive
+// integer, or def when the study does not set it. Options reach the engine
+// as validated text (sizes already in bytes), so this is the engine's last
+// guard; want says what the value must be in the error ("a positive number
+// of bytes").
+func PositiveOption(engineName string, opts map[string]string, name string, def int64, want string) (int64, error) {
+	v, ok := opts[name]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("open %s: option %s=%q must be %s", engineName, name, v, want)
+	}
+	return n, nil
+}
+
 // Checker is an optional DB ability: a server engine reports whether its
 // server is still alive, so a crash fails the run with the server's log.
 type Checker interface {

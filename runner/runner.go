@@ -201,16 +201,17 @@ const ProbeMaxAge = 7 * 24 * time.Hour
 // probeTiers finds or measures each tier's fio figures as the study asks.
 // A stored probe counts only for the same device, filesystem and mount.
 func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info, opt Options) (map[string]*results.Probe, error) {
-	out := map[string]*results.Probe{}
 	mode := st.Probe
-	if mode == "" {
+	switch mode {
+	case study.ProbeOff:
+		return nil, nil
+	case "":
 		mode = study.ProbeCached
 	}
+	out := map[string]*results.Probe{}
 	for _, t := range st.Tiers {
 		info := tiers[t.Name]
 		switch mode {
-		case study.ProbeOff:
-			return nil, nil
 		case study.ProbeCached:
 			p, err := opt.Store.LatestProbe(ctx, info.Device, info.FSType, info.MountPoint, time.Now().Add(-ProbeMaxAge))
 			if err != nil {

@@ -108,7 +108,7 @@ func parseOptions(o map[string]string) (options, error) {
 }
 
 func sizeOption(opts map[string]string, name string, def int64) (int64, error) {
-	return server.PositiveOption("mariadb", opts, name, def, "a positive number of bytes")
+	return engine.PositiveOption("mariadb", opts, name, def, "a positive number of bytes")
 }
 
 // flushAtCommit maps a durability mode to innodb_flush_log_at_trx_commit.

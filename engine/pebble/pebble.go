@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strconv"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -96,15 +95,7 @@ func (e Engine) Open(_ context.Context, cfg engine.Config) (engine.DB, error) {
 }
 
 func sizeOption(opts map[string]string, name string, def int64) (int64, error) {
-	v, ok := opts[name]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("open pebble: option %s=%q must be a positive number of bytes", name, v)
-	}
-	return n, nil
+	return engine.PositiveOption("pebble", opts, name, def, "a positive number of bytes")
 }
 
 // DB is an open Pebble instance.

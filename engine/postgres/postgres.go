@@ -141,7 +141,7 @@ func parseSettings(cfg engine.Config) (settings, error) {
 }
 
 func intOption(opts map[string]string, name string, def int64) (int64, error) {
-	return server.PositiveOption("postgres", opts, name, def, "a positive whole number")
+	return engine.PositiveOption("postgres", opts, name, def, "a positive whole number")
 }
 
 // autoConf renders postgresql.auto.conf, which PostgreSQL reads after

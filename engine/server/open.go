@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -34,23 +33,6 @@ func RunDirs(engineName string, dirs map[string]string, components ...string) ([
 		out[i] = abs
 	}
 	return out, nil
-}
-
-// PositiveOption returns option name from a run's options as a positive
-// integer, or def when the study does not set it. Options reach the engine
-// as validated text (sizes already in bytes), so this is the engine's last
-// guard; want says what the value must be in the error ("a positive number
-// of bytes").
-func PositiveOption(engineName string, opts map[string]string, name string, def int64, want string) (int64, error) {
-	v, ok := opts[name]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("open %s: option %s=%q must be %s", engineName, name, v, want)
-	}
-	return n, nil
 }
 
 // CopyFile copies regular file src to dst, which must not exist, with mode

@@ -60,15 +60,12 @@ func Start(spec Spec) (*Process, error) {
 	cmd.Env = append(os.Environ(), spec.Env...)
 	// Own process group: Stop signals the server and everything it forks.
 	// Pdeathsig: the kernel kills it if tierbench dies, even by kill -9.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if spec.User != "" {
-		uid, gid, err := LookupUser(spec.User)
-		if err != nil {
-			logf.Close()
-			return nil, fmt.Errorf("start %s: %w", spec.Name, err)
-		}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	attr, err := procAttr(spec.User)
+	if err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	}
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
@@ -169,11 +166,31 @@ func Tail(path string, n int) string {
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
 	}
+	return lastLines(b, n)
+}
+
+// lastLines returns the last n lines of b.
+func lastLines(b []byte, n int) string {
 	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
+}
+
+// procAttr puts a child in its own process group (so a stop reaches all it
+// forks), has the kernel kill it if tierbench dies (even by kill -9), and
+// runs it as userName when given.
+func procAttr(userName string) (*syscall.SysProcAttr, error) {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if userName != "" {
+		uid, gid, err := LookupUser(userName)
+		if err != nil {
+			return nil, err
+		}
+		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	return attr, nil
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that is free now.
@@ -216,28 +233,16 @@ func ChownAll(userName string, dirs ...string) error {
 // its output in the error when it fails.
 func Run(ctx context.Context, userName, path string, args ...string) error {
 	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if userName != "" {
-		uid, gid, err := LookupUser(userName)
-		if err != nil {
-			return err
-		}
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	attr, err := procAttr(userName)
+	if err != nil {
+		return err
 	}
+	cmd.SysProcAttr = attr
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %v:\n%s", path, strings.Join(args, " "), err, Tail2(out, 15))
+		return fmt.Errorf("%s %s: %v:\n%s", path, strings.Join(args, " "), err, lastLines(out, 15))
 	}
 	return nil
-}
-
-// Tail2 is Tail for output held in memory.
-func Tail2(b []byte, n int) string {
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }
 
 // Find locates a server binary among candidates, or names the package to

@@ -170,13 +170,7 @@ type Workload struct {
 }
 
 func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := make(map[string]string, len(params))
-	for _, p := range params {
-		eff[p.Name] = p.Default
-	}
-	for k, v := range overrides {
-		eff[k] = v
-	}
+	eff := workload.Effective(params, overrides)
 	cfg, err := parse(eff)
 	if err != nil {
 		return nil, err
@@ -271,11 +265,8 @@ func parse(p map[string]string) (config, error) {
 	if c.writeAll, err = strconv.ParseBool(p[pWriteAll]); err != nil {
 		return c, fmt.Errorf("%s %q: must be true or false", pWriteAll, p[pWriteAll])
 	}
-	if s := strings.TrimSpace(p[pSeed]); s != "" {
-		if c.seed, err = strconv.ParseInt(s, 10, 64); err != nil {
-			return c, fmt.Errorf("%s %q: must be an integer or empty", pSeed, p[pSeed])
-		}
-		c.seeded = true
+	if c.seed, c.seeded, err = workload.ParseSeed(pSeed, p[pSeed]); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -313,10 +304,7 @@ func (w *Workload) Acked() int64 { return w.acked.Load() }
 // newRand returns the random source for goroutine id of a stream (clients
 // and loaders use different streams so they never replay each other).
 func (w *Workload) newRand(stream, id uint64) *rand.Rand {
-	if w.cfg.seeded {
-		return rand.New(rand.NewPCG(uint64(w.cfg.seed)+id, stream))
-	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return workload.NewRand(w.cfg.seed, w.cfg.seeded, stream, id)
 }
 
 const (
