@@ -12,6 +12,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,11 @@ const (
 	NoSync Durability = "nosync"
 	// NoWAL: no write-ahead log at all.
 	NoWAL Durability = "nowal"
+	// Background: the log is written and flushed by a background thread
+	// (Ignite's BACKGROUND WAL mode).
+	Background Durability = "background"
+	// Memory: no persistence at all (Ignite with native persistence off).
+	Memory Durability = "memory"
 )
 
 // Component is a part of an engine that can live on its own tier.
@@ -298,4 +304,28 @@ func Describe(s Spec) string {
 		}
 	}
 	return b.String()
+}
+
+// Endpoint is where a server engine listens, for the standard tools
+// (pgbench, sysbench) that connect to it on their own.
+type Endpoint struct {
+	Scheme   string // postgres | mysql | redis
+	Host     string
+	Port     int
+	User     string
+	Password string
+	Database string
+}
+
+// Served is an optional DB ability of server engines: the address a
+// standard tool connects to.
+type Served interface {
+	Endpoint() Endpoint
+}
+
+// EndpointAt builds an Endpoint from a host:port address.
+func EndpointAt(scheme, addr, user, password, database string) Endpoint {
+	host, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return Endpoint{Scheme: scheme, Host: host, Port: n, User: user, Password: password, Database: database}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 )
 
@@ -90,6 +91,14 @@ type Workload interface {
 // check fails is failed, loudly: the engine lost or invented data.
 type Verifier interface {
 	Verify(ctx context.Context, engineName string, db engine.DB) error
+}
+
+// Delegated is an optional Workload ability: its operations run in a client
+// other than tierbench's Go driver (Ignite's Java client), which measures
+// them the same way. The runner drives db through the returned External
+// instead of opening sessions; NewClient is then never called.
+type Delegated interface {
+	External(engineName string, db engine.DB) (driver.External, error)
 }
 
 // Client issues one operation per call to Do. It is used by one goroutine.

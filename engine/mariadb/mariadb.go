@@ -269,6 +269,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, d.failed(err)
 	}
 	client := mysql.NewConfig()
+	d.password = password
 	client.User, client.Passwd, client.Net, client.Addr, client.DBName = clientUser, password, "tcp", d.addr, Database
 	client.InterpolateParams = false // server-side prepared statements, as the workloads intend
 	client.Timeout = 10 * time.Second
@@ -328,6 +329,7 @@ type DB struct {
 	version         string
 	templateVersion string
 	tempDirs        []string
+	password        string // the client account's, random per run
 	closeOnce       sync.Once
 	closeErr        error
 }
@@ -348,6 +350,9 @@ func (d *DB) Version() string { return d.version }
 
 // Addr is the server's TCP address (127.0.0.1:port).
 func (d *DB) Addr() string { return d.addr }
+
+// Endpoint is the client account's address, for sysbench.
+func (d *DB) Endpoint() engine.Endpoint { return engine.EndpointAt("mysql", d.addr, clientUser, d.password, Database) }
 
 // PID is the server's process id, for telemetry.
 func (d *DB) PID() int { return d.proc.PID() }

@@ -595,10 +595,15 @@ var (
 // Version is the server's version, e.g. "PostgreSQL 15.18 (Debian ...)".
 func (d *DB) Version() string { return d.version }
 
-// Check reports a server that has exited mid-run, with its log's tail.
+// Endpoint is the server's address, for pgbench and sysbench.
+func (d *DB) Endpoint() engine.Endpoint {
+	return engine.Endpoint{Scheme: "postgres", Host: "127.0.0.1", Port: d.port, User: osUser, Database: database}
+}
+
 // PID is the postmaster's process id, for telemetry.
 func (d *DB) PID() int { return d.proc.PID() }
 
+// Check reports a server that has exited mid-run, with its log's tail.
 func (d *DB) Check() error { return d.proc.Died() }
 
 // explain replaces a driver error by the server's death, which is what a

@@ -306,6 +306,9 @@ func (d *DB) Version() string { return d.version }
 // Addr is the server's 127.0.0.1:port.
 func (d *DB) Addr() string { return d.addr }
 
+// Endpoint is the server's address.
+func (d *DB) Endpoint() engine.Endpoint { return engine.EndpointAt("redis", d.addr, "", "", "") }
+
 // PID is the server's process id.
 func (d *DB) PID() int { return d.proc.PID() }
 
