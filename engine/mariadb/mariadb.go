@@ -352,7 +352,9 @@ func (d *DB) Version() string { return d.version }
 func (d *DB) Addr() string { return d.addr }
 
 // Endpoint is the client account's address, for sysbench.
-func (d *DB) Endpoint() engine.Endpoint { return engine.EndpointAt("mysql", d.addr, clientUser, d.password, Database) }
+func (d *DB) Endpoint() engine.Endpoint {
+	return engine.EndpointAt("mysql", d.addr, clientUser, d.password, Database)
+}
 
 // PID is the server's process id, for telemetry.
 func (d *DB) PID() int { return d.proc.PID() }
