@@ -10,6 +10,7 @@ package engine
 
 import (
 	"context"
+	"net/url"
 	"database/sql"
 	"fmt"
 	"net"
@@ -151,6 +152,11 @@ type Config struct {
 	// killed tierbench can be cleaned up; call the returned func once the
 	// process is gone.
 	Track func(pid int) (untrack func())
+	// Target, when set, is the URL of a server tierbench did not start
+	// (postgres://, mysql://, redis://). The engine connects to it and
+	// starts nothing; Dirs is then empty and Durability is whatever the
+	// server is configured for (recorded as given).
+	Target string
 }
 
 // Tracked calls cfg.Track if set.
@@ -328,4 +334,25 @@ func EndpointAt(scheme, addr, user, password, database string) Endpoint {
 	host, port, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(port)
 	return Endpoint{Scheme: scheme, Host: host, Port: n, User: user, Password: password, Database: database}
+}
+
+// RedactTarget returns a target URL without its password, for the record.
+func RedactTarget(target string) string {
+	u, err := url.Parse(target)
+	if err != nil {
+		return "(unparseable target)"
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	q := u.Query()
+	for _, k := range []string{"password", "pass"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
