@@ -10,10 +10,10 @@ package engine
 
 import (
 	"context"
-	"net/url"
 	"database/sql"
 	"fmt"
 	"net"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
