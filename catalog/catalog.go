@@ -10,6 +10,8 @@ import (
 	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
+	"github.com/tierbench/tierbench/tool"
+	"github.com/tierbench/tierbench/tool/pgbench"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/bank"
 	"github.com/tierbench/tierbench/workload/tpcb"
@@ -20,11 +22,15 @@ import (
 type Catalog struct {
 	engines   map[string]engine.Engine
 	workloads map[string]workload.Spec
+	tools     map[string]tool.Tool
 }
 
 // Default returns the catalog of everything built in.
 func Default() *Catalog {
-	c := &Catalog{engines: map[string]engine.Engine{}, workloads: map[string]workload.Spec{}}
+	c := &Catalog{engines: map[string]engine.Engine{}, workloads: map[string]workload.Spec{}, tools: map[string]tool.Tool{}}
+	for _, t := range []tool.Tool{pgbench.Tool()} {
+		c.tools[t.Name] = t
+	}
 	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}} {
 		c.engines[e.Spec().Name] = e
 	}
@@ -57,6 +63,15 @@ func (c *Catalog) Workload(name string) (workload.Spec, bool) {
 	w, ok := c.workloads[name]
 	return w, ok
 }
+
+// Tool returns a standard tool usable as a driver.
+func (c *Catalog) Tool(name string) (tool.Tool, bool) {
+	t, ok := c.tools[name]
+	return t, ok
+}
+
+// ToolNames lists the standard tools, sorted.
+func (c *Catalog) ToolNames() []string { return sortedKeys(c.tools) }
 
 // WorkloadNames lists workloads, sorted.
 func (c *Catalog) WorkloadNames() []string { return sortedKeys(c.workloads) }

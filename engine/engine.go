@@ -76,6 +76,10 @@ type Spec struct {
 	Components []Component
 	Modes      []Mode
 	Options    []Option
+	// TargetSchemes are the URL schemes of an external server the engine
+	// can connect to instead of starting one (a study's target:); none for
+	// engines that run inside tierbench.
+	TargetSchemes []string
 }
 
 // ComponentNames returns the component names in declaration order.

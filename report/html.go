@@ -113,6 +113,8 @@ type builder struct {
 	clients int
 	colors  map[string]string
 	slugs   map[string]int
+	// drivers names the study's load generators (the view has none).
+	drivers string
 }
 
 // buildDoc gathers the report's content.
@@ -120,7 +122,9 @@ func buildDoc(in Input) (*doc, error) {
 	if in.Study == nil {
 		return nil, fmt.Errorf("report: no study given")
 	}
-	b := &builder{in: in, st: in.Study, a: in.Analysis, colors: map[string]string{}, slugs: map[string]int{}}
+	drivers := DriverText(in.Study)
+	in.Study, in.Runs = results.SeriesView(in.Study, in.Runs)
+	b := &builder{in: in, st: in.Study, a: in.Analysis, colors: map[string]string{}, slugs: map[string]int{}, drivers: drivers}
 	if b.a == nil {
 		b.a = stats.Analyze(in.Study, in.Runs)
 	}
@@ -335,12 +339,16 @@ func (b *builder) matrixTable() table {
 			failed++
 		}
 	}
-	return kvTable([]kv{{"workload", orDash(st.Workload)}, {"workload parameters", orDash(params(st.WorkloadParams))},
+	rows := []kv{{"workload", orDash(st.Workload)}, {"load generator", b.drivers}}
+	if st.Target != "" {
+		rows = append(rows, kv{"target", st.Target + " (a server tierbench did not start: placement and durability as stated, not applied)"})
+	}
+	return kvTable(append(rows, []kv{{"workload parameters", orDash(params(st.WorkloadParams))},
 		{"engine options", orDash(params(st.Options))}, {"baseline", orDash(st.Baseline)},
 		{"durability modes", orDash(strings.Join(durs, "; "))}, {"client counts", orDash(strings.Join(clients, ", "))},
 		{"repeats per cell", strconv.Itoa(st.Repeat)}, {"warmup", fmtSeconds(st.WarmupS)},
 		{"measured duration", fmtSeconds(st.DurationS)}, {"load", load},
-		{"runs", fmt.Sprintf("%d (%d ok, %d not ok)", len(b.in.Runs), ok, failed)}})
+		{"runs", fmt.Sprintf("%d (%d ok, %d not ok)", len(b.in.Runs), ok, failed)}}...))
 }
 
 // lowerFirst lowercases only the first letter, so "WAL" stays "WAL".

@@ -22,8 +22,9 @@ func JSON(w io.Writer, st *results.Study, runs []results.Run) error {
 	if runs == nil {
 		runs = []results.Run{}
 	}
-	a := stats.Analyze(st, runs)
-	doc := Document{Study: st, Runs: runs, Groups: a.Groups, Verdicts: Verdicts(st, a, HeadlineClients(st, 0))}
+	view, viewRuns := results.SeriesView(st, runs)
+	a := stats.Analyze(view, viewRuns)
+	doc := Document{Study: st, Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, HeadlineClients(view, 0))}
 	if doc.Verdicts == nil {
 		doc.Verdicts = []string{}
 	}

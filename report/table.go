@@ -17,8 +17,13 @@ import (
 // Show writes the study header, its tiers, and per durability and client
 // count the throughput and p99 of each placement with its ratio to the baseline.
 func Show(w io.Writer, st *results.Study, runs []results.Run) error {
+	drivers := DriverText(st)
+	st, runs = results.SeriesView(st, runs)
 	fmt.Fprintf(w, "study %s  %q  status %s\n", st.ID, st.Name, st.Status)
-	fmt.Fprintf(w, "engine %s (%s), workload %s\n", st.Engine, orDash(st.EngineVersion), st.Workload)
+	fmt.Fprintf(w, "engine %s (%s), workload %s, %s\n", st.Engine, orDash(st.EngineVersion), st.Workload, drivers)
+	if st.Target != "" {
+		fmt.Fprintf(w, "target %s: a server tierbench did not start; placements and durability are as the study states them, not applied\n", st.Target)
+	}
 	fmt.Fprintf(w, "  %s\n", params(st.WorkloadParams))
 	mode := "closed loop"
 	if st.TargetRate > 0 {
@@ -165,6 +170,17 @@ func sortedTierNames(st *results.Study) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// DriverText names a study's load generators for a reader.
+func DriverText(st *results.Study) string {
+	switch len(st.Drivers) {
+	case 0:
+		return "driver builtin"
+	case 1:
+		return "driver " + st.Drivers[0]
+	}
+	return "drivers " + strings.Join(st.Drivers, ", ") + " (each placement/driver pair is compared with " + st.BaselineSeries() + ")"
 }
 
 // FormatMicros prints microseconds with a unit that keeps 3 significant figures.

@@ -50,6 +50,12 @@ type Study struct {
 	TargetRate     float64           `json:"target_rate,omitempty"`
 	Arrival        string            `json:"arrival,omitempty"`
 	EngineVersion  string            `json:"engine_version,omitempty"`
+	// Drivers are the load generators the study ran: "builtin" (tierbench's
+	// own) and standard tools such as "pgbench".
+	Drivers []string `json:"drivers"`
+	// Target is the external server measured (password removed), when
+	// tierbench started none; its placements are then as the user gave them.
+	Target string `json:"target,omitempty"`
 	// Probes are the fio figures of the tiers' storage, by tier name, where
 	// the study probed them or found a recent stored probe.
 	Probes map[string]*Probe `json:"probes,omitempty"`
@@ -65,19 +71,21 @@ type Placement struct {
 
 // Run is one run's record. Its JSON is an element of `runs` in `show`.
 type Run struct {
-	ID            string            `json:"id"`
-	StudyID       string            `json:"study_id"`
-	Seq           int               `json:"seq"`
-	Placement     string            `json:"placement"`
-	Components    map[string]string `json:"components"`
-	Durability    string            `json:"durability"`
-	Clients       int               `json:"clients"`
-	Repeat        int               `json:"repeat"`
-	Status        string            `json:"status"`
-	Error         string            `json:"error"`
-	StartedAt     time.Time         `json:"started_at"`
-	FinishedAt    time.Time         `json:"finished_at"`
-	EngineVersion string            `json:"engine_version,omitempty"`
+	ID         string            `json:"id"`
+	StudyID    string            `json:"study_id"`
+	Seq        int               `json:"seq"`
+	Placement  string            `json:"placement"`
+	Components map[string]string `json:"components"`
+	Durability string            `json:"durability"`
+	Clients    int               `json:"clients"`
+	Repeat     int               `json:"repeat"`
+	// Driver is the load generator: "builtin" or a standard tool's name.
+	Driver        string    `json:"driver"`
+	Status        string    `json:"status"`
+	Error         string    `json:"error"`
+	StartedAt     time.Time `json:"started_at"`
+	FinishedAt    time.Time `json:"finished_at"`
+	EngineVersion string    `json:"engine_version,omitempty"`
 	// Dirs are the run folders each component used (removed after the run
 	// unless --keep).
 	Dirs map[string]string `json:"dirs,omitempty"`
@@ -150,4 +158,67 @@ type Bottleneck struct {
 	Tier              string  `json:"tier,omitempty"`
 	FractionOfCeiling float64 `json:"fraction_of_ceiling,omitempty"`
 	Text              string  `json:"text"`
+}
+
+// DriverOf returns a run's driver; runs stored before drivers were
+// recorded were all tierbench's own.
+func (r Run) DriverOf() string {
+	if r.Driver == "" {
+		return BuiltinDriver
+	}
+	return r.Driver
+}
+
+// BuiltinDriver names tierbench's own driver.
+const BuiltinDriver = "builtin"
+
+// Series are what a study compares: its placements, or, when it ran more
+// than one driver, each placement with each driver ("all-disk/pgbench").
+func (s *Study) Series() []Placement {
+	if len(s.Drivers) <= 1 {
+		return s.Placements
+	}
+	var out []Placement
+	for _, d := range s.Drivers {
+		for _, p := range s.Placements {
+			out = append(out, Placement{Name: p.Name + "/" + d, Components: p.Components})
+		}
+	}
+	return out
+}
+
+// SeriesOf names the series a run belongs to.
+func (s *Study) SeriesOf(r Run) string {
+	if len(s.Drivers) <= 1 {
+		return r.Placement
+	}
+	return r.Placement + "/" + r.DriverOf()
+}
+
+// BaselineSeries is the series every other is compared with: the baseline
+// placement with the study's first driver.
+func (s *Study) BaselineSeries() string {
+	if len(s.Drivers) <= 1 {
+		return s.Baseline
+	}
+	return s.Baseline + "/" + s.Drivers[0]
+}
+
+// SeriesView returns the study and runs as reports read them: when the
+// study ran several drivers, each placement/driver pair is a placement of
+// its own (the baseline being the baseline placement with the first
+// driver), so every table and chart compares drivers as it compares
+// placements. With one driver it returns st and runs unchanged.
+func SeriesView(st *Study, runs []Run) (*Study, []Run) {
+	if len(st.Drivers) <= 1 {
+		return st, runs
+	}
+	v := *st
+	v.Placements, v.Baseline, v.Drivers = st.Series(), st.BaselineSeries(), nil
+	out := make([]Run, len(runs))
+	for i, r := range runs {
+		r.Placement = st.SeriesOf(r)
+		out[i] = r
+	}
+	return &v, out
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/probe"
+	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -42,6 +43,7 @@ import (
 type Engines interface {
 	Open(name string) (engine.Engine, bool)
 	Workload(name string) (workload.Spec, bool)
+	Tool(name string) (tool.Tool, bool)
 }
 
 // Options configure a Runner.
@@ -369,7 +371,10 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		StartedAt: now, Status: results.StudyRunning, Env: hostenv.Capture(),
 		Clients: st.Clients, WorkloadParams: params, Options: st.Options,
 		WarmupS: st.Warmup.Seconds(), DurationS: st.Duration.Seconds(), Repeat: st.Repeat,
-		TargetRate: st.TargetRate, Source: st.Source,
+		TargetRate: st.TargetRate, Source: st.Source, Drivers: st.Drivers,
+	}
+	if st.Target != "" {
+		rec.Target = engine.RedactTarget(st.Target)
 	}
 	if st.TargetRate > 0 {
 		rec.Arrival = st.Arrival
@@ -390,10 +395,14 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 	r = &results.Run{
 		ID: fmt.Sprintf("%s-%03d", rec.ID, cell.Seq), StudyID: rec.ID, Seq: cell.Seq,
 		Placement: cell.Placement.Name, Components: cell.Placement.Components,
-		Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat,
+		Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat, Driver: cell.Driver,
 		StartedAt: time.Now().UTC(), WarmupS: st.Warmup.Seconds(), OpenLoop: st.TargetRate > 0,
 	}
-	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, cell.Placement.Name, cell.Durability, cell.Clients, cell.Repeat)
+	series := cell.Placement.Name
+	if len(st.Drivers) > 1 {
+		series += "/" + cell.Driver
+	}
+	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, series, cell.Durability, cell.Clients, cell.Repeat)
 	fail := func(err error) {
 		r.Status = results.RunFailed
 		r.Error = tierFull(err, cell.Placement, tiers).Error()
@@ -416,7 +425,11 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		}
 	}()
 
-	dirs, folders, err := makeRunFolders(r.ID, cell.Placement, tiers, opt.Ledger)
+	dirs, folders := map[string]string{}, &runFolders{}
+	var err error
+	if st.Target == "" { // a target server's placement is the user's: nothing to make
+		dirs, folders, err = makeRunFolders(r.ID, cell.Placement, tiers, opt.Ledger)
+	}
 	r.Dirs = dirs
 	defer func() {
 		done := folders.remove
@@ -432,7 +445,7 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		return r, nil
 	}
 	cfg := engine.Config{Dirs: dirs, Durability: cell.Durability, Options: st.Options, Scratch: scratch,
-		Track: trackProcesses(opt.Ledger)}
+		Track: trackProcesses(opt.Ledger), Target: st.Target}
 	db, err := eng.Open(ctx, cfg)
 	if err != nil {
 		fail(err)
@@ -468,20 +481,29 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		}
 	}
 
-	clients := make([]driver.Client, cell.Clients)
-	for i := range clients {
-		sess, err := db.NewSession(ctx)
-		if err != nil {
-			fail(fmt.Errorf("client %d: %w", i, err))
-			return r, nil
+	ext, dropToolDir, err := externalDriver(opt.Catalog, st, cell, w, db, scratch, r.ID)
+	if err != nil {
+		fail(err)
+		return r, nil
+	}
+	defer dropToolDir()
+	var clients []driver.Client
+	if ext == nil {
+		clients = make([]driver.Client, cell.Clients)
+		for i := range clients {
+			sess, err := db.NewSession(ctx)
+			if err != nil {
+				fail(fmt.Errorf("client %d: %w", i, err))
+				return r, nil
+			}
+			defer sess.Close()
+			c, err := w.NewClient(st.Engine, i, sess)
+			if err != nil {
+				fail(fmt.Errorf("client %d: %w", i, err))
+				return r, nil
+			}
+			clients[i] = c
 		}
-		defer sess.Close()
-		c, err := w.NewClient(st.Engine, i, sess)
-		if err != nil {
-			fail(fmt.Errorf("client %d: %w", i, err))
-			return r, nil
-		}
-		clients[i] = c
 	}
 	// Telemetry covers the measured window: the sampler starts when the
 	// warmup ends.
@@ -490,14 +512,20 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		enginePID = p.PID() // server engines: watch the server
 	}
 	watch := newWatcher(ctx, telemetry.Config{Tiers: tierDevices(tiers, cell.Placement), PID: enginePID}, st.Warmup)
-	res, err := driver.Run(ctx, driver.Config{
+	dcfg := driver.Config{
 		Ops: w.Ops(), Warmup: st.Warmup, Duration: st.Duration,
 		TargetRate: st.TargetRate, Arrival: driver.Arrival(st.Arrival),
 		OnTick: func(iv driver.Interval) {
 			opt.Progress.Live(fmt.Sprintf("%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d", label,
 				(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors))
 		},
-	}, clients)
+	}
+	var res *driver.Result
+	if ext != nil {
+		res, err = ext.Drive(ctx, dcfg, cell.Clients)
+	} else {
+		res, err = driver.Run(ctx, dcfg, clients)
+	}
 	if rep := watch.stop(); rep != nil {
 		r.Telemetry, r.TelemetryTimeline = &rep.Summary, rep
 	}
@@ -534,6 +562,38 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		r.Error = "first of the tolerated errors: " + res.FirstError.Error()
 	}
 	return r, hists
+}
+
+// externalDriver returns the run's load generator when it is not
+// tierbench's Go driver: a standard tool (driver: pgbench), or the engine's
+// own client for a delegated workload (Ignite's). nil means the Go driver.
+// A tool gets a folder for its logs in the study's scratch folder; drop
+// removes it.
+func externalDriver(cat Engines, st *study.Study, cell study.Cell, w workload.Workload, db engine.DB,
+	scratch, runID string) (ext driver.External, drop func(), err error) {
+	drop = func() {}
+	if cell.Driver != "" && cell.Driver != tool.Builtin {
+		t, ok := cat.Tool(cell.Driver)
+		if !ok {
+			return nil, drop, fmt.Errorf("unknown driver %q", cell.Driver)
+		}
+		dir := filepath.Join(scratch, runID+"-"+t.Name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, drop, fmt.Errorf("driver %s: log folder: %w", t.Name, err)
+		}
+		drop = func() { os.RemoveAll(dir) }
+		ext, err = t.New(tool.Request{Engine: st.Engine, WorkloadName: st.Workload.Name, Workload: w, DB: db, Dir: dir})
+		if err != nil {
+			return nil, drop, fmt.Errorf("driver %s: %w", t.Name, err)
+		}
+		return ext, drop, nil
+	}
+	if dw, ok := w.(workload.Delegated); ok {
+		if ext, err = dw.External(st.Engine, db); err != nil {
+			return nil, drop, err
+		}
+	}
+	return ext, drop, nil
 }
 
 // fillRun copies a driver result into a run record and encodes its histograms.

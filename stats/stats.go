@@ -37,6 +37,8 @@ const Seed = 20261122
 // Group is one placement x durability x clients cell over its repeats. Its
 // JSON is an element of `groups` in `show --format json`.
 type Group struct {
+	// Placement is the series: the placement, or placement/driver when the
+	// study ran several drivers (results.Study.Series).
 	Placement        string      `json:"placement"`
 	Durability       string      `json:"durability"`
 	Clients          int         `json:"clients"`
@@ -89,7 +91,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	a := &Analysis{index: map[Key]*Group{}}
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
-			for _, p := range st.Placements {
+			for _, p := range st.Series() {
 				g := &Group{Placement: p.Name, Durability: d, Clients: c}
 				a.Groups = append(a.Groups, g)
 				a.index[g.Key()] = g
@@ -97,7 +99,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		}
 	}
 	for _, r := range runs {
-		g := a.index[Key{r.Placement, r.Durability, r.Clients}]
+		g := a.index[Key{st.SeriesOf(r), r.Durability, r.Clients}]
 		if g == nil {
 			continue
 		}
@@ -111,8 +113,8 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		summarize(g)
 	}
 	for _, g := range a.Groups {
-		base := a.index[Key{st.Baseline, g.Durability, g.Clients}]
-		compareWithBaseline(g, base, g.Placement == st.Baseline)
+		base := a.index[Key{st.BaselineSeries(), g.Durability, g.Clients}]
+		compareWithBaseline(g, base, g.Placement == st.BaselineSeries())
 	}
 	return a
 }

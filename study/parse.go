@@ -229,7 +229,7 @@ func lineText(data []byte, n int) string {
 
 // topKeys are the keys a study may have, in the order the docs present them.
 var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
-	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "options", "probe", "cache"}
+	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "options", "probe", "cache", "driver", "target"}
 
 // study checks the top-level mapping. The engine is resolved first because
 // placements, durability and options are only meaningful relative to it;
@@ -262,11 +262,23 @@ func (p *parser) study(root *yaml.Node) *Study {
 		}
 	}
 	spec, engineOK := p.engine(s, top, line)
-	tiers, tiersOK := p.tiers(s, top, line)
-	placements, placementsOK := p.placements(s, top, line, spec, engineOK, tiers, tiersOK)
-	p.baseline(s, top, line, placements, placementsOK)
-	p.durability(s, top, line, spec, engineOK)
+	p.target(s, top, spec, engineOK)
+	var tiers, placements []string
+	tiersOK, placementsOK := true, true
+	if s.Target != "" {
+		// An external server: tierbench places nothing, so tiers and
+		// placements are optional labels of where the user keeps things.
+		tiers, tiersOK = p.targetTiers(s, top, line)
+		placements, placementsOK = p.targetPlacements(s, top, line, spec, engineOK, tiers, tiersOK)
+		p.targetDurability(s, top, line, spec, engineOK)
+	} else {
+		tiers, tiersOK = p.tiers(s, top, line)
+		placements, placementsOK = p.placements(s, top, line, spec, engineOK, tiers, tiersOK)
+		p.baseline(s, top, line, placements, placementsOK)
+		p.durability(s, top, line, spec, engineOK)
+	}
 	p.workload(s, top, line)
+	p.drivers(s, top, engineOK)
 	p.clients(s, top, line)
 	p.timing(s, top, line)
 	p.rate(s, top)
@@ -666,7 +678,7 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 			}
 			pl.Components[ce.key] = t
 		}
-		if engineOK {
+		if engineOK && s.Target == "" { // a target's placement is a label: partial is fine
 			for _, c := range spec.ComponentNames() {
 				if !hasKey(comps, c) && !suggested[c] {
 					p.addf(pe.k.Line, "placement %q does not place component %q; add %s: <tier> (%s)", name, c, c, tierHint)

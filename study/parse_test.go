@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -36,6 +37,8 @@ var rocksSpec = engine.Spec{
 	Name:       "rocks",
 	Components: []engine.Component{{Name: "data"}},
 	Modes:      []engine.Mode{{Durability: engine.Sync}},
+	// rocks stands in for a server engine too.
+	TargetSchemes: []string{"rocks"},
 }
 
 // ycsbSpec validates a few values the way a real workload's New would, so
@@ -81,6 +84,17 @@ func (testCatalog) Workload(name string) (workload.Spec, bool) {
 }
 
 func (testCatalog) WorkloadNames() []string { return []string{"ycsb-a"} }
+
+// benchTool stands in for a standard tool that drives engine rocks only.
+var benchTool = tool.Tool{Name: "bench", Check: func(eng, w string) error {
+	if eng != "rocks" {
+		return fmt.Errorf("driver bench drives engine rocks only")
+	}
+	return nil
+}}
+
+func (testCatalog) Tool(name string) (tool.Tool, bool) { return benchTool, name == "bench" }
+func (testCatalog) ToolNames() []string                { return []string{"bench"} }
 
 // example is the documented study; RAMDIR and DISKDIR become temp folders.
 // Line numbers in the sad cases below refer to this text.
@@ -188,6 +202,7 @@ func TestParseExample(t *testing.T) {
 		Cache:      CacheWarm,
 		Options:    map[string]string{},
 		Source:     src,
+		Drivers:    []string{"builtin"},
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Parse(example) =\n%+v\nwant\n%+v", s, want)
@@ -256,6 +271,23 @@ func TestParseVariants(t *testing.T) {
 					t.Errorf("wal-ram = %v", got)
 				}
 			}},
+		{"driver list is an axis of the matrix",
+			[]string{"repeat: 1\n", "repeat: 1\ndriver: [builtin]\n"},
+			func(t *testing.T, s *Study) {
+				if !reflect.DeepEqual(s.Drivers, []string{"builtin"}) || s.Matrix()[0].Driver != "builtin" {
+					t.Errorf("drivers = %v", s.Drivers)
+				}
+			}},
+		{"target without tiers or placements",
+			[]string{"engine: pebble", "engine: rocks\ntarget: rocks://u:secret@127.0.0.1:5432/db",
+				"tiers:\n  ram:  {path: RAMDIR}\n  disk: {path: DISKDIR}\n", "",
+				"placements:\n  all-disk: {data: disk, wal: disk}\n  wal-ram:  {data: disk, wal: ram}\n  all-ram:  {data: ram,  wal: ram}\nbaseline: all-disk\ndurability: [sync, nosync]\n", ""},
+			func(t *testing.T, s *Study) {
+				if s.Target == "" || len(s.Placements) != 1 || s.Placements[0].Name != TargetPlacement || s.Baseline != TargetPlacement ||
+					!reflect.DeepEqual(s.Durability, []engine.Durability{AsConfigured}) || len(s.Tiers) != 0 {
+					t.Errorf("target=%q placements=%v baseline=%q durability=%v", s.Target, s.Placements, s.Baseline, s.Durability)
+				}
+			}},
 		{"placements keep declaration order",
 			[]string{"  all-disk: {data: disk, wal: disk}\n", "", "  all-ram:  {data: ram,  wal: ram}\n", "  all-ram:  {data: ram,  wal: ram}\n  all-disk: {data: disk, wal: disk}\n"},
 			func(t *testing.T, s *Study) {
@@ -289,6 +321,17 @@ func TestParseProblems(t *testing.T) {
 		count int    // exact number of problems, when it matters
 		root  bool   // skip as root, which may write anywhere
 	}{
+		// drivers and targets
+		{name: "unknown driver", edits: []string{"repeat: 1", "repeat: 1\ndriver: [builtin, pgbnch]"},
+			want: `unknown driver "pgbnch"`, at: "driver:", count: 1},
+		{name: "driver that cannot drive the engine", edits: []string{"repeat: 1", "repeat: 1\ndriver: bench"},
+			want: "driver bench drives engine rocks only; remove bench from driver or change the study", at: "driver:", count: 1},
+		{name: "driver listed twice", edits: []string{"repeat: 1", "repeat: 1\ndriver: [builtin, builtin]"},
+			want: `driver "builtin" is listed twice`, at: "driver:", count: 1},
+		{name: "target on an embedded engine", edits: []string{"repeat: 1", "repeat: 1\ntarget: postgres://127.0.0.1:5432/db"},
+			want: "engine pebble runs inside tierbench and cannot be a target", at: "target:", count: 1},
+		{name: "target that is not a URL", edits: []string{"repeat: 1", "repeat: 1\ntarget: localhost"},
+			want: `target "localhost" is not a server URL`, at: "target:", count: 1},
 		// keys
 		{name: "typo in top-level key", edits: []string{"duration: 5s", "duraton: 5s"},
 			want: `unknown key "duraton"; did you mean "duration"? (known keys: name, engine,`, at: "duraton", count: 1},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -41,6 +42,12 @@ type Study struct {
 	// Cache is CacheWarm (measure after the warmup) or CacheCold (restart
 	// the engine with the page cache dropped right before measuring).
 	Cache string
+	// Drivers are the load generators to run, each one more axis of the
+	// matrix: tool.Builtin (tierbench's own) and standard tools (pgbench).
+	Drivers []string
+	// Target is the URL of an external server tierbench connects to instead
+	// of starting one; placements are then labels and nothing is placed.
+	Target string
 	// Source is the study file's text, stored with the results.
 	Source string
 }
@@ -103,6 +110,8 @@ type Catalog interface {
 	EngineNames() []string
 	Workload(name string) (workload.Spec, bool)
 	WorkloadNames() []string
+	Tool(name string) (tool.Tool, bool)
+	ToolNames() []string
 }
 
 // Tier returns the tier with the given name.
@@ -122,12 +131,22 @@ type Cell struct {
 	Placement  Placement
 	Durability engine.Durability
 	Clients    int
+	// Driver is tool.Builtin or a standard tool's name.
+	Driver string
 	// Repeat counts from 1.
 	Repeat int
 }
 
-// Matrix expands placements x durability x clients x repeat. Placements vary
-// fastest, so the placements being compared run back to back under the same
+// drivers returns the study's drivers, tierbench's own when none is named.
+func (s *Study) drivers() []string {
+	if len(s.Drivers) == 0 {
+		return []string{tool.Builtin}
+	}
+	return s.Drivers
+}
+
+// Matrix expands placements x drivers x clients x durability x repeat.
+// Placements vary fastest, then drivers, so the placements being compared run back to back under the same
 // machine conditions; repeats vary slowest, so a drift over the study shows up
 // as variation across repeats rather than as a bias against one placement.
 func (s *Study) Matrix() []Cell {
@@ -135,8 +154,10 @@ func (s *Study) Matrix() []Cell {
 	for r := 1; r <= s.Repeat; r++ {
 		for _, d := range s.Durability {
 			for _, c := range s.Clients {
-				for _, p := range s.Placements {
-					cells = append(cells, Cell{Seq: len(cells) + 1, Placement: p, Durability: d, Clients: c, Repeat: r})
+				for _, drv := range s.drivers() {
+					for _, p := range s.Placements {
+						cells = append(cells, Cell{Seq: len(cells) + 1, Placement: p, Durability: d, Clients: c, Driver: drv, Repeat: r})
+					}
 				}
 			}
 		}

@@ -1,0 +1,149 @@
+package study
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tool"
+)
+
+// TargetPlacement names the single placement of a target study that
+// declares none.
+const TargetPlacement = "target"
+
+// AsConfigured is the durability recorded for a target study that does not
+// say how its server is configured.
+const AsConfigured engine.Durability = "as-configured"
+
+// target reads `target: <url>`: a server tierbench does not start.
+func (p *parser) target(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
+	e, ok := top["target"]
+	if !ok {
+		return
+	}
+	fix := "write target: postgres://user:password@host:5432/db, mysql://user:password@host:3306/db or redis://host:6379"
+	v, ok := p.scalar(e, fix)
+	if !ok {
+		return
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		p.addf(e.v.Line, "target %q is not a server URL; %s", engine.RedactTarget(v), fix)
+		return
+	}
+	if engineOK {
+		schemes := spec.TargetSchemes
+		switch {
+		case len(schemes) == 0:
+			p.addf(e.v.Line, "engine %s runs inside tierbench and cannot be a target; remove target or use a server engine (see tierbench engines)", spec.Name)
+			return
+		case !slices.Contains(schemes, u.Scheme):
+			p.addf(e.v.Line, "engine %s needs a %s:// target, not %s://; fix the URL or the engine", spec.Name, schemes[0], u.Scheme)
+			return
+		}
+	}
+	s.Target = v
+}
+
+// targetTiers reads optional tiers of a target study: plain folders only,
+// which tierbench inspects (and probes) but never writes to.
+func (p *parser) targetTiers(s *Study, top map[string]entry, line int) ([]string, bool) {
+	if _, ok := top["tiers"]; !ok {
+		return nil, true
+	}
+	names, ok := p.tiers(s, top, line)
+	for _, t := range s.Tiers {
+		if t.Provisioned() {
+			p.addf(top["tiers"].k.Line, "tier %q is provisioned, but with target tierbench places nothing; give it as {path: <folder where your server keeps it>} or remove target", t.Name)
+		}
+	}
+	return names, ok
+}
+
+// targetPlacements reads optional placements of a target study, which
+// record where the user put each component; without any, the study has one
+// placement named "target".
+func (p *parser) targetPlacements(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool, tiers []string, tiersOK bool) ([]string, bool) {
+	if _, ok := top["placements"]; !ok {
+		s.Placements = []Placement{{Name: TargetPlacement, Components: map[string]string{}}}
+		s.Baseline = TargetPlacement
+		if _, ok := top["baseline"]; ok {
+			p.addf(top["baseline"].k.Line, "baseline needs placements; remove it or declare the placements your server uses")
+		}
+		return []string{TargetPlacement}, true
+	}
+	names, ok := p.placements(s, top, line, spec, engineOK, tiers, tiersOK)
+	if len(names) > 1 {
+		p.addf(top["placements"].k.Line, "a target study measures one server as it is; declare one placement (where your server keeps each component), not %d", len(names))
+	}
+	if _, has := top["baseline"]; has {
+		p.baseline(s, top, line, names, ok)
+	} else if len(names) > 0 {
+		s.Baseline = names[0]
+	}
+	return names, ok
+}
+
+// targetDurability reads the optional durability of a target study: one
+// mode, recorded as the user says the server is configured, never applied.
+func (p *parser) targetDurability(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool) {
+	if _, ok := top["durability"]; !ok {
+		s.Durability = []engine.Durability{AsConfigured}
+		return
+	}
+	p.durability(s, top, line, spec, engineOK)
+	if len(s.Durability) > 1 {
+		p.addf(top["durability"].k.Line, "with target, durability records how your server is configured (tierbench changes nothing); give one mode, not %d", len(s.Durability))
+	}
+}
+
+// drivers reads `driver: builtin | pgbench | sysbench` or a list of them,
+// which makes the driver one more axis of the matrix.
+func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
+	s.Drivers = []string{tool.Builtin}
+	e, ok := top["driver"]
+	if !ok {
+		return
+	}
+	known := append([]string{tool.Builtin}, p.cat.ToolNames()...)
+	fix := "write driver: <name> or driver: [builtin, <tool>], with: " + joinNames(known)
+	items, ok := p.list(e, "driver", fix)
+	if !ok {
+		return
+	}
+	s.Drivers = nil
+	seen := map[string]int{}
+	for _, n := range items {
+		v, ok := p.item(n, "driver", fix)
+		if !ok {
+			continue
+		}
+		if first, dup := seen[v]; dup {
+			p.addf(n.Line, "driver %q is listed twice (first at line %d); remove one", v, first)
+			continue
+		}
+		seen[v] = n.Line
+		if v == tool.Builtin {
+			s.Drivers = append(s.Drivers, v)
+			continue
+		}
+		t, found := p.cat.Tool(v)
+		if !found {
+			p.unknown(n.Line, fmt.Sprintf("unknown driver %q", v), v, known, "known drivers", "use a known driver")
+			continue
+		}
+		if engineOK && s.Workload.Name != "" {
+			if err := t.Check(s.Engine, s.Workload.Name); err != nil {
+				p.addf(n.Line, "%v; remove %s from driver or change the study", err, v)
+				continue
+			}
+		}
+		if _, open := top["target_rate"]; open {
+			p.addf(n.Line, "driver %s runs closed loop only; remove target_rate or use driver: builtin", v)
+			continue
+		}
+		s.Drivers = append(s.Drivers, v)
+	}
+}
