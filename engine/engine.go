@@ -313,6 +313,9 @@ func Describe(s Spec) string {
 			fmt.Fprintf(&b, "    %-12s %s (%s, default %s)\n", o.Name, o.Doc, o.Kind, o.Default)
 		}
 	}
+	if len(s.TargetSchemes) > 0 {
+		fmt.Fprintf(&b, "  external server: target: %s://... measures a server tierbench did not start (it places and configures nothing)\n", s.TargetSchemes[0])
+	}
 	return b.String()
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/probe"
+	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -187,13 +188,19 @@ func newShowCmd() *cobra.Command {
 func newWorkloadsCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "workloads",
-		Short: "List workloads and their parameters",
+		Short: "List workloads and their parameters, and the drivers that can run them",
 		Args:  args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			cat := catalog.Default()
 			for _, n := range cat.WorkloadNames() {
 				w, _ := cat.Workload(n)
 				fmt.Println(workload.Describe(w))
+			}
+			fmt.Println("drivers (driver: in a study; a list makes the driver an axis of the matrix):")
+			fmt.Printf("    %-10s tierbench's own: one connection per client, HDR histograms in ns, open or closed loop (the default)\n", tool.Builtin)
+			for _, n := range cat.ToolNames() {
+				t, _ := cat.Tool(n)
+				fmt.Printf("    %-10s %s\n", t.Name, t.Doc)
 			}
 			return nil
 		},
