@@ -1,0 +1,152 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/study"
+)
+
+// killerCatalog serves the real catalog; its engines' servers are killed
+// with SIGKILL after a delay when their data folder is on a tier named
+// "doomed". The server and the kill are real; only the timing is injected.
+type killerCatalog struct {
+	*catalog.Catalog
+	after time.Duration
+}
+
+func (c killerCatalog) Open(name string) (engine.Engine, bool) {
+	e, ok := c.Catalog.Open(name)
+	return killerEngine{e, c.after}, ok
+}
+
+type killerEngine struct {
+	engine.Engine
+	after time.Duration
+}
+
+func (k killerEngine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) {
+	db, err := k.Engine.Open(ctx, cfg)
+	if err != nil || !strings.Contains(cfg.Dirs["data"], "/doomed/") {
+		return db, err
+	}
+	pid := db.(interface{ PID() int }).PID()
+	time.AfterFunc(k.after, func() { syscall.Kill(pid, syscall.SIGKILL) })
+	return db, nil
+}
+
+// serverTiers makes 0755 tier folders under /var/tmp, which the servers'
+// own OS users can enter, or skips when not root.
+func serverTiers(t *testing.T, names ...string) (string, map[string]string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("server engines run as their own OS users: needs root")
+	}
+	if _, err := os.Stat("/usr/lib/postgresql"); err != nil {
+		t.Skip("postgresql not installed")
+	}
+	root, err := os.MkdirTemp("/var/tmp", "tierbench-runner-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	if err := os.Chmod(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tiers := map[string]string{}
+	for _, n := range names {
+		tiers[n] = filepath.Join(root, n)
+	}
+	return root, tiers
+}
+
+func postgresStudy(t *testing.T, tiers map[string]string, placements []study.Placement, records string) *study.Study {
+	st := tinyStudy(t, tiers, placements)
+	st.Engine, st.Durability = "postgres", []engine.Durability{engine.Async}
+	st.Workload.Params["records"] = records
+	st.Warmup, st.Duration = 200*time.Millisecond, 3*time.Second
+	return st
+}
+
+// TestServerDiesMidRun kills a real PostgreSQL server during its run: that
+// run fails with the server's log tail, the next run starts a fresh server
+// and succeeds, and no server outlives the study.
+func TestServerDiesMidRun(t *testing.T) {
+	root, tiers := serverTiers(t, "doomed", "fine")
+	st := postgresStudy(t, tiers, []study.Placement{
+		{Name: "dies", Components: map[string]string{"data": "doomed", "wal": "fine"}},
+		{Name: "lives", Components: map[string]string{"data": "fine", "wal": "fine"}},
+	}, "500")
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	// Opening, loading 500 records and the warmup take well under 1.5 s;
+	// the kill lands in the measured window.
+	sum, err := Run(context.Background(), st, Options{Catalog: killerCatalog{catalog.Default(), 1500 * time.Millisecond}, Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.Runs(context.Background(), sum.Study.ID)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("%d runs, err %v", len(runs), err)
+	}
+	dies, lives := runs[0], runs[1]
+	t.Logf("killed server's run: %s", dies.Error)
+	if dies.Status != results.RunFailed || !strings.Contains(dies.Error, "postgres exited") || !strings.Contains(dies.Error, "last lines of its log") {
+		t.Errorf("killed server's run: status %s, error %q; want failed with the server's exit and log tail", dies.Status, dies.Error)
+	}
+	if lives.Status != results.RunOK || lives.Ops == 0 {
+		t.Errorf("next run: status %s (%s), %d ops", lives.Status, lives.Error, lives.Ops)
+	}
+	if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
+		t.Errorf("processes still using %s: %s", root, out)
+	}
+}
+
+// TestServerTierFull places PostgreSQL's data on a tier too small for the
+// load: the run fails with "tier small full", not a stack of driver errors.
+func TestServerTierFull(t *testing.T) {
+	root, tiers := serverTiers(t, "small", "big")
+	if err := os.Mkdir(tiers["small"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh cluster needs about 40 MB; 100,000 YCSB records need 120 MB.
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", tiers["small"]).CombinedOutput(); err != nil {
+		t.Skipf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", tiers["small"]).Run() })
+	st := postgresStudy(t, tiers, []study.Placement{
+		{Name: "data-small", Components: map[string]string{"data": "small", "wal": "big"}},
+	}, "100000")
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.Runs(context.Background(), sum.Study.ID)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs, err %v", len(runs), err)
+	}
+	t.Logf("run on the small tier: %s", runs[0].Error)
+	if r := runs[0]; r.Status != results.RunFailed || !strings.HasPrefix(r.Error, "tier small full (") {
+		t.Errorf("status %s, error %q; want failed with \"tier small full (...\"", r.Status, r.Error)
+	}
+	if ents, _ := os.ReadDir(tiers["small"]); len(ents) != 0 {
+		t.Errorf("run folder left on the full tier: %v", ents)
+	}
+}
