@@ -179,7 +179,7 @@ func (b *builder) question() string {
 	base := b.st.Baseline
 	for _, p := range b.st.Placements {
 		if p.Name == base {
-			base += " (" + params(p.Components) + ")"
+			base += " (" + PlacementText(p) + ")"
 		}
 	}
 	return fmt.Sprintf("How does the throughput of %s running %s change when its components are placed on other storage tiers, compared with the baseline placement %s? The answer is given at %d clients; the charts and tables cover every client count.",

@@ -58,7 +58,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		if p.Name == st.Baseline {
 			base = "  (baseline)"
 		}
-		fmt.Fprintf(w, "  %s: %s%s\n", p.Name, params(p.Components), base)
+		fmt.Fprintf(w, "  %s: %s%s\n", p.Name, PlacementText(p), base)
 	}
 	fmt.Fprintln(w)
 
@@ -170,6 +170,19 @@ func sortedTierNames(st *results.Study) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// PlacementText describes a placement: its component=tier pairs, and the
+// durability it pins, if any.
+func PlacementText(p results.Placement) string {
+	t := params(p.Components)
+	if p.Durability != "" {
+		t = strings.TrimSpace(t + " durability " + p.Durability + " in every row")
+	}
+	if t == "" {
+		return "-"
+	}
+	return t
 }
 
 // DriverText names a study's load generators for a reader.

@@ -67,6 +67,9 @@ type Study struct {
 type Placement struct {
 	Name       string            `json:"name"`
 	Components map[string]string `json:"components"`
+	// Durability, when set, is the mode the placement runs in in every
+	// durability row (an in-memory reference).
+	Durability string `json:"durability,omitempty"`
 }
 
 // Run is one run's record. Its JSON is an element of `runs` in `show`.
@@ -77,8 +80,11 @@ type Run struct {
 	Placement  string            `json:"placement"`
 	Components map[string]string `json:"components"`
 	Durability string            `json:"durability"`
-	Clients    int               `json:"clients"`
-	Repeat     int               `json:"repeat"`
+	// AppliedDurability is the mode the engine ran in when the placement
+	// pins its own (an in-memory reference in every durability row).
+	AppliedDurability string `json:"applied_durability,omitempty"`
+	Clients           int    `json:"clients"`
+	Repeat            int    `json:"repeat"`
 	// Driver is the load generator: "builtin" or a standard tool's name.
 	Driver        string    `json:"driver"`
 	Status        string    `json:"status"`
@@ -181,7 +187,7 @@ func (s *Study) Series() []Placement {
 	var out []Placement
 	for _, d := range s.Drivers {
 		for _, p := range s.Placements {
-			out = append(out, Placement{Name: p.Name + "/" + d, Components: p.Components})
+			out = append(out, Placement{Name: p.Name + "/" + d, Components: p.Components, Durability: p.Durability})
 		}
 	}
 	return out

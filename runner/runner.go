@@ -383,7 +383,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		rec.Durability = append(rec.Durability, string(d))
 	}
 	for _, p := range st.Placements {
-		rec.Placements = append(rec.Placements, results.Placement{Name: p.Name, Components: p.Components})
+		rec.Placements = append(rec.Placements, results.Placement{Name: p.Name, Components: p.Components, Durability: string(p.Durability)})
 	}
 	return rec
 }
@@ -444,7 +444,11 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		fail(err)
 		return r, nil
 	}
-	cfg := engine.Config{Dirs: dirs, Durability: cell.Durability, Options: st.Options, Scratch: scratch,
+	applied := cell.Placement.DurabilityIn(cell.Durability)
+	if applied != cell.Durability {
+		r.AppliedDurability = string(applied)
+	}
+	cfg := engine.Config{Dirs: dirs, Durability: applied, Options: st.Options, Scratch: scratch,
 		Track: trackProcesses(opt.Ledger), Target: st.Target}
 	db, err := eng.Open(ctx, cfg)
 	if err != nil {

@@ -661,6 +661,10 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 		// missing component, don't also report that component as missing.
 		suggested := map[string]bool{}
 		for _, ce := range comps {
+			if ce.key == "durability" && !spec.HasComponent(ce.key) {
+				p.placementDurability(&pl, ce, spec, engineOK)
+				continue
+			}
 			if engineOK && !spec.HasComponent(ce.key) {
 				suggested[suggest(ce.key, spec.ComponentNames())] = true
 				p.unknown(ce.k.Line, fmt.Sprintf("unknown component %q in placement %q", ce.key, name), ce.key,
@@ -678,7 +682,9 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 			}
 			pl.Components[ce.key] = t
 		}
-		if engineOK && s.Target == "" { // a target's placement is a label: partial is fine
+		// A target's placement is a label, and an in-memory one places
+		// nothing: partial is fine.
+		if engineOK && s.Target == "" && pl.Durability != engine.Memory && !(hasKey(comps, "durability") && pl.Durability == "") {
 			for _, c := range spec.ComponentNames() {
 				if !hasKey(comps, c) && !suggested[c] {
 					p.addf(pe.k.Line, "placement %q does not place component %q; add %s: <tier> (%s)", name, c, c, tierHint)
@@ -688,6 +694,23 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 		s.Placements = append(s.Placements, pl)
 	}
 	return names, true
+}
+
+// placementDurability reads a placement's own durability, which it keeps in
+// every durability row of the matrix: `inmem: {durability: memory}` is the
+// in-memory reference each row is compared with.
+func (p *parser) placementDurability(pl *Placement, e entry, spec engine.Spec, engineOK bool) {
+	v, ok := p.scalar(e, "write durability: <mode> inside the placement, e.g. inmem: {durability: memory}")
+	if !ok {
+		return
+	}
+	d := engine.Durability(v)
+	if engineOK && !spec.Supports(d) {
+		p.unknown(e.v.Line, fmt.Sprintf("durability %q of placement %q is not supported by engine %s", v, pl.Name, spec.Name), v,
+			spec.ModeNames(), "supported", "use a supported mode")
+		return
+	}
+	pl.Durability = d
 }
 
 // baseline checks the baseline against the declared placements; when the

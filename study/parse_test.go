@@ -271,6 +271,15 @@ func TestParseVariants(t *testing.T) {
 					t.Errorf("wal-ram = %v", got)
 				}
 			}},
+		{"a placement that pins its durability",
+			[]string{"  all-ram:  {data: ram,  wal: ram}", "  all-ram:  {data: ram,  wal: ram, durability: nowal}"},
+			func(t *testing.T, s *Study) {
+				p := s.Placements[2]
+				if p.Durability != engine.NoWAL || len(p.Components) != 2 || p.DurabilityIn(engine.Sync) != engine.NoWAL ||
+					s.Placements[0].DurabilityIn(engine.Sync) != engine.Sync {
+					t.Errorf("placement %+v", p)
+				}
+			}},
 		{"driver list is an axis of the matrix",
 			[]string{"repeat: 1\n", "repeat: 1\ndriver: [builtin]\n"},
 			func(t *testing.T, s *Study) {
@@ -322,6 +331,8 @@ func TestParseProblems(t *testing.T) {
 		root  bool   // skip as root, which may write anywhere
 	}{
 		// drivers and targets
+		{name: "placement durability the engine lacks", edits: []string{"  all-ram:  {data: ram,  wal: ram}", "  all-ram:  {durability: memory}"},
+			want: `durability "memory" of placement "all-ram" is not supported by engine pebble`, at: "all-ram:  {", count: 1},
 		{name: "unknown driver", edits: []string{"repeat: 1", "repeat: 1\ndriver: [builtin, pgbnch]"},
 			want: `unknown driver "pgbnch"`, at: "driver:", count: 1},
 		{name: "driver that cannot drive the engine", edits: []string{"repeat: 1", "repeat: 1\ndriver: bench"},

@@ -96,6 +96,18 @@ func (t Tier) Provisioned() bool {
 type Placement struct {
 	Name       string
 	Components map[string]string
+	// Durability, when set, is the mode this placement runs in whatever the
+	// durability row (an in-memory reference: durability: memory places
+	// nothing and is compared with every row).
+	Durability engine.Durability
+}
+
+// DurabilityIn returns the mode a run of p in durability row d applies.
+func (p Placement) DurabilityIn(d engine.Durability) engine.Durability {
+	if p.Durability != "" {
+		return p.Durability
+	}
+	return d
 }
 
 // Workload names a workload and its overrides.
