@@ -10,7 +10,7 @@ import (
 
 // csvHeader names the columns of WriteCSV, one row per run.
 var csvHeader = []string{"study_id", "run_id", "seq", "placement", "components", "durability", "clients", "repeat",
-	"status", "error", "duration_s", "ops", "errors", "late_ops", "throughput_ops_s",
+	"driver", "status", "error", "duration_s", "ops", "errors", "late_ops", "throughput_ops_s",
 	"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "service_p50_us", "service_p99_us",
 	"load_records", "load_s", "engine_version"}
 
@@ -24,7 +24,7 @@ func WriteCSV(w io.Writer, runs []Run) error {
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, r := range runs {
 		row := []string{r.StudyID, r.ID, strconv.Itoa(r.Seq), r.Placement, componentsText(r.Components), r.Durability,
-			strconv.Itoa(r.Clients), strconv.Itoa(r.Repeat), r.Status, r.Error, f(r.DurationS), i(r.Ops), i(r.Errors),
+			strconv.Itoa(r.Clients), strconv.Itoa(r.Repeat), r.DriverOf(), r.Status, r.Error, f(r.DurationS), i(r.Ops), i(r.Errors),
 			i(r.Late), f(r.ThroughputOpsS), f(r.Latency.P50), f(r.Latency.P90), f(r.Latency.P99), f(r.Latency.P999),
 			f(r.Latency.Max), f(r.Latency.Mean), f(r.ServiceTime.P50), f(r.ServiceTime.P99),
 			i(r.LoadRecords), f(r.LoadS), r.EngineVersion}

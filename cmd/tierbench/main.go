@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"os/signal"
 	"syscall"
 
@@ -41,7 +42,9 @@ func main() {
 	defer stop()
 	root := newRoot()
 	root.SetArgs(os.Args[1:])
+	stopProfile := startProfile()
 	err := root.ExecuteContext(ctx)
+	stopProfile()
 	os.Exit(exitCode(err))
 }
 
@@ -89,5 +92,28 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 			return badInput(fmt.Errorf("%w; see `%s --help`", err, cmd.CommandPath()))
 		}
 		return nil
+	}
+}
+
+// startProfile writes a CPU profile of the whole command to the file named
+// by TIERBENCH_CPUPROFILE, for finding the driver's own overhead.
+func startProfile() (stop func()) {
+	path := os.Getenv("TIERBENCH_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "warning: TIERBENCH_CPUPROFILE:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "warning: TIERBENCH_CPUPROFILE:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
 	}
 }
