@@ -1032,6 +1032,11 @@ func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engin
 				continue
 			}
 			v = strconv.FormatBool(b)
+		case engine.KindString:
+			if len(opt.Values) > 0 && !slices.Contains(opt.Values, v) {
+				p.unknown(oe.v.Line, fmt.Sprintf("option %s %q is not one of its values", oe.key, v), v, opt.Values, "values", "use one of them")
+				continue
+			}
 		}
 		s.Options[oe.key] = v
 	}

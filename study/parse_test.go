@@ -30,6 +30,7 @@ var pebbleSpec = engine.Spec{
 		{Name: "memtable", Kind: engine.KindSize},
 		{Name: "compactors", Kind: engine.KindInt},
 		{Name: "verify", Kind: engine.KindBool},
+		{Name: "compression", Kind: engine.KindString, Values: []string{"snappy", "zstd"}},
 	},
 }
 
@@ -330,6 +331,8 @@ func TestParseProblems(t *testing.T) {
 		count int    // exact number of problems, when it matters
 		root  bool   // skip as root, which may write anywhere
 	}{
+		{name: "string option outside its values", edits: []string{"repeat: 1", "repeat: 1\noptions: {compression: lz4}"},
+			want: `option compression "lz4" is not one of its values; use one of them (values: snappy, zstd)`, at: "compression", count: 1},
 		// drivers and targets
 		{name: "placement durability the engine lacks", edits: []string{"  all-ram:  {data: ram,  wal: ram}", "  all-ram:  {durability: memory}"},
 			want: `durability "memory" of placement "all-ram" is not supported by engine pebble`, at: "all-ram:  {", count: 1},
@@ -518,7 +521,7 @@ func TestParseProblems(t *testing.T) {
 
 		// options
 		{name: "unknown option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  cach: 64MiB"},
-			want: `unknown option "cach" for engine pebble; did you mean "cache"? (known options: cache, compactors, memtable, verify)`, at: "cach:"},
+			want: `unknown option "cach" for engine pebble; did you mean "cache"? (known options: cache, compactors, compression, memtable, verify)`, at: "cach:"},
 		{name: "bad size option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  cache: lots"},
 			want: `option cache "lots" is not a size`, at: "cache:"},
 		{name: "zero size option", edits: []string{"repeat: 1", "repeat: 1\noptions:\n  memtable: 0MiB"},
