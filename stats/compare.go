@@ -114,6 +114,26 @@ func StudySide(label string, st *results.Study, runs []results.Run, onlyPlacemen
 	return s
 }
 
+// DurabilitySide keeps one durability mode of a study, grouped by placement
+// and clients, so the modes of one study can be compared with each other
+// (FSYNC against LOG_ONLY on every placement).
+func DurabilitySide(st *results.Study, runs []results.Run, durability string) Side {
+	s := Side{Label: durability, Runs: map[string][]results.Run{}}
+	label := func(placement string, clients int) string { return fmt.Sprintf("%s c=%d", placement, clients) }
+	for _, c := range st.Clients {
+		for _, p := range st.Placements {
+			s.Order = append(s.Order, label(p.Name, c))
+		}
+	}
+	for _, r := range runs {
+		if r.Status == results.RunOK && r.Durability == durability {
+			k := label(r.Placement, r.Clients)
+			s.Runs[k] = append(s.Runs[k], r)
+		}
+	}
+	return s
+}
+
 func groupLabel(placement, durability string, clients int, omitPlacement bool) string {
 	if omitPlacement {
 		return fmt.Sprintf("%s c=%d", durability, clients)

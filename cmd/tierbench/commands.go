@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -224,11 +225,11 @@ func newEnginesCmd() *cobra.Command {
 }
 
 func newCompareCmd() *cobra.Command {
-	var resultsDir, placements, format string
+	var resultsDir, placements, durability, format string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "compare STUDY_A STUDY_B [STUDY_C ...] | compare STUDY --placements BASE,OTHER[,...]",
-		Short: "Compare studies (the first is the baseline), or placements of one study, with 95% CIs",
+		Use:   "compare STUDY_A STUDY_B [STUDY_C ...] | compare STUDY --placements BASE,OTHER[,...] | compare STUDY --durability BASE,OTHER[,...]",
+		Short: "Compare studies (the first is the baseline), or placements or durability modes of one study, with 95% CIs",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if format != "table" && format != "json" {
@@ -239,7 +240,7 @@ func newCompareCmd() *cobra.Command {
 				return badInput(err)
 			}
 			defer store.Close()
-			base, contenders, err := compareSides(cmd.Context(), store, a, placements, force)
+			base, contenders, err := compareSides(cmd.Context(), store, a, placements, durability, force)
 			if err != nil {
 				return err
 			}
@@ -260,14 +261,15 @@ func newCompareCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")
-	cmd.Flags().StringVar(&placements, "placements", "", "with one study: the placements to compare, baseline first")
+	cmd.Flags().StringVar(&placements, "placements", "", "with one study: the placements to compare, baseline first (placement/driver when the study ran several drivers)")
+	cmd.Flags().StringVar(&durability, "durability", "", "with one study: the durability modes to compare on each placement, baseline first, e.g. async,sync")
 	cmd.Flags().BoolVar(&force, "force", false, "compare studies even if engine, workload or record count differ")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
 	return cmd
 }
 
 // compareSides loads the sides of a comparison from the command's arguments.
-func compareSides(ctx context.Context, store *results.Store, refs []string, placements string, force bool) (stats.Side, []stats.Side, error) {
+func compareSides(ctx context.Context, store *results.Store, refs []string, placements, durability string, force bool) (stats.Side, []stats.Side, error) {
 	load := func(ref string) (*results.Study, []results.Run, error) {
 		st, err := store.Study(ctx, ref)
 		if err != nil {
@@ -277,7 +279,32 @@ func compareSides(ctx context.Context, store *results.Store, refs []string, plac
 			return nil, nil, err
 		}
 		runs, err := store.Runs(ctx, st.ID)
+		st, runs = results.SeriesView(st, runs) // placement/driver pairs are placements here
 		return st, runs, err
+	}
+	if placements != "" && durability != "" {
+		return stats.Side{}, nil, badInput(errors.New("give --placements or --durability, not both"))
+	}
+	if durability != "" {
+		if len(refs) != 1 {
+			return stats.Side{}, nil, badInput(errors.New("--durability compares durability modes of ONE study: give one study id"))
+		}
+		st, runs, err := load(refs[0])
+		if err != nil {
+			return stats.Side{}, nil, err
+		}
+		modes := strings.Split(durability, ",")
+		if len(modes) < 2 {
+			return stats.Side{}, nil, badInput(errors.New("--durability needs at least two modes, baseline first, e.g. --durability async,sync"))
+		}
+		var sides []stats.Side
+		for _, m := range modes {
+			if !slices.Contains(st.Durability, m) {
+				return stats.Side{}, nil, badInput(fmt.Errorf("study %s has no durability %q (it ran: %s)", st.ID, m, strings.Join(st.Durability, ", ")))
+			}
+			sides = append(sides, stats.DurabilitySide(st, runs, m))
+		}
+		return sides[0], sides[1:], nil
 	}
 	if placements != "" {
 		if len(refs) != 1 {

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
