@@ -6,14 +6,18 @@ import (
 	"sort"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ignite"
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/pgbench"
+	"github.com/tierbench/tierbench/tool/sysbench"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/bank"
+	"github.com/tierbench/tierbench/workload/cachekv"
+	"github.com/tierbench/tierbench/workload/oltp"
 	"github.com/tierbench/tierbench/workload/tpcb"
 	"github.com/tierbench/tierbench/workload/ycsb"
 )
@@ -28,13 +32,16 @@ type Catalog struct {
 // Default returns the catalog of everything built in.
 func Default() *Catalog {
 	c := &Catalog{engines: map[string]engine.Engine{}, workloads: map[string]workload.Spec{}, tools: map[string]tool.Tool{}}
-	for _, t := range []tool.Tool{pgbench.Tool()} {
+	for _, t := range []tool.Tool{pgbench.Tool(), sysbench.Tool()} {
 		c.tools[t.Name] = t
 	}
-	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}} {
+	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}, ignite.Engine{}} {
 		c.engines[e.Spec().Name] = e
 	}
-	for _, w := range append(ycsb.Specs(), tpcb.Spec(), bank.Spec()) {
+	for _, w := range append(append(ycsb.Specs(), tpcb.Spec(), bank.Spec()), oltp.Specs()...) {
+		c.workloads[w.Name] = w
+	}
+	for _, w := range cachekv.Specs() {
 		c.workloads[w.Name] = w
 	}
 	return c

@@ -59,6 +59,9 @@ const (
 	KindSize OptionKind = "size" // bytes, e.g. 64MiB
 	KindInt  OptionKind = "int"
 	KindBool OptionKind = "bool"
+	// KindString is free text passed as written; the engine checks it when
+	// it opens (Doc lists the accepted values).
+	KindString OptionKind = "string"
 )
 
 // Option is one engine option a study may set under `options:`.
@@ -67,6 +70,9 @@ type Option struct {
 	Kind    OptionKind
 	Default string
 	Doc     string
+	// Values, for KindString, are the accepted values, checked when the
+	// study is read.
+	Values []string
 }
 
 // Spec is what an engine declares about itself.

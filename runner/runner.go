@@ -375,6 +375,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	}
 	if st.Target != "" {
 		rec.Target = engine.RedactTarget(st.Target)
+		rec.Source = engine.RedactTargetIn(st.Source, st.Target)
 	}
 	if st.TargetRate > 0 {
 		rec.Arrival = st.Arrival

@@ -283,6 +283,9 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.timing(s, top, line)
 	p.rate(s, top)
 	p.options(s, top, spec, engineOK)
+	if e, ok := top["options"]; ok && s.Target != "" {
+		p.addf(e.k.Line, "with target, tierbench configures nothing on your server; remove options and set them on the server yourself")
+	}
 	p.choice(top, "probe", ProbeModes, &s.Probe)
 	p.choice(top, "cache", CacheModes, &s.Cache)
 	if s.Cache == CacheCold && s.Warmup > 0 {

@@ -334,6 +334,8 @@ func TestParseProblems(t *testing.T) {
 		{name: "string option outside its values", edits: []string{"repeat: 1", "repeat: 1\noptions: {compression: lz4}"},
 			want: `option compression "lz4" is not one of its values; use one of them (values: snappy, zstd)`, at: "compression", count: 1},
 		// drivers and targets
+		{name: "options on a target", src: "name: t\nengine: rocks\ntarget: rocks://127.0.0.1:1/x\nworkload: {name: ycsb-a}\nclients: 1\nduration: 1s\noptions: {cache: 1MiB}\n",
+			want: "with target, tierbench configures nothing on your server; remove options", at: "options:"},
 		{name: "placement durability the engine lacks", edits: []string{"  all-ram:  {data: ram,  wal: ram}", "  all-ram:  {durability: memory}"},
 			want: `durability "memory" of placement "all-ram" is not supported by engine pebble`, at: "all-ram:  {", count: 1},
 		{name: "unknown driver", edits: []string{"repeat: 1", "repeat: 1\ndriver: [builtin, pgbnch]"},

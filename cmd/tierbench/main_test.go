@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier/emulate"
@@ -730,5 +732,76 @@ probe: off
 	}
 	if left := serversUsing(work); len(left) > 0 {
 		t.Errorf("servers left running: %v", left)
+	}
+}
+
+// TestTargetServer measures a server tierbench did not start: a real
+// MariaDB started here plays the user's server. tierbench places nothing,
+// records the target without its password, and leaves the server running.
+func TestTargetServer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the server runs as its own OS user, which needs root")
+	}
+	if _, err := exec.LookPath("mariadbd"); err != nil {
+		t.Skip("mariadbd not installed")
+	}
+	work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	dirs := map[string]string{"data": filepath.Join(work, "data"), "redo": filepath.Join(work, "redo")}
+	for _, d := range append([]string{work}, dirs["data"], dirs["redo"]) {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(d, 0o755)
+	}
+	db, err := mariadb.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ep := db.(engine.Served).Endpoint()
+	if ep.Password == "" {
+		t.Fatal("the started server's account has no password to hide")
+	}
+	st := writeStudy(t, work, fmt.Sprintf(`name: target-e2e
+engine: mariadb
+target: %s
+workload: {name: ycsb-a, records: 500}
+clients: [2]
+warmup: 200ms
+duration: 500ms
+probe: off
+`, ep.URL()))
+	resultsDir := filepath.Join(work, "results")
+	r := tierbench(t, "run", st, "--results", resultsDir)
+	if r.code != 0 {
+		t.Fatalf("run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = tierbench(t, "show", "--results", resultsDir, "--format", "json")
+	if strings.Contains(r.stdout, ep.Password) {
+		t.Error("the target's password is in the stored results")
+	}
+	var doc struct {
+		Study struct{ Target string }
+		Runs  []struct {
+			Placement, Durability, Status, Error string
+			Ops                                  int64
+			Dirs                                 map[string]string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Study.Target, "mysql://tierbench:xxxxx@127.0.0.1:") || len(doc.Runs) != 1 {
+		t.Fatalf("target %q, %d runs", doc.Study.Target, len(doc.Runs))
+	}
+	if run := doc.Runs[0]; run.Status != "ok" || run.Ops == 0 || run.Placement != "target" || run.Durability != "as-configured" || len(run.Dirs) != 0 {
+		t.Errorf("run %+v", run)
+	}
+	if err := db.(engine.Checker).Check(); err != nil {
+		t.Errorf("the user's server did not survive the study: %v", err)
 	}
 }

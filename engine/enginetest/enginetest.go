@@ -1,7 +1,10 @@
-// Package enginetest runs tests on the real SQL server engines (postgres,
-// mariadb): it makes each test a fresh instance in run folders the servers'
-// OS users can enter, shares one template scratch folder per engine across a
-// test binary, and drives workloads' clients and SQL statements on them.
+// Package enginetest runs tests on the real server engines (the SQL ones,
+// postgres and mariadb, and redis): it makes each test a fresh instance in
+// run folders the servers' OS users can enter, shares one template scratch
+// folder per engine across a test binary, and drives workloads' clients and
+// SQL statements on them. Its own tests check what all server engines must
+// do alike: connect to a target server, and fail cleanly when their server
+// dies or their tier fills up.
 //
 // Only tests import it: it calls t.Skip and t.Fatal, and leaves its folder
 // in /var/tmp until Main, run as the package's TestMain, removes it.
@@ -20,13 +23,15 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/engine/postgres"
+	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
-// SQLEngine is one real SQL server engine with its components, each of
-// which Open gives a folder of its own.
+// SQLEngine is one real server engine with its components, each of which
+// Open gives a folder of its own. (Named for the SQL engines it was made
+// for; Servers lists redis too.)
 type SQLEngine struct {
 	Name       string
 	Engine     engine.Engine
@@ -38,6 +43,9 @@ var sqlEngines = []SQLEngine{
 	{"postgres", postgres.Engine{}, []string{postgres.Data, postgres.WAL}},
 	{"mariadb", mariadb.Engine{}, []string{mariadb.Data, mariadb.Redo}},
 }
+
+// redisEngine is the one server engine that is not SQL.
+var redisEngine = SQLEngine{"redis", redis.Engine{}, []string{redis.Data}}
 
 // shared.root is a 0755 folder under /var/tmp: the servers run as their own
 // OS users, which cannot enter t.TempDir()'s 0700 parents. It holds one
@@ -71,6 +79,15 @@ func SQLEngines(t testing.TB) []SQLEngine {
 	return sqlEngines
 }
 
+// Servers returns every server engine, the SQL ones and redis (which
+// serves the records data model only), skipping t when not root as
+// SQLEngines does.
+func Servers(t testing.TB) []SQLEngine {
+	t.Helper()
+	root(t)
+	return append(append([]SQLEngine(nil), sqlEngines...), redisEngine)
+}
+
 // root returns the shared folder, making it on first use.
 func root(t testing.TB) string {
 	t.Helper()
@@ -98,12 +115,26 @@ func root(t testing.TB) string {
 // when the engine is not installed.
 func Open(t testing.TB, e SQLEngine) engine.DB {
 	t.Helper()
-	root := root(t)
-	scratch := filepath.Join(root, "scratch-"+e.Name)
-	if err := os.MkdirAll(scratch, 0o755); err != nil {
-		t.Fatal(err)
+	db, err := OpenConfig(t, e, engine.Config{Dirs: Folders(t, e, ""), Durability: engine.Sync})
+	if err != nil {
+		t.Fatalf("open %s: %v", e.Name, err)
 	}
-	run, err := os.MkdirTemp(root, e.Name+"-run-")
+	t.Cleanup(func() {
+		if err := db.Close(); err != nil {
+			t.Errorf("close %s: %v", e.Name, err)
+		}
+	})
+	return db
+}
+
+// Folders makes a new 0755 run folder under parent (the shared folder when
+// empty) with one 0755 folder per component of e, removed when t ends.
+func Folders(t testing.TB, e SQLEngine, parent string) map[string]string {
+	t.Helper()
+	if parent == "" {
+		parent = root(t)
+	}
+	run, err := os.MkdirTemp(parent, e.Name+"-run-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,19 +149,26 @@ func Open(t testing.TB, e SQLEngine) engine.DB {
 			t.Fatal(err)
 		}
 	}
-	db, err := e.Engine.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Scratch: scratch})
+	return dirs
+}
+
+// OpenConfig opens e with cfg, the engine's shared scratch folder filling
+// in an empty cfg.Scratch, and returns Open's error for tests of failures.
+// Unlike Open it leaves closing to the caller. It skips t when not root or
+// when the engine is not installed.
+func OpenConfig(t testing.TB, e SQLEngine, cfg engine.Config) (engine.DB, error) {
+	t.Helper()
+	if cfg.Scratch == "" && cfg.Target == "" {
+		cfg.Scratch = filepath.Join(root(t), "scratch-"+e.Name)
+		if err := os.MkdirAll(cfg.Scratch, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := e.Engine.Open(context.Background(), cfg)
 	if errors.Is(err, server.ErrNotInstalled) {
 		t.Skip(err)
 	}
-	if err != nil {
-		t.Fatalf("open %s: %v", e.Name, err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Errorf("close %s: %v", e.Name, err)
-		}
-	})
-	return db
+	return db, err
 }
 
 // ForEachSQL runs f as a subtest on a fresh instance of each SQL engine

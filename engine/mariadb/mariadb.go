@@ -7,6 +7,11 @@
 // Each study installs the system tables once (mariadb-install-db into the
 // study's scratch folder); each run copies that template, so runs start from
 // identical state without paying for a bootstrap.
+//
+// With Config.Target (mysql://user:password@host:port/database) the engine
+// starts nothing and connects to that server (MariaDB or MySQL) instead:
+// no folders, no template; the database must exist and the user may
+// create and drop tables in it.
 package mariadb
 
 import (
@@ -16,8 +21,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,8 +71,9 @@ var _ engine.Engine = Engine{}
 // Spec declares MariaDB's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name: "mariadb",
-		Doc:  "MariaDB server (mariadbd, InnoDB) per run on 127.0.0.1; SQL and records over server-side prepared statements",
+		Name:          "mariadb",
+		TargetSchemes: []string{"mysql", "mariadb"},
+		Doc:           "MariaDB server (mariadbd, InnoDB) per run on 127.0.0.1; SQL and records over server-side prepared statements",
 		Components: []engine.Component{
 			{Name: Data, Doc: "datadir: InnoDB tablespaces (ibdata1, <db>/<table>.ibd), undo, system tables; the binary log when on"},
 			{Name: Redo, Doc: "InnoDB redo log ib_logfile0 (innodb_log_group_home_dir)"},
@@ -128,6 +138,9 @@ func flushAtCommit(d engine.Durability) (int, error) {
 // starts mariadbd on a free port of 127.0.0.1 and creates the tierbench
 // database and client account.
 func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
+	if cfg.Target != "" {
+		return openTarget(ctx, cfg.Target)
+	}
 	dirs, err := server.RunDirs("mariadb", cfg.Dirs, Data, Redo)
 	if err != nil {
 		return nil, err
@@ -173,8 +186,12 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, fmt.Errorf("open mariadb: %w", err)
 	}
-	if err := copyTemplate(tmpl, dataDir, redoDir); err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+	// A datadir that already holds a server's files is reopened as it is
+	// (cache: cold restarts the engine on its run folders).
+	if _, err := os.Stat(filepath.Join(dataDir, "mysql")); errors.Is(err, fs.ErrNotExist) {
+		if err := copyTemplate(tmpl, dataDir, redoDir); err != nil {
+			return nil, fmt.Errorf("open mariadb: %w", err)
+		}
 	}
 	socket := filepath.Join(dataDir, "mariadbd.sock")
 	if len(socket) > 100 { // sun_path holds 108 bytes
@@ -259,7 +276,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	adminDB := sql.OpenDB(adminConn)
 	defer adminDB.Close()
 	if err := d.proc.WaitReady(ctx, readyTimeout, adminDB.PingContext); err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+		return nil, noteDiskFull(fmt.Errorf("open mariadb: %w", err))
 	}
 	password, err := randomPassword()
 	if err != nil {
@@ -269,26 +286,98 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, d.failed(err)
 	}
 	client := mysql.NewConfig()
-	d.password = password
 	client.User, client.Passwd, client.Net, client.Addr, client.DBName = clientUser, password, "tcp", d.addr, Database
 	client.InterpolateParams = false // server-side prepared statements, as the workloads intend
 	client.Timeout = 10 * time.Second
-	client.Logger = quietLogger{}
-	clientConn, err := mysql.NewConnector(client)
-	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+	if err := d.connect(ctx, client); err != nil {
+		return nil, d.failed(fmt.Errorf("connect as %s over TCP %s: %w", clientUser, d.addr, err))
 	}
-	d.db = sql.OpenDB(clientConn)
+	d.templateVersion = tmpl.version
+	return d, nil
+}
+
+// connect opens the clients' pool with c and reads the server's version.
+func (d *DB) connect(ctx context.Context, c *mysql.Config) error {
+	c.Logger = quietLogger{}
+	d.user, d.password, d.database = c.User, c.Passwd, c.DBName
+	conn, err := mysql.NewConnector(c)
+	if err != nil {
+		return err
+	}
+	d.db = sql.OpenDB(conn)
 	d.db.SetMaxOpenConns(0) // unlimited: one connection per client session
 	d.db.SetMaxIdleConns(8)
 	var version string
 	if err := d.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-		return nil, d.failed(fmt.Errorf("connect as %s over TCP %s: %w", clientUser, d.addr, err))
+		return err
 	}
-	// "10.11.19-MariaDB-0+deb12u1" -> "MariaDB 10.11.19-0+deb12u1"
-	d.version = "MariaDB " + strings.Replace(version, "-MariaDB", "", 1)
-	d.templateVersion = tmpl.version
+	d.version = serverVersion(version)
+	return nil
+}
+
+// serverVersion names a server from SELECT VERSION():
+// "10.11.19-MariaDB-0+deb12u1" -> "MariaDB 10.11.19-0+deb12u1"; a target
+// may be MySQL: "8.0.36" -> "MySQL 8.0.36".
+func serverVersion(v string) string {
+	if strings.Contains(v, "-MariaDB") {
+		return "MariaDB " + strings.Replace(v, "-MariaDB", "", 1)
+	}
+	return "MySQL " + v
+}
+
+// openTarget connects to a server tierbench did not start.
+func openTarget(ctx context.Context, target string) (engine.DB, error) {
+	u, err := server.Target("mariadb", target, Engine{}.Spec().TargetSchemes...)
+	if err != nil {
+		return nil, err
+	}
+	redacted := engine.RedactTarget(target)
+	c, err := targetConfig(u)
+	if err != nil {
+		return nil, fmt.Errorf("open mariadb: target %s: %w", redacted, err)
+	}
+	d := &DB{addr: c.Addr}
+	if err := d.connect(ctx, c); err != nil {
+		d.cleanup()
+		return nil, fmt.Errorf("open mariadb: connect to target %s: %w", redacted, err)
+	}
 	return d, nil
+}
+
+// targetConfig turns mysql://user:password@host:port/database?params into
+// the driver's configuration. The URL's parameters are the driver's own
+// DSN parameters (tls, charset, readTimeout, ...), so its parser applies
+// them; the address, database and account come from the URL. The port
+// defaults to 3306, the connect timeout to 10s; statements are prepared on
+// the server unless the URL sets interpolateParams.
+func targetConfig(u *url.URL) (*mysql.Config, error) {
+	db := strings.TrimPrefix(u.Path, "/")
+	if db == "" || strings.Contains(db, "/") {
+		return nil, errors.New("name one database: mysql://user:password@host:port/DATABASE (it must exist; tierbench creates and drops its tables in it)")
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "3306"
+	}
+	dsn := "tcp(" + net.JoinHostPort(host, port) + ")/" + url.PathEscape(db)
+	if u.RawQuery != "" {
+		dsn += "?" + u.RawQuery
+	}
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	if u.User != nil {
+		c.User = u.User.Username()
+		c.Passwd, _ = u.User.Password()
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
+	}
+	return c, nil
 }
 
 func net127(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
@@ -297,8 +386,9 @@ func net127(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
 // can log in over TCP (the template has no other).
 func setup(ctx context.Context, db *sql.DB, password string) error {
 	for _, s := range []string{
-		"CREATE DATABASE " + Database,
-		fmt.Sprintf("CREATE USER '%s'@'127.0.0.1' IDENTIFIED BY '%s'", clientUser, password),
+		"CREATE DATABASE IF NOT EXISTS " + Database,
+		// OR REPLACE: a reopened datadir has the account, with last Open's password.
+		fmt.Sprintf("CREATE OR REPLACE USER '%s'@'127.0.0.1' IDENTIFIED BY '%s'", clientUser, password),
 		fmt.Sprintf("GRANT ALL PRIVILEGES ON %s.* TO '%s'@'127.0.0.1'", Database, clientUser),
 	} {
 		if _, err := db.ExecContext(ctx, s); err != nil {
@@ -319,7 +409,8 @@ func randomPassword() (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
-// DB is a running mariadbd for one run.
+// DB is a running mariadbd for one run, or a target server (target; proc
+// is nil) tierbench only connects to.
 type DB struct {
 	proc            *server.Process
 	untrack         func()
@@ -329,9 +420,11 @@ type DB struct {
 	version         string
 	templateVersion string
 	tempDirs        []string
-	password        string // the client account's, random per run
-	closeOnce       sync.Once
-	closeErr        error
+	// The clients' account: for a started server tierbench's own, with a
+	// password random per run; for a target the URL's.
+	user, password, database string
+	closeOnce                sync.Once
+	closeErr                 error
 }
 
 var (
@@ -342,7 +435,22 @@ var (
 // failed wraps an error of a started server with its log's tail, which
 // usually says why.
 func (d *DB) failed(err error) error {
-	return fmt.Errorf("open mariadb: %w; last lines of its log %s:\n%s", err, d.log, d.proc.LogTail(15))
+	return noteDiskFull(fmt.Errorf("open mariadb: %w; last lines of its log %s:\n%s", err, d.log, d.proc.LogTail(15)))
+}
+
+// diskFullLog matches how InnoDB's log names a full disk: by errno
+// ("preallocating 12582912 bytes for file ./ibtmp1 failed with error 28",
+// "Could not set the file size of './ibtmp1'. Probably out of disk space").
+var diskFullLog = regexp.MustCompile(`with error 28\b|errno: 28\b|out of disk space`)
+
+// noteDiskFull adds "disk full" to an error holding the server's log tail
+// when the log says the disk is full, which is how the runner knows a tier
+// filled up; strerror's "No space left on device" needs no note.
+func noteDiskFull(err error) error {
+	if err != nil && diskFullLog.MatchString(err.Error()) {
+		return fmt.Errorf("%w (disk full: the server's log reports no space left, errno 28)", err)
+	}
+	return err
 }
 
 // Version is the running server's version, e.g. "MariaDB 10.11.19-0+deb12u1".
@@ -353,17 +461,30 @@ func (d *DB) Addr() string { return d.addr }
 
 // Endpoint is the client account's address, for sysbench.
 func (d *DB) Endpoint() engine.Endpoint {
-	return engine.EndpointAt("mysql", d.addr, clientUser, d.password, Database)
+	return engine.EndpointAt("mysql", d.addr, d.user, d.password, d.database)
 }
 
-// PID is the server's process id, for telemetry.
-func (d *DB) PID() int { return d.proc.PID() }
+// PID is the server's process id, for telemetry; 0 for a target server,
+// whose process is not ours to watch.
+func (d *DB) PID() int {
+	if d.proc == nil {
+		return 0
+	}
+	return d.proc.PID()
+}
 
-// Check reports a server that has exited, with its log's tail.
-func (d *DB) Check() error { return d.proc.Died() }
+// Check reports a server that has exited, with its log's tail. A target
+// server is not watched (nil): losing it fails operations instead.
+func (d *DB) Check() error {
+	if d.proc == nil {
+		return nil
+	}
+	return noteDiskFull(d.proc.Died())
+}
 
 // Close stops the server (SIGTERM, killed after a grace period) and leaves
-// the folders for the caller to remove.
+// the folders for the caller to remove; for a target server it only closes
+// the connections.
 func (d *DB) Close() error {
 	d.closeOnce.Do(func() { d.closeErr = d.cleanup() })
 	return d.closeErr
@@ -397,12 +518,36 @@ func (d *DB) cleanup() error {
 func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
-		if died := d.proc.Died(); died != nil {
+		if died := d.Check(); died != nil {
 			return nil, fmt.Errorf("mariadb session: %w", died)
 		}
 		return nil, fmt.Errorf("mariadb session: connect to %s: %w", d.addr, err)
 	}
-	return sqlrecords.NewSession(conn, engine.MySQL, "close mariadb session"), nil
+	return sqlrecords.NewSession(conn, engine.MySQL, "close mariadb session", d.explain), nil
+}
+
+// errTableFull is MariaDB's ER_RECORD_FILE_FULL.
+const errTableFull = 1114
+
+// explain makes an operation's error say what happened. InnoDB reports a
+// tablespace it cannot extend for want of space as error 1114, "The table
+// 'usertable' is full" (its log has the errno: "preallocating ... bytes
+// for file ./tierbench/usertable.ibd failed with error 28"): the error
+// gains "disk full", which is how the runner knows a tier filled up. When
+// the server died or dropped the connection, the error gains the server's
+// log.
+func (d *DB) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == errTableFull {
+		err = fmt.Errorf("%w (disk full: InnoDB could not grow the table, most likely for want of space on its tier)", err)
+	}
+	if d.proc == nil {
+		return err
+	}
+	return noteDiskFull(d.proc.Explain(err, errors.Is(err, mysql.ErrInvalidConn) || server.ConnLost(err)))
 }
 
 // Session is one client's connection. It serves SQL (Conn, Dialect) and the

@@ -429,3 +429,24 @@ func TestSpecAndOptions(t *testing.T) {
 		t.Error("unparsed size accepted")
 	}
 }
+
+// TestReopen checks that opening the same folders again restarts the server
+// on its data, as the runner's cache: cold restart does.
+func TestReopen(t *testing.T) {
+	needServer(t)
+	root := base(t)
+	r := open(t, root, filepath.Join(root, "scratch"), engine.Sync, nil)
+	checkRecords(t, r.db)
+	if err := r.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Engine{}.Open(context.Background(), engine.Config{
+		Dirs: map[string]string{Data: r.data, Redo: r.redo}, Durability: engine.Sync, Scratch: filepath.Join(root, "scratch")})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer db.Close()
+	if found, err := session(t, db.(*DB)).Read(context.Background(), []byte("user000007")); err != nil || !found {
+		t.Errorf("record after reopen: found=%v err=%v", found, err)
+	}
+}

@@ -7,6 +7,10 @@
 // initdb is slow (a few seconds) and its output is the same for every run,
 // so it runs once per study into the study's scratch folder; each run copies
 // that template into its own folders.
+//
+// With Config.Target (postgres://user:password@host:port/db?sslmode=...)
+// the engine starts nothing and connects to that server instead: no
+// folders, no template, its durability and options are the server's own.
 package postgres
 
 import (
@@ -24,7 +28,9 @@ import (
 	"syscall"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
@@ -74,8 +80,9 @@ var _ engine.Engine = Engine{}
 // Spec declares PostgreSQL's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name: "postgres",
-		Doc:  "PostgreSQL server (run as OS user postgres on 127.0.0.1), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
+		Name:          "postgres",
+		TargetSchemes: []string{"postgres", "postgresql"},
+		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
 		Components: []engine.Component{
 			{Name: Data, Doc: "the cluster folder (PGDATA): tables, indexes, catalogs, configuration and the server log"},
 			{Name: WAL, Doc: "write-ahead log segments (pg_wal; PGDATA/pg_wal is a symlink to this folder, as initdb --waldir makes it)"},
@@ -186,6 +193,9 @@ func (s settings) autoConf(port int) string {
 // the data folder already holds a cluster (the runner reopens an engine for
 // cache: cold), restarts that cluster.
 func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
+	if cfg.Target != "" {
+		return openTarget(ctx, cfg.Target)
+	}
 	dirs, err := server.RunDirs("postgres", cfg.Dirs, Data, WAL)
 	if err != nil {
 		return nil, err
@@ -273,6 +283,46 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	var v string
 	if err := d.db.QueryRowContext(ctx, "SHOW server_version").Scan(&v); err != nil {
 		return nil, fmt.Errorf("open postgres: read the server version: %w", d.explain(err))
+	}
+	d.version = "PostgreSQL " + v
+	return d, nil
+}
+
+// openTarget connects to a server tierbench did not start. pgx reads the
+// URL (its defaults: port 5432, the OS user, the database named as the
+// user; and its parameters: sslmode, ...); tierbench adds a connect
+// timeout and its application name unless the URL sets them.
+func openTarget(ctx context.Context, target string) (engine.DB, error) {
+	u, err := server.Target("postgres", target, Engine{}.Spec().TargetSchemes...)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	for k, v := range map[string]string{"connect_timeout": "10", "application_name": "tierbench"} {
+		if !q.Has(k) {
+			q.Set(k, v)
+		}
+	}
+	u.RawQuery = q.Encode()
+	redacted := engine.RedactTarget(target)
+	cc, err := pgx.ParseConfig(u.String())
+	if err != nil {
+		// pgx's parse errors show the URL with its password masked.
+		return nil, fmt.Errorf("open postgres: target %s: %w", redacted, err)
+	}
+	d := &DB{target: &engine.Endpoint{Scheme: "postgres", Host: cc.Host, Port: int(cc.Port),
+		User: cc.User, Password: cc.Password, Database: cc.Database}}
+	d.db = stdlib.OpenDB(*cc)
+	d.db.SetMaxOpenConns(0)
+	d.db.SetMaxIdleConns(maxConnections)
+	if err := d.db.PingContext(ctx); err != nil {
+		d.db.Close()
+		return nil, fmt.Errorf("open postgres: connect to target %s: %w", redacted, err)
+	}
+	var v string
+	if err := d.db.QueryRowContext(ctx, "SHOW server_version").Scan(&v); err != nil {
+		d.db.Close()
+		return nil, fmt.Errorf("open postgres: target %s: read the server version: %w", redacted, err)
 	}
 	d.version = "PostgreSQL " + v
 	return d, nil
@@ -573,10 +623,12 @@ func firstBlocked(dir string) string {
 	return ""
 }
 
-// DB is a running PostgreSQL server.
+// DB is a running PostgreSQL server: one Open started (proc), or a target
+// server tierbench only connects to (target; proc is nil).
 type DB struct {
 	db         *sql.DB
 	proc       *server.Process
+	target     *engine.Endpoint
 	untrack    func()
 	version    string
 	dataDir    string
@@ -597,22 +649,62 @@ func (d *DB) Version() string { return d.version }
 
 // Endpoint is the server's address, for pgbench and sysbench.
 func (d *DB) Endpoint() engine.Endpoint {
+	if d.target != nil {
+		return *d.target
+	}
 	return engine.Endpoint{Scheme: "postgres", Host: "127.0.0.1", Port: d.port, User: osUser, Database: database}
 }
 
-// PID is the postmaster's process id, for telemetry.
-func (d *DB) PID() int { return d.proc.PID() }
+// PID is the postmaster's process id, for telemetry; 0 for a target
+// server, whose processes are not ours to watch.
+func (d *DB) PID() int {
+	if d.proc == nil {
+		return 0
+	}
+	return d.proc.PID()
+}
 
-// Check reports a server that has exited mid-run, with its log's tail.
-func (d *DB) Check() error { return d.proc.Died() }
+// Check reports a server that has exited mid-run, with its log's tail. A
+// target server is not watched (nil): losing it fails operations instead.
+func (d *DB) Check() error {
+	if d.proc == nil {
+		return nil
+	}
+	return d.proc.Died()
+}
 
 // explain replaces a driver error by the server's death, which is what a
 // user needs to read when the server is gone.
 func (d *DB) explain(err error) error {
-	if died := d.proc.Died(); died != nil {
+	if died := d.Check(); died != nil {
 		return died
 	}
 	return err
+}
+
+// explainOp adds to an operation's error what the server's log says when
+// the server died or dropped the connection. A backend that hits a PANIC
+// (no space left for a new WAL segment: "could not write to file
+// pg_wal/xlogtemp...: No space left on device") takes the whole server
+// through a crash restart: its client reads only "unexpected EOF" and the
+// others "terminating connection because of crash of another server
+// process"; the reason is in the log. A target server's log is not ours.
+func (d *DB) explainOp(err error) error {
+	if d.proc == nil || err == nil {
+		return err
+	}
+	return d.proc.Explain(err, connLost(err))
+}
+
+// connLost reports whether err ends the connection: a FATAL or PANIC
+// report from the server (a shutdown, a crash restart) or a broken
+// connection.
+func connLost(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Severity == "FATAL" || pe.Severity == "PANIC"
+	}
+	return server.ConnLost(err)
 }
 
 // NewSession returns a session on its own connection.
@@ -621,11 +713,12 @@ func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: new connection: %w", d.explain(err))
 	}
-	return sqlrecords.NewSession(conn, engine.Postgres, "postgres: close connection"), nil
+	return sqlrecords.NewSession(conn, engine.Postgres, "postgres: close connection", d.explainOp), nil
 }
 
 // Close shuts the server down (fast shutdown: SIGINT), kills it if it has
-// not stopped within 30s, and leaves its folders to the caller.
+// not stopped within 30s, and leaves its folders to the caller. For a
+// target server it only closes the connections.
 func (d *DB) Close() error {
 	d.closeOnce.Do(func() { d.closeErr = d.stop() })
 	return d.closeErr
@@ -637,6 +730,9 @@ func (d *DB) stop() error {
 		if err := d.db.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close postgres connections: %w", err))
 		}
+	}
+	if d.proc == nil {
+		return errors.Join(errs...)
 	}
 	if err := d.proc.Stop(stopGrace, syscall.SIGINT); err != nil {
 		errs = append(errs, err)

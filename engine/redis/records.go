@@ -55,7 +55,26 @@ type Session struct {
 	scratch *[4096]byte
 }
 
-var _ engine.Records = (*Session)(nil)
+var (
+	_ engine.Records      = (*Session)(nil)
+	_ engine.RecordsSetup = (*Session)(nil)
+	_ engine.Explainer    = (*Session)(nil)
+)
+
+// SetupRecords readies the server for a load. A server tierbench started is
+// empty; a target server keeps what earlier runs loaded (and whatever else
+// is in its database), so its database is emptied with FLUSHDB, as the SQL
+// engines drop usertable: keys and the scan index of a larger earlier load
+// would otherwise linger. Redis has no schema: fields is not needed.
+func (s *Session) SetupRecords(ctx context.Context, fields int) error {
+	if s.d.target == nil {
+		return nil
+	}
+	if err := s.conn.FlushDB(ctx).Err(); err != nil {
+		return fmt.Errorf("redis FLUSHDB of the target's database %d before the load: %w", s.d.client.Options().DB, s.d.explain(err))
+	}
+	return nil
+}
 
 func newSession(d *DB, conn *goredis.Conn) *Session {
 	s := &Session{d: d, conn: conn, pipe: conn.Pipeline(), hsetN: -1, scratch: new([4096]byte)}
@@ -76,6 +95,10 @@ func (s *Session) Close() error {
 	})
 	return s.closeErr
 }
+
+// Explain adds to an error on the session's connection what the server's
+// log says when it died or dropped the connection (engine.Explainer).
+func (s *Session) Explain(err error) error { return s.d.explain(err) }
 
 // fieldName returns field i's name ("field3") boxed once per session, so
 // building arguments boxes only keys and values, and sessions share no lock.
@@ -120,7 +143,7 @@ func (s *Session) Insert(ctx context.Context, key []byte, fields [][]byte) error
 		err = errors.Join(hset.Err(), zadd.Err())
 	}
 	if err != nil {
-		return fmt.Errorf("redis insert %q: %w", key, err)
+		return fmt.Errorf("redis insert %q: %w", key, s.d.explain(err))
 	}
 	return nil
 }
@@ -170,7 +193,7 @@ func (s *Session) InsertBatch(ctx context.Context, keys [][]byte, fields [][][]b
 		err = c.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("redis insert batch of %d records from %q: %w", len(keys), keys[0], err)
+		return fmt.Errorf("redis insert batch of %d records from %q: %w", len(keys), keys[0], s.d.explain(err))
 	}
 	return nil
 }
@@ -182,11 +205,11 @@ func (s *Session) Read(ctx context.Context, key []byte) (bool, error) {
 	err := s.conn.Process(ctx, goredis.NewRawWriteToCmd(ctx, &s.sink, s.hgetall[:]...))
 	s.hgetall[1] = nil
 	if err != nil {
-		return false, fmt.Errorf("redis read %q: %w", key, err)
+		return false, fmt.Errorf("redis read %q: %w", key, s.d.explain(err))
 	}
 	found, err := s.sink.found()
 	if err != nil {
-		return false, fmt.Errorf("redis read %q: %w", key, err)
+		return false, fmt.Errorf("redis read %q: %w", key, s.d.explain(err))
 	}
 	return found, nil
 }
@@ -209,7 +232,7 @@ func (s *Session) Update(ctx context.Context, key []byte, fields []engine.Field)
 	err := s.conn.Process(ctx, goredis.NewIntCmd(ctx, s.hset...))
 	s.release(s.hset)
 	if err != nil {
-		return fmt.Errorf("redis update %q: %w", key, err)
+		return fmt.Errorf("redis update %q: %w", key, s.d.explain(err))
 	}
 	return nil
 }
@@ -226,7 +249,7 @@ func (s *Session) Scan(ctx context.Context, start []byte, count int) (int, error
 	err := s.conn.Process(ctx, keysCmd)
 	s.release(s.zrange[2:3], s.zrange[6:])
 	if err != nil {
-		return 0, fmt.Errorf("redis scan from %q: index: %w", start, err)
+		return 0, fmt.Errorf("redis scan from %q: index: %w", start, s.d.explain(err))
 	}
 	keys := keysCmd.Val()
 	if len(keys) == 0 {
@@ -250,13 +273,13 @@ func (s *Session) Scan(ctx context.Context, start []byte, count int) (int, error
 	_, err = s.pipe.Exec(ctx)
 	s.release(args)
 	if err != nil {
-		return 0, fmt.Errorf("redis scan from %q: %w", start, err)
+		return 0, fmt.Errorf("redis scan from %q: %w", start, s.d.explain(err))
 	}
 	n := 0
 	for i := range sinks {
 		found, err := sinks[i].found()
 		if err != nil {
-			return n, fmt.Errorf("redis scan from %q: read %q: %w", start, keys[i], err)
+			return n, fmt.Errorf("redis scan from %q: read %q: %w", start, keys[i], s.d.explain(err))
 		}
 		if found {
 			n++

@@ -14,6 +14,13 @@
 // running as the redis user would need every tier folder chowned. Its command
 // line keeps its arguments (set-proc-title no), so `ps` shows which data
 // folder a stray server belongs to.
+//
+// With Config.Target (redis://[user:password@]host:port[/db], or rediss://
+// for TLS) the engine starts nothing and connects to that server instead;
+// its durability and memory settings are the server's own. A target keeps
+// its data between runs, so the load phase (SetupRecords) empties the
+// target's database first with FLUSHDB: point it at a database that holds
+// nothing else.
 package redis
 
 import (
@@ -77,8 +84,9 @@ var _ engine.Engine = Engine{}
 // Spec declares Redis's component, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name: "redis",
-		Doc:  "Redis in-memory key-value server (redis-server), records as hashes like YCSB's Redis binding; the tier holds the AOF",
+		Name:          "redis",
+		TargetSchemes: []string{"redis", "rediss"},
+		Doc:           "Redis in-memory key-value server (redis-server), records as hashes like YCSB's Redis binding; the tier holds the AOF",
 		Components: []engine.Component{
 			{Name: Data, Doc: "the dir: append-only file (appendonlydir/), RDB snapshot and the server log"},
 		},
@@ -98,6 +106,9 @@ func (Engine) Spec() engine.Spec {
 // Open starts a redis-server on cfg.Dirs[data]. A folder with an AOF or RDB
 // from an earlier Open (a cold restart) is loaded back.
 func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) {
+	if cfg.Target != "" {
+		return openTarget(ctx, cfg.Target)
+	}
 	dir := cfg.Dirs[Data]
 	if dir == "" {
 		return nil, fmt.Errorf("open redis: need a folder for component %s", Data)
@@ -139,14 +150,51 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 	if err := proc.WaitReady(ctx, loadTimeout, ping(addr, false)); err != nil {
 		return fail(fmt.Errorf("loading its data: %w", err))
 	}
+	if err := d.connect(ctx, clientOptions(addr)); err != nil {
+		return fail(err)
+	}
+	return d, nil
+}
+
+// connect makes the client sessions share and reads the server's version.
+func (d *DB) connect(ctx context.Context, opts *goredis.Options) error {
 	quietOnce.Do(func() { goredis.SetLogger(quietLogger{}) })
-	d.client = goredis.NewClient(clientOptions(addr))
+	d.client = goredis.NewClient(opts)
 	info, err := d.client.Info(ctx, "server").Result()
 	if err != nil {
 		d.client.Close()
-		return fail(fmt.Errorf("INFO server: %w", err))
+		return fmt.Errorf("INFO server: %w", err)
 	}
 	d.version = parseVersion(info)
+	return nil
+}
+
+// openTarget connects to a server tierbench did not start. go-redis reads
+// the URL (port 6379 by default, the database number, TLS for rediss://);
+// the client otherwise behaves as with a started server.
+func openTarget(ctx context.Context, target string) (engine.DB, error) {
+	if _, err := server.Target("redis", target, Engine{}.Spec().TargetSchemes...); err != nil {
+		return nil, err
+	}
+	redacted := engine.RedactTarget(target)
+	u, err := goredis.ParseURL(target)
+	if err != nil {
+		return nil, fmt.Errorf("open redis: target %s: %w", redacted, err)
+	}
+	opts := clientOptions(u.Addr)
+	opts.Username, opts.Password, opts.DB, opts.TLSConfig = u.Username, u.Password, u.DB, u.TLSConfig
+	d := &DB{addr: u.Addr, sessions: map[*Session]struct{}{},
+		target: &engine.Endpoint{Scheme: "redis", User: u.Username, Password: u.Password}}
+	if u.DB != 0 {
+		d.target.Database = strconv.Itoa(u.DB)
+	}
+	if host, port, err := net.SplitHostPort(u.Addr); err == nil {
+		d.target.Host = host
+		d.target.Port, _ = strconv.Atoi(port)
+	}
+	if err := d.connect(ctx, opts); err != nil {
+		return nil, fmt.Errorf("open redis: connect to target %s: %w", redacted, err)
+	}
 	return d, nil
 }
 
@@ -281,10 +329,12 @@ func parseVersion(info string) string {
 	return "Redis (unknown version)"
 }
 
-// DB is a running redis-server and the client its sessions share.
+// DB is a running redis-server and the client its sessions share; for a
+// target server tierbench did not start, proc is nil and target is set.
 type DB struct {
 	proc    *server.Process
 	untrack func()
+	target  *engine.Endpoint
 	client  *goredis.Client
 	addr    string
 	dir     string
@@ -307,13 +357,30 @@ func (d *DB) Version() string { return d.version }
 func (d *DB) Addr() string { return d.addr }
 
 // Endpoint is the server's address.
-func (d *DB) Endpoint() engine.Endpoint { return engine.EndpointAt("redis", d.addr, "", "", "") }
+func (d *DB) Endpoint() engine.Endpoint {
+	if d.target != nil {
+		return *d.target
+	}
+	return engine.EndpointAt("redis", d.addr, "", "", "")
+}
 
-// PID is the server's process id.
-func (d *DB) PID() int { return d.proc.PID() }
+// PID is the server's process id; 0 for a target server, whose process is
+// not ours to watch.
+func (d *DB) PID() int {
+	if d.proc == nil {
+		return 0
+	}
+	return d.proc.PID()
+}
 
-// Check reports a server that has exited, with the tail of its log.
-func (d *DB) Check() error { return d.proc.Died() }
+// Check reports a server that has exited, with the tail of its log. A
+// target server is not watched (nil): losing it fails operations instead.
+func (d *DB) Check() error {
+	if d.proc == nil {
+		return nil
+	}
+	return noteDiskFull(d.proc.Died())
+}
 
 // NewSession claims one connection for one client. The connection is the
 // session's alone (a go-redis Conn), so its commands and pipelines never
@@ -341,7 +408,8 @@ func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 
 // Close closes any sessions still open and the client, then stops the server
 // (SIGTERM, killed after 30 s); its folder is left for the caller. A server
-// that had already exited is reported, with its log.
+// that had already exited is reported, with its log. A target server is
+// left running: only the connections are closed.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.closed {
@@ -358,6 +426,9 @@ func (d *DB) Close() error {
 		s.Close()
 	}
 	_ = d.client.Close() // errors only on a second close
+	if d.proc == nil {
+		return nil
+	}
 	died := d.proc.Died()
 	err := d.proc.Stop(stopGrace)
 	d.untrack()
@@ -371,6 +442,32 @@ func (d *DB) Close() error {
 		return fmt.Errorf("close redis: server exited with %v; last lines of its log:\n%s", werr, d.proc.LogTail(15))
 	}
 	return nil
+}
+
+// aofShortWrite is what Redis logs when the AOF cannot grow: it writes
+// no errno, but takes a short write for ENOSPC itself (it then refuses
+// writes with "MISCONF Errors writing to the AOF file: No space left on
+// device", or, under appendfsync always, exits).
+const aofShortWrite = "Short write while writing to the AOF file"
+
+// explain adds to an operation's error what the server's log says when the
+// server died or dropped the connection, and "disk full" when the log shows
+// the AOF could not grow. A target server's log is not ours.
+func (d *DB) explain(err error) error {
+	if d.proc == nil || err == nil {
+		return err
+	}
+	return noteDiskFull(d.proc.Explain(err, server.ConnLost(err)))
+}
+
+// noteDiskFull adds "disk full" to an error holding the server's log tail
+// when the log shows the AOF could not grow, which is how the runner knows
+// a tier filled up.
+func noteDiskFull(err error) error {
+	if err != nil && strings.Contains(err.Error(), aofShortWrite) {
+		return fmt.Errorf("%w (disk full: the AOF could not grow)", err)
+	}
+	return err
 }
 
 func (d *DB) forget(s *Session) {

@@ -10,8 +10,11 @@ package server
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -160,11 +163,56 @@ func (p *Process) Stop(grace time.Duration, sig ...syscall.Signal) error {
 // LogTail returns the last n lines of the server's log.
 func (p *Process) LogTail(n int) string { return Tail(p.spec.Log, n) }
 
-// Tail returns the last n lines of a file.
+// Explain adds to err, an error a client of the server got, what the
+// server's log says when the server has died (its exit and log tail) or
+// when lost (the engine's reading of its driver's error, ConnLost and the
+// like) says it dropped the connection: a crashed backend's PANIC, a
+// restart. The log is read only on those errors. Other errors, nil
+// included, are returned as they are.
+func (p *Process) Explain(err error, lost bool) error {
+	if err == nil {
+		return nil
+	}
+	if died := p.Died(); died != nil {
+		return fmt.Errorf("%w; %w", err, died)
+	}
+	if lost {
+		return fmt.Errorf("%w; the server dropped the connection; last lines of its log %s:\n%s", err, p.spec.Log, p.LogTail(15))
+	}
+	return err
+}
+
+// ConnLost reports whether err says a client's connection to its server is
+// gone: closed or reset under it, or refused. A cancelled or expired
+// context is not: the run ended, or an operation took too long.
+func ConnLost(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var op *net.OpError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, sql.ErrConnDone) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op)
+}
+
+// tailBytes bounds how much of a log Tail reads: its end is what explains.
+const tailBytes = 64 << 10
+
+// Tail returns the last n lines of a file (of its last 64KiB).
 func Tail(path string, n int) string {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > tailBytes {
+		if _, err := f.Seek(-tailBytes, io.SeekEnd); err != nil {
+			return "(log unreadable: " + err.Error() + ")"
+		}
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return "(log unreadable: " + err.Error() + ")"
 	}
 	return lastLines(b, n)
 }

@@ -23,12 +23,18 @@ var (
 	_ engine.Records      = (*Session)(nil)
 	_ engine.RecordsSetup = (*Session)(nil)
 	_ engine.SQL          = (*Session)(nil)
+	_ engine.Explainer    = (*Session)(nil)
 )
 
 // NewSession returns a session on conn, a connection the caller took from
-// its pool. A failed close is reported as "closeLabel: error".
-func NewSession(conn *sql.Conn, d engine.Dialect, closeLabel string) *Session {
-	return &Session{Records: New(conn, d), closeLabel: closeLabel}
+// its pool. A failed close is reported as "closeLabel: error". explain, if
+// not nil, is the engine's explanation of errors on the connection
+// (engine.Explainer): the session applies it to its records operations and
+// offers it to SQL workloads.
+func NewSession(conn *sql.Conn, d engine.Dialect, closeLabel string, explain func(error) error) *Session {
+	r := New(conn, d)
+	r.SetExplain(explain)
+	return &Session{Records: r, closeLabel: closeLabel}
 }
 
 // Close releases the prepared statements and returns the connection to the

@@ -21,6 +21,7 @@ const Table = "usertable"
 type Records struct {
 	conn    *sql.Conn
 	d       engine.Dialect
+	explain func(error) error // the engine's, or nil
 	fields  int
 	insert  *sql.Stmt
 	read    *sql.Stmt
@@ -37,6 +38,18 @@ var _ engine.Records = (*Records)(nil)
 // New binds a Records to a connection; statements are prepared when the
 // table exists (after Setup, or on the first use in a client).
 func New(conn *sql.Conn, d engine.Dialect) *Records { return &Records{conn: conn, d: d} }
+
+// Explain passes err through the engine's explanation (engine.Explainer),
+// set with SetExplain; every error of a records operation goes through it.
+func (r *Records) Explain(err error) error {
+	if err == nil || r.explain == nil {
+		return err
+	}
+	return r.explain(err)
+}
+
+// SetExplain sets the engine's explanation of its errors (nil for none).
+func (r *Records) SetExplain(explain func(error) error) { r.explain = explain }
 
 // Conn is the client's connection.
 func (r *Records) Conn() *sql.Conn { return r.conn }
@@ -60,10 +73,10 @@ func (r *Records) SetupRecords(ctx context.Context, fields int) error {
 	}
 	ddl := fmt.Sprintf("CREATE TABLE %s (ycsb_key VARCHAR(255) PRIMARY KEY, %s)", Table, strings.Join(cols, ", "))
 	if _, err := r.conn.ExecContext(ctx, "DROP TABLE IF EXISTS "+Table); err != nil {
-		return fmt.Errorf("drop %s: %w", Table, err)
+		return fmt.Errorf("drop %s: %w", Table, r.Explain(err))
 	}
 	if _, err := r.conn.ExecContext(ctx, ddl); err != nil {
-		return fmt.Errorf("create %s: %w", Table, err)
+		return fmt.Errorf("create %s: %w", Table, r.Explain(err))
 	}
 	return nil
 }
@@ -73,6 +86,10 @@ func (r *Records) prepare(ctx context.Context, n int) error {
 	if r.insert != nil && r.fields == n {
 		return nil
 	}
+	return r.Explain(r.prepareAll(ctx, n))
+}
+
+func (r *Records) prepareAll(ctx context.Context, n int) error {
 	r.fields = n
 	names := fieldNames(n)
 	var err error
@@ -116,7 +133,7 @@ func (r *Records) Insert(ctx context.Context, key []byte, fields [][]byte) error
 		r.args[i+1] = f
 	}
 	_, err := r.insert.ExecContext(ctx, r.args...)
-	return err
+	return r.Explain(err)
 }
 
 // InsertBatch writes many records in one transaction.
@@ -129,7 +146,7 @@ func (r *Records) InsertBatch(ctx context.Context, keys [][]byte, fields [][][]b
 	}
 	tx, err := r.conn.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+		return fmt.Errorf("begin: %w", r.Explain(err))
 	}
 	stmt := tx.StmtContext(ctx, r.insert)
 	for i, k := range keys {
@@ -139,11 +156,11 @@ func (r *Records) InsertBatch(ctx context.Context, keys [][]byte, fields [][][]b
 		}
 		if _, err := stmt.ExecContext(ctx, r.args...); err != nil {
 			tx.Rollback()
-			return fmt.Errorf("insert: %w", err)
+			return fmt.Errorf("insert: %w", r.Explain(err))
 		}
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", r.Explain(err))
 	}
 	return nil
 }
@@ -155,16 +172,16 @@ func (r *Records) Read(ctx context.Context, key []byte) (bool, error) {
 	}
 	rows, err := r.read.QueryContext(ctx, key)
 	if err != nil {
-		return false, err
+		return false, r.Explain(err)
 	}
 	defer rows.Close()
 	if !rows.Next() {
-		return false, rows.Err()
+		return false, r.Explain(rows.Err())
 	}
 	if err := rows.Scan(r.dest[1:]...); err != nil {
 		return false, err
 	}
-	return true, rows.Err()
+	return true, r.Explain(rows.Err())
 }
 
 // Update writes the given fields.
@@ -178,7 +195,7 @@ func (r *Records) Update(ctx context.Context, key []byte, fields []engine.Field)
 		}
 		r.args[r.fields] = key
 		_, err := r.all.ExecContext(ctx, r.args...)
-		return err
+		return r.Explain(err)
 	}
 	for _, f := range fields {
 		st, err := r.updateStmt(ctx, f.Index)
@@ -186,7 +203,7 @@ func (r *Records) Update(ctx context.Context, key []byte, fields []engine.Field)
 			return err
 		}
 		if _, err := st.ExecContext(ctx, f.Value, key); err != nil {
-			return err
+			return r.Explain(err)
 		}
 	}
 	return nil
@@ -200,7 +217,7 @@ func (r *Records) updateStmt(ctx context.Context, i int) (*sql.Stmt, error) {
 		st, err := r.conn.PrepareContext(ctx, fmt.Sprintf("UPDATE %s SET field%d = %s WHERE ycsb_key = %s",
 			Table, i, r.d.Placeholder(1), r.d.Placeholder(2)))
 		if err != nil {
-			return nil, fmt.Errorf("prepare update of field%d: %w", i, err)
+			return nil, fmt.Errorf("prepare update of field%d: %w", i, r.Explain(err))
 		}
 		r.update[i] = st
 	}
@@ -214,7 +231,7 @@ func (r *Records) Scan(ctx context.Context, start []byte, count int) (int, error
 	}
 	rows, err := r.scan.QueryContext(ctx, start, count)
 	if err != nil {
-		return 0, err
+		return 0, r.Explain(err)
 	}
 	defer rows.Close()
 	n := 0
@@ -224,7 +241,7 @@ func (r *Records) Scan(ctx context.Context, start []byte, count int) (int, error
 		}
 		n++
 	}
-	return n, rows.Err()
+	return n, r.Explain(rows.Err())
 }
 
 // ensure prepares statements on a client that has not inserted, reading the
@@ -239,7 +256,7 @@ func (r *Records) ensure(ctx context.Context) error {
 		q += " AND table_schema = DATABASE()"
 	}
 	if err := r.conn.QueryRowContext(ctx, q, Table).Scan(&n); err != nil {
-		return fmt.Errorf("read the shape of %s: %w", Table, err)
+		return fmt.Errorf("read the shape of %s: %w", Table, r.Explain(err))
 	}
 	if n == 0 {
 		return fmt.Errorf("table %s has no fields: was the load phase run?", Table)

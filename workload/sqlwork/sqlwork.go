@@ -22,6 +22,8 @@ import (
 // WithConn runs f on the connection of a new session of db and closes the
 // session. Loads and checks use it for work outside a client: a session is
 // what engines hand out, and SQL workloads need its connection and dialect.
+// f's error goes through the engine's explanation (engine.Explain), so a
+// load that fills a tier or loses its server says so.
 func WithConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.Conn, engine.Dialect) error) (err error) {
 	s, err := db.NewSession(ctx)
 	if err != nil {
@@ -36,7 +38,7 @@ func WithConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.
 	if err != nil {
 		return err
 	}
-	return f(q.Conn(), q.Dialect())
+	return engine.Explain(s, f(q.Conn(), q.Dialect()))
 }
 
 // ExecAll runs statements in order on conn and stops at the first that
@@ -139,6 +141,46 @@ func AppendInsert(b []byte, table, columns string, first, n int64, row func(b []
 		b = row(b, i)
 	}
 	return b
+}
+
+// AnalyzeStatement returns the statement Analyze runs: VACUUM ANALYZE on
+// PostgreSQL, ANALYZE TABLE on MySQL/MariaDB, of tables.
+func AnalyzeStatement(d engine.Dialect, tables ...string) string {
+	list := strings.Join(tables, ", ")
+	if d == engine.Postgres {
+		return "VACUUM ANALYZE " + list
+	}
+	return "ANALYZE TABLE " + list
+}
+
+// Analyze brings the statistics of tables up to date after a load
+// (AnalyzeStatement): on PostgreSQL VACUUM ANALYZE, as pgbench runs after
+// its load, so the first measured transactions neither set hint bits on
+// every freshly loaded row nor plan without statistics; on MySQL/MariaDB
+// ANALYZE TABLE, whose result set is read to the end. VACUUM cannot run in
+// a transaction, so conn must not be in one. The error names the statement.
+func Analyze(ctx context.Context, conn *sql.Conn, d engine.Dialect, tables ...string) error {
+	q := AnalyzeStatement(d, tables...)
+	if d == engine.Postgres {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+		return nil
+	}
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return fmt.Errorf("%s: %w", q, err)
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return fmt.Errorf("%s: %w", q, err)
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("%s: %w", q, err)
+	}
+	return nil
 }
 
 // PrepareAll prepares qs on conn into stmts (of the same length). When one

@@ -158,17 +158,12 @@ func dropTables() []string {
 	return out
 }
 
-// analyze returns the post-load statement: pgbench's VACUUM ANALYZE on
-// PostgreSQL, so the first measured transactions neither set hint bits on
-// every freshly loaded row nor plan without statistics; ANALYZE TABLE on
-// MariaDB for the statistics.
-func analyze(d engine.Dialect) string {
-	tables := strings.Join([]string{tBranches, tTellers, tAccounts, tHistory}, ", ")
-	if d == engine.Postgres {
-		return "VACUUM ANALYZE " + tables
-	}
-	return "ANALYZE TABLE " + tables
-}
+// analyzed are the tables Load analyzes (sqlwork.Analyze: pgbench's VACUUM
+// ANALYZE on PostgreSQL, ANALYZE TABLE on MariaDB).
+var analyzed = []string{tBranches, tTellers, tAccounts, tHistory}
+
+// analyze returns the post-load statement.
+func analyze(d engine.Dialect) string { return sqlwork.AnalyzeStatement(d, analyzed...) }
 
 // loadTable is one table the load fills with rows 1..n.
 type loadTable struct {
@@ -285,26 +280,11 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 		return stats, firstErr
 	}
 	err = sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
-		if d == engine.Postgres {
-			_, err := conn.ExecContext(ctx, analyze(d))
-			return err
-		}
-		// ANALYZE TABLE answers with a result set: read it to the end.
-		rows, err := conn.QueryContext(ctx, analyze(d))
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-		}
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return err
-		}
-		return rows.Close()
+		return sqlwork.Analyze(ctx, conn, d, analyzed...)
 	})
 	stats.Duration = time.Since(start)
 	if err != nil {
-		return stats, fmt.Errorf("tpcb load on %s: %s: %w", engineName, analyze(d), err)
+		return stats, fmt.Errorf("tpcb load on %s: %w", engineName, err)
 	}
 	return stats, nil
 }
