@@ -660,78 +660,88 @@ func serversUsing(dir string) []string {
 	return out
 }
 
-// TestStandardDrivers runs tpcb on postgres with tierbench's driver and
-// with real pgbench as one more axis of the matrix: every run carries its
-// driver, and show compares placement/driver series with the baseline
-// placement under the first driver.
+// TestStandardDrivers runs each standard tool beside tierbench's own
+// driver as one more axis of the matrix: every run carries its driver, and
+// show compares placement/driver series with the baseline placement under
+// the first driver.
 func TestStandardDrivers(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("server engines run their servers as their own users, which needs root")
 	}
-	if _, err := exec.LookPath("pgbench"); err != nil {
-		t.Skip("pgbench not installed")
+	cases := []struct {
+		engine, components, workload, tool, op string
+	}{
+		{"postgres", "{data: disk, wal: disk}", "{name: tpcb, scale: 1}", "pgbench", "tpcb"},
+		{"mariadb", "{data: disk, redo: disk}", "{name: oltp-read-write, table_size: 2000, rand_type: uniform}", "sysbench", "transaction"},
 	}
-	work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(work)
-	if err := os.Chmod(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	st := writeStudy(t, work, fmt.Sprintf(`name: drivers-e2e
-engine: postgres
+	for _, tc := range cases {
+		t.Run(tc.tool, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.tool); err != nil {
+				t.Skipf("%s not installed", tc.tool)
+			}
+			work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer os.RemoveAll(work)
+			if err := os.Chmod(work, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			st := writeStudy(t, work, fmt.Sprintf(`name: drivers-e2e
+engine: %s
 tiers:
   disk: {path: %q}
 placements:
-  p: {data: disk, wal: disk}
+  p: %s
 baseline: p
 durability: [async]
-driver: [builtin, pgbench]
-workload: {name: tpcb, scale: 1}
+driver: [builtin, %s]
+workload: %s
 clients: [2]
 warmup: 1s
 duration: 2s
 probe: off
-`, filepath.Join(work, "disk")))
-	resultsDir := filepath.Join(work, "results")
-	r := tierbench(t, "run", st, "--results", resultsDir)
-	if r.code != 0 {
-		t.Fatalf("run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	if !strings.Contains(r.stdout, "p/pgbench") || !strings.Contains(r.stdout, "drivers builtin, pgbench") {
-		t.Errorf("show does not name the drivers:\n%s", r.stdout)
-	}
-	r = tierbench(t, "show", "--results", resultsDir, "--format", "json")
-	var doc struct {
-		Study struct{ Drivers []string }
-		Runs  []struct {
-			Driver, Status, Error string
-			Ops                   int64
-			ByOp                  map[string]json.RawMessage `json:"by_op"`
-		}
-		Groups []struct {
-			Placement string
-			Ratio     float64 `json:"ratio_vs_baseline"`
-		}
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(doc.Study.Drivers, []string{"builtin", "pgbench"}) || len(doc.Runs) != 2 {
-		t.Fatalf("study drivers %v, %d runs", doc.Study.Drivers, len(doc.Runs))
-	}
-	for i, want := range []string{"builtin", "pgbench"} {
-		run := doc.Runs[i]
-		if run.Driver != want || run.Status != "ok" || run.Ops == 0 || run.ByOp["tpcb"] == nil {
-			t.Errorf("run %d: driver %q (want %s), status %s %s, %d ops, ops %v", i, run.Driver, want, run.Status, run.Error, run.Ops, run.ByOp)
-		}
-	}
-	if len(doc.Groups) != 2 || doc.Groups[1].Placement != "p/pgbench" || doc.Groups[1].Ratio <= 0 {
-		t.Errorf("groups %+v", doc.Groups)
-	}
-	if left := serversUsing(work); len(left) > 0 {
-		t.Errorf("servers left running: %v", left)
+`, tc.engine, filepath.Join(work, "disk"), tc.components, tc.tool, tc.workload))
+			resultsDir := filepath.Join(work, "results")
+			r := tierbench(t, "run", st, "--results", resultsDir)
+			if r.code != 0 {
+				t.Fatalf("run exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "p/"+tc.tool) || !strings.Contains(r.stdout, "drivers builtin, "+tc.tool) {
+				t.Errorf("show does not name the drivers:\n%s", r.stdout)
+			}
+			r = tierbench(t, "show", "--results", resultsDir, "--format", "json")
+			var doc struct {
+				Study struct{ Drivers []string }
+				Runs  []struct {
+					Driver, Status, Error string
+					Ops                   int64
+					ByOp                  map[string]json.RawMessage `json:"by_op"`
+				}
+				Groups []struct {
+					Placement string
+					Ratio     float64 `json:"ratio_vs_baseline"`
+				}
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(doc.Study.Drivers, []string{"builtin", tc.tool}) || len(doc.Runs) != 2 {
+				t.Fatalf("study drivers %v, %d runs", doc.Study.Drivers, len(doc.Runs))
+			}
+			for i, want := range []string{"builtin", tc.tool} {
+				run := doc.Runs[i]
+				if run.Driver != want || run.Status != "ok" || run.Ops == 0 || run.ByOp[tc.op] == nil {
+					t.Errorf("run %d: driver %q (want %s), status %s %s, %d ops, ops %v", i, run.Driver, want, run.Status, run.Error, run.Ops, run.ByOp)
+				}
+			}
+			if len(doc.Groups) != 2 || doc.Groups[1].Placement != "p/"+tc.tool || doc.Groups[1].Ratio <= 0 {
+				t.Errorf("groups %+v", doc.Groups)
+			}
+			if left := serversUsing(work); len(left) > 0 {
+				t.Errorf("servers left running: %v", left)
+			}
+		})
 	}
 }
 
