@@ -1,0 +1,193 @@
+package ignite
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/workload/cachekv"
+)
+
+// clientLog is the file in the home folder that collects every client
+// JVM's standard error (Ignite's console lines and stack traces).
+const clientLog = "client.log"
+
+// runSlack is how long a measured run's client may take beyond warmup and
+// duration: joining the cluster, the 30 s stop grace, leaving.
+const runSlack = 5 * time.Minute
+
+var _ cachekv.Cache = (*DB)(nil)
+
+// Preload streams keys 0..keys-1 with values of valueSize bytes into the
+// cache through a client JVM (IgniteDataStreamer) and returns how many it
+// wrote.
+func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, error) {
+	loaded := int64(-1)
+	err := d.runClient(ctx, "load", []string{
+		"--keys=" + strconv.FormatInt(keys, 10),
+		"--value-size=" + strconv.Itoa(valueSize),
+	}, func(line []byte) {
+		if n, ok := cachekv.Loaded(line); ok {
+			loaded = n
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	if loaded < 0 {
+		return 0, fmt.Errorf("ignite client ended without reporting the load; last lines of its output:\n%s",
+			server.Tail(filepath.Join(d.home, clientLog), 15))
+	}
+	return loaded, nil
+}
+
+// RunClient runs one measured run in a client JVM with run.Threads
+// producer threads, passing its standard output's lines to onLine.
+func (d *DB) RunClient(ctx context.Context, run cachekv.Run, onLine func(line []byte)) error {
+	ctx, cancel := context.WithTimeout(ctx, run.Warmup+run.Duration+runSlack)
+	defer cancel()
+	return d.runClient(ctx, "run", []string{
+		"--op=" + run.Mix,
+		"--threads=" + strconv.Itoa(run.Threads),
+		"--warmup-ms=" + strconv.FormatInt(run.Warmup.Milliseconds(), 10),
+		"--duration-ms=" + strconv.FormatInt(run.Duration.Milliseconds(), 10),
+		"--keys=" + strconv.FormatInt(run.Keys, 10),
+		"--value-size=" + strconv.Itoa(run.ValueSize),
+	}, onLine)
+}
+
+// runClient runs the launcher's client command in mode with extra
+// arguments. The JVM runs in its own process group with a parent-death
+// signal, is tracked like the servers, and is killed when ctx ends. Its
+// standard error goes to client.log in the home folder and, on failure,
+// into the error.
+func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine func([]byte)) error {
+	port, err := server.FreePort()
+	if err != nil {
+		return fmt.Errorf("ignite client: %w", err)
+	}
+	work := filepath.Join(d.home, "work", "client")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return fmt.Errorf("ignite client: %w", err)
+	}
+	args := append([]string{"client",
+		"--mode=" + mode,
+		"--discovery=" + strings.Join(d.discovery, ","),
+		"--comm-port=" + strconv.Itoa(port),
+		"--work-dir=" + work,
+		"--activate-servers=" + strconv.Itoa(len(d.nodes)),
+	}, extra...)
+	logPath := filepath.Join(d.home, clientLog)
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("ignite client: log file: %w", err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "==== %s client %s\n", time.Now().Format(time.RFC3339), mode)
+
+	tail := &tailBuffer{max: 64 << 10}
+	cmd := exec.Command(d.java.java, d.java.args(d.set.heap, args...)...)
+	cmd.Dir = d.home
+	cmd.Stderr = io.MultiWriter(logf, tail)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("ignite client: %w", err)
+	}
+	// Start under the lock, so Close either sees the client or refuses it.
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return errors.New("ignite client: the engine is closed")
+	}
+	if err := cmd.Start(); err != nil {
+		d.mu.Unlock()
+		return fmt.Errorf("ignite client: %w", err)
+	}
+	pid := cmd.Process.Pid
+	if d.clients == nil {
+		d.clients = map[int]bool{}
+	}
+	d.clients[pid] = true
+	d.mu.Unlock()
+	untrack := engine.Config{Track: d.track}.Tracked(pid)
+	defer untrack()
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		case <-exited:
+		}
+	}()
+
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		onLine(sc.Bytes())
+	}
+	scanErr := sc.Err()
+	_, _ = io.Copy(io.Discard, stdout) // after a too-long line: let the JVM finish writing
+	waitErr := cmd.Wait()
+	close(exited)
+	d.mu.Lock()
+	delete(d.clients, pid)
+	d.mu.Unlock()
+
+	var errs []error
+	switch {
+	case ctx.Err() != nil:
+		errs = append(errs, fmt.Errorf("ignite client (%s) stopped: %w; last lines of its output:\n%s", mode, ctx.Err(), tail.last(15)))
+	case waitErr != nil:
+		errs = append(errs, fmt.Errorf("ignite client (%s) failed (%v); last lines of its output (all in %s):\n%s", mode, waitErr, logPath, tail.last(15)))
+	case scanErr != nil:
+		errs = append(errs, fmt.Errorf("ignite client (%s): reading its output: %w", mode, scanErr))
+	}
+	if len(errs) > 0 {
+		if cerr := d.Check(); cerr != nil {
+			errs = append(errs, cerr)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// last returns the last n lines.
+func (t *tailBuffer) last(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

@@ -1,0 +1,489 @@
+// Package ignite is tierbench's Apache Ignite engine: a cluster of Ignite 2.16
+// server nodes started for each run, each its own JVM on 127.0.0.1 (static
+// discovery on loopback, no multicast), with native persistence's three
+// folders on their tiers:
+//
+//   - persistence (storagePath): partition and index files, checkpoint
+//     markers; each node also keeps its work directory (binary metadata,
+//     marshaller mappings) and its log there.
+//   - wal (walPath): the write-ahead log segments.
+//   - wal_archive (walArchivePath): archived WAL segments.
+//
+// Ignite puts each node's files in a subfolder named after its consistent id
+// (node0, node1, ...) under each folder, so the files of every node visibly
+// land on their tier.
+//
+// When a study places wal_archive on the same tier as wal, walArchivePath is
+// the wal folder itself: Ignite then turns archiving off and keeps writing
+// new segments in the WAL folder, deleting old ones once checkpointed, as
+// the source study (Ignite on Optane) ran with walPath = walArchivePath. The
+// wal_archive folder tierbench made is then left empty. "Same tier" is
+// judged by the folders' parents: the runner makes one run folder per tier
+// with one subfolder per component.
+//
+// Nodes and clients talk TCP over loopback with the OS's socket buffer
+// sizes rather than Ignite's fixed 32 KiB, which on loopback stalls
+// connections for ~1 s at a time under load (see java/ignite Main.base).
+//
+// The workloads run in a thick client JVM (java/ignite: io.tierbench.ignite.Main
+// client), which tierbench starts for the load and for each measured run
+// (workload/cachekv); engine sessions are not served.
+package ignite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/server"
+)
+
+// Components.
+const (
+	Persistence = "persistence"
+	WAL         = "wal"
+	WALArchive  = "wal_archive"
+)
+
+// CacheName is the one cache the workloads use (a folder cache-tierbench
+// under each node's storage folder).
+const CacheName = "tierbench"
+
+// Timeouts.
+const (
+	// startTimeout bounds starting every node, joining them and activating
+	// the cluster: 3 JVMs on 2 cores take 5-15 s.
+	startTimeout = 90 * time.Second
+	// stopGrace is how long a node may take to stop on SIGTERM (its
+	// shutdown hook stops the node, which may write a checkpoint) before it
+	// is killed.
+	stopGrace = 60 * time.Second
+)
+
+// Option names.
+const (
+	optNodes          = "nodes"
+	optRegionSize     = "region_size"
+	optWALSegmentSize = "wal_segment_size"
+	optWALArchiveSize = "wal_archive_size"
+	optBackups        = "backups"
+	optAtomicity      = "atomicity"
+	optHeap           = "heap"
+)
+
+// Option limits.
+const (
+	maxNodes      = 16
+	minRegionSize = 10 << 20  // Ignite refuses data regions under 10 MB
+	minWALSegment = 512 << 10 // Ignite's lower bound for walSegmentSize
+	maxWALSegment = 2<<30 - 1 // walSegmentSize is a Java int
+	minHeap       = 128 << 20
+)
+
+// Engine opens Ignite clusters.
+type Engine struct{}
+
+var _ engine.Engine = Engine{}
+
+// Spec declares Ignite's components, durability modes and options.
+func (Engine) Spec() engine.Spec {
+	return engine.Spec{
+		Name: "ignite",
+		Doc:  "Apache Ignite 2.16 cluster (3 server JVMs on 127.0.0.1 by default) with native persistence, driven by a thick Java client; workloads puts, gets, putget",
+		Components: []engine.Component{
+			{Name: Persistence, Doc: "storagePath: partition and index files (<node>/cache-tierbench/), checkpoint markers; also each node's work directory and log"},
+			{Name: WAL, Doc: "walPath: the write-ahead log segments (<node>/*.wal)"},
+			{Name: WALArchive, Doc: "walArchivePath: archived WAL segments; placed on wal's tier it is wal's own folder, which turns archiving off (as the source study ran)"},
+		},
+		Modes: []engine.Mode{
+			{Durability: engine.Sync, Doc: "walMode FSYNC: each update is in the WAL and fsynced before it is acknowledged (group commit across threads). Survives a process crash, an OS crash and power loss."},
+			{Durability: engine.Async, Doc: "walMode LOG_ONLY (Ignite's default): each update is written to the WAL (memory-mapped, so into the OS page cache) before it is acknowledged; fsync only at checkpoints and segment switches. Survives a process crash, not an OS crash or power loss."},
+			{Durability: engine.Background, Doc: "walMode BACKGROUND: updates go to a WAL buffer that a background thread writes out every walFlushFrequency (2 s). Even a process crash may lose the last ~2 s of acknowledged updates; an OS crash or power loss may lose more."},
+			{Durability: engine.NoWAL, Doc: "walMode NONE: no WAL; updates reach the persistence folder only at checkpoints (every 3 min or when dirty pages pile up). Any crash loses everything written since the last checkpoint and may leave the store unrecoverable."},
+			{Durability: engine.Memory, Doc: "native persistence off: data lives only in the nodes' off-heap data regions; nothing is written to the tiers (the persistence folder holds only logs and work files). Every stop or crash loses everything."},
+		},
+		Options: []engine.Option{
+			{Name: optNodes, Kind: engine.KindInt, Default: "3", Doc: "server nodes, one JVM each, all on 127.0.0.1"},
+			{Name: optRegionSize, Kind: engine.KindSize, Default: "1GiB", Doc: "default data region maxSize per node: off-heap memory for pages (the whole data set in memory mode, so it must fit)"},
+			{Name: optWALSegmentSize, Kind: engine.KindSize, Default: "64MiB", Doc: "walSegmentSize (512KiB to under 2GiB)"},
+			{Name: optWALArchiveSize, Kind: engine.KindSize, Default: "512MiB", Doc: "maxWalArchiveSize per node: WAL kept beyond what recovery needs (also bounds the WAL folder when archiving is off)"},
+			{Name: optBackups, Kind: engine.KindInt, Default: "0", Doc: "backup copies of each partition"},
+			{Name: optAtomicity, Kind: engine.KindString, Default: "atomic", Values: []string{"atomic", "transactional"}, Doc: "cache atomicityMode: atomic or transactional"},
+			{Name: optHeap, Kind: engine.KindSize, Default: "512MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
+		},
+	}
+}
+
+// settings are a run's parsed options and durability.
+type settings struct {
+	nodes          int
+	regionSize     int64
+	walSegmentSize int64
+	walArchiveSize int64
+	backups        int
+	atomicity      string // ATOMIC | TRANSACTIONAL
+	heap           int64
+	persistence    bool
+	walMode        string
+}
+
+func parseSettings(cfg engine.Config) (settings, error) {
+	s := settings{persistence: true}
+	switch cfg.Durability {
+	case engine.Sync:
+		s.walMode = "FSYNC"
+	case engine.Async:
+		s.walMode = "LOG_ONLY"
+	case engine.Background:
+		s.walMode = "BACKGROUND"
+	case engine.NoWAL:
+		s.walMode = "NONE"
+	case engine.Memory:
+		s.persistence = false
+	default:
+		return s, fmt.Errorf("open ignite: durability %q is not supported (use sync, async, background, nowal or memory)", cfg.Durability)
+	}
+	n, err := engine.PositiveOption("ignite", cfg.Options, optNodes, 3, fmt.Sprintf("a whole number from 1 to %d", maxNodes))
+	if err != nil {
+		return s, err
+	}
+	if n > maxNodes {
+		return s, fmt.Errorf("open ignite: option %s=%d must be a whole number from 1 to %d", optNodes, n, maxNodes)
+	}
+	s.nodes = int(n)
+	sizes := []struct {
+		name     string
+		dst      *int64
+		def, min int64
+		max      int64
+	}{
+		{optRegionSize, &s.regionSize, 1 << 30, minRegionSize, 1 << 50},
+		{optWALSegmentSize, &s.walSegmentSize, 64 << 20, minWALSegment, maxWALSegment},
+		{optWALArchiveSize, &s.walArchiveSize, 512 << 20, minWALSegment, 1 << 50},
+		{optHeap, &s.heap, 512 << 20, minHeap, 1 << 40},
+	}
+	for _, o := range sizes {
+		v, err := engine.PositiveOption("ignite", cfg.Options, o.name, o.def, "a positive number of bytes")
+		if err != nil {
+			return s, err
+		}
+		if v < o.min || v > o.max {
+			return s, fmt.Errorf("open ignite: option %s=%d must be from %d to %d bytes", o.name, v, o.min, o.max)
+		}
+		*o.dst = v
+	}
+	if s.walArchiveSize < s.walSegmentSize {
+		return s, fmt.Errorf("open ignite: option %s=%d must be at least %s (%d)", optWALArchiveSize, s.walArchiveSize, optWALSegmentSize, s.walSegmentSize)
+	}
+	if v, ok := cfg.Options[optBackups]; ok {
+		b, err := strconv.Atoi(v)
+		if err != nil || b < 0 || b > 8 {
+			return s, fmt.Errorf("open ignite: option %s=%q must be a whole number from 0 to 8", optBackups, v)
+		}
+		s.backups = b
+	}
+	switch a := strings.ToLower(strings.TrimSpace(cfg.Options[optAtomicity])); a {
+	case "", "atomic":
+		s.atomicity = "ATOMIC"
+	case "transactional":
+		s.atomicity = "TRANSACTIONAL"
+	default:
+		return s, fmt.Errorf("open ignite: option %s=%q must be atomic or transactional", optAtomicity, cfg.Options[optAtomicity])
+	}
+	return s, nil
+}
+
+// node is one server JVM.
+type node struct {
+	id        string // consistent id: node0, node1, ...
+	discoPort int
+	commPort  int
+	log       string
+	proc      *server.Process
+	untrack   func()
+}
+
+// DB is a running Ignite cluster.
+type DB struct {
+	java      *launcher
+	set       settings
+	nodes     []*node
+	discovery []string // 127.0.0.1:port of every server
+	home      string   // logs and work directories
+	ownHome   bool     // home is a temporary folder of ours, removed on Close
+	track     func(pid int) func()
+	version   string
+
+	mu      sync.Mutex
+	closed  bool
+	clients map[int]bool // pids of running client JVMs, killed by Close
+}
+
+var (
+	_ engine.DB      = (*DB)(nil)
+	_ engine.Checker = (*DB)(nil)
+)
+
+// Open starts the cluster's nodes, waits until every one has started and
+// the first has activated the cluster (which, with persistence, sets the
+// baseline to all of them) and found the cache.
+func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) {
+	if cfg.Target != "" {
+		return nil, errors.New("open ignite: a target (a cluster tierbench did not start) is not supported")
+	}
+	set, err := parseSettings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	if set.persistence {
+		if dirs, err = server.RunDirs("ignite", cfg.Dirs, Persistence, WAL, WALArchive); err != nil {
+			return nil, err
+		}
+		if filepath.Dir(dirs[2]) == filepath.Dir(dirs[1]) {
+			dirs[2] = dirs[1] // same tier: archiving off, as the source study ran
+		}
+	}
+	java, err := findLauncher()
+	if err != nil {
+		return nil, fmt.Errorf("open ignite: %w", err)
+	}
+	d := &DB{java: java, set: set, track: cfg.Track, version: java.version()}
+	if d.home, d.ownHome, err = homeDir(cfg); err != nil {
+		return nil, fmt.Errorf("open ignite: %w", err)
+	}
+	for i := range set.nodes {
+		n := &node{id: "node" + strconv.Itoa(i), log: filepath.Join(d.home, "node"+strconv.Itoa(i)+".log")}
+		if n.discoPort, err = server.FreePort(); err != nil {
+			return nil, d.failOpen(err)
+		}
+		if n.commPort, err = server.FreePort(); err != nil {
+			return nil, d.failOpen(err)
+		}
+		d.nodes = append(d.nodes, n)
+		d.discovery = append(d.discovery, "127.0.0.1:"+strconv.Itoa(n.discoPort))
+	}
+	if err := d.startNodes(dirs); err != nil {
+		return nil, d.failOpen(err)
+	}
+	if err := d.waitReady(ctx); err != nil {
+		return nil, d.failOpen(err)
+	}
+	return d, nil
+}
+
+// homeDir picks the folder for logs and work directories: the persistence
+// folder, or with memory durability any component folder given, or a
+// temporary folder of our own.
+func homeDir(cfg engine.Config) (string, bool, error) {
+	dir := cfg.Dirs[Persistence]
+	if dir == "" {
+		names := make([]string, 0, len(cfg.Dirs))
+		for c := range cfg.Dirs {
+			names = append(names, c)
+		}
+		sort.Strings(names)
+		for _, c := range names {
+			if cfg.Dirs[c] != "" {
+				dir = cfg.Dirs[c]
+				break
+			}
+		}
+	}
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "tierbench-ignite-")
+		return tmp, true, err
+	}
+	abs, err := filepath.Abs(dir)
+	return abs, false, err
+}
+
+// startNodes starts every node's JVM; dirs are persistence, wal and the
+// archive folder (nil in memory mode).
+func (d *DB) startNodes(dirs []string) error {
+	for i, n := range d.nodes {
+		work := filepath.Join(d.home, "work", n.id)
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return err
+		}
+		args := []string{"server",
+			"--consistent-id=" + n.id,
+			"--disco-port=" + strconv.Itoa(n.discoPort),
+			"--comm-port=" + strconv.Itoa(n.commPort),
+			"--discovery=" + strings.Join(d.discovery, ","),
+			"--work-dir=" + work,
+			"--persistence=" + strconv.FormatBool(d.set.persistence),
+			"--region-size=" + strconv.FormatInt(d.set.regionSize, 10),
+			"--backups=" + strconv.Itoa(d.set.backups),
+			"--atomicity=" + d.set.atomicity,
+		}
+		if d.set.persistence {
+			args = append(args,
+				"--storage-path="+dirs[0],
+				"--wal-path="+dirs[1],
+				"--wal-archive-path="+dirs[2],
+				"--wal-mode="+d.set.walMode,
+				"--wal-segment-size="+strconv.FormatInt(d.set.walSegmentSize, 10),
+				"--wal-archive-size="+strconv.FormatInt(d.set.walArchiveSize, 10),
+			)
+		}
+		if i == 0 {
+			args = append(args, "--activate-servers="+strconv.Itoa(len(d.nodes)))
+		}
+		proc, err := server.Start(server.Spec{Name: "ignite " + n.id, Path: d.java.java,
+			Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log})
+		if err != nil {
+			return err
+		}
+		n.proc = proc
+		n.untrack = engine.Config{Track: d.track}.Tracked(proc.PID())
+	}
+	return nil
+}
+
+// readyLine is what a node prints once it has started (the first node:
+// once it has also activated the cluster).
+func readyLine(id string) string { return "TIERBENCH READY " + id }
+
+// waitReady waits for every node's ready line. A node that exits fails the
+// wait at once with its log's tail.
+func (d *DB) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(startTimeout)
+	ready := make([]bool, len(d.nodes))
+	for {
+		all := true
+		for i, n := range d.nodes {
+			if ready[i] {
+				continue
+			}
+			if err := n.proc.Died(); err != nil {
+				return fmt.Errorf("node %s did not start: %w", n.id, err)
+			}
+			if b, err := os.ReadFile(n.log); err == nil && strings.Contains(string(b), readyLine(n.id)) {
+				ready[i] = true
+				continue
+			}
+			all = false
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			for i, n := range d.nodes {
+				if !ready[i] {
+					why := "within " + startTimeout.String()
+					if ctx.Err() != nil {
+						why = "(" + ctx.Err().Error() + ")"
+					}
+					return fmt.Errorf("node %s did not start %s; last lines of its log %s:\n%s", n.id, why, n.log, n.proc.LogTail(20))
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// failOpen stops what Open started and wraps err.
+func (d *DB) failOpen(err error) error {
+	d.stopNodes(10 * time.Second)
+	if d.ownHome {
+		_ = os.RemoveAll(d.home)
+	}
+	return fmt.Errorf("open ignite: %w", err)
+}
+
+// stopNodes stops every node at once (SIGTERM, SIGKILL after grace).
+func (d *DB) stopNodes(grace time.Duration) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(d.nodes))
+	for i, n := range d.nodes {
+		if n.proc == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.proc.Stop(grace, syscall.SIGTERM)
+			n.untrack()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Version is the Ignite version of the launcher's ignite-core jar.
+func (d *DB) Version() string { return d.version }
+
+// PID is the first node's process id (telemetry watches it).
+func (d *DB) PID() int { return d.nodes[0].proc.PID() }
+
+// PIDs are every node's process id.
+func (d *DB) PIDs() []int {
+	out := make([]int, len(d.nodes))
+	for i, n := range d.nodes {
+		out[i] = n.proc.PID()
+	}
+	return out
+}
+
+// Nodes is the number of server nodes.
+func (d *DB) Nodes() int { return len(d.nodes) }
+
+// Home is the folder with the nodes' logs and work directories.
+func (d *DB) Home() string { return d.home }
+
+// Check reports a node that has exited, with the tail of its log.
+func (d *DB) Check() error {
+	var errs []error
+	for _, n := range d.nodes {
+		if err := n.proc.Died(); err != nil {
+			errs = append(errs, fmt.Errorf("ignite node %s died: %w", n.id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// NewSession fails: Ignite's workloads run in its own Java client.
+func (d *DB) NewSession(context.Context) (engine.Session, error) {
+	return nil, errors.New("engine ignite serves no tierbench sessions: its workloads (puts, gets, putget) run in its own Java client")
+}
+
+// Close kills any client JVM still running, stops every node (SIGTERM,
+// killed after a grace) and leaves their folders to the caller. A node that
+// had already exited is reported.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.closed = true
+	for pid := range d.clients {
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // its runClient reaps it
+	}
+	d.mu.Unlock()
+	died := d.Check()
+	err := d.stopNodes(stopGrace)
+	if d.ownHome {
+		_ = os.RemoveAll(d.home)
+	}
+	if died != nil {
+		return fmt.Errorf("close ignite: %w", died)
+	}
+	if err != nil {
+		return fmt.Errorf("close ignite: %w", err)
+	}
+	return nil
+}

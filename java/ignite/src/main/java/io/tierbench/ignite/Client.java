@@ -1,0 +1,379 @@
+package io.tierbench.ignite;
+
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.SingleWriterRecorder;
+import org.apache.ignite.Ignite;
+import org.apache.ignite.IgniteCache;
+import org.apache.ignite.IgniteDataStreamer;
+import org.apache.ignite.Ignition;
+import org.apache.ignite.configuration.IgniteConfiguration;
+
+/**
+ * A thick client node that activates the cluster if needed and then loads or
+ * drives it. Arguments (besides Main.base's discovery, comm-port, work-dir):
+ *
+ * <pre>
+ *   --mode=load  --keys=N --value-size=B              stream keys 0..N-1
+ *   --mode=run   --op=put|get|putget --threads=N --warmup-ms=W --duration-ms=D --keys=N --value-size=B
+ *   --activate-servers=N                               activate once N servers are up (optional)
+ * </pre>
+ *
+ * Standard output carries one JSON object per line and nothing else:
+ *
+ * <pre>
+ *   {"type":"ready"}                                   joined, cluster active, cache found
+ *   {"type":"loaded","records":N,"length_ns":L}        load finished
+ *   {"type":"interval","phase":"warmup|measured","index":i,"start_ns":s,"length_ns":l,
+ *    "ops":{"put":n},"errors":{"put":e},"p50_ns":..,"p99_ns":..,"max_ns":..}   once a second
+ *   {"type":"error","op":"put","message":"..."}        the first failed operation
+ *   {"type":"hung","threads":n}                        threads still in an operation 30 s after the end
+ *   {"type":"final","phase":"measured","op":"put","ops":n,"errors":e,"length_ns":l,"hist":"base64"}
+ *   {"type":"done"}
+ * </pre>
+ *
+ * Latencies are nanoseconds from each operation's start (closed loop: a
+ * thread starts its next operation when the previous returns), in
+ * per-thread recorders swapped once a second.
+ */
+final class Client {
+    private static final long TICK_NS = 1_000_000_000L;
+    private static final long STOP_GRACE_MS = 30_000;
+
+    private Client() {
+    }
+
+    static int run(Map<String, String> args) throws Exception {
+        PrintStream out = Main.realStdout();
+        String mode = Main.need(args, "mode");
+        IgniteConfiguration cfg = Main.base(args, "tierbench-client");
+        cfg.setClientMode(true);
+        Ignite ignite;
+        try {
+            ignite = Ignition.start(cfg);
+        } catch (Throwable t) {
+            Main.fail("join the cluster as a client", t);
+            return 1;
+        }
+        int code;
+        Throwable failure = null;
+        try {
+            Main.activate(ignite, Integer.parseInt(args.getOrDefault("activate-servers", "1")), 120_000);
+            emit(out, "{\"type\":\"ready\"}");
+            IgniteCache<Long, byte[]> cache = ignite.cache(Main.CACHE);
+            switch (mode) {
+                case "activate":
+                    code = 0;
+                    break;
+                case "load":
+                    code = load(out, ignite, args);
+                    break;
+                case "run":
+                    code = new Client.Run(out, cache, args).go();
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown --mode=" + mode);
+            }
+        } catch (Throwable t) {
+            code = 1;
+            failure = t;
+        }
+        emit(out, "{\"type\":\"done\"}");
+        // Leave the cluster cleanly if it lets us, but never hang on it.
+        Thread closer = new Thread(() -> ignite.close(), "tierbench-close");
+        closer.setDaemon(true);
+        closer.start();
+        closer.join(10_000);
+        out.flush();
+        if (failure != null) {
+            Main.fail(mode, failure); // last line of stderr: what failed and why
+        }
+        Runtime.getRuntime().halt(code);
+        return code;
+    }
+
+    static void emit(PrintStream out, String line) {
+        synchronized (out) {
+            out.println(line);
+            out.flush();
+        }
+    }
+
+    static int load(PrintStream out, Ignite ignite, Map<String, String> args) {
+        long keys = Main.longArg(args, "keys");
+        int valueSize = Integer.parseInt(Main.need(args, "value-size"));
+        byte[] value = new byte[valueSize];
+        ThreadLocalRandom.current().nextBytes(value);
+        long start = System.nanoTime();
+        try (IgniteDataStreamer<Long, byte[]> s = ignite.dataStreamer(Main.CACHE)) {
+            for (long k = 0; k < keys; k++) {
+                s.addData(k, value);
+            }
+        }
+        emit(out, "{\"type\":\"loaded\",\"records\":" + keys + ",\"length_ns\":" + (System.nanoTime() - start) + "}");
+        return 0;
+    }
+
+    /** One measured run. */
+    static final class Run {
+        private final PrintStream out;
+        private final IgniteCache<Long, byte[]> cache;
+        private final String[] ops;
+        private final boolean mixed;
+        private final int threads;
+        private final long warmupNs;
+        private final long durationNs;
+        private final long keys;
+        private final int valueSize;
+
+        /** recorders[thread][op] */
+        private final SingleWriterRecorder[][] recorders;
+        private final Histogram[] recycle;
+        private final LongAdder[] errors;
+        private final AtomicReference<String> firstError = new AtomicReference<>();
+        private volatile boolean stop;
+
+        /** Cumulative histograms and totals per phase (0 warmup, 1 measured) and op. */
+        private final Histogram[][] phaseHist;
+        private final long[][] phaseErrors;
+        private final long[] phaseLength = new long[2];
+        private int index;
+
+        Run(PrintStream out, IgniteCache<Long, byte[]> cache, Map<String, String> args) {
+            this.out = out;
+            this.cache = cache;
+            String op = Main.need(args, "op");
+            switch (op) {
+                case "put":
+                    ops = new String[] {"put"};
+                    break;
+                case "get":
+                    ops = new String[] {"get"};
+                    break;
+                case "putget":
+                    ops = new String[] {"put", "get"};
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown --op=" + op);
+            }
+            mixed = ops.length == 2;
+            threads = Integer.parseInt(Main.need(args, "threads"));
+            warmupNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(Main.need(args, "warmup-ms")));
+            durationNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(Main.need(args, "duration-ms")));
+            keys = Main.longArg(args, "keys");
+            valueSize = Integer.parseInt(Main.need(args, "value-size"));
+            if (threads < 1 || durationNs <= 0 || warmupNs < 0 || keys < 1 || valueSize < 0) {
+                throw new IllegalArgumentException("need threads >= 1, duration > 0, warmup >= 0, keys >= 1");
+            }
+            recorders = new SingleWriterRecorder[threads][ops.length];
+            for (SingleWriterRecorder[] rs : recorders) {
+                for (int i = 0; i < rs.length; i++) {
+                    rs[i] = new SingleWriterRecorder(Main.LOWEST_NS, Main.HIGHEST_NS, Main.SIG_FIGS);
+                }
+            }
+            recycle = new Histogram[threads * ops.length];
+            errors = new LongAdder[ops.length];
+            phaseHist = new Histogram[2][ops.length];
+            phaseErrors = new long[2][ops.length];
+            for (int i = 0; i < ops.length; i++) {
+                errors[i] = new LongAdder();
+                phaseHist[0][i] = Main.newHistogram();
+                phaseHist[1][i] = Main.newHistogram();
+            }
+        }
+
+        int go() throws InterruptedException {
+            List<Thread> workers = new ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                final int id = t;
+                Thread th = new Thread(() -> work(id), "tierbench-producer-" + t);
+                th.setDaemon(true);
+                workers.add(th);
+            }
+            long begin = System.nanoTime();
+            for (Thread th : workers) {
+                th.start();
+            }
+            // Tick every second during warmup, exactly at its end, and every
+            // second from there, so no interval straddles the two phases
+            // (as Go's driver.Run does).
+            long total = warmupNs + durationNs;
+            long last = 0;
+            long next = TICK_NS;
+            boolean warmupDone = warmupNs == 0;
+            while (true) {
+                long target = next;
+                if (!warmupDone && warmupNs < target) {
+                    target = warmupNs;
+                }
+                if (target > total) {
+                    target = total;
+                }
+                sleepUntil(begin + target);
+                if (target >= total) {
+                    break;
+                }
+                long now = System.nanoTime() - begin;
+                int phase = 1;
+                if (!warmupDone) {
+                    phase = 0;
+                    if (target == warmupNs) {
+                        warmupDone = true;
+                    }
+                }
+                collect(phase, last, now);
+                last = now;
+                if (phase == 0 && warmupDone) {
+                    next = warmupNs + TICK_NS;
+                } else if (target == next) {
+                    next += TICK_NS;
+                }
+            }
+            stop = true;
+            long deadline = System.currentTimeMillis() + STOP_GRACE_MS;
+            int hung = 0;
+            for (Thread th : workers) {
+                th.join(Math.max(1, deadline - System.currentTimeMillis()));
+                if (th.isAlive()) {
+                    hung++;
+                }
+            }
+            collect(warmupDone ? 1 : 0, last, System.nanoTime() - begin);
+            if (hung > 0) {
+                emit(out, "{\"type\":\"hung\",\"threads\":" + hung + "}");
+            }
+            String[] names = {"warmup", "measured"};
+            for (int p = 0; p < 2; p++) {
+                for (int i = 0; i < ops.length; i++) {
+                    Histogram h = phaseHist[p][i];
+                    emit(out, "{\"type\":\"final\",\"phase\":\"" + names[p] + "\",\"op\":\"" + ops[i]
+                            + "\",\"ops\":" + h.getTotalCount() + ",\"errors\":" + phaseErrors[p][i]
+                            + ",\"length_ns\":" + phaseLength[p] + ",\"hist\":\"" + Main.encode(h) + "\"}");
+                }
+            }
+            return 0;
+        }
+
+        private static void sleepUntil(long deadline) throws InterruptedException {
+            long left;
+            while ((left = deadline - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.sleep(left);
+            }
+        }
+
+        private void work(int id) {
+            ThreadLocalRandom rnd = ThreadLocalRandom.current();
+            byte[] value = new byte[valueSize];
+            rnd.nextBytes(value);
+            SingleWriterRecorder[] rec = recorders[id];
+            while (!stop) {
+                int op = mixed ? rnd.nextInt(2) : 0;
+                long key = rnd.nextLong(keys);
+                long start = System.nanoTime();
+                try {
+                    if (ops[op].equals("put")) {
+                        cache.put(key, value);
+                    } else {
+                        cache.get(key);
+                    }
+                } catch (Throwable t) {
+                    errors[op].increment();
+                    if (firstError.compareAndSet(null, String.valueOf(t))) {
+                        emit(out, "{\"type\":\"error\",\"op\":\"" + ops[op] + "\",\"message\":" + quote(String.valueOf(t))
+                                + "}");
+                    }
+                    continue;
+                }
+                long d = System.nanoTime() - start;
+                rec[op].recordValue(Math.max(Main.LOWEST_NS, Math.min(Main.HIGHEST_NS, d)));
+            }
+        }
+
+        /** Closes the interval [start, end) (ns since the beginning) and assigns it to phase. */
+        private void collect(int phase, long start, long end) {
+            Histogram all = Main.newHistogram();
+            long[] n = new long[ops.length];
+            long[] e = new long[ops.length];
+            for (int i = 0; i < ops.length; i++) {
+                Histogram opHist = Main.newHistogram();
+                for (int t = 0; t < threads; t++) {
+                    int slot = t * ops.length + i;
+                    Histogram h = recorders[t][i].getIntervalHistogram(recycle[slot]);
+                    opHist.add(h);
+                    recycle[slot] = h;
+                }
+                n[i] = opHist.getTotalCount();
+                e[i] = errors[i].sumThenReset();
+                all.add(opHist);
+                phaseHist[phase][i].add(opHist);
+                phaseErrors[phase][i] += e[i];
+            }
+            phaseLength[phase] += end - start;
+            StringBuilder b = new StringBuilder(256);
+            b.append("{\"type\":\"interval\",\"phase\":\"").append(phase == 0 ? "warmup" : "measured")
+                    .append("\",\"index\":").append(index++)
+                    .append(",\"start_ns\":").append(start)
+                    .append(",\"length_ns\":").append(end - start);
+            b.append(",\"ops\":{");
+            for (int i = 0; i < ops.length; i++) {
+                b.append(i == 0 ? "" : ",").append('"').append(ops[i]).append("\":").append(n[i]);
+            }
+            b.append("},\"errors\":{");
+            for (int i = 0; i < ops.length; i++) {
+                b.append(i == 0 ? "" : ",").append('"').append(ops[i]).append("\":").append(e[i]);
+            }
+            b.append('}');
+            long p50 = 0;
+            long p99 = 0;
+            long max = 0;
+            if (all.getTotalCount() > 0) {
+                p50 = all.getValueAtPercentile(50);
+                p99 = all.getValueAtPercentile(99);
+                max = all.getMaxValue();
+            }
+            b.append(",\"p50_ns\":").append(p50).append(",\"p99_ns\":").append(p99).append(",\"max_ns\":").append(max)
+                    .append('}');
+            emit(out, b.toString());
+        }
+    }
+
+    /** A JSON string literal. */
+    static String quote(String s) {
+        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"':
+                    b.append("\\\"");
+                    break;
+                case '\\':
+                    b.append("\\\\");
+                    break;
+                case '\n':
+                    b.append("\\n");
+                    break;
+                case '\r':
+                    b.append("\\r");
+                    break;
+                case '\t':
+                    b.append("\\t");
+                    break;
+                default:
+                    if (c < 0x20) {
+                        b.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+            }
+        }
+        return b.append('"').toString();
+    }
+}

@@ -1,0 +1,220 @@
+// Package cachekv holds the key-value cache workloads of Apache Ignite's own
+// benchmarks (IgnitePutBenchmark, IgniteGetBenchmark,
+// IgnitePutGetBenchmark): puts, gets, or a 50/50 mix of both on keys drawn
+// uniformly from [0, keys), each value value_size bytes.
+//
+// The operations run in the engine's own client (engine ignite's thick Java
+// client), not in tierbench's Go driver: the workloads are
+// workload.Delegated. That client measures the same way the Go driver does
+// (closed loop, per-thread HDR histograms in nanoseconds, 1 ns to 60 s, 3
+// significant figures, swapped once a second) and reports JSON lines on its
+// standard output, which this package turns into a driver.Result.
+package cachekv
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// Op names the client reports.
+const (
+	OpPut = "put"
+	OpGet = "get"
+)
+
+// Parameter names.
+const (
+	pKeys      = "keys"
+	pValueSize = "value_size"
+	pPreload   = "preload"
+)
+
+// Preload values besides a number of keys.
+const (
+	PreloadAll  = "all"
+	PreloadNone = "none"
+)
+
+// maxValueSize bounds value_size: a value is one cache entry, and a few
+// threads' worth of them must fit the client's heap.
+const maxValueSize = 16 << 20
+
+// Run is one measured run of the engine's load client.
+type Run struct {
+	// Mix is put, get or putget (a 50/50 choice per operation).
+	Mix       string
+	Threads   int
+	Warmup    time.Duration
+	Duration  time.Duration
+	Keys      int64
+	ValueSize int
+}
+
+// Cache is the ability of an engine's DB the cache workloads need: engine
+// ignite's DB has it. Preload writes keys 0..keys-1 with values of valueSize
+// bytes and returns how many it wrote. RunClient runs the load client for
+// one measured run, passing each line of its standard output to onLine
+// (from one goroutine, as they come), and kills it when ctx is cancelled;
+// its error carries the client's own last words.
+type Cache interface {
+	Preload(ctx context.Context, keys int64, valueSize int) (int64, error)
+	RunClient(ctx context.Context, run Run, onLine func(line []byte)) error
+}
+
+// kind is one of the three workloads.
+type kind struct {
+	name, mix, doc, preload string
+	ops                     []string
+}
+
+var kinds = []kind{
+	{name: "puts", mix: "put", ops: []string{OpPut}, preload: PreloadNone,
+		doc: "cache puts on uniformly random keys (Ignite's IgnitePutBenchmark); runs on engine ignite only"},
+	{name: "gets", mix: "get", ops: []string{OpGet}, preload: PreloadAll,
+		doc: "cache gets on uniformly random keys, all loaded first (IgniteGetBenchmark); runs on engine ignite only"},
+	{name: "putget", mix: "putget", ops: []string{OpPut, OpGet}, preload: PreloadAll,
+		doc: "50% puts, 50% gets on uniformly random keys (IgnitePutGetBenchmark); runs on engine ignite only"},
+}
+
+// Specs returns the puts, gets and putget workloads.
+func Specs() []workload.Spec {
+	out := make([]workload.Spec, len(kinds))
+	for i, k := range kinds {
+		params := []workload.Param{
+			{Name: pKeys, Default: "1000000", Doc: "key range: keys are drawn uniformly from [0, keys) (the range of Ignite's benchmarks)"},
+			{Name: pValueSize, Default: "1024", Doc: "bytes per value"},
+			{Name: pPreload, Default: k.preload, Doc: "keys written before the run (0..n-1, with Ignite's data streamer): all, none, or a number"},
+		}
+		out[i] = workload.Spec{
+			Name:   k.name,
+			Doc:    k.doc,
+			Params: params,
+			New: func(overrides map[string]string) (workload.Workload, error) {
+				return newWorkload(k, params, overrides)
+			},
+		}
+	}
+	return out
+}
+
+// Workload is one configured cache workload.
+type Workload struct {
+	kind      kind
+	params    map[string]string
+	keys      int64
+	valueSize int
+	preload   int64
+}
+
+var (
+	_ workload.Workload  = (*Workload)(nil)
+	_ workload.Delegated = (*Workload)(nil)
+)
+
+func newWorkload(k kind, params []workload.Param, overrides map[string]string) (*Workload, error) {
+	eff := workload.Effective(params, overrides)
+	w := &Workload{kind: k, params: eff}
+	n, err := strconv.ParseInt(strings.TrimSpace(eff[pKeys]), 10, 64)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("%s %q: must be a whole number >= 1", pKeys, eff[pKeys])
+	}
+	w.keys = n
+	v, err := strconv.Atoi(strings.TrimSpace(eff[pValueSize]))
+	if err != nil || v < 1 || v > maxValueSize {
+		return nil, fmt.Errorf("%s %q: must be a whole number of bytes from 1 to %d", pValueSize, eff[pValueSize], maxValueSize)
+	}
+	w.valueSize = v
+	switch p := strings.TrimSpace(eff[pPreload]); p {
+	case PreloadAll:
+		w.preload = w.keys
+	case PreloadNone, "0":
+		w.preload = 0
+	default:
+		n, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || n < 0 || n > w.keys {
+			return nil, fmt.Errorf("%s %q: must be all, none or a number of keys from 0 to keys (%d)", pPreload, eff[pPreload], w.keys)
+		}
+		w.preload = n
+	}
+	return w, nil
+}
+
+// Ops names the operations: put, get, or both.
+func (w *Workload) Ops() []string { return append([]string(nil), w.kind.ops...) }
+
+// Params returns every parameter with its effective value.
+func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
+
+// cache returns db's Cache ability or an error naming the gap.
+func (w *Workload) cache(engineName string, db engine.DB) (Cache, error) {
+	c, ok := db.(Cache)
+	if !ok {
+		return nil, fmt.Errorf("workload %s runs on engine ignite only, not on %s", w.kind.name, engineName)
+	}
+	return c, nil
+}
+
+// Load preloads keys 0..preload-1 through the engine's client; loaders is
+// not used (Ignite's data streamer batches per node on its own).
+func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
+	c, err := w.cache(engineName, db)
+	if err != nil {
+		return workload.LoadStats{}, err
+	}
+	if w.preload == 0 {
+		return workload.LoadStats{}, nil
+	}
+	start := time.Now()
+	n, err := c.Preload(ctx, w.preload, w.valueSize)
+	if err != nil {
+		return workload.LoadStats{}, fmt.Errorf("preload %d keys: %w", w.preload, err)
+	}
+	return workload.LoadStats{Records: n, Duration: time.Since(start)}, nil
+}
+
+// NewClient fails: the operations run in the engine's own client.
+func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workload.Client, error) {
+	return nil, fmt.Errorf("workload %s runs in engine ignite's own Java client (workload.Delegated), not in tierbench's Go driver; engine %s cannot run it", w.kind.name, engineName)
+}
+
+// External returns the load generator that drives db through its client.
+func (w *Workload) External(engineName string, db engine.DB) (driver.External, error) {
+	c, err := w.cache(engineName, db)
+	if err != nil {
+		return nil, err
+	}
+	return &external{cache: c, w: w}, nil
+}
+
+// external drives one run through the engine's client.
+type external struct {
+	cache Cache
+	w     *Workload
+}
+
+// Drive runs the client with `clients` threads for cfg.Warmup then
+// cfg.Duration and returns what it measured. Intervals reach cfg.OnTick as
+// the client reports them.
+func (e *external) Drive(ctx context.Context, cfg driver.Config, clients int) (*driver.Result, error) {
+	if cfg.TargetRate > 0 {
+		return nil, fmt.Errorf("open loop is not supported by the Ignite client (workload %s): remove target_rate", e.w.kind.name)
+	}
+	if len(cfg.Ops) == 0 {
+		cfg.Ops = e.w.Ops()
+	}
+	if err := cfg.Validate(clients); err != nil {
+		return nil, err
+	}
+	p := newParser(cfg)
+	err := e.cache.RunClient(ctx, Run{Mix: e.w.kind.mix, Threads: clients, Warmup: cfg.Warmup, Duration: cfg.Duration,
+		Keys: e.w.keys, ValueSize: e.w.valueSize}, p.line)
+	return p.result(err)
+}

@@ -1,0 +1,239 @@
+package cachekv
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/hist"
+)
+
+// The client's standard output is one JSON object per line (see
+// java/ignite/.../Client.java):
+//
+//	{"type":"ready"}
+//	{"type":"loaded","records":N,"length_ns":L}
+//	{"type":"interval","phase":"warmup|measured","index":i,"start_ns":s,"length_ns":l,
+//	 "ops":{"put":n},"errors":{"put":e},"p50_ns":..,"p99_ns":..,"max_ns":..}
+//	{"type":"error","op":"put","message":"..."}   the first failed operation
+//	{"type":"hung","threads":n}                   threads still busy 30 s after the end
+//	{"type":"final","phase":"measured","op":"put","ops":n,"errors":e,"length_ns":l,"hist":"<base64>"}
+//	{"type":"done"}
+//
+// hist is the standard compressed HDR encoding (V2), base64, as hist.Decode
+// reads it. Lines that are not JSON objects are ignored.
+
+// message is any one line; ops and errors are an object per op in an
+// interval and a number in a final.
+type message struct {
+	Type     string          `json:"type"`
+	Phase    string          `json:"phase"`
+	Index    int             `json:"index"`
+	StartNs  int64           `json:"start_ns"`
+	LengthNs int64           `json:"length_ns"`
+	Ops      json.RawMessage `json:"ops"`
+	Errors   json.RawMessage `json:"errors"`
+	P50Ns    int64           `json:"p50_ns"`
+	P99Ns    int64           `json:"p99_ns"`
+	MaxNs    int64           `json:"max_ns"`
+	Op       string          `json:"op"`
+	Message  string          `json:"message"`
+	Hist     string          `json:"hist"`
+	Threads  int             `json:"threads"`
+	Records  int64           `json:"records"`
+}
+
+// Loaded reads a "loaded" line: the number of records a load wrote.
+func Loaded(line []byte) (records int64, ok bool) {
+	var m message
+	if !isObject(line) || json.Unmarshal(line, &m) != nil || m.Type != "loaded" {
+		return 0, false
+	}
+	return m.Records, true
+}
+
+func isObject(line []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) }
+
+// parser turns a run's lines into a driver.Result.
+type parser struct {
+	cfg       driver.Config
+	intervals []driver.Interval
+	phases    map[driver.Phase]*driver.PhaseResult
+	finals    map[driver.Phase]int
+	firstErr  error
+	hung      int
+	done      bool
+	bad       error // the first line that could not be understood
+}
+
+func newParser(cfg driver.Config) *parser {
+	p := &parser{cfg: cfg, phases: map[driver.Phase]*driver.PhaseResult{}, finals: map[driver.Phase]int{}}
+	for _, ph := range []driver.Phase{driver.Warmup, driver.Measured} {
+		pr := &driver.PhaseResult{ByOp: make([]driver.OpResult, len(cfg.Ops))}
+		for i, name := range cfg.Ops {
+			pr.ByOp[i] = driver.OpResult{Name: name, Latency: hist.New()}
+		}
+		p.phases[ph] = pr
+	}
+	return p
+}
+
+// line handles one line of the client's output.
+func (p *parser) line(b []byte) {
+	if !isObject(b) {
+		return
+	}
+	if err := p.handle(b); err != nil && p.bad == nil {
+		p.bad = fmt.Errorf("Ignite client output %q: %w", truncate(string(b), 200), err)
+	}
+}
+
+func (p *parser) handle(b []byte) error {
+	var m message
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	switch m.Type {
+	case "interval":
+		return p.interval(m)
+	case "final":
+		return p.final(m)
+	case "error":
+		if p.firstErr == nil {
+			msg := m.Message
+			if m.Op != "" {
+				msg = m.Op + ": " + msg
+			}
+			p.firstErr = errors.New(msg)
+		}
+	case "hung":
+		p.hung = m.Threads
+	case "done":
+		p.done = true
+	case "ready", "loaded":
+	default:
+		return fmt.Errorf("unknown type %q", m.Type)
+	}
+	return nil
+}
+
+func (p *parser) phase(name string) (driver.Phase, error) {
+	switch ph := driver.Phase(name); ph {
+	case driver.Warmup, driver.Measured:
+		return ph, nil
+	}
+	return "", fmt.Errorf("unknown phase %q", name)
+}
+
+func (p *parser) opIndex(name string) (int, error) {
+	i := slices.Index(p.cfg.Ops, name)
+	if i < 0 {
+		return 0, fmt.Errorf("op %q is not one of the workload's ops (%s)", name, strings.Join(p.cfg.Ops, ", "))
+	}
+	return i, nil
+}
+
+func (p *parser) interval(m message) error {
+	ph, err := p.phase(m.Phase)
+	if err != nil {
+		return err
+	}
+	var ops, errs map[string]int64
+	if err := json.Unmarshal(m.Ops, &ops); err != nil {
+		return fmt.Errorf("ops: %w", err)
+	}
+	if len(m.Errors) > 0 {
+		if err := json.Unmarshal(m.Errors, &errs); err != nil {
+			return fmt.Errorf("errors: %w", err)
+		}
+	}
+	iv := driver.Interval{Index: m.Index, Phase: ph, Start: time.Duration(m.StartNs), Length: time.Duration(m.LengthNs),
+		P50: time.Duration(m.P50Ns), P99: time.Duration(m.P99Ns), Max: time.Duration(m.MaxNs),
+		PerOpOK: make([]int64, len(p.cfg.Ops))}
+	for name, n := range ops {
+		i, err := p.opIndex(name)
+		if err != nil {
+			return err
+		}
+		iv.PerOpOK[i] += n
+		iv.Ops += n
+	}
+	for name, n := range errs {
+		if _, err := p.opIndex(name); err != nil {
+			return err
+		}
+		iv.Errors += n
+	}
+	p.intervals = append(p.intervals, iv)
+	if p.cfg.OnTick != nil {
+		p.cfg.OnTick(iv)
+	}
+	return nil
+}
+
+func (p *parser) final(m message) error {
+	ph, err := p.phase(m.Phase)
+	if err != nil {
+		return err
+	}
+	i, err := p.opIndex(m.Op)
+	if err != nil {
+		return err
+	}
+	var ops, errs int64
+	if err := json.Unmarshal(m.Ops, &ops); err != nil {
+		return fmt.Errorf("ops: %w", err)
+	}
+	if len(m.Errors) > 0 {
+		if err := json.Unmarshal(m.Errors, &errs); err != nil {
+			return fmt.Errorf("errors: %w", err)
+		}
+	}
+	h, err := hist.Decode([]byte(m.Hist))
+	if err != nil {
+		return fmt.Errorf("op %s: %w", m.Op, err)
+	}
+	if h.TotalCount() != ops {
+		return fmt.Errorf("op %s: histogram holds %d operations, the line says %d", m.Op, h.TotalCount(), ops)
+	}
+	pr := p.phases[ph]
+	o := &pr.ByOp[i]
+	o.Latency.Merge(h)
+	o.Ops += ops
+	o.Errors += errs
+	pr.Ops += ops
+	pr.Errors += errs
+	pr.Length = time.Duration(m.LengthNs) // the same on every op's line
+	p.finals[ph]++
+	return nil
+}
+
+// result assembles what was parsed; runErr is the client's own failure.
+// A run that ended without its measured figures is an error even when the
+// client exited 0.
+func (p *parser) result(runErr error) (*driver.Result, error) {
+	res := &driver.Result{
+		Warmup: *p.phases[driver.Warmup], Measured: *p.phases[driver.Measured],
+		Intervals: p.intervals, FirstError: p.firstErr,
+	}
+	errs := []error{runErr, p.bad}
+	if p.hung > 0 {
+		errs = append(errs, fmt.Errorf("%w: %d Ignite client threads were still in an operation 30s after the run ended (cluster stuck?)", driver.ErrHung, p.hung))
+	}
+	if runErr == nil && p.bad == nil && p.finals[driver.Measured] == 0 {
+		errs = append(errs, errors.New("the Ignite client ended without reporting its measured figures"))
+	}
+	return res, errors.Join(errs...)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
