@@ -125,8 +125,12 @@ func newValidateCmd() *cobra.Command {
 			if err != nil {
 				return badInput(err)
 			}
-			fmt.Printf("%s: ok: %d runs (%d placements x %d durability x %d client counts x %d repeats), about %s of measuring\n",
-				a[0], len(st.Matrix()), len(st.Placements), len(st.Durability), len(st.Clients), st.Repeat,
+			drivers := ""
+			if len(st.Drivers) > 1 {
+				drivers = fmt.Sprintf(" x %d drivers", len(st.Drivers))
+			}
+			fmt.Printf("%s: ok: %d runs (%d placements%s x %d durability x %d client counts x %d repeats), about %s of measuring\n",
+				a[0], len(st.Matrix()), len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.Repeat,
 				(st.Warmup+st.Duration)*time.Duration(len(st.Matrix())))
 			return nil
 		},
