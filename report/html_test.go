@@ -32,8 +32,8 @@ func TestHTMLReportContents(t *testing.T) {
 		}
 	}
 	verdicts := Verdicts(f.st, in.Analysis, 16)
-	if len(verdicts) != 2 {
-		t.Fatalf("want a verdict per durability mode, got %q", verdicts)
+	if len(verdicts) != 3 || !strings.HasPrefix(verdicts[2], "At 16 clients, durability nosync against sync on each placement: all-disk ") {
+		t.Fatalf("want a verdict per durability mode and one comparing the modes, got %q", verdicts)
 	}
 	for _, v := range verdicts {
 		if !strings.Contains(out, template.HTMLEscapeString(v)) {

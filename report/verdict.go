@@ -81,6 +81,37 @@ func Verdicts(st *results.Study, a *stats.Analysis, clients int) []string {
 		}
 		out = append(out, s+".")
 	}
+	return append(out, durabilityVerdicts(st, a, clients)...)
+}
+
+// durabilityVerdicts compares each further durability mode with the
+// study's first on every placement (what FSYNC costs against LOG_ONLY),
+// e.g. "At 128 clients, sync against async on each placement: ssd 0.35x
+// (95% CI 0.33-0.37x, worse); ...". Placements that pin their own mode
+// run the same in every row and are left out.
+func durabilityVerdicts(st *results.Study, a *stats.Analysis, clients int) []string {
+	if len(st.Durability) < 2 {
+		return nil
+	}
+	ref := st.Durability[0]
+	var out []string
+	for _, d := range st.Durability[1:] {
+		var parts []string
+		for _, p := range st.Placements {
+			if p.Durability != "" {
+				continue
+			}
+			g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: clients})
+			base := a.Group(stats.Key{Placement: p.Name, Durability: ref, Clients: clients})
+			if g == nil || base == nil {
+				continue
+			}
+			parts = append(parts, p.Name+" "+RatioText(stats.Versus(g, base)))
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("At %d clients, durability %s against %s on each placement: %s.", clients, d, ref, strings.Join(parts, "; ")))
+		}
+	}
 	return out
 }
 

@@ -289,3 +289,12 @@ func MinSamplesFor(percentile float64) int64 {
 	n := 1 / (1 - percentile/100)
 	return int64(math.Ceil(n - 1e-6)) // 1/(1-0.999) is 1000.0000000000009 in floating point
 }
+
+// Versus returns a copy of g holding its ratio to other (the same placement
+// in another durability mode, say) with a CI and verdict; g is unchanged.
+func Versus(g, other *Group) *Group {
+	c := *g
+	c.Ratio, c.RatioCI, c.Verdict = 0, nil, ""
+	compareWithBaseline(&c, other, false)
+	return &c
+}
