@@ -329,7 +329,7 @@ func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workl
 	if err != nil {
 		return nil, fmt.Errorf("tpcb client %d: %w", id, err)
 	}
-	return &Client{w: w, conn: q.Conn(), d: q.Dialect(), rng: w.newRand(streamClient, uint64(id))}, nil
+	return &Client{w: w, conn: q.Conn(), d: q.Dialect(), rng: w.newRand(streamClient, uint64(id)), qs: statements(q.Dialect())}, nil
 }
 
 // Client runs tpcb transactions on its own connection. It is used by one
@@ -341,6 +341,9 @@ type Client struct {
 	rng   *rand.Rand
 	stmts [nStmts]*sql.Stmt
 	ready bool
+	qs    [nStmts]string
+	// noPgx is set when a PostgreSQL connection turns out not to be pgx's.
+	noPgx bool
 }
 
 // prepare prepares the five statements once; it is lazy so it runs under
@@ -373,6 +376,9 @@ func (c *Client) Do(ctx context.Context) (int, error) {
 	tid := 1 + c.rng.Int64N(w.tellers())
 	bid := 1 + c.rng.Int64N(w.branches())
 	delta := c.rng.Int64N(2*maxDelta+1) - maxDelta
+	if c.d == engine.Postgres && !c.noPgx {
+		return 0, c.pgxTxn(ctx, aid, tid, bid, delta)
+	}
 	return 0, c.txn(ctx, aid, tid, bid, delta)
 }
 
