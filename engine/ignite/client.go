@@ -2,7 +2,6 @@ package ignite
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -98,11 +96,11 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 	defer logf.Close()
 	fmt.Fprintf(logf, "==== %s client %s\n", time.Now().Format(time.RFC3339), mode)
 
-	tail := &tailBuffer{max: 64 << 10}
+	tail := &server.TailWriter{Max: 64 << 10}
 	cmd := exec.Command(d.java.java, d.java.args(d.set.heap, args...)...)
 	cmd.Dir = d.home
 	cmd.Stderr = io.MultiWriter(logf, tail)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	server.OwnGroup(cmd, false)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("ignite client: %w", err)
@@ -150,9 +148,9 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 	var errs []error
 	switch {
 	case ctx.Err() != nil:
-		errs = append(errs, fmt.Errorf("ignite client (%s) stopped: %w; last lines of its output:\n%s", mode, ctx.Err(), tail.last(15)))
+		errs = append(errs, fmt.Errorf("ignite client (%s) stopped: %w; last lines of its output:\n%s", mode, ctx.Err(), tail.Last(15)))
 	case waitErr != nil:
-		errs = append(errs, fmt.Errorf("ignite client (%s) failed (%v); last lines of its output (all in %s):\n%s", mode, waitErr, logPath, tail.last(15)))
+		errs = append(errs, fmt.Errorf("ignite client (%s) failed (%v); last lines of its output (all in %s):\n%s", mode, waitErr, logPath, tail.Last(15)))
 	case scanErr != nil:
 		errs = append(errs, fmt.Errorf("ignite client (%s): reading its output: %w", mode, scanErr))
 	}
@@ -162,32 +160,4 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-// last returns the last n lines.
-func (t *tailBuffer) last(n int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := bytes.Split(bytes.TrimRight(t.buf, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }

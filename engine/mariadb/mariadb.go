@@ -464,23 +464,12 @@ func (d *DB) Endpoint() engine.Endpoint {
 	return engine.EndpointAt("mysql", d.addr, d.user, d.password, d.database)
 }
 
-// PID is the server's process id, for telemetry; 0 for a target server,
-// whose process is not ours to watch.
-func (d *DB) PID() int {
-	if d.proc == nil {
-		return 0
-	}
-	return d.proc.PID()
-}
+// PID is the server's process id, for telemetry; 0 for a target server.
+func (d *DB) PID() int { return d.proc.PID() }
 
-// Check reports a server that has exited, with its log's tail. A target
-// server is not watched (nil): losing it fails operations instead.
-func (d *DB) Check() error {
-	if d.proc == nil {
-		return nil
-	}
-	return noteDiskFull(d.proc.Died())
-}
+// Check reports a server that has exited, with its log's tail; nil for a
+// target server, which is not watched.
+func (d *DB) Check() error { return noteDiskFull(d.proc.Died()) }
 
 // Close stops the server (SIGTERM, killed after a grace period) and leaves
 // the folders for the caller to remove; for a target server it only closes

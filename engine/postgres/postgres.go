@@ -656,22 +656,12 @@ func (d *DB) Endpoint() engine.Endpoint {
 }
 
 // PID is the postmaster's process id, for telemetry; 0 for a target
-// server, whose processes are not ours to watch.
-func (d *DB) PID() int {
-	if d.proc == nil {
-		return 0
-	}
-	return d.proc.PID()
-}
+// server.
+func (d *DB) PID() int { return d.proc.PID() }
 
-// Check reports a server that has exited mid-run, with its log's tail. A
-// target server is not watched (nil): losing it fails operations instead.
-func (d *DB) Check() error {
-	if d.proc == nil {
-		return nil
-	}
-	return d.proc.Died()
-}
+// Check reports a server that has exited mid-run, with its log's tail;
+// nil for a target server, which is not watched.
+func (d *DB) Check() error { return d.proc.Died() }
 
 // explain replaces a driver error by the server's death, which is what a
 // user needs to read when the server is gone.

@@ -364,23 +364,12 @@ func (d *DB) Endpoint() engine.Endpoint {
 	return engine.EndpointAt("redis", d.addr, "", "", "")
 }
 
-// PID is the server's process id; 0 for a target server, whose process is
-// not ours to watch.
-func (d *DB) PID() int {
-	if d.proc == nil {
-		return 0
-	}
-	return d.proc.PID()
-}
+// PID is the server's process id; 0 for a target server.
+func (d *DB) PID() int { return d.proc.PID() }
 
-// Check reports a server that has exited, with the tail of its log. A
-// target server is not watched (nil): losing it fails operations instead.
-func (d *DB) Check() error {
-	if d.proc == nil {
-		return nil
-	}
-	return noteDiskFull(d.proc.Died())
-}
+// Check reports a server that has exited, with the tail of its log; nil
+// for a target server, which is not watched.
+func (d *DB) Check() error { return noteDiskFull(d.proc.Died()) }
 
 // NewSession claims one connection for one client. The connection is the
 // session's alone (a go-redis Conn), so its commands and pipelines never

@@ -84,8 +84,15 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
-// PID is the server's process id (and its process group id).
-func (p *Process) PID() int { return p.cmd.Process.Pid }
+// PID is the server's process id (and its process group id); 0 for a nil
+// Process, a server tierbench did not start (a target), so engines need
+// no case of their own for it.
+func (p *Process) PID() int {
+	if p == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
 
 // Done is closed when the server exits.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -97,8 +104,13 @@ func (p *Process) Exited() (bool, error) {
 	return p.exited, p.err
 }
 
-// Died returns an error with the log's tail if the server has exited.
+// Died returns an error with the log's tail if the server has exited; nil
+// for a nil Process (a target server is not watched: losing it fails
+// operations instead).
 func (p *Process) Died() error {
+	if p == nil {
+		return nil
+	}
 	if exited, err := p.Exited(); exited {
 		return fmt.Errorf("%s exited (%v); last lines of its log %s:\n%s", p.spec.Name, err, p.spec.Log, p.LogTail(15))
 	}

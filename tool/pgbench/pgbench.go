@@ -26,7 +26,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -95,9 +94,8 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = r.req.Dir
 	cmd.Env = append(os.Environ(), "PGPASSWORD="+ep.Password, "PGCONNECT_TIMEOUT=10", "PGAPPNAME=tierbench-pgbench")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out tail
+	server.OwnGroup(cmd, true)
+	out := server.TailWriter{Max: tailBytes}
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -106,7 +104,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start pgbench: %w", err)
 	}
-	var errTail tail
+	errTail := server.TailWriter{Max: tailBytes}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()
@@ -321,17 +319,5 @@ func ParseProgress(line string, warmup time.Duration) (driver.Interval, bool) {
 	return iv, true
 }
 
-// tail keeps the last few KiB written to it, for error messages.
-type tail struct{ b []byte }
-
+// tailBytes is how much of pgbench's output an error quotes.
 const tailBytes = 4096
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.b = append(t.b, p...)
-	if len(t.b) > tailBytes {
-		t.b = t.b[len(t.b)-tailBytes:]
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string { return string(t.b) }

@@ -42,7 +42,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
@@ -214,8 +213,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 	args := d.Args(warmupS, durationS, clients, optionsFile)
 	cmd := exec.CommandContext(runCtx, d.Bin, args...)
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	server.OwnGroup(cmd, true)
 	cmd.WaitDelay = 5 * time.Second
 	tail := &tailLines{max: tailMax}
 	cmd.Stderr = io.MultiWriter(logf, tail)

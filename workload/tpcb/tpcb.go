@@ -341,7 +341,7 @@ type Client struct {
 	rng   *rand.Rand
 	stmts [nStmts]*sql.Stmt
 	ready bool
-	qs    [nStmts]string
+	qs    [nStmts]string // statements(d), prepared here or cached by pgx
 	// noPgx is set when a PostgreSQL connection turns out not to be pgx's.
 	noPgx bool
 }
@@ -352,8 +352,7 @@ func (c *Client) prepare(ctx context.Context) error {
 	if c.ready {
 		return nil
 	}
-	qs := statements(c.d)
-	if i, err := sqlwork.PrepareAll(ctx, c.conn, c.stmts[:], qs[:]); err != nil {
+	if i, err := sqlwork.PrepareAll(ctx, c.conn, c.stmts[:], c.qs[:]); err != nil {
 		return fmt.Errorf("tpcb: prepare %s: %w", stmtNames[i], err)
 	}
 	c.ready = true
