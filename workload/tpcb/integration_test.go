@@ -128,7 +128,7 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 				t.Fatal(err)
 			}
 			done := make(chan error, 1)
-			go func() { done <- c.txn(ctx, aid, tid, bid, delta) }()
+			go func() { done <- c.run(ctx, aid, tid, bid, delta) }()
 			// The client locks account 5, then waits for branch 1; x must
 			// close the cycle well before PostgreSQL's deadlock_timeout
 			// (1s) makes the client look for one.
@@ -169,7 +169,7 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 			t.Errorf("history has %d rows after the rollback, want 0", got)
 		}
 		// The connection is usable: the next transaction commits.
-		if err := c.txn(ctx, aid, tid, bid, delta); err != nil {
+		if err := c.run(ctx, aid, tid, bid, delta); err != nil {
 			t.Fatalf("transaction after the deadlock: %v", err)
 		}
 		b, err := w.Balances(ctx, name, db)
@@ -178,6 +178,44 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 		}
 		if b != (Balances{delta, delta, delta, delta}) {
 			t.Errorf("balances %+v, want all %d", b, delta)
+		}
+	})
+}
+
+// TestMissingAccountRolledBack deletes an account and checks that a
+// transaction on it fails naming the account, leaves nothing behind, and
+// that the client's next transaction commits.
+func TestMissingAccountRolledBack(t *testing.T) {
+	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
+		ctx := context.Background()
+		w := newW(t, map[string]string{pScale: "1"})
+		if _, err := w.Load(ctx, name, db, 2); err != nil {
+			t.Fatal(err)
+		}
+		enginetest.Exec(t, name, db, "DELETE FROM "+tAccounts+" WHERE aid = 7")
+		s, err := db.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		wc, err := w.NewClient(name, 0, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := wc.(*Client)
+		defer c.Close()
+		err = c.run(ctx, 7, 2, 1, 50)
+		if err == nil || !strings.Contains(err.Error(), "account 7 is missing") || !strings.Contains(err.Error(), "select account") {
+			t.Fatalf("transaction on a deleted account: %v; want it to name the account and the step", err)
+		}
+		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE aid = 7"); got != 0 {
+			t.Errorf("history has %d rows for the failed transaction", got)
+		}
+		if err := c.run(ctx, 8, 2, 1, 50); err != nil {
+			t.Fatalf("next transaction: %v", err)
+		}
+		if b, err := w.Balances(ctx, name, db); err != nil || b != (Balances{50, 50, 50, 50}) {
+			t.Errorf("balances %+v, %v; want all 50", b, err)
 		}
 	})
 }

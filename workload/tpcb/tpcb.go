@@ -341,9 +341,10 @@ type Client struct {
 	rng   *rand.Rand
 	stmts [nStmts]*sql.Stmt
 	ready bool
-	qs    [nStmts]string // statements(d), prepared here or cached by pgx
+	qs    [nStmts]string // statements(d), prepared here or by wire
 	// noPgx is set when a PostgreSQL connection turns out not to be pgx's.
 	noPgx bool
+	wire  wireSession // the PostgreSQL path's statements (pgx.go)
 }
 
 // prepare prepares the five statements once; it is lazy so it runs under
@@ -375,10 +376,16 @@ func (c *Client) Do(ctx context.Context) (int, error) {
 	tid := 1 + c.rng.Int64N(w.tellers())
 	bid := 1 + c.rng.Int64N(w.branches())
 	delta := c.rng.Int64N(2*maxDelta+1) - maxDelta
+	return 0, c.run(ctx, aid, tid, bid, delta)
+}
+
+// run runs one transaction on the fastest path for the connection: pgx's
+// wire protocol layer on PostgreSQL, database/sql elsewhere.
+func (c *Client) run(ctx context.Context, aid, tid, bid, delta int64) error {
 	if c.d == engine.Postgres && !c.noPgx {
-		return 0, c.pgxTxn(ctx, aid, tid, bid, delta)
+		return c.pgxTxn(ctx, aid, tid, bid, delta)
 	}
-	return 0, c.txn(ctx, aid, tid, bid, delta)
+	return c.txn(ctx, aid, tid, bid, delta)
 }
 
 // txn runs the transaction as plain statements on the connection, as
