@@ -283,6 +283,22 @@ func (d Dialect) Placeholders(n int) string {
 	return strings.Join(p, ", ")
 }
 
+// WithSession runs f on a new session of db and closes the session after
+// it; a failed close is the error when f succeeded. Loaders use it for their
+// one session each.
+func WithSession(ctx context.Context, db DB, f func(Session) error) (err error) {
+	s, err := db.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("new session: %w", err)
+	}
+	defer func() {
+		if cerr := s.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close session: %w", cerr)
+		}
+	}()
+	return f(s)
+}
+
 // NeedSQL returns s as SQL or an error naming the engine's gap.
 func NeedSQL(engineName string, s Session) (SQL, error) {
 	q, ok := s.(SQL)

@@ -24,21 +24,14 @@ import (
 // what engines hand out, and SQL workloads need its connection and dialect.
 // f's error goes through the engine's explanation (engine.Explain), so a
 // load that fills a tier or loses its server says so.
-func WithConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.Conn, engine.Dialect) error) (err error) {
-	s, err := db.NewSession(ctx)
-	if err != nil {
-		return fmt.Errorf("new session: %w", err)
-	}
-	defer func() {
-		if cerr := s.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close session: %w", cerr)
+func WithConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.Conn, engine.Dialect) error) error {
+	return engine.WithSession(ctx, db, func(s engine.Session) error {
+		q, err := engine.NeedSQL(engineName, s)
+		if err != nil {
+			return err
 		}
-	}()
-	q, err := engine.NeedSQL(engineName, s)
-	if err != nil {
-		return err
-	}
-	return engine.Explain(s, f(q.Conn(), q.Dialect()))
+		return engine.Explain(s, f(q.Conn(), q.Dialect()))
+	})
 }
 
 // ExecAll runs statements in order on conn and stops at the first that

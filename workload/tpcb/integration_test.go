@@ -88,21 +88,7 @@ func TestLoadAndRun(t *testing.T) {
 func TestDeadlockRolledBackAndReturned(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
-		w := newW(t, map[string]string{pScale: "1"})
-		if _, err := w.Load(ctx, name, db, 2); err != nil {
-			t.Fatal(err)
-		}
-		s, err := db.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		wc, err := w.NewClient(name, 0, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := wc.(*Client)
-		defer c.Close()
+		w, c := loadedClient(t, name, db)
 
 		xs, err := db.NewSession(ctx)
 		if err != nil {
@@ -188,23 +174,9 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 func TestMissingAccountRolledBack(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
-		w := newW(t, map[string]string{pScale: "1"})
-		if _, err := w.Load(ctx, name, db, 2); err != nil {
-			t.Fatal(err)
-		}
+		w, c := loadedClient(t, name, db)
 		enginetest.Exec(t, name, db, "DELETE FROM "+tAccounts+" WHERE aid = 7")
-		s, err := db.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		wc, err := w.NewClient(name, 0, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := wc.(*Client)
-		defer c.Close()
-		err = c.run(ctx, 7, 2, 1, 50)
+		err := c.run(ctx, 7, 2, 1, 50)
 		if err == nil || !strings.Contains(err.Error(), "account 7 is missing") || !strings.Contains(err.Error(), "select account") {
 			t.Fatalf("transaction on a deleted account: %v; want it to name the account and the step", err)
 		}
@@ -218,6 +190,29 @@ func TestMissingAccountRolledBack(t *testing.T) {
 			t.Errorf("balances %+v, %v; want all 50", b, err)
 		}
 	})
+}
+
+// loadedClient loads scale 1 and returns the workload and client 0 on its
+// own session; both are closed when the test ends.
+func loadedClient(t *testing.T, name string, db engine.DB) (*Workload, *Client) {
+	t.Helper()
+	ctx := context.Background()
+	w := newW(t, map[string]string{pScale: "1"})
+	if _, err := w.Load(ctx, name, db, 2); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	wc, err := w.NewClient(name, 0, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := wc.(*Client)
+	t.Cleanup(func() { c.Close() })
+	return w, c
 }
 
 // TestNotSQL checks the message on a key-value engine's session.

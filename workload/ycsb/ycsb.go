@@ -385,20 +385,18 @@ func setupRecords(ctx context.Context, engineName string, db engine.DB, fields i
 
 // loader claims batches of key numbers and inserts them until all records
 // are claimed.
-func (w *Workload) loader(ctx context.Context, engineName string, db engine.DB, id uint64, nextBatch, inserted *atomic.Int64) (err error) {
-	s, err := db.NewSession(ctx)
-	if err != nil {
-		return fmt.Errorf("new session: %w", err)
-	}
-	defer func() {
-		if cerr := s.Close(); cerr != nil && err == nil {
-			err = fmt.Errorf("close session: %w", cerr)
+func (w *Workload) loader(ctx context.Context, engineName string, db engine.DB, id uint64, nextBatch, inserted *atomic.Int64) error {
+	return engine.WithSession(ctx, db, func(s engine.Session) error {
+		rec, err := engine.NeedRecords(engineName, s)
+		if err != nil {
+			return err
 		}
-	}()
-	rec, err := engine.NeedRecords(engineName, s)
-	if err != nil {
-		return err
-	}
+		return w.loadBatches(ctx, rec, id, nextBatch, inserted)
+	})
+}
+
+// loadBatches is one loader's loop on its session's records.
+func (w *Workload) loadBatches(ctx context.Context, rec engine.Records, id uint64, nextBatch, inserted *atomic.Int64) error {
 	rng := w.newRand(streamLoader, id)
 	pool := w.newPool(rng)
 	fc := w.cfg.fieldCount
