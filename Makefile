@@ -4,7 +4,14 @@ GO ?= go
 BIN := bin/tierbench
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: setup build demo test lint bench clean
+# `make install` puts the binary in $(PREFIX)/bin and the Ignite launcher
+# (jar and its lib/) in $(PREFIX)/lib/tierbench/ignite, where an installed
+# tierbench looks for it (../lib/tierbench/ignite from its own folder).
+PREFIX ?= /usr/local
+IGNITE_BUILD ?= java/ignite/target
+IGNITE_JAR := tierbench-ignite.jar
+
+.PHONY: setup build demo test lint bench clean install
 
 setup:
 	./scripts/setup.sh
@@ -25,6 +32,19 @@ test: setup lint
 
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./driver/ ./workload/...
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/tierbench
+	@if [ -f $(IGNITE_BUILD)/$(IGNITE_JAR) ] && [ -d $(IGNITE_BUILD)/lib ]; then \
+		dest=$(DESTDIR)$(PREFIX)/lib/tierbench/ignite; \
+		rm -rf $$dest && install -d $$dest/lib && \
+		install -m 0644 $(IGNITE_BUILD)/$(IGNITE_JAR) $$dest/ && \
+		install -m 0644 $(IGNITE_BUILD)/lib/*.jar $$dest/lib/ && \
+		echo "installed the Ignite launcher in $$dest"; \
+	else \
+		echo "note: $(IGNITE_BUILD)/$(IGNITE_JAR) is not built, so engine ignite will not run from $(PREFIX)/bin (run make setup, then make install again)"; \
+	fi
 
 clean:
 	rm -rf bin

@@ -32,8 +32,12 @@ type Catalog struct {
 // Default returns the catalog of everything built in.
 func Default() *Catalog {
 	c := &Catalog{engines: map[string]engine.Engine{}, workloads: map[string]workload.Spec{}, tools: map[string]tool.Tool{}}
-	for _, t := range []tool.Tool{pgbench.Tool(), sysbench.Tool()} {
-		c.tools[t.Name] = t
+	for _, t := range []struct {
+		tool      tool.Tool
+		preflight func() error
+	}{{pgbench.Tool(), pgbench.Preflight}, {sysbench.Tool(), sysbench.Preflight}} {
+		t.tool.Preflight = t.preflight
+		c.tools[t.tool.Name] = t.tool
 	}
 	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}, ignite.Engine{}} {
 		c.engines[e.Spec().Name] = e
@@ -53,13 +57,44 @@ func (c *Catalog) Open(name string) (engine.Engine, bool) {
 	return e, ok
 }
 
-// Engine returns an engine's Spec.
+// Engine returns an engine's Spec, with its client bound.
 func (c *Catalog) Engine(name string) (engine.Spec, bool) {
 	e, ok := c.engines[name]
 	if !ok {
 		return engine.Spec{}, false
 	}
-	return e.Spec(), true
+	s := e.Spec()
+	if b, ok := clientBounds[name]; ok && s.MaxClients == 0 {
+		s.MaxClients, s.MaxClientsWhy = b.max, b.why
+	}
+	return s, true
+}
+
+// clientBound is the most clients a study may run on one engine, and why.
+type clientBound struct {
+	max int
+	why string
+}
+
+// driverWhy is what bounds clients of tierbench's own driver on any engine:
+// each client is a goroutine with its own HDR histograms per operation type
+// (about 0.2 MB each, twice over for the swap each second), so 1000 clients
+// of ycsb-a took 2 GB and minutes of merging on a 2-core machine.
+const driverWhy = "each client is a goroutine of tierbench with its own HDR histograms, about 1 MB per client: beyond this, memory grows by gigabytes and the figures measure Go's scheduler, not the storage"
+
+// serverWhy is what bounds clients of the SQL servers tierbench starts.
+const serverWhy = "tierbench starts the server with 500 connections, a fixed number because they size its shared memory, and they must also hold the load phase's connections and tierbench's own"
+
+// clientBounds decides, in one place, how many clients each engine takes.
+// The counts are whole-machine limits, not tuning: they refuse a study that
+// cannot run (a server out of connections) or would measure the driver
+// instead of the storage.
+var clientBounds = map[string]clientBound{
+	"pebble":   {1024, "pebble runs inside tierbench, and " + driverWhy},
+	"redis":    {1024, driverWhy + "; redis-server itself would take 10000"},
+	"postgres": {480, serverWhy},
+	"mariadb":  {480, serverWhy},
+	"ignite":   {512, "clients are threads of the one client JVM, each with its own HDR histograms in the client's heap, 512 MiB by default (option heap)"},
 }
 
 // EngineNames lists engines, sorted.

@@ -97,15 +97,17 @@ func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := res.Measured
-	if m.Ops < 95 || m.Ops > 101 {
-		t.Errorf("ops %d, want the 100 scheduled", m.Ops)
+	// The schedule is a ceiling (a busy machine may finish fewer); the
+	// stall's effects below only grow with load, so they are behaviour.
+	if m.Ops == 0 || m.Ops > 101 {
+		t.Errorf("ops %d, want at most the 100 scheduled", m.Ops)
 	}
 	lat, svc := m.ByOp[0].Latency, m.ByOp[0].Service
 	if got := time.Duration(lat.ValueAtQuantile(90)); got < 20*time.Millisecond {
 		t.Errorf("latency p90 %s: the stall was omitted", got)
 	}
-	if got := time.Duration(svc.ValueAtQuantile(90)); got > 5*time.Millisecond {
-		t.Errorf("service p90 %s: should not include queueing", got)
+	if got, l := time.Duration(svc.ValueAtQuantile(90)), time.Duration(lat.ValueAtQuantile(90)); got*4 > l {
+		t.Errorf("service p90 %s against latency p90 %s: service time should not include the queueing", got, l)
 	}
 	if m.Late < 15 {
 		t.Errorf("late %d, want about 19", m.Late)
@@ -237,12 +239,14 @@ func TestPanickingClientFailsTheRun(t *testing.T) {
 		}
 		return 0, nil
 	})
-	start := time.Now()
-	_, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: 5 * time.Second}, clients(2, cl))
+	// The run is asked for far longer than the test can take: returning at
+	// all shows the panic ended it (a hang is the suite's timeout).
+	const asked = time.Hour
+	res, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: asked}, clients(2, cl))
 	if err == nil || !strings.Contains(err.Error(), "engine bug") {
 		t.Fatalf("err %v, want the panic", err)
 	}
-	if time.Since(start) > 2*time.Second {
+	if res != nil && res.Measured.Length >= asked {
 		t.Error("run went on after the panic")
 	}
 }

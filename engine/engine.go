@@ -43,6 +43,10 @@ const (
 type Component struct {
 	Name string
 	Doc  string
+	// DefaultsTo names the component whose tier this one goes on when a
+	// placement leaves it out (Ignite's wal_archive goes with wal); empty
+	// means every placement must place it.
+	DefaultsTo string
 }
 
 // Mode documents what one durability mode means for this engine.
@@ -86,6 +90,11 @@ type Spec struct {
 	// can connect to instead of starting one (a study's target:); none for
 	// engines that run inside tierbench.
 	TargetSchemes []string
+	// MaxClients is the most clients a study may run against the engine,
+	// 0 for no limit; MaxClientsWhy says what runs out beyond it, for the
+	// error that refuses a larger count.
+	MaxClients    int
+	MaxClientsWhy string
 }
 
 // ComponentNames returns the component names in declaration order.
@@ -192,6 +201,15 @@ func PositiveOption(engineName string, opts map[string]string, name string, def 
 		return 0, fmt.Errorf("open %s: option %s=%q must be %s", engineName, name, v, want)
 	}
 	return n, nil
+}
+
+// Preflighter is an optional Engine ability: it says, before a study
+// creates anything, whether what every run needs is on this machine (a
+// server binary, a JDK, a built launcher), or names the command that
+// installs it. A study refused here stores no run that fails with the same
+// error N times.
+type Preflighter interface {
+	Preflight() error
 }
 
 // Checker is an optional DB ability: a server engine reports whether its
@@ -334,6 +352,9 @@ func Describe(s Spec) string {
 		for _, o := range s.Options {
 			fmt.Fprintf(&b, "    %-12s %s (%s, default %s)\n", o.Name, o.Doc, o.Kind, o.Default)
 		}
+	}
+	if s.MaxClients > 0 {
+		fmt.Fprintf(&b, "  clients: at most %d: %s\n", s.MaxClients, s.MaxClientsWhy)
 	}
 	if len(s.TargetSchemes) > 0 {
 		fmt.Fprintf(&b, "  external server: target: %s://... measures a server tierbench did not start (it places and configures nothing)\n", s.TargetSchemes[0])

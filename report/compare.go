@@ -21,6 +21,10 @@ func CompareTable(w io.Writer, baseLabel string, rows []stats.Row, color bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "Metric\tGroup\tBaseline (%s)\tContender\tDiff\tDiff %%\t95%% CI\tverdict\n", baseLabel)
 	for _, r := range rows {
+		if r.Note != "" {
+			fmt.Fprintf(tw, "%s (%s)\t%s\t%s\n", r.Metric, r.Unit, r.Group, r.Note)
+			continue
+		}
 		ci := "-"
 		if r.DiffPctCI != nil {
 			ci = fmt.Sprintf("%+.1f%% .. %+.1f%%", r.DiffPctCI[0], r.DiffPctCI[1])

@@ -123,6 +123,7 @@ func buildDoc(in Input) (*doc, error) {
 		return nil, fmt.Errorf("report: no study given")
 	}
 	drivers := DriverText(in.Study)
+	in.Runs = stats.Explain(in.Study, in.Runs)
 	in.Study, in.Runs = results.SeriesView(in.Study, in.Runs)
 	b := &builder{in: in, st: in.Study, a: in.Analysis, colors: map[string]string{}, slugs: map[string]int{}, drivers: drivers}
 	if b.a == nil {
@@ -263,10 +264,22 @@ func (b *builder) tierTable() table {
 			}
 		}
 		t.Rows = append(t.Rows, row{Class: class, Cells: []cell{{Text: n}, {Text: orDash(ti.Path)}, {Text: orDash(ti.FSType)},
-			{Text: orDash(ti.MountPoint)}, {Text: dev}, {Text: orDash(ti.MountOptions)}, {Text: durable}, {Text: yesNo(ti.Emulated)},
+			{Text: orDash(ti.MountPoint)}, {Text: dev}, {Text: orDash(ti.MountOptions)}, {Text: durable}, {Text: emulatedText(ti.Emulated, ti.Emulation, ti.EmulationCheck)},
 			{Text: ProbeText(b.st.Probes[n])}}})
 	}
 	return t
+}
+
+// emulatedText says how a tier is emulated and what checked it (the fsync
+// p50 the probe and the layer measured), as `show` does.
+func emulatedText(emulated bool, how, check string) string {
+	out := yesNo(emulated)
+	for _, s := range []string{how, check} {
+		if emulated && s != "" {
+			out += "; " + s
+		}
+	}
+	return out
 }
 
 func yesNo(v bool) string {
@@ -414,8 +427,8 @@ func microsCell(us float64) cell {
 
 func (b *builder) runTable() table {
 	t := table{Sortable: true, Header: []string{"seq", "placement", "durability", "clients", "repeat", "status", "ops/s",
-		"p50", "p99", "p99.9", "errors", "bottleneck", "error"},
-		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, false, false}}
+		"p50", "p99", "p99.9", "errors", "bottleneck", "evidence", "verified", "error"},
+		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, false, false, false, false}}
 	runs := append([]results.Run(nil), b.in.Runs...)
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Seq < runs[j].Seq })
 	for _, r := range runs {
@@ -437,7 +450,7 @@ func runRow(r results.Run) row {
 	return row{Class: class, Cells: []cell{intCell(r.Seq), {Text: r.Placement}, {Text: r.Durability}, intCell(r.Clients),
 		intCell(r.Repeat), {Text: r.Status}, tput, microsCell(r.Latency.P50), microsCell(r.Latency.P99),
 		microsCell(r.Latency.P999), {Text: strconv.FormatInt(r.Errors, 10), Sort: strconv.FormatInt(r.Errors, 10)},
-		{Text: BottleneckText(r.Bottleneck)}, {Text: errText}}}
+		{Text: BottleneckText(r.Bottleneck)}, {Text: EvidenceText(r.Bottleneck)}, {Text: VerifiedText(r)}, {Text: errText}}}
 }
 
 // pageTemplate is the HTML page. html/template escapes every string; only

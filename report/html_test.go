@@ -144,7 +144,7 @@ func TestFailedGroupIsMissingFromChartsAndNoted(t *testing.T) {
 	for _, want := range []string{
 		"No ok run for all-ram, sync, 16 clients (3 failed): missing from the charts.",
 		"all-ram at 16 clients: no ok run (3 failed), so it is missing here.",
-		"all-ram at 16 clients: failed, so it has no bar.",
+		"all-ram at 16 clients: no ok run (3 failed: engine: open WAL: no space left on device), nothing to compare, so it has no bar.",
 		"all-ram: 3 failed run(s) not drawn.",
 	} {
 		if !strings.Contains(out, want) {

@@ -22,6 +22,7 @@ func JSON(w io.Writer, st *results.Study, runs []results.Run) error {
 	if runs == nil {
 		runs = []results.Run{}
 	}
+	runs = stats.Explain(st, runs)
 	view, viewRuns := results.SeriesView(st, runs)
 	a := stats.Analyze(view, viewRuns)
 	doc := Document{Study: st, Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, HeadlineClients(view, 0))}

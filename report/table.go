@@ -18,6 +18,7 @@ import (
 // count the throughput and p99 of each placement with its ratio to the baseline.
 func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	drivers := DriverText(st)
+	runs = stats.Explain(st, runs)
 	st, runs = results.SeriesView(st, runs)
 	fmt.Fprintf(w, "study %s  %q  status %s\n", st.ID, st.Name, st.Status)
 	fmt.Fprintf(w, "engine %s (%s), workload %s, %s\n", st.Engine, orDash(st.EngineVersion), st.Workload, drivers)
@@ -94,6 +95,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		fmt.Fprintln(w, v)
 	}
 	bottlenecks(w, st, runs)
+	verifications(w, runs)
 	var failed []results.Run
 	for _, r := range runs {
 		if r.Status != results.RunOK {
@@ -235,5 +237,28 @@ func bottlenecks(w io.Writer, st *results.Study, runs []results.Run) {
 	fmt.Fprintln(w, "\nbottlenecks (repeat 1):")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
+	}
+}
+
+// verifications says which invariant checks ran after the ok runs and held
+// (a check that fails fails its run, listed with the failures).
+func verifications(w io.Writer, runs []results.Run) {
+	ok := 0
+	checked := map[string]int{}
+	var order []string
+	for _, r := range runs {
+		if r.Status != results.RunOK {
+			continue
+		}
+		ok++
+		if r.Verified {
+			if checked[r.Verification] == 0 {
+				order = append(order, r.Verification)
+			}
+			checked[r.Verification]++
+		}
+	}
+	for _, what := range order {
+		fmt.Fprintf(w, "\nverified after %d of %d ok run(s): %s\n", checked[what], ok, orDash(what))
 	}
 }

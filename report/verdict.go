@@ -2,6 +2,10 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/results"
@@ -44,44 +48,69 @@ func durabilityPhrase(d string) string {
 // Verdicts returns one sentence per durability mode answering the study's
 // question at the given client count, e.g. "With synced commits, at 16
 // clients, wal-ram delivers 2.10x (95% CI 1.90-2.30x) the throughput of
-// all-disk; all-ram 2.40x (95% CI 2.20-2.60x)."
+// all-disk; all-ram 2.40x (95% CI 2.20-2.60x)." A side without an ok run is
+// named with why, never given a ratio: "wal-quick: no ok run (2 failed:
+// tier quick full), nothing to compare".
 func Verdicts(st *results.Study, a *stats.Analysis, clients int) []string {
 	var out []string
 	for _, d := range st.Durability {
-		var parts []string
-		noInterval := 0
-		for _, p := range st.Placements {
-			if p.Name == st.Baseline {
-				continue
-			}
-			g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: clients})
-			if g == nil {
-				continue
-			}
-			text := RatioText(g)
-			if g.Verdict == stats.NoInterval {
-				noInterval = g.N
-				text = fmt.Sprintf("%.2fx", g.Ratio)
-			}
-			parts = append(parts, p.Name+" "+text)
+		if s := verdict(st, a, d, clients); s != "" {
+			out = append(out, s)
 		}
-		if len(parts) == 0 {
+	}
+	return append(out, durabilityVerdicts(st, a, clients)...)
+}
+
+// verdict is Verdicts' sentence for durability d, "" when the study has no
+// placement to compare.
+func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string {
+	lead := fmt.Sprintf("%s, at %d clients, ", durabilityPhrase(d), clients)
+	var measured, missing []string
+	noInterval := 0
+	for _, p := range st.Placements {
+		if p.Name == st.Baseline {
 			continue
 		}
-		first := parts[0]
+		g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: clients})
+		switch {
+		case g == nil:
+			continue
+		case g.N == 0:
+			missing = append(missing, p.Name+": "+g.NoRunText())
+			continue
+		case g.Verdict == stats.NoInterval:
+			noInterval = g.N
+			measured = append(measured, fmt.Sprintf("%s %.2fx", p.Name, g.Ratio))
+			continue
+		}
+		measured = append(measured, p.Name+" "+RatioText(g))
+	}
+	if len(measured) == 0 && len(missing) == 0 {
+		return ""
+	}
+	if base := a.Group(stats.Key{Placement: st.Baseline, Durability: d, Clients: clients}); base != nil && base.N == 0 {
+		return lead + fmt.Sprintf("there is nothing to compare: the baseline %s has %s.", st.Baseline, base.NoRunText())
+	}
+	var s string
+	if len(measured) > 0 {
+		first := measured[0]
 		if i := strings.Index(first, " "); i > 0 {
 			first = first[:i] + " delivers" + first[i:] + " the throughput of " + st.Baseline
 		}
-		s := fmt.Sprintf("%s, at %d clients, %s", durabilityPhrase(d), clients, first)
-		if len(parts) > 1 {
-			s += "; " + strings.Join(parts[1:], "; ")
-		}
+		s = lead + strings.Join(append([]string{first}, measured[1:]...), "; ")
 		if noInterval > 0 {
 			s += fmt.Sprintf(" (no confidence interval from %d repeat(s); use repeat: %d or more)", noInterval, stats.MinRepeats)
 		}
-		out = append(out, s+".")
 	}
-	return append(out, durabilityVerdicts(st, a, clients)...)
+	if len(missing) > 0 {
+		gap := strings.Join(missing, "; ") + ", nothing to compare"
+		if s == "" {
+			s = lead + gap
+		} else {
+			s += "; " + gap
+		}
+	}
+	return s + "."
 }
 
 // durabilityVerdicts compares each further durability mode with the
@@ -106,7 +135,7 @@ func durabilityVerdicts(st *results.Study, a *stats.Analysis, clients int) []str
 			if g == nil || base == nil {
 				continue
 			}
-			parts = append(parts, p.Name+" "+RatioText(stats.Versus(g, base)))
+			parts = append(parts, p.Name+" "+versusText(g, base, d, ref))
 		}
 		if len(parts) > 0 {
 			out = append(out, fmt.Sprintf("At %d clients, durability %s against %s on each placement: %s.", clients, d, ref, strings.Join(parts, "; ")))
@@ -115,17 +144,39 @@ func durabilityVerdicts(st *results.Study, a *stats.Analysis, clients int) []str
 	return out
 }
 
-// RatioText renders a group's ratio to the baseline with its CI and verdict.
+// versusText is g's ratio to base (the same placement in durability mode
+// ref), or which of the two has no ok run and why.
+func versusText(g, base *stats.Group, d, ref string) string {
+	var missing []string
+	for _, side := range []struct {
+		g    *stats.Group
+		mode string
+	}{{g, d}, {base, ref}} {
+		if side.g.N == 0 {
+			missing = append(missing, side.mode+": "+side.g.NoRunText())
+		}
+	}
+	if len(missing) > 0 {
+		return "(" + strings.Join(missing, "; ") + "), nothing to compare"
+	}
+	return RatioText(stats.Versus(g, base))
+}
+
+// RatioText renders a group's ratio to the baseline with its CI and verdict;
+// for a group with nothing to compare, why.
 func RatioText(g *stats.Group) string {
 	switch g.Verdict {
 	case stats.NoData:
-		if g.Failed > 0 {
-			return "failed"
+		if g.N == 0 {
+			return g.NoRunText() + ", nothing to compare"
 		}
-		return "not measured"
+		return "nothing to compare: the baseline has no ok run"
 	case stats.NoInterval:
 		return fmt.Sprintf("%.2fx (no interval: %d repeat(s); use repeat: %d or more)", g.Ratio, g.N, stats.MinRepeats)
 	case stats.IsBaseline:
+		if g.N == 0 {
+			return "baseline, " + g.NoRunText()
+		}
 		return "1.00x (baseline)"
 	}
 	return fmt.Sprintf("%.2fx (95%% CI %.2f-%.2fx, %s)", g.Ratio, g.RatioCI[0], g.RatioCI[1], g.Verdict)
@@ -162,4 +213,42 @@ func BottleneckText(b *results.Bottleneck) string {
 		return "-"
 	}
 	return b.Text
+}
+
+// EvidenceText lists the figures a bottleneck sentence rests on, by name in
+// order, e.g. "flush_await_ms=0.07 flushes_per_s=4922", or "-".
+func EvidenceText(b *results.Bottleneck) string {
+	if b == nil || len(b.Evidence) == 0 {
+		return "-"
+	}
+	parts := make([]string, 0, len(b.Evidence))
+	for _, k := range slices.Sorted(maps.Keys(b.Evidence)) {
+		parts = append(parts, k+"="+strconv.FormatFloat(b.Evidence[k], 'f', evidenceDecimals(b.Evidence[k]), 64))
+	}
+	return strings.Join(parts, " ")
+}
+
+// evidenceDecimals keeps three significant figures for small values
+// (latencies in ms) and none for large or whole ones (rates, counts).
+func evidenceDecimals(v float64) int {
+	switch a := math.Abs(v); {
+	case a == math.Trunc(a) || a >= 100:
+		return 0
+	case a >= 10:
+		return 1
+	case a >= 1:
+		return 2
+	}
+	return 3
+}
+
+// VerifiedText says what invariant check held after a run, or "-".
+func VerifiedText(r results.Run) string {
+	if !r.Verified {
+		return "-"
+	}
+	if r.Verification == "" {
+		return "yes"
+	}
+	return "yes: " + r.Verification
 }

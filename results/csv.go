@@ -12,7 +12,7 @@ import (
 var csvHeader = []string{"study_id", "run_id", "seq", "placement", "components", "durability", "clients", "repeat",
 	"driver", "status", "error", "duration_s", "ops", "errors", "late_ops", "throughput_ops_s",
 	"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "service_p50_us", "service_p99_us",
-	"load_records", "load_s", "engine_version"}
+	"load_records", "load_s", "engine_version", "verified", "verification"}
 
 // WriteCSV writes one row per run, for spreadsheets.
 func WriteCSV(w io.Writer, runs []Run) error {
@@ -27,7 +27,7 @@ func WriteCSV(w io.Writer, runs []Run) error {
 			strconv.Itoa(r.Clients), strconv.Itoa(r.Repeat), r.DriverOf(), r.Status, r.Error, f(r.DurationS), i(r.Ops), i(r.Errors),
 			i(r.Late), f(r.ThroughputOpsS), f(r.Latency.P50), f(r.Latency.P90), f(r.Latency.P99), f(r.Latency.P999),
 			f(r.Latency.Max), f(r.Latency.Mean), f(r.ServiceTime.P50), f(r.ServiceTime.P99),
-			i(r.LoadRecords), f(r.LoadS), r.EngineVersion}
+			i(r.LoadRecords), f(r.LoadS), r.EngineVersion, strconv.FormatBool(r.Verified), r.Verification}
 		if err := cw.Write(row); err != nil {
 			return err
 		}

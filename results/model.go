@@ -28,16 +28,18 @@ const (
 
 // Study is one study's record. Its JSON is the `study` object of `show`.
 type Study struct {
-	ID         string               `json:"id"`
-	Name       string               `json:"name"`
-	Engine     string               `json:"engine"`
-	Workload   string               `json:"workload"`
-	Baseline   string               `json:"baseline"`
-	StartedAt  time.Time            `json:"started_at"`
-	FinishedAt *time.Time           `json:"finished_at"`
-	Status     string               `json:"status"`
-	Env        hostenv.Env          `json:"env"`
-	Tiers      map[string]tier.Info `json:"tiers"`
+	ID         string     `json:"id"`
+	Name       string     `json:"name"`
+	Engine     string     `json:"engine"`
+	Workload   string     `json:"workload"`
+	Baseline   string     `json:"baseline"`
+	StartedAt  time.Time  `json:"started_at"`
+	FinishedAt *time.Time `json:"finished_at"`
+	// ResumedAt lists when `run --resume` took up the study again.
+	ResumedAt []time.Time          `json:"resumed_at,omitempty"`
+	Status    string               `json:"status"`
+	Env       hostenv.Env          `json:"env"`
+	Tiers     map[string]tier.Info `json:"tiers"`
 	// Placements in the study's order, each component -> tier.
 	Placements     []Placement       `json:"placements"`
 	Durability     []string          `json:"durability"`
@@ -112,8 +114,14 @@ type Run struct {
 	ServiceTime hist.Summary         `json:"service_time_us"`
 	ByOp        map[string]OpSummary `json:"by_op"`
 	Timeline    []Interval           `json:"timeline"`
-	// Bottleneck names the run's likely limit.
+	// Bottleneck names the run's likely limit (see Bottleneck).
 	Bottleneck *Bottleneck `json:"bottleneck,omitempty"`
+	// Verified is true when the workload checked an invariant of the data
+	// after the run and it held; Verification says what was checked ("sum
+	// of balances = 10000000 over 100000 accounts"). A check that fails
+	// fails the run instead.
+	Verified     bool   `json:"verified,omitempty"`
+	Verification string `json:"verification,omitempty"`
 	// Telemetry summarises the measured window's device, host and engine
 	// figures; TelemetryTimeline holds its per-second samples.
 	Telemetry         *telemetry.Summary `json:"telemetry,omitempty"`
@@ -158,12 +166,18 @@ type Histogram struct {
 }
 
 // Bottleneck is a run's likely limit, from its telemetry and the probed
-// ceilings of its tiers.
+// ceilings of its tiers. It is computed when results are shown (stats.
+// Attribute), so a better attribution applies to old studies too; studies
+// stored before that carry the one computed when they ran.
 type Bottleneck struct {
 	Kind              string  `json:"kind"` // fsync | iops | bandwidth | cpu | none
 	Tier              string  `json:"tier,omitempty"`
 	FractionOfCeiling float64 `json:"fraction_of_ceiling,omitempty"`
 	Text              string  `json:"text"`
+	// Evidence are the figures the sentence rests on, named with their
+	// unit (flushes_per_s, flush_await_ms, wal_sync_wait_pct, cpu_busy_pct,
+	// sync_ceiling_per_s, ...), so a reader can check it.
+	Evidence map[string]float64 `json:"evidence,omitempty"`
 }
 
 // DriverOf returns a run's driver; runs stored before drivers were

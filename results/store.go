@@ -171,6 +171,17 @@ func (s *Store) AddRun(ctx context.Context, r *Run, hists []Histogram) (err erro
 	return nil
 }
 
+// DeleteRun removes a run and its histograms (a resumed study replaces a
+// failed run of a cell with its new attempt); a missing run is no error.
+func (s *Store) DeleteRun(ctx context.Context, runID string) error {
+	for _, q := range []string{`DELETE FROM histograms WHERE run_id = ?`, `DELETE FROM runs WHERE id = ?`} {
+		if _, err := s.db.ExecContext(ctx, q, runID); err != nil {
+			return fmt.Errorf("delete run %s: %w", runID, err)
+		}
+	}
+	return nil
+}
+
 // Studies lists studies, newest first.
 func (s *Store) Studies(ctx context.Context) ([]Study, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT doc FROM studies ORDER BY started_at DESC, id DESC`)

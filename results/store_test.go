@@ -127,3 +127,46 @@ func TestNewerSchemaIsRefused(t *testing.T) {
 		t.Errorf("err %v, want a refusal naming the newer schema", err)
 	}
 }
+
+// TestVerifiedAndEvidenceRoundTrip: what a run proves (its invariant check)
+// and the evidence of a bottleneck survive the store, and a run stored
+// without them reads back without them.
+func TestVerifiedAndEvidenceRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const id = "20261122-120000-cccccc"
+	if err := s.PutStudy(ctx, &Study{ID: id, Name: "bank", Engine: "postgres", Workload: "bank", Status: StudyDone}); err != nil {
+		t.Fatal(err)
+	}
+	checked := &Run{ID: "v1", StudyID: id, Seq: 1, Status: RunOK, Verified: true,
+		Verification: "sum of balances = 10000000 over 100000 accounts",
+		Bottleneck:   &Bottleneck{Kind: "fsync", Text: "WAL fsync-bound", Evidence: map[string]float64{"flushes_per_s": 4922, "flush_await_ms": 0.07}}}
+	plain := &Run{ID: "v2", StudyID: id, Seq: 2, Status: RunOK}
+	for _, r := range []*Run{checked, plain} {
+		if err := s.AddRun(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, err := s.Runs(ctx, id)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	if got := runs[0]; !got.Verified || got.Verification != checked.Verification ||
+		got.Bottleneck == nil || got.Bottleneck.Evidence["flush_await_ms"] != 0.07 {
+		t.Errorf("read back %+v (bottleneck %+v), want verified with its check and evidence", got, got.Bottleneck)
+	}
+	if got := runs[1]; got.Verified || got.Verification != "" {
+		t.Errorf("unchecked run reads back verified: %+v", got)
+	}
+	var csv strings.Builder
+	if err := WriteCSV(&csv, runs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(csv.String(), ",true,sum of balances = 10000000 over 100000 accounts\n") {
+		t.Errorf("csv lacks the check:\n%s", csv.String())
+	}
+}

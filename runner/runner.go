@@ -12,13 +12,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -30,7 +30,6 @@ import (
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
-	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
@@ -61,6 +60,16 @@ type Options struct {
 	// MaxErrorRatio is the share of failed operations above which a run is
 	// failed; 0 means DefaultMaxErrorRatio.
 	MaxErrorRatio float64
+	// Resume is an interrupted study to take up again (`run --resume`):
+	// the study st must be its stored text; only the cells without an ok
+	// run are run, into the same study.
+	Resume *results.Study
+	// Explain, when set, gives the sentence printed after each ok run
+	// (its likely bottleneck). Nothing it says is stored: bottlenecks are
+	// computed from the stored telemetry when results are shown, so the
+	// runner needs no attribution of its own (cmd/tierbench passes
+	// stats.Attribute's text).
+	Explain func(*results.Run, *results.Study) string
 }
 
 // Observer is told of a study's progress (see package progress).
@@ -125,6 +134,12 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		}
 	}
 	rec := newStudyRecord(st, w0.Params())
+	var done map[int]bool // cells that already have an ok run (resume)
+	if opt.Resume != nil {
+		if rec, done, err = resumed(ctx, opt.Store, opt.Resume); err != nil {
+			return nil, err
+		}
+	}
 	prov := &tier.Provisioner{Ledger: opt.Ledger, Tag: rec.ID}
 	defer func() {
 		if err := prov.Close(); err != nil {
@@ -143,6 +158,11 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	if err := opt.Store.PutStudy(store, rec); err != nil {
 		return nil, err
 	}
+	forget, err := recordStudy(opt.Ledger, opt.Store, rec.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer forget()
 	for _, t := range st.Tiers {
 		if info := tiers[t.Name]; !info.Durable {
 			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not durable: %s", t.Name, info.Path, info.Note))
@@ -155,13 +175,20 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	}
 	defer dropScratch()
 
-	sum := &Summary{Study: rec}
+	sum := &Summary{Study: rec, OK: len(done)}
 	cells := st.Matrix()
 	opt.Progress.Line(fmt.Sprintf("study %s (%s): %d runs", rec.ID, st.Name, len(cells)))
-	opt.Progress.Runs(0, len(cells))
-	for i, cell := range cells {
+	if len(done) > 0 {
+		opt.Progress.Line(fmt.Sprintf("resuming: %d of %d runs are already ok and are not run again", len(done), len(cells)))
+	}
+	opt.Progress.Runs(len(done), len(cells))
+	finished := len(done)
+	for _, cell := range cells {
 		if ctx.Err() != nil {
 			break
+		}
+		if done[cell.Seq] {
+			continue
 		}
 		r, hists := runCell(ctx, st, eng, wspec, rec, tiers, cell, opt, len(cells), scratch)
 		if r.Status == results.RunInterrupted {
@@ -170,9 +197,13 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		if rec.EngineVersion == "" {
 			rec.EngineVersion = r.EngineVersion
 		}
-		if r.Status == results.RunOK {
-			r.Bottleneck = stats.Attribute(r, rec)
-			opt.Progress.Line(fmt.Sprintf("[%d/%d] bottleneck: %s", cell.Seq, len(cells), r.Bottleneck.Text))
+		if r.Status == results.RunOK && opt.Explain != nil {
+			opt.Progress.Line(fmt.Sprintf("[%d/%d] bottleneck: %s", cell.Seq, len(cells), opt.Explain(r, rec)))
+		}
+		if opt.Resume != nil { // a failed attempt of this cell is replaced
+			if err := opt.Store.DeleteRun(store, r.ID); err != nil {
+				return sum, err
+			}
 		}
 		if err := opt.Store.AddRun(store, r, hists); err != nil {
 			return sum, err
@@ -182,7 +213,8 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		} else {
 			sum.Failed++
 		}
-		opt.Progress.Runs(i+1, len(cells))
+		finished++
+		opt.Progress.Runs(finished, len(cells))
 	}
 	now := time.Now().UTC()
 	rec.FinishedAt = &now
@@ -232,7 +264,7 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		}
 		pt.Emulated = pt.Emulated || info.Emulated
 		if info.Emulated {
-			info.EmulationCheck = EmulationCheck(t, pt)
+			info.EmulationCheck = probe.EmulationCheck(t.Latency, t.Throttle, pt)
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s is emulated (%s): %s", t.Name, info.Emulation, info.EmulationCheck))
 		}
@@ -247,48 +279,6 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		out[t.Name] = p
 	}
 	return out, nil
-}
-
-// Tolerances within which a probe confirms an emulated tier.
-const (
-	fsyncTolerance = 0.20
-	iopsTolerance  = 0.10
-)
-
-// EmulationCheck compares a probe of an emulated tier with what the tier was
-// configured to emulate: fsync p50 within 20% of the injected fsync latency,
-// IOPS within 10% of the caps.
-func EmulationCheck(t study.Tier, p probe.Tier) string {
-	if p.Fio == nil {
-		return "not confirmed: the probe measured nothing"
-	}
-	var good, bad []string
-	check := func(what string, got, want, tol float64, unit string) {
-		line := fmt.Sprintf("%s %.0f%s vs %.0f%s configured", what, got, unit, want, unit)
-		if want > 0 && math.Abs(got-want)/want <= tol {
-			good = append(good, line)
-		} else {
-			bad = append(bad, line)
-		}
-	}
-	if t.Latency != nil && t.Latency.Fsync > 0 {
-		check("fsync p50", p.Fio.FsyncLat.P50, float64(t.Latency.Fsync.Microseconds()), fsyncTolerance, "µs")
-	}
-	if t.Throttle != nil {
-		if t.Throttle.WriteIOPS > 0 {
-			check("4k random write IOPS (qd32)", p.Fio.RandWriteQD32.IOPS, float64(t.Throttle.WriteIOPS), iopsTolerance, "")
-		}
-		if t.Throttle.ReadIOPS > 0 {
-			check("4k random read IOPS (qd32)", p.Fio.RandReadQD32.IOPS, float64(t.Throttle.ReadIOPS), iopsTolerance, "")
-		}
-	}
-	switch {
-	case len(bad) > 0:
-		return "NOT confirmed: " + strings.Join(append(bad, good...), "; ")
-	case len(good) > 0:
-		return "confirmed: " + strings.Join(good, "; ")
-	}
-	return "nothing to confirm (only bandwidth caps or read/write latency, which the probe does not isolate)"
 }
 
 // LeftoversError refuses a run while a killed tierbench's mounts, loop
@@ -344,6 +334,9 @@ func prepareTiers(ctx context.Context, st *study.Study, prov *tier.Provisioner) 
 		if t.Latency != nil {
 			info.Emulated = true
 			info.Emulation = joinNonEmpty(info.Emulation, "latency (FUSE): "+t.Latency.String())
+			if c, ok := prov.LatencyCalibration(t.Name); ok {
+				info.Emulation += " (" + c.String() + ")"
+			}
 		}
 		if t.Throttle != nil {
 			info.Emulated = true
@@ -516,7 +509,7 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 	if p, ok := db.(interface{ PID() int }); ok {
 		enginePID = p.PID() // server engines: watch the server
 	}
-	watch := newWatcher(ctx, telemetry.Config{Tiers: tierDevices(tiers, cell.Placement), PID: enginePID}, st.Warmup)
+	watch := newWatcher(ctx, telemetry.Config{Tiers: tierDevices(tiers, cell.Placement), Components: dirs, PID: enginePID}, st.Warmup)
 	dcfg := driver.Config{
 		Ops: w.Ops(), Warmup: st.Warmup, Duration: st.Duration,
 		TargetRate: st.TargetRate, Arrival: driver.Arrival(st.Arrival),
@@ -544,9 +537,12 @@ func runCell(ctx context.Context, st *study.Study, eng engine.Engine, wspec work
 		}
 	}
 	if v, ok := w.(workload.Verifier); ok && err == nil && ctx.Err() == nil {
-		if verr := v.Verify(context.WithoutCancel(ctx), st.Engine, db); verr != nil {
+		checked, verr := v.Verify(context.WithoutCancel(ctx), st.Engine, db)
+		if verr != nil {
 			err = fmt.Errorf("INVARIANT BROKEN after the run: %w", verr)
 			opt.Progress.Line(fmt.Sprintf("%s INVARIANT BROKEN: %v", label, verr))
+		} else {
+			r.Verified, r.Verification = true, checked // the proof stays with the run
 		}
 	}
 	if err != nil {
@@ -670,12 +666,9 @@ func makeScratch(ledger *tier.Ledger, id string) (string, func(), error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", nil, fmt.Errorf("create scratch folder: %w", err)
 	}
-	r, err := ledger.Intend(tier.Resource{Kind: tier.KindDir, Path: dir})
+	r, err := ledger.Mkdir(dir, 0o755)
 	if err != nil {
-		return "", nil, err
-	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", nil, fmt.Errorf("create scratch folder: %w", err)
+		return "", nil, fmt.Errorf("scratch folder: %w", err)
 	}
 	return dir, func() {
 		if tier.Undo(r) == nil {
@@ -704,7 +697,7 @@ func trackProcesses(ledger *tier.Ledger) func(pid int) func() {
 // errors.
 func tierFull(err error, p study.Placement, tiers map[string]tier.Info) error {
 	msg := strings.ToLower(err.Error())
-	if !strings.Contains(msg, "no space left") && !strings.Contains(msg, "enospc") && !strings.Contains(msg, "disk full") &&
+	if !errors.Is(err, syscall.ENOSPC) && !strings.Contains(msg, "no space left") && !strings.Contains(msg, "enospc") && !strings.Contains(msg, "disk full") &&
 		!strings.Contains(msg, "could not extend file") {
 		return err
 	}
@@ -865,6 +858,18 @@ func (f *runFolders) forget(r tier.Resource) error {
 	return f.ledger.Done(r)
 }
 
+// mkdirOwned creates a folder tierbench owns, through the ledger when there
+// is one (see tier.Ledger.Mkdir).
+func mkdirOwned(ledger *tier.Ledger, dir string) (tier.Resource, error) {
+	if ledger != nil {
+		return ledger.Mkdir(dir, 0o755)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return tier.Resource{}, fmt.Errorf("create %s: %w", dir, err)
+	}
+	return tier.Resource{Kind: tier.KindDir, Path: dir}, nil
+}
+
 // makeRunFolders creates one fresh folder per tier the placement uses and a
 // subfolder per component in it.
 func makeRunFolders(runID string, p study.Placement, tiers map[string]tier.Info, ledger *tier.Ledger) (map[string]string, *runFolders, error) {
@@ -881,17 +886,12 @@ func makeRunFolders(runID string, p study.Placement, tiers map[string]tier.Info,
 		root, ok := roots[tname]
 		if !ok {
 			root = filepath.Join(tiers[tname].Path, RunFolderPrefix+runID)
-			r := tier.Resource{Kind: tier.KindDir, Path: root}
-			if ledger != nil {
-				var err error
-				if r, err = ledger.Intend(r); err != nil {
-					return dirs, folders, err
-				}
+			r, err := mkdirOwned(ledger, root)
+			if err != nil {
+				// Not ours (it existed before): never recorded, never removed.
+				return dirs, folders, fmt.Errorf("run folder on tier %s: %w", tname, err)
 			}
 			folders.created = append(folders.created, r)
-			if err := os.Mkdir(root, 0o755); err != nil {
-				return dirs, folders, fmt.Errorf("create run folder on tier %s: %w", tname, err)
-			}
 			roots[tname] = root
 		}
 		dir := filepath.Join(root, c)

@@ -10,38 +10,184 @@ import (
 	"github.com/tierbench/tierbench/tier/probe"
 )
 
+// The figures below are recorded telemetry of real runs of the default
+// study on a 2-core VM with a virtio disk (vda), unless a case says it is
+// made up to reach a rule.
+var (
+	// all-disk sync c=1 (4922 flushes/s; wal-ram ran 5.1x faster).
+	diskSyncC1 = telemetry.TierSummary{Device: "vda", WriteIOPS: 10132, WriteAwaitMs: 0.06, FlushesPerS: 4922,
+		FlushAwaitMs: 0.07, UtilPct: 60, AwaitMs: 0.06}
+	// all-disk sync c=16 (wal-ram 2.1x faster).
+	diskSyncC16 = telemetry.TierSummary{Device: "vda", WriteIOPS: 4084, WriteAwaitMs: 0.10, FlushesPerS: 1881,
+		FlushAwaitMs: 0.14, UtilPct: 38}
+	// wal-ram nosync c=16 on a busy host: another process's fsyncs on vda.
+	neighbourFlushes = telemetry.TierSummary{Device: "vda", WriteIOPS: 2080, WriteAwaitMs: 0.11, FlushesPerS: 687,
+		FlushAwaitMs: 0.9, UtilPct: 24}
+	// all-disk sync c=1 as stored before flush latency was recorded: only
+	// the mean await of reads and writes (wal-ram ran 15.6x faster).
+	oldDiskSyncC1 = telemetry.TierSummary{Device: "vda", WriteIOPS: 1971, WriteMBps: 4.4, AwaitMs: 0.14, UtilPct: 22,
+		FlushesPerS: 872}
+	quietHost = telemetry.HostSummary{CPUUserPct: 28, CPUSysPct: 14}
+	// Ignite FSYNC, 3 nodes and 128 client threads on 2 cores, WAL on a
+	// RAM-backed loop device probed at 21823 syncs/s: its syncs were slow
+	// for want of CPU (a disk-backed WAL tier ran as fast).
+	igniteFast1 = telemetry.TierSummary{Device: "loop0", WriteIOPS: 248, WriteAwaitMs: 4.11, FlushesPerS: 116,
+		FlushAwaitMs: 1.33, UtilPct: 45}
+)
+
 func TestAttribute(t *testing.T) {
-	st := &results.Study{Env: hostenv.Env{CPUs: 2}, Probes: map[string]*results.Probe{
+	probed := &results.Study{Env: hostenv.Env{CPUs: 2}, Probes: map[string]*results.Probe{
 		"disk": {Tier: probe.Tier{Fio: &probe.Fio{SyncCeilingPerS: 1000, SeqWriteMBps: 500, RandWriteQD32: probe.IOResult{IOPS: 50000}}}},
 	}}
-	run := func(durability string, host telemetry.HostSummary, disk telemetry.TierSummary) *results.Run {
-		return &results.Run{Durability: durability, Components: map[string]string{"data": "disk", "wal": "disk"},
-			Telemetry: &telemetry.Summary{Host: host, Tiers: map[string]telemetry.TierSummary{"disk": disk}}}
+	unprobed := &results.Study{Env: hostenv.Env{CPUs: 2}}
+	allDisk := map[string]string{"data": "disk", "wal": "disk"}
+	walRAM := map[string]string{"data": "disk", "wal": "ram"}
+	// run builds a run of placement comps whose tiers show the given
+	// figures; sync maps components to sampled sync-wait percentages (nil:
+	// not sampled, as runs stored before sampling existed).
+	run := func(durability string, comps map[string]string, host telemetry.HostSummary, engine telemetry.EngineSummary,
+		disk telemetry.TierSummary, sync map[string]float64) *results.Run {
+		s := &telemetry.Summary{Host: host, Engine: engine,
+			Tiers: map[string]telemetry.TierSummary{"disk": disk, "ram": {}}}
+		if sync != nil {
+			s.SyncSamples, s.SyncWait = 250, map[string]telemetry.SyncWait{}
+			for c, pct := range sync {
+				s.SyncWait[c] = telemetry.SyncWait{WaitPct: pct}
+			}
+		}
+		return &results.Run{Durability: durability, Components: comps, Telemetry: s}
 	}
-	idle := telemetry.HostSummary{CPUUserPct: 20, CPUSysPct: 10}
+	engine := telemetry.EngineSummary{CPUPct: 51, TreeCPUPct: 51, CPUWaitPct: 24}
 	cases := []struct {
-		name     string
-		run      *results.Run
-		kind     string
-		fragment string
+		name      string
+		st        *results.Study
+		run       *results.Run
+		kind      string
+		fragments []string
+		evidence  map[string]float64 // keys that must be there, with their values (rounded)
 	}{
-		{"cpu", run("sync", telemetry.HostSummary{CPUUserPct: 70, CPUSysPct: 27}, telemetry.TierSummary{Device: "vda"}), BoundCPU, "CPU-bound: 2 cores at 97%"},
-		{"fsync", run("sync", idle, telemetry.TierSummary{Device: "vda", FlushesPerS: 910}), BoundFsync, "WAL fsync-bound on tier disk: 910 flushes/s, 91% of its probed sync ceiling"},
-		{"fsync from writes on old kernels", run("sync", idle, telemetry.TierSummary{Device: "vda", WriteIOPS: 800}), BoundFsync, "80%"},
-		{"nosync is never fsync-bound", run("nosync", idle, telemetry.TierSummary{Device: "vda", FlushesPerS: 990}), BoundNone, "not storage-bound"},
-		{"bandwidth", run("nosync", idle, telemetry.TierSummary{Device: "vda", WriteMBps: 450}), BoundBandwidth, "90% of its probed 500 MB/s"},
-		{"iops", run("nosync", idle, telemetry.TierSummary{Device: "vda", WriteIOPS: 40000}), BoundIOPS, "80% of its probed 50000"},
-		{"busy device without probe figures", &results.Run{Durability: "nosync", Components: map[string]string{"data": "ssd"},
-			Telemetry: &telemetry.Summary{Host: idle, Tiers: map[string]telemetry.TierSummary{"ssd": {Device: "nvme0n1", UtilPct: 97}}}}, BoundIOPS, "busy 97%"},
-		{"none", run("sync", idle, telemetry.TierSummary{Device: "vda", FlushesPerS: 100, UtilPct: 12}), BoundNone, "busiest device disk (vda) at 12%"},
-		{"no telemetry", &results.Run{Durability: "sync"}, BoundNone, "no telemetry"},
+		{"fsync from device figures and sampled waits", unprobed,
+			run("sync", allDisk, quietHost, engine, diskSyncC1, map[string]float64{"wal": 17, "data": 0}), BoundFsync,
+			[]string{"WAL fsync-bound on tier disk (vda, shared with data)", "4922 flushes/s x (0.07 ms flush + 0.06 ms write await) = 64% of wall time", "sync call on WAL files 17%"},
+			map[string]float64{"flushes_per_s": 4922, "flush_await_ms": 0.07, "write_await_ms": 0.06, "wal_sync_wait_pct": 17, "device_wait_pct": 64, "cpu_busy_pct": 42, "engine_cpu_pct": 51}},
+		{"fsync at 16 clients with group commit", unprobed,
+			run("sync", allDisk, telemetry.HostSummary{CPUUserPct: 60, CPUSysPct: 23}, engine, diskSyncC16, map[string]float64{"wal": 21}), BoundFsync,
+			[]string{"= 45% of wall time"}, map[string]float64{"device_wait_pct": 45}},
+		{"fsync from sampled waits when the device looks idle (made up)", unprobed,
+			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "nvme0n1", FlushesPerS: 100, FlushAwaitMs: 0.02, WriteAwaitMs: 0.02}, map[string]float64{"wal": 54}),
+			BoundFsync, []string{"sync call on WAL files 54%"}, map[string]float64{"wal_sync_wait_pct": 54}},
+		{"a busy CPU is named beside fsync", unprobed,
+			run("sync", allDisk, telemetry.HostSummary{CPUUserPct: 70, CPUSysPct: 21}, engine, diskSyncC1, map[string]float64{"wal": 30}),
+			BoundFsync, []string{"host CPUs also 91% busy"}, nil},
+		{"fsync from device figures alone for runs not sampled", unprobed,
+			run("sync", allDisk, quietHost, engine, diskSyncC16, nil), BoundFsync, []string{"1881 flushes/s"}, map[string]float64{"device_wait_pct": 45}},
+		{"another process's flushes do not make the WAL fsync-bound", unprobed,
+			run("sync", allDisk, quietHost, engine, neighbourFlushes, map[string]float64{"wal": 3}), BoundNone,
+			[]string{"not storage-bound", "time in sync calls: WAL 3%"}, map[string]float64{"wal_sync_wait_pct": 3}},
+		{"fsync from the probed ceiling", probed,
+			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", FlushesPerS: 910}, nil), BoundFsync,
+			[]string{"WAL fsync-bound on tier disk (vda, shared with data): 910 flushes/s, 91% of the tier's probed sync ceiling of 1000/s"},
+			map[string]float64{"sync_ceiling_per_s": 1000, "ceiling_pct": 91}},
+		{"syncs starved of CPU far below the probed ceiling", &results.Study{Env: hostenv.Env{CPUs: 2}, Probes: map[string]*results.Probe{
+			"disk": {Tier: probe.Tier{Fio: &probe.Fio{SyncCeilingPerS: 21823}}}}},
+			run("sync", map[string]string{"persistence": "disk", "wal": "disk", "wal_archive": "disk"}, telemetry.HostSummary{CPUUserPct: 80, CPUSysPct: 20},
+				telemetry.EngineSummary{CPUPct: 28, TreeCPUPct: 28, CPUWaitPct: 326}, igniteFast1, map[string]float64{"wal": 37}),
+			BoundCPU, []string{"synced commits waited on WAL fsyncs (inside a sync call 37% of the time; 116 flushes/s x (1.33 ms flush + 4.11 ms write await) = 63% of wall time on device loop0)",
+				"1% of tier disk's probed sync ceiling of 21823/s and the host's 2 cores were 100% busy",
+				"so a faster WAL tier will not help"}, map[string]float64{"sync_ceiling_per_s": 21823, "wal_sync_wait_pct": 37, "cpu_busy_pct": 100}},
+		{"far below the probed ceiling with CPU to spare: fsync latency", &results.Study{Env: hostenv.Env{CPUs: 2}, Probes: map[string]*results.Probe{
+			"disk": {Tier: probe.Tier{Fio: &probe.Fio{SyncCeilingPerS: 21823}}}}},
+			run("sync", allDisk, quietHost, engine, diskSyncC1, map[string]float64{"wal": 17}),
+			BoundFsync, []string{"WAL fsync-bound", "23% of the tier's probed sync ceiling"}, nil},
+		{"ceiling from writes on kernels without flush counts", probed,
+			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", WriteIOPS: 800}, nil), BoundFsync,
+			[]string{"800 writes/s, 80%"}, nil},
+		{"nosync is never fsync-bound", unprobed,
+			run("nosync", allDisk, quietHost, engine, diskSyncC1, map[string]float64{"wal": 40}), BoundNone, []string{"no single limit found"}, nil},
+		{"a WAL on tmpfs waits on no device", unprobed,
+			run("sync", walRAM, quietHost, engine, diskSyncC16, map[string]float64{"wal": 0, "data": 4}), BoundNone,
+			[]string{"not storage-bound", "WAL 0%"}, nil},
+		{"background syncs are listed and keep the sentence from saying not storage-bound", unprobed,
+			run("sync", walRAM, quietHost, engine, diskSyncC16, map[string]float64{"wal": 0, "data": 12}), BoundNone,
+			[]string{"no single limit found", "data 12%", "WAL 0%"}, map[string]float64{"data_sync_wait_pct": 12}},
+		{"old run: too little for fsync, the flushes are still named", unprobed,
+			run("sync", allDisk, telemetry.HostSummary{CPUUserPct: 70, CPUSysPct: 24}, telemetry.EngineSummary{CPUPct: 16}, oldDiskSyncC1, nil),
+			BoundCPU, []string{"CPU-bound: the host's 2 cores were 94% busy", "other processes used more", "synced commits also waited on WAL's device vda (872 flushes/s, at least 12% of wall time"},
+			map[string]float64{"flushes_per_s": 872, "engine_cpu_pct": 16}},
+		{"CPU used by the engine", unprobed,
+			run("nosync", walRAM, telemetry.HostSummary{CPUUserPct: 70, CPUSysPct: 24}, telemetry.EngineSummary{CPUPct: 187, TreeCPUPct: 187}, neighbourFlushes, nil),
+			BoundCPU, []string{"94% busy, the engine's process using 187% of one core"}, map[string]float64{"engine_cpu_pct": 187}},
+		{"CPU wait and steal are named", unprobed,
+			run("nosync", walRAM, telemetry.HostSummary{CPUUserPct: 60, CPUSysPct: 34, CPUStealPct: 7}, telemetry.EngineSummary{CPUPct: 87, TreeCPUPct: 87, CPUWaitPct: 124}, neighbourFlushes, nil),
+			BoundCPU, []string{"waited for a CPU 124%", "hypervisor stole 7%"}, map[string]float64{"engine_cpu_wait_pct": 124, "cpu_steal_pct": 7}},
+		{"bandwidth (made up)", probed, run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", WriteMBps: 450}, nil),
+			BoundBandwidth, []string{"90% of its probed 500 MB/s"}, map[string]float64{"probed_write_mbps": 500}},
+		{"iops (made up)", probed, run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", WriteIOPS: 40000}, nil),
+			BoundIOPS, []string{"80% of its probed 50000"}, nil},
+		{"busy device without probe figures (made up)", unprobed,
+			run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "nvme0n1", UtilPct: 97, AwaitMs: 3}, nil),
+			BoundIOPS, []string{"nvme0n1 busy 97% of the time, await 3.00 ms"}, map[string]float64{"device_util_pct": 97}},
+		{"no block device", unprobed, run("nosync", map[string]string{"data": "ram", "wal": "ram"}, quietHost, engine, telemetry.TierSummary{}, nil),
+			BoundNone, []string{"not storage-bound: CPU 42% busy (engine 51% of one core), no tier has a block device"}, nil},
+		{"no telemetry", unprobed, &results.Run{Durability: "sync"}, BoundNone, []string{"no telemetry"}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := Attribute(tc.run, st)
-			if b.Kind != tc.kind || !strings.Contains(b.Text, tc.fragment) {
-				t.Errorf("got %s %q, want %s containing %q", b.Kind, b.Text, tc.kind, tc.fragment)
+			b := Attribute(tc.run, tc.st)
+			if b.Kind != tc.kind {
+				t.Errorf("kind %s, want %s: %q", b.Kind, tc.kind, b.Text)
+			}
+			for _, f := range tc.fragments {
+				if !strings.Contains(b.Text, f) {
+					t.Errorf("%q lacks %q", b.Text, f)
+				}
+			}
+			for k, want := range tc.evidence {
+				got, ok := b.Evidence[k]
+				if !ok || !near(got, want) {
+					t.Errorf("evidence %s = %v (present %v), want %v; all: %v", k, got, ok, want, b.Evidence)
+				}
 			}
 		})
+	}
+}
+
+// near compares evidence to the precision a sentence prints it with.
+func near(a, b float64) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d <= 0.5 || d <= 0.01*max(a, b)
+}
+
+// TestExplainRecomputesFromTelemetry: the sentence shown is computed from
+// the stored telemetry, not the one stored with the run; a run without
+// telemetry keeps its stored sentence, and failed runs get none.
+func TestExplainRecomputesFromTelemetry(t *testing.T) {
+	st := &results.Study{Env: hostenv.Env{CPUs: 2}}
+	stale := &results.Bottleneck{Kind: BoundNone, Text: "not storage-bound: CPU at 25%, busiest device disk (vda) at 55% utilisation"}
+	runs := []results.Run{
+		{Status: results.RunOK, Durability: "sync", Components: map[string]string{"wal": "disk"}, Bottleneck: stale,
+			Telemetry: &telemetry.Summary{Host: quietHost, Tiers: map[string]telemetry.TierSummary{"disk": diskSyncC16}}},
+		{Status: results.RunOK, Durability: "sync", Bottleneck: stale},
+		{Status: results.RunOK, Durability: "sync"},
+		{Status: results.RunFailed, Error: "tier tiny full"},
+	}
+	got := Explain(st, runs)
+	if got[0].Bottleneck.Kind != BoundFsync || len(got[0].Bottleneck.Evidence) == 0 {
+		t.Errorf("run with telemetry: %+v, want fsync with evidence", got[0].Bottleneck)
+	}
+	if got[1].Bottleneck != stale {
+		t.Errorf("run without telemetry: %+v, want the stored sentence", got[1].Bottleneck)
+	}
+	if got[2].Bottleneck == nil || !strings.Contains(got[2].Bottleneck.Text, "no telemetry") {
+		t.Errorf("run without telemetry or sentence: %+v", got[2].Bottleneck)
+	}
+	if got[3].Bottleneck != nil {
+		t.Errorf("failed run: %+v, want none", got[3].Bottleneck)
+	}
+	if runs[0].Bottleneck != stale {
+		t.Error("Explain changed its input")
 	}
 }

@@ -3,6 +3,8 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -30,6 +32,9 @@ type Side struct {
 	Runs map[string][]results.Run
 	// Order lists group labels in display order.
 	Order []string
+	// Failed holds, by group label, the errors of runs that did not finish
+	// ok: why a group has nothing to compare.
+	Failed map[string][]string
 }
 
 // Row is one metric of one group: baseline vs contender.
@@ -45,6 +50,10 @@ type Row struct {
 	DiffPctCI  *[2]float64 `json:"diff_pct_ci95"`
 	Verdict    string      `json:"verdict"`
 	HigherBest bool        `json:"higher_is_better"`
+	// Note, on a row with verdict "no data", says which side has no ok run
+	// and why: "wal-quick: no ok run (2 failed: tier full), nothing to
+	// compare".
+	Note string `json:"note,omitempty"`
 }
 
 // Compare compares each contender with the baseline side, metric by metric,
@@ -56,6 +65,10 @@ func Compare(base Side, contenders []Side) []Row {
 		for _, group := range base.Order {
 			b, cr := base.Runs[group], c.Runs[group]
 			if len(b) == 0 || len(cr) == 0 {
+				if note := nothingToCompare(group, base, c); note != "" {
+					rows = append(rows, Row{Metric: Metrics[0].Name, Unit: Metrics[0].Unit, Group: group, Contender: c.Label,
+						HigherBest: Metrics[0].HigherIsBetter, Verdict: NoData, Note: note})
+				}
 				continue
 			}
 			for _, m := range Metrics {
@@ -81,6 +94,30 @@ func Compare(base Side, contenders []Side) []Row {
 	return rows
 }
 
+// nothingToCompare says why group cannot be compared between base and c,
+// naming each side without an ok run; "" when a side's matrix does not
+// have the group (studies with other client counts) or neither side has
+// anything of it.
+func nothingToCompare(group string, base, c Side) string {
+	var why []string
+	found := false
+	for _, s := range []Side{base, c} {
+		failed := s.Failed[group]
+		if len(s.Runs[group]) > 0 || len(failed) > 0 {
+			found = true
+		} else if !slices.Contains(s.Order, group) {
+			return ""
+		}
+		if len(s.Runs[group]) == 0 {
+			why = append(why, s.Label+": "+NoRunText(failed))
+		}
+	}
+	if !found {
+		return ""
+	}
+	return strings.Join(why, "; ") + ", nothing to compare"
+}
+
 func values(runs []results.Run, m Metric) []float64 {
 	v := make([]float64, len(runs))
 	for i, r := range runs {
@@ -93,7 +130,7 @@ func values(runs []results.Run, m Metric) []float64 {
 // optionally keeping only one placement (whose name is then left out of the
 // group label, so placements of one study can be compared with each other).
 func StudySide(label string, st *results.Study, runs []results.Run, onlyPlacement string) Side {
-	s := Side{Label: label, Runs: map[string][]results.Run{}}
+	s := Side{Label: label, Runs: map[string][]results.Run{}, Failed: map[string][]string{}}
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Placements {
@@ -105,20 +142,29 @@ func StudySide(label string, st *results.Study, runs []results.Run, onlyPlacemen
 		}
 	}
 	for _, r := range runs {
-		if r.Status != results.RunOK || (onlyPlacement != "" && r.Placement != onlyPlacement) {
+		if onlyPlacement != "" && r.Placement != onlyPlacement {
 			continue
 		}
-		k := groupLabel(r.Placement, r.Durability, r.Clients, onlyPlacement != "")
-		s.Runs[k] = append(s.Runs[k], r)
+		s.add(groupLabel(r.Placement, r.Durability, r.Clients, onlyPlacement != ""), r)
 	}
 	return s
+}
+
+// add files r under group k: its ok runs are compared, the others explain
+// a gap.
+func (s *Side) add(k string, r results.Run) {
+	if r.Status == results.RunOK {
+		s.Runs[k] = append(s.Runs[k], r)
+	} else {
+		s.Failed[k] = append(s.Failed[k], r.Error)
+	}
 }
 
 // DurabilitySide keeps one durability mode of a study, grouped by placement
 // and clients, so the modes of one study can be compared with each other
 // (FSYNC against LOG_ONLY on every placement).
 func DurabilitySide(st *results.Study, runs []results.Run, durability string) Side {
-	s := Side{Label: durability, Runs: map[string][]results.Run{}}
+	s := Side{Label: durability, Runs: map[string][]results.Run{}, Failed: map[string][]string{}}
 	label := func(placement string, clients int) string { return fmt.Sprintf("%s c=%d", placement, clients) }
 	for _, c := range st.Clients {
 		for _, p := range st.Placements {
@@ -126,9 +172,8 @@ func DurabilitySide(st *results.Study, runs []results.Run, durability string) Si
 		}
 	}
 	for _, r := range runs {
-		if r.Status == results.RunOK && r.Durability == durability {
-			k := label(r.Placement, r.Clients)
-			s.Runs[k] = append(s.Runs[k], r)
+		if r.Durability == durability {
+			s.add(label(r.Placement, r.Clients), r)
 		}
 	}
 	return s

@@ -23,3 +23,70 @@ func TestDurabilitySide(t *testing.T) {
 		t.Errorf("runs %v", s.Runs)
 	}
 }
+
+// TestCompareSaysWhyNothingToCompare: a group with no ok run on one side
+// becomes one row that names the side and why, instead of vanishing.
+func TestCompareSaysWhyNothingToCompare(t *testing.T) {
+	st := &results.Study{Durability: []string{"sync"}, Clients: []int{16},
+		Placements: []results.Placement{{Name: "on-disk"}, {Name: "wal-quick"}}}
+	ok := func(p string) results.Run {
+		return results.Run{Placement: p, Durability: "sync", Clients: 16, Status: results.RunOK, ThroughputOpsS: 1000}
+	}
+	failed := func(p, why string) results.Run {
+		return results.Run{Placement: p, Durability: "sync", Clients: 16, Status: results.RunFailed, Error: why}
+	}
+	cases := []struct {
+		name string
+		runs []results.Run
+		want string // the note, "" for no note row
+	}{
+		{"contender failed", []results.Run{ok("on-disk"), failed("wal-quick", "tier quick full"), failed("wal-quick", "tier quick full")},
+			"wal-quick: no ok run (2 failed: tier quick full), nothing to compare"},
+		{"baseline failed", []results.Run{failed("on-disk", "server died"), ok("wal-quick")},
+			"on-disk: no ok run (1 failed: server died), nothing to compare"},
+		{"both failed", []results.Run{failed("on-disk", "a"), failed("wal-quick", "b")},
+			"on-disk: no ok run (1 failed: a); wal-quick: no ok run (1 failed: b), nothing to compare"},
+		{"contender interrupted before it ran", []results.Run{ok("on-disk")},
+			"wal-quick: not run, nothing to compare"},
+		{"neither side has anything", nil, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rows := Compare(StudySide("on-disk", st, tc.runs, "on-disk"), []Side{StudySide("wal-quick", st, tc.runs, "wal-quick")})
+			var notes []string
+			for _, r := range rows {
+				if r.Note != "" {
+					if r.Verdict != NoData {
+						t.Errorf("note row with verdict %q", r.Verdict)
+					}
+					notes = append(notes, r.Note)
+				}
+			}
+			switch {
+			case tc.want == "" && len(notes) > 0:
+				t.Errorf("notes %q, want none", notes)
+			case tc.want != "" && (len(notes) != 1 || notes[0] != tc.want):
+				t.Errorf("notes %q, want [%q]", notes, tc.want)
+			}
+		})
+	}
+}
+
+// TestCompareSkipsGroupsOneMatrixLacks: studies with other client counts
+// compare the groups they share, without a note per missing group.
+func TestCompareSkipsGroupsOneMatrixLacks(t *testing.T) {
+	a := &results.Study{Durability: []string{"sync"}, Clients: []int{1, 16}, Placements: []results.Placement{{Name: "p"}}}
+	b := &results.Study{Durability: []string{"sync"}, Clients: []int{16}, Placements: []results.Placement{{Name: "p"}}}
+	run := func(c int) results.Run {
+		return results.Run{Placement: "p", Durability: "sync", Clients: c, Status: results.RunOK, ThroughputOpsS: 10}
+	}
+	rows := Compare(StudySide("a", a, []results.Run{run(1), run(16)}, ""), []Side{StudySide("b", b, []results.Run{run(16)}, "")})
+	for _, r := range rows {
+		if r.Note != "" || r.Group == "p sync c=1" {
+			t.Errorf("row %+v for a group study b does not have", r)
+		}
+	}
+	if len(rows) != len(Metrics) {
+		t.Errorf("%d rows, want %d (one group)", len(rows), len(Metrics))
+	}
+}

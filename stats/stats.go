@@ -7,10 +7,12 @@
 package stats
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/tierbench/tierbench/results"
 )
@@ -55,6 +57,49 @@ type Group struct {
 
 	// Runs are the group's ok runs, in execution order.
 	Runs []results.Run `json:"-"`
+	// Failures are the errors of its runs that did not finish ok, in
+	// execution order: why there is nothing to compare when N is 0.
+	Failures []string `json:"-"`
+}
+
+// NoRunText says why a group has no ok run, for sentences that would
+// otherwise compare it: "no ok run (2 failed: tier tiny full)", or "not
+// run" when no run of it was stored (an interrupted study).
+func (g *Group) NoRunText() string {
+	return NoRunText(g.Failures)
+}
+
+// NoRunText says why a set of runs with the given failure errors has no ok
+// run (see Group.NoRunText).
+func NoRunText(failures []string) string {
+	if len(failures) == 0 {
+		return "not run"
+	}
+	first := shortError(failures[0])
+	same := true
+	for _, f := range failures[1:] {
+		same = same && shortError(f) == first
+	}
+	if same {
+		return fmt.Sprintf("no ok run (%d failed: %s)", len(failures), first)
+	}
+	return fmt.Sprintf("no ok run (%d failed; the first: %s)", len(failures), first)
+}
+
+// maxErrorText bounds a failure's error in a sentence; the whole error is
+// in the run's record and the failed-runs list.
+const maxErrorText = 120
+
+// shortError is an error on one line, cut to maxErrorText characters.
+func shortError(e string) string {
+	e = strings.Join(strings.Fields(e), " ")
+	if e == "" {
+		return "no error recorded"
+	}
+	if r := []rune(e); len(r) > maxErrorText {
+		return string(r[:maxErrorText-1]) + "…"
+	}
+	return e
 }
 
 // Key identifies a group.
@@ -107,6 +152,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 			g.Runs = append(g.Runs, r)
 		} else {
 			g.Failed++
+			g.Failures = append(g.Failures, r.Error)
 		}
 	}
 	for _, g := range a.Groups {

@@ -93,6 +93,7 @@ func Parse(filename string, data []byte, cat Catalog) (*Study, error) {
 		return nil, p.sorted()
 	}
 	s.Source = string(data)
+	s.File = filename
 	return s, nil
 }
 
@@ -104,6 +105,11 @@ type parser struct {
 	// misspelt holds required keys that an unknown key was suggested as:
 	// "duraton" is one mistake, so "duration" is not also reported missing.
 	misspelt map[string]bool
+	// hasTarget is true when the study has a target key, even one whose
+	// URL is wrong: tiers, placements and durability are then optional, so
+	// a bad URL is one problem, not one plus four missing keys (misspelt
+	// then holds those keys too: their absence is explained).
+	hasTarget bool
 }
 
 // addf records a problem at line (at least 1, so output always has the
@@ -265,6 +271,13 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.target(s, top, spec, engineOK)
 	var tiers, placements []string
 	tiersOK, placementsOK := true, true
+	if _, p.hasTarget = top["target"]; p.hasTarget && s.Target == "" {
+		// The target's URL is wrong (reported above): the keys a target
+		// makes optional are not reported missing as well.
+		for _, k := range []string{"tiers", "placements", "baseline", "durability"} {
+			p.misspelt[k] = true
+		}
+	}
 	if s.Target != "" {
 		// An external server: tierbench places nothing, so tiers and
 		// placements are optional labels of where the user keeps things.
@@ -279,7 +292,10 @@ func (p *parser) study(root *yaml.Node) *Study {
 	}
 	p.workload(s, top, line)
 	p.drivers(s, top, engineOK)
-	p.clients(s, top, line)
+	p.clients(s, top, line, spec, engineOK)
+	if engineOK && tiersOK && placementsOK && !p.hasTarget {
+		p.tierSizes(s)
+	}
 	p.timing(s, top, line)
 	p.rate(s, top)
 	p.options(s, top, spec, engineOK)
@@ -311,6 +327,9 @@ func (p *parser) engine(s *Study, top map[string]entry, line int) (engine.Spec, 
 		return engine.Spec{}, false
 	}
 	s.Engine = name
+	if len(spec.Components) > 0 {
+		s.DataComponent = spec.Components[0].Name
+	}
 	return spec, true
 }
 
@@ -338,6 +357,10 @@ func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool
 			p.addf(te.k.Line, "tier name is empty; give the tier a name such as disk")
 			continue
 		}
+		if err := tier.CheckName(name); err != nil {
+			p.addf(te.k.Line, "%v", err)
+			continue
+		}
 		if te.v.Kind == yaml.ScalarNode && !isNull(te.v) {
 			p.addf(te.v.Line, "tier %q must be a mapping with a path, not a plain value; write %s: {path: %s}", name, name, te.v.Value)
 			continue
@@ -347,10 +370,27 @@ func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool
 			continue
 		}
 		if t, ok := p.tier(name, te, fields); ok {
+			t.Line = te.k.Line
+			p.distinct(s.Tiers, t, te.k.Line)
 			s.Tiers = append(s.Tiers, t)
 		}
 	}
 	return names, true
+}
+
+// distinct refuses a tier that is the same storage as an earlier one: two
+// names for one folder (after symlinks) or one PMEM device would compare a
+// tier with itself and let one tier's run folders and probes land in the
+// other's.
+func (p *parser) distinct(earlier []Tier, t Tier, line int) {
+	for _, e := range earlier {
+		switch {
+		case t.Path != "" && e.Path == t.Path:
+			p.addf(line, "tier %q is the same folder as tier %q (%s); give each tier its own folder, or use one tier in several placements", t.Name, e.Name, t.Path)
+		case t.Pmem != nil && e.Pmem != nil && filepath.Clean(t.Pmem.Device) == filepath.Clean(e.Pmem.Device):
+			p.addf(line, "tier %q uses the same device as tier %q (%s); give each tier its own device", t.Name, e.Name, t.Pmem.Device)
+		}
+	}
 }
 
 // tierKinds are the ways a tier can be given: an existing folder, or
@@ -427,7 +467,16 @@ func (p *parser) pathTier(name string, e entry) (Tier, bool) {
 		p.addf(e.v.Line, "tier %q: %v", name, err)
 		return Tier{}, false
 	}
-	return Tier{Name: name, Path: filepath.Clean(v)}, true
+	real, err := tier.Resolve(v)
+	if err != nil {
+		p.addf(e.v.Line, "tier %q: %v", name, err)
+		return Tier{}, false
+	}
+	t := Tier{Name: name, Path: real}
+	if real != filepath.Clean(v) {
+		t.Given = v
+	}
+	return t, true
 }
 
 func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
@@ -687,10 +736,17 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 		}
 		// A target's placement is a label, and an in-memory one places
 		// nothing: partial is fine.
-		if engineOK && s.Target == "" && pl.Durability != engine.Memory && !(hasKey(comps, "durability") && pl.Durability == "") {
-			for _, c := range spec.ComponentNames() {
-				if !hasKey(comps, c) && !suggested[c] {
-					p.addf(pe.k.Line, "placement %q does not place component %q; add %s: <tier> (%s)", name, c, c, tierHint)
+		if engineOK && !p.hasTarget && pl.Durability != engine.Memory && !(hasKey(comps, "durability") && pl.Durability == "") {
+			for _, c := range spec.Components {
+				if hasKey(comps, c.Name) || suggested[c.Name] {
+					continue
+				}
+				if t, ok := pl.Components[c.DefaultsTo]; ok && c.DefaultsTo != "" {
+					pl.Components[c.Name] = t // e.g. wal_archive goes with wal
+					continue
+				}
+				if c.DefaultsTo == "" { // else the missing DefaultsTo is the one mistake
+					p.addf(pe.k.Line, "placement %q does not place component %q; add %s: <tier> (%s)", name, c.Name, c.Name, tierHint)
 				}
 			}
 		}
@@ -835,13 +891,18 @@ func (p *parser) workload(s *Study, top map[string]entry, line int) {
 		valid[pe.key] = v
 	}
 	if wOK && spec.New != nil {
-		if _, err := spec.New(valid); err != nil {
+		w, err := spec.New(valid)
+		if err != nil {
 			p.addf(e.k.Line, "workload %s: %v", name, err)
+			return
+		}
+		if sz, ok := w.(Sizer); ok {
+			s.Workload.EstimatedBytes = sz.EstimatedBytes()
 		}
 	}
 }
 
-func (p *parser) clients(s *Study, top map[string]entry, line int) {
+func (p *parser) clients(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool) {
 	fix := "write clients: [1, 4, 16] or a single number such as clients: 8"
 	e, ok := p.need(top, "clients", line, "add clients: [1, 4, 16], the client counts to run")
 	if !ok {
@@ -866,12 +927,47 @@ func (p *parser) clients(s *Study, top map[string]entry, line int) {
 			p.addf(n.Line, "clients must be >= 1, got %d; use at least one client", c)
 			continue
 		}
+		if engineOK && spec.MaxClients > 0 && c > spec.MaxClients {
+			p.addf(n.Line, "clients %d is more than engine %s takes (at most %d): %s; use at most %d clients",
+				c, spec.Name, spec.MaxClients, spec.MaxClientsWhy, spec.MaxClients)
+			continue
+		}
 		if first, dup := seen[c]; dup {
 			p.addf(n.Line, "clients %d is listed twice (first at line %d); remove one", c, first)
 			continue
 		}
 		seen[c] = n.Line
 		s.Clients = append(s.Clients, c)
+	}
+}
+
+// tierSizes refuses a tmpfs or loop tier smaller than the data a placement
+// puts on it: the workload's lower bound of its data set (Sizer) against
+// the tier's size. The engine's first component holds the data set (data,
+// or Ignite's persistence); logs are not counted, so only a tier that is
+// clearly too small is refused. Folders are checked against their free
+// space by Preflight; a PMEM device's size is known only once mounted.
+func (p *parser) tierSizes(s *Study) {
+	need, data := s.Workload.EstimatedBytes, s.DataComponent
+	if need <= 0 || data == "" {
+		return
+	}
+	done := map[string]bool{}
+	for _, pl := range s.Placements {
+		name, ok := pl.Components[data]
+		if !ok || done[name] {
+			continue
+		}
+		done[name] = true
+		t, ok := s.Tier(name)
+		if !ok {
+			continue
+		}
+		size, kind := t.Size()
+		if size > 0 && size < need {
+			p.addf(t.Line, "tier %q (%s, %s) is smaller than the data placement %q puts on it: workload %s loads at least %s; make the tier at least %s or load a smaller data set",
+				name, kind, humanize.IBytes(uint64(size)), pl.Name, s.Workload.Name, humanize.IBytes(uint64(need)), humanize.IBytes(uint64(need)))
+		}
 	}
 }
 

@@ -22,9 +22,11 @@ import (
 type testCatalog struct{}
 
 var pebbleSpec = engine.Spec{
-	Name:       "pebble",
-	Components: []engine.Component{{Name: "data"}, {Name: "wal"}},
-	Modes:      []engine.Mode{{Durability: engine.Sync}, {Durability: engine.NoSync}, {Durability: engine.NoWAL}},
+	Name:          "pebble",
+	MaxClients:    1024,
+	MaxClientsWhy: "each client is a goroutine with its own histograms",
+	Components:    []engine.Component{{Name: "data"}, {Name: "wal"}},
+	Modes:         []engine.Mode{{Durability: engine.Sync}, {Durability: engine.NoSync}, {Durability: engine.NoWAL}},
 	Options: []engine.Option{
 		{Name: "cache", Kind: engine.KindSize},
 		{Name: "memtable", Kind: engine.KindSize},
@@ -61,9 +63,23 @@ var ycsbSpec = workload.Spec{
 				return nil, fmt.Errorf("readproportion must be between 0 and 1, got %q", v)
 			}
 		}
-		return nil, nil
+		w := sizedWorkload{bytes: 1000 * 1000} // records x 1000 bytes, as ycsb's default record
+		if v, ok := params["records"]; ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			w.bytes = n * 1000
+		}
+		return w, nil
 	},
 }
+
+// sizedWorkload stands in for a workload that estimates its data set
+// (Sizer); validation calls nothing else on it.
+type sizedWorkload struct {
+	workload.Workload
+	bytes int64
+}
+
+func (w sizedWorkload) EstimatedBytes() int64 { return w.bytes }
 
 func (testCatalog) Engine(name string) (engine.Spec, bool) {
 	switch name {
@@ -137,6 +153,12 @@ func fixture(t *testing.T) (fill func(string) string, ram, disk string) {
 	if err := os.Mkdir(filepath.Join(tmp, "readonly"), 0o555); err != nil {
 		t.Fatal(err)
 	}
+	// Symlinks for the system-folder and same-folder cases.
+	for link, to := range map[string]string{"etclink": "/etc", "ramlink": ram} {
+		if err := os.Symlink(to, filepath.Join(tmp, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r := strings.NewReplacer("RAMDIR", ram, "DISKDIR", disk, "TMP", tmp)
 	return r.Replace, ram, disk
 }
@@ -185,25 +207,27 @@ func TestParseExample(t *testing.T) {
 	want := &Study{
 		Name:   "wal-placement-demo",
 		Engine: "pebble",
-		Tiers:  []Tier{{Name: "ram", Path: ram}, {Name: "disk", Path: disk}},
+		Tiers:  []Tier{{Name: "ram", Path: ram, Line: 4}, {Name: "disk", Path: disk, Line: 5}},
 		Placements: []Placement{
 			{Name: "all-disk", Components: map[string]string{"data": "disk", "wal": "disk"}},
 			{Name: "wal-ram", Components: map[string]string{"data": "disk", "wal": "ram"}},
 			{Name: "all-ram", Components: map[string]string{"data": "ram", "wal": "ram"}},
 		},
-		Baseline:   "all-disk",
-		Durability: []engine.Durability{engine.Sync, engine.NoSync},
-		Workload:   Workload{Name: "ycsb-a", Params: map[string]string{"records": "100000"}},
-		Clients:    []int{1, 4, 16, 64},
-		Warmup:     2 * time.Second,
-		Duration:   5 * time.Second,
-		Repeat:     1,
-		Arrival:    "constant",
-		Probe:      ProbeCached,
-		Cache:      CacheWarm,
-		Options:    map[string]string{},
-		Source:     src,
-		Drivers:    []string{"builtin"},
+		Baseline:      "all-disk",
+		Durability:    []engine.Durability{engine.Sync, engine.NoSync},
+		Workload:      Workload{Name: "ycsb-a", Params: map[string]string{"records": "100000"}, EstimatedBytes: 100000 * 1000},
+		Clients:       []int{1, 4, 16, 64},
+		Warmup:        2 * time.Second,
+		Duration:      5 * time.Second,
+		Repeat:        1,
+		Arrival:       "constant",
+		Probe:         ProbeCached,
+		Cache:         CacheWarm,
+		Options:       map[string]string{},
+		Source:        src,
+		Drivers:       []string{"builtin"},
+		File:          "study.yaml",
+		DataComponent: "data",
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Parse(example) =\n%+v\nwant\n%+v", s, want)
@@ -347,6 +371,39 @@ func TestParseProblems(t *testing.T) {
 		{name: "target on an embedded engine", edits: []string{"repeat: 1", "repeat: 1\ntarget: postgres://127.0.0.1:5432/db"},
 			want: "engine pebble runs inside tierbench and cannot be a target", at: "target:", count: 1},
 		{name: "target that is not a URL", edits: []string{"repeat: 1", "repeat: 1\ntarget: localhost"},
+			want: `target "localhost" is not a server URL`, at: "target:", count: 1},
+		// bad input that run used to accept (issue 11)
+		{name: "tier name that is a path", edits: []string{"tiers:\n", "tiers:\n  ../../../../tmp/x: {tmpfs: {size: 1GiB}}\n"},
+			want: `tier name "../../../../tmp/x" is not an identifier: use letters, digits, - and _`, at: "../../../../tmp/x", count: 1},
+		{name: "tier name with a slash", edits: []string{"tiers:\n", "tiers:\n  a/b: {path: TMP/ab}\n"},
+			want: `tier name "a/b" is not an identifier`, at: "a/b:", count: 1},
+		{name: "tier on the root folder", edits: []string{"{path: DISKDIR}", "{path: /}"},
+			want: "path / is the root folder, not a place for a tier", at: "disk: {", count: 1},
+		{name: "tier on /etc", edits: []string{"{path: DISKDIR}", "{path: /etc}"},
+			want: "path /etc is a system folder (/etc)", at: "disk: {", count: 1},
+		{name: "tier below /usr", edits: []string{"{path: DISKDIR}", "{path: /usr/local/tierbench}"},
+			want: "is a system folder (/usr)", at: "disk: {", count: 1},
+		{name: "tier on /proc", edits: []string{"{path: DISKDIR}", "{path: /proc}"},
+			want: "path /proc is a system folder (/proc)", at: "disk: {", count: 1},
+		{name: "tier on /sys", edits: []string{"{path: DISKDIR}", "{path: /sys/kernel}"},
+			want: "is a system folder (/sys)", at: "disk: {", count: 1},
+		{name: "tier in /dev", edits: []string{"{path: DISKDIR}", "{path: /dev/tierbench}"},
+			want: "is a system folder (/dev)", at: "disk: {", count: 1},
+		{name: "tier that is a symlink to /etc", edits: []string{"{path: DISKDIR}", "{path: TMP/etclink}"},
+			want: "etclink (a symlink to /etc) is a system folder (/etc)", at: "disk: {", count: 1},
+		{name: "two tiers on one folder", edits: []string{"{path: DISKDIR}", "{path: RAMDIR}"},
+			want: `tier "disk" is the same folder as tier "ram"`, at: "disk: {", count: 1},
+		{name: "two tiers on one folder through a symlink", edits: []string{"{path: DISKDIR}", "{path: TMP/ramlink}"},
+			want: `tier "disk" is the same folder as tier "ram"`, at: "disk: {", count: 1},
+		{name: "two pmem tiers on one device", edits: []string{"tiers:\n", "tiers:\n  p1: {pmem: {device: /dev/pmem0}}\n  p2: {pmem: {device: /dev/pmem0}}\n"},
+			want: `tier "p2" uses the same device as tier "p1" (/dev/pmem0)`, at: "p2:", count: 1},
+		{name: "clients above the engine's bound", edits: []string{"clients: [1, 4, 16, 64]", "clients: [1, 100000000]"},
+			want: "clients 100000000 is more than engine pebble takes (at most 1024): each client is a goroutine with its own histograms; use at most 1024 clients", at: "clients:", count: 1},
+		{name: "tmpfs tier smaller than the data on it", edits: []string{"ram:  {path: RAMDIR}", "ram:  {tmpfs: {size: 1KiB}}"},
+			want: `tier "ram" (tmpfs, 1.0 KiB) is smaller than the data placement "all-ram" puts on it: workload ycsb-a loads at least 95 MiB; make the tier at least 95 MiB`, at: "ram:  {", count: 1},
+		{name: "loop tier smaller than the data on it", edits: []string{"disk: {path: DISKDIR}", "disk: {loop: {backing: disk, size: 64MiB}}"},
+			want: `tier "disk" (loop, 64 MiB) is smaller than the data placement "all-disk" puts on it`, at: "disk: {", count: 1},
+		{name: "target URL error alone", src: "name: t\nengine: rocks\ntarget: localhost\nworkload: {name: ycsb-a}\nclients: 1\nduration: 1s\n",
 			want: `target "localhost" is not a server URL`, at: "target:", count: 1},
 		// keys
 		{name: "typo in top-level key", edits: []string{"duration: 5s", "duraton: 5s"},

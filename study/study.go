@@ -50,6 +50,12 @@ type Study struct {
 	Target string
 	// Source is the study file's text, stored with the results.
 	Source string
+	// File names the study file in problems found after parsing.
+	File string
+	// DataComponent is the engine's component that holds the data set (its
+	// first: data, or Ignite's persistence), whose tier must hold the
+	// workload's data.
+	DataComponent string
 }
 
 // Probe modes.
@@ -76,8 +82,13 @@ var CacheModes = []string{CacheWarm, CacheCold}
 // folder (Path), or storage tierbench provisions for the study (Tmpfs or
 // Loop), whose Path is known once it is mounted.
 type Tier struct {
-	Name  string
+	Name string
+	// Path is the real folder: symlinks are followed once, when the study
+	// is read, and Given keeps the path as written when it differs.
 	Path  string
+	Given string
+	// Line is where the tier is declared in the study file.
+	Line  int
 	Tmpfs *tier.TmpfsSpec
 	Loop  *tier.LoopSpec
 	Pmem  *tier.PmemSpec
@@ -90,6 +101,18 @@ type Tier struct {
 // tier.
 func (t Tier) Provisioned() bool {
 	return t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || t.Latency != nil || t.Throttle != nil
+}
+
+// Size is the capacity tierbench gives a tmpfs or loop tier, and its kind
+// for messages; 0 for tiers whose size is the machine's (folders, PMEM).
+func (t Tier) Size() (int64, string) {
+	switch {
+	case t.Tmpfs != nil:
+		return t.Tmpfs.Size, "tmpfs"
+	case t.Loop != nil:
+		return t.Loop.Size, "loop"
+	}
+	return 0, ""
 }
 
 // Placement maps every engine component to a tier name.
@@ -114,6 +137,16 @@ func (p Placement) DurabilityIn(d engine.Durability) engine.Durability {
 type Workload struct {
 	Name   string
 	Params map[string]string
+	// EstimatedBytes is a lower bound of the data set the load writes, 0
+	// when the workload does not say (see Sizer).
+	EstimatedBytes int64
+}
+
+// Sizer is an optional workload.Workload ability: a lower bound of the data
+// set its load writes, so validation can refuse a tier that cannot hold the
+// data placed on it before anything runs.
+type Sizer interface {
+	EstimatedBytes() int64
 }
 
 // Catalog is what validation needs to know about engines and workloads.

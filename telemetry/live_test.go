@@ -161,9 +161,21 @@ func TestLiveSamplerSeesWritesOnTempDirDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("summary json: %s", b)
-	var shape map[string]map[string]any
-	if err := json.Unmarshal(b, &shape); err != nil {
+	var top map[string]any
+	if err := json.Unmarshal(b, &top); err != nil {
 		t.Fatalf("%s: %v", b, err)
+	}
+	shape := map[string]map[string]any{}
+	for k, v := range top {
+		if m, ok := v.(map[string]any); ok {
+			shape[k] = m
+		}
+	}
+	if n, _ := top["sync_samples"].(float64); n <= 0 {
+		t.Errorf("sync_samples %v: our own threads were not sampled (json %s)", top["sync_samples"], b)
+	}
+	if _, ok := shape["sync_wait"][OtherComponent]; !ok {
+		t.Errorf("sync_wait lacks %q: the test's fsyncs are on no component's files (json %s)", OtherComponent, b)
 	}
 	keys := func(m map[string]any) []string {
 		var k []string
@@ -175,12 +187,17 @@ func TestLiveSamplerSeesWritesOnTempDirDevice(t *testing.T) {
 	}
 	disk, _ := shape["tiers"]["disk"].(map[string]any)
 	for name, want := range map[string][]string{
-		"tiers.disk": {"await_ms", "device", "flushes_per_s", "read_iops", "read_mbps", "util_pct", "write_iops", "write_mbps"},
-		"host":       {"cpu_iowait_pct", "cpu_steal_pct", "cpu_sys_pct", "cpu_user_pct"},
-		"engine":     {"cpu_pct", "rss_bytes_max"},
+		"tiers.disk": {"await_ms", "device", "flush_await_ms", "flushes_per_s", "read_await_ms", "read_iops", "read_mbps", "util_pct",
+			"write_await_ms", "write_iops", "write_mbps"},
+		"host":   {"cpu_iowait_pct", "cpu_steal_pct", "cpu_sys_pct", "cpu_user_pct"},
+		"engine": {"cpu_pct", "rss_bytes_max", "tree_cpu_pct"},
 	} {
 		m := map[string]map[string]any{"tiers.disk": disk, "host": shape["host"], "engine": shape["engine"]}[name]
-		if got := keys(m); !slices.Equal(got, want) {
+		got := keys(m)
+		if name == "engine" {
+			got = slices.DeleteFunc(got, func(k string) bool { return k == "cpu_wait_pct" }) // omitted when 0
+		}
+		if !slices.Equal(got, want) {
 			t.Errorf("%s keys %v, want %v (json %s)", name, got, want, b)
 		}
 	}

@@ -37,7 +37,7 @@ type diskCounters struct {
 	reads, sectorsRead, readMs      uint64
 	writes, sectorsWritten, writeMs uint64
 	ioTicks                         uint64 // ms with I/O in flight
-	flushes                         uint64
+	flushes, flushMs                uint64
 	hasFlush                        bool // kernel >= 5.5 counts flushes
 }
 
@@ -46,7 +46,7 @@ type diskCounters struct {
 func (c diskCounters) lessThan(o diskCounters) bool {
 	return c.reads < o.reads || c.sectorsRead < o.sectorsRead || c.readMs < o.readMs ||
 		c.writes < o.writes || c.sectorsWritten < o.sectorsWritten || c.writeMs < o.writeMs ||
-		c.ioTicks < o.ioTicks || (c.hasFlush && o.hasFlush && c.flushes < o.flushes)
+		c.ioTicks < o.ioTicks || (c.hasFlush && o.hasFlush && (c.flushes < o.flushes || c.flushMs < o.flushMs))
 }
 
 type diskEntry struct {
@@ -71,7 +71,7 @@ func parseDiskstats(text string) (map[string]diskEntry, error) {
 		)
 		// Field 11 (I/Os in progress) is not used: some kernels printed it
 		// negative after an accounting bug, which must not lose the line.
-		for _, j := range []int{0, 1, 3, 5, 6, 7, 9, 10, 12, 18} {
+		for _, j := range []int{0, 1, 3, 5, 6, 7, 9, 10, 12, 18, 19} {
 			if j >= len(f) {
 				break
 			}
@@ -87,6 +87,7 @@ func parseDiskstats(text string) (map[string]diskEntry, error) {
 				writes: nums[7], sectorsWritten: nums[9], writeMs: nums[10],
 				ioTicks:  nums[12],
 				flushes:  nums[18],
+				flushMs:  nums[19],
 				hasFlush: len(f) >= 20,
 			},
 		}
@@ -123,8 +124,18 @@ func diskRates(a, b diskCounters, span time.Duration) DiskSample {
 	if n := reads + writes; n > 0 {
 		d.AwaitMs = (sub(b.readMs, a.readMs) + sub(b.writeMs, a.writeMs)) / n
 	}
+	if reads > 0 {
+		d.ReadAwaitMs = sub(b.readMs, a.readMs) / reads
+	}
+	if writes > 0 {
+		d.WriteAwaitMs = sub(b.writeMs, a.writeMs) / writes
+	}
 	if a.hasFlush && b.hasFlush {
-		d.FlushesPerS = sub(b.flushes, a.flushes) / sec
+		flushes := sub(b.flushes, a.flushes)
+		d.FlushesPerS = flushes / sec
+		if flushes > 0 {
+			d.FlushAwaitMs = sub(b.flushMs, a.flushMs) / flushes
+		}
 	}
 	return d
 }

@@ -47,7 +47,7 @@ func TestParseDiskstatsCounters(t *testing.T) {
 		"sda": {8, 0, diskCounters{reads: 100, sectorsRead: 2000, readMs: 50, writes: 200,
 			sectorsWritten: 4000, writeMs: 150, ioTicks: 300}},
 		"vda": {254, 0, diskCounters{reads: 1000, sectorsRead: 20000, readMs: 500, writes: 2000,
-			sectorsWritten: 40000, writeMs: 1500, ioTicks: 3000, flushes: 500, hasFlush: true}},
+			sectorsWritten: 40000, writeMs: 1500, ioTicks: 3000, flushes: 500, flushMs: 40, hasFlush: true}},
 		"vda1": {254, 1, diskCounters{reads: 900, sectorsRead: 18000, readMs: 450, writes: 1900,
 			sectorsWritten: 38000, writeMs: 1400, ioTicks: 2900}},
 		"dm-0": {253, 0, diskCounters{hasFlush: true}},
@@ -82,12 +82,13 @@ func TestDiskRatesFromTwoCaptures(t *testing.T) {
 	}{
 		// 200 reads, 2 MiB, 100 ms; 400 writes, 4 MiB, 500 ms; 1000 ms busy.
 		{dev: "sda", want: DiskSample{ReadIOPS: 100, WriteIOPS: 200, ReadMBps: 1, WriteMBps: 2,
-			AwaitMs: 1, UtilPct: 50}},
-		// 1000 writes of 10 MiB in 500 ms; 2500 ms busy in 2000 is capped; 50 flushes.
-		{dev: "vda", want: DiskSample{WriteIOPS: 500, WriteMBps: 5, AwaitMs: 0.5, UtilPct: 100,
-			FlushesPerS: 25}},
+			AwaitMs: 1, ReadAwaitMs: 0.5, WriteAwaitMs: 1.25, UtilPct: 50}},
+		// 1000 writes of 10 MiB in 500 ms; 2500 ms busy in 2000 is capped;
+		// 50 flushes in 5 ms.
+		{dev: "vda", want: DiskSample{WriteIOPS: 500, WriteMBps: 5, AwaitMs: 0.5, WriteAwaitMs: 0.5, UtilPct: 100,
+			FlushesPerS: 25, FlushAwaitMs: 0.1}},
 		// Discard fields present, no flush fields: flushes stay 0.
-		{dev: "vda1", want: DiskSample{ReadIOPS: 20, ReadMBps: 2, AwaitMs: 0.5, UtilPct: 1}},
+		{dev: "vda1", want: DiskSample{ReadIOPS: 20, ReadMBps: 2, AwaitMs: 0.5, ReadAwaitMs: 0.5, UtilPct: 1}},
 		// Idle: no I/O must not divide by zero.
 		{dev: "dm-0", want: DiskSample{}},
 		{dev: "cciss!c0d0", want: DiskSample{}},
@@ -99,7 +100,8 @@ func TestDiskRatesFromTwoCaptures(t *testing.T) {
 			if !near(got.ReadIOPS, tc.want.ReadIOPS) || !near(got.WriteIOPS, tc.want.WriteIOPS) ||
 				!near(got.ReadMBps, tc.want.ReadMBps) || !near(got.WriteMBps, tc.want.WriteMBps) ||
 				!near(got.AwaitMs, tc.want.AwaitMs) || !near(got.UtilPct, tc.want.UtilPct) ||
-				!near(got.FlushesPerS, tc.want.FlushesPerS) {
+				!near(got.FlushesPerS, tc.want.FlushesPerS) || !near(got.FlushAwaitMs, tc.want.FlushAwaitMs) ||
+				!near(got.ReadAwaitMs, tc.want.ReadAwaitMs) || !near(got.WriteAwaitMs, tc.want.WriteAwaitMs) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
 			if bw := b[tc.dev].c.lessThan(a[tc.dev].c); bw != tc.backwards {

@@ -26,8 +26,13 @@ type Config struct {
 	// with Device "" and no samples.
 	Tiers map[string]string
 	// PID of the engine process to watch (0 = none; for the in-process
-	// engine pass os.Getpid()).
+	// engine pass os.Getpid()). Its threads and those of its child
+	// processes are also sampled for sync waits (see SyncWait).
 	PID int
+	// Components maps each engine component to its folder, so that sync
+	// waits are told apart by the file being synced (the WAL's fsyncs from
+	// the data's). Without it every wait counts as OtherComponent.
+	Components map[string]string
 	// Interval between samples; 0 means one second.
 	Interval time.Duration
 }
@@ -44,12 +49,20 @@ type DiskSample struct {
 	WriteMBps float64 `json:"write_mbps"`
 	// AwaitMs is the mean time a read or write took, queueing included.
 	AwaitMs float64 `json:"await_ms"`
+	// ReadAwaitMs and WriteAwaitMs split it by direction (iostat's r_await
+	// and w_await): a commit waits for writes, and a read-heavy interval must
+	// not make its writes look fast.
+	ReadAwaitMs  float64 `json:"read_await_ms"`
+	WriteAwaitMs float64 `json:"write_await_ms"`
 	// UtilPct is the share of time the device had I/O in flight, capped at
 	// 100 (clock skew between the kernel's ticks and ours can overshoot).
 	UtilPct float64 `json:"util_pct"`
 	// FlushesPerS is cache-flush requests completed per second: what fsync
 	// costs the device. 0 on kernels before 5.5, which do not count them.
 	FlushesPerS float64 `json:"flushes_per_s"`
+	// FlushAwaitMs is the mean time a flush request took (diskstats field
+	// 20 over field 19; iostat's f_await); 0 when none completed.
+	FlushAwaitMs float64 `json:"flush_await_ms"`
 }
 
 // HostSample is one interval's CPU split, in percent of all CPUs' time.
@@ -94,6 +107,12 @@ type Summary struct {
 	Tiers  map[string]TierSummary `json:"tiers"`
 	Host   HostSummary            `json:"host"`
 	Engine EngineSummary          `json:"engine"`
+	// SyncWait is, by component (and OtherComponent), the share of the
+	// window the engine's threads spent in fsync and its kin; absent when
+	// no engine process was watched.
+	SyncWait map[string]SyncWait `json:"sync_wait,omitempty"`
+	// SyncSamples is how many samples SyncWait rests on.
+	SyncSamples int `json:"sync_samples,omitempty"`
 	// Errors repeats Report.Errors so that a stored summary with zeros can
 	// be told apart from one whose source was unreadable.
 	Errors []string `json:"errors,omitempty"`
@@ -103,14 +122,17 @@ type Summary struct {
 type TierSummary struct {
 	// Device is the kernel's name for it ("vda", "loop3", "dm-0"), "" when
 	// the tier has no block device (tmpfs) or it could not be resolved.
-	Device      string  `json:"device"`
-	ReadIOPS    float64 `json:"read_iops"`
-	WriteIOPS   float64 `json:"write_iops"`
-	ReadMBps    float64 `json:"read_mbps"`
-	WriteMBps   float64 `json:"write_mbps"`
-	AwaitMs     float64 `json:"await_ms"`
-	UtilPct     float64 `json:"util_pct"`
-	FlushesPerS float64 `json:"flushes_per_s"`
+	Device       string  `json:"device"`
+	ReadIOPS     float64 `json:"read_iops"`
+	WriteIOPS    float64 `json:"write_iops"`
+	ReadMBps     float64 `json:"read_mbps"`
+	WriteMBps    float64 `json:"write_mbps"`
+	AwaitMs      float64 `json:"await_ms"`
+	ReadAwaitMs  float64 `json:"read_await_ms"`
+	WriteAwaitMs float64 `json:"write_await_ms"`
+	UtilPct      float64 `json:"util_pct"`
+	FlushesPerS  float64 `json:"flushes_per_s"`
+	FlushAwaitMs float64 `json:"flush_await_ms"`
 }
 
 // HostSummary is the host's CPU split over the window; see HostSample.
@@ -125,6 +147,14 @@ type HostSummary struct {
 type EngineSummary struct {
 	RSSBytesMax uint64  `json:"rss_bytes_max"`
 	CPUPct      float64 `json:"cpu_pct"`
+	// TreeCPUPct is the CPU time of the engine process and its child
+	// processes (PostgreSQL's backends), in percent of one core, from the
+	// scheduler's per-thread figures; 0 when not sampled.
+	TreeCPUPct float64 `json:"tree_cpu_pct,omitempty"`
+	// CPUWaitPct is the time those threads were ready to run but waited
+	// for a CPU, in percent of one thread: the engine's share of CPU
+	// contention, whoever holds the CPUs.
+	CPUWaitPct float64 `json:"cpu_wait_pct,omitempty"`
 }
 
 // Sampler reads the sources every Interval until Stop.
@@ -139,6 +169,10 @@ type Sampler struct {
 	host    hostState
 	engine  engineState
 	errs    errorLog
+
+	sync     *syncSampler // nil without an engine PID
+	syncStop chan struct{}
+	syncDone chan struct{}
 
 	stopCh   chan struct{}
 	done     chan struct{}
@@ -212,6 +246,11 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 	s.t0 = time.Now()
 	s.read(false)
 	go s.loop(ctx)
+	if cfg.PID > 0 {
+		s.sync = newSyncSampler(cfg.PID, cfg.Components)
+		s.syncStop, s.syncDone = make(chan struct{}), make(chan struct{})
+		go s.sync.run(ctx, s.syncStop, s.syncDone)
+	}
 	return s, nil
 }
 
@@ -269,6 +308,10 @@ func (s *Sampler) Stop() *Report {
 	s.stopOnce.Do(func() {
 		close(s.stopCh)
 		<-s.done
+		if s.sync != nil {
+			close(s.syncStop)
+			<-s.syncDone
+		}
 		s.read(true)
 		s.report = s.build()
 	})
@@ -428,6 +471,11 @@ func (s *Sampler) build() *Report {
 		r.Summary.Engine = EngineSummary{RSSBytesMax: e.rssMax,
 			CPUPct: cpuPct(e.first.p, e.last.p, e.last.at-e.first.at, s.clkTck)}
 	}
+	if s.sync != nil {
+		r.Summary.SyncWait, r.Summary.SyncSamples = s.sync.summary()
+		r.Summary.Engine.TreeCPUPct, r.Summary.Engine.CPUWaitPct = s.sync.schedPcts()
+		r.Errors = append(r.Errors, s.sync.errs.list()...)
+	}
 	r.Summary.Errors = r.Errors
 	return r
 }
@@ -435,7 +483,8 @@ func (s *Sampler) build() *Report {
 func (d DiskSample) summary(device string) TierSummary {
 	return TierSummary{Device: device, ReadIOPS: d.ReadIOPS, WriteIOPS: d.WriteIOPS,
 		ReadMBps: d.ReadMBps, WriteMBps: d.WriteMBps, AwaitMs: d.AwaitMs,
-		UtilPct: d.UtilPct, FlushesPerS: d.FlushesPerS}
+		ReadAwaitMs: d.ReadAwaitMs, WriteAwaitMs: d.WriteAwaitMs,
+		UtilPct: d.UtilPct, FlushesPerS: d.FlushesPerS, FlushAwaitMs: d.FlushAwaitMs}
 }
 
 // errorLog keeps each distinct error once, in first-seen order, with a

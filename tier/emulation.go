@@ -6,9 +6,11 @@ import (
 	"time"
 )
 
-// LatencySpec asks for latency injected in front of a tier (a FUSE
+// LatencySpec asks for a tier whose operations take longer (through a FUSE
 // passthrough), to model slower storage such as SATA, HDD or network block
-// storage. Zero means no added latency for that operation.
+// storage. Each is the operation's whole latency as an application sees
+// it, not an amount added to the backing folder's (see package emulate).
+// Zero leaves that operation as fast as the backing folder.
 type LatencySpec struct {
 	Read, Write, Fsync time.Duration
 }
@@ -27,7 +29,7 @@ func (l LatencySpec) String() string {
 		d    time.Duration
 	}{{"read", l.Read}, {"write", l.Write}, {"fsync", l.Fsync}} {
 		if p.d > 0 {
-			parts = append(parts, fmt.Sprintf("%s +%s", p.name, p.d))
+			parts = append(parts, fmt.Sprintf("%s %s", p.name, p.d))
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
 
@@ -27,6 +28,13 @@ const (
 	KindCgroup = throttle.LedgerKind
 	// KindProcess is a server process group tierbench started.
 	KindProcess = "process"
+	// KindFuseServer is the helper process that serves an emulated tier's
+	// FUSE mount (Path is the mount point; see emulate.Start).
+	KindFuseServer = "fuse-server"
+	// KindStudy is a study being run: undoing it after a kill marks it
+	// interrupted in its results store, which a package above tier does
+	// (see Ledger.Undoers).
+	KindStudy = "study"
 )
 
 // Resource is one thing tierbench created. It is written to the ledger
@@ -37,18 +45,30 @@ type Resource struct {
 	Backing string `json:"backing,omitempty"` // loop: the backing file (finds the device if Path is empty)
 	// PID and StartTicks identify a process (its start time tells it from a
 	// later process that reuses the pid).
-	PID        int       `json:"pid,omitempty"`
-	StartTicks uint64    `json:"start_ticks,omitempty"`
-	Owner      int       `json:"owner_pid"`
-	Since      time.Time `json:"since"`
+	PID        int    `json:"pid,omitempty"`
+	StartTicks uint64 `json:"start_ticks,omitempty"`
+	// Pending marks a folder recorded before its Mkdir and not yet
+	// confirmed: undoing it removes it only if it is empty, since a folder
+	// that existed before was not tierbench's (see Ledger.Mkdir).
+	Pending bool `json:"pending,omitempty"`
+	// Study is a study id (KindStudy: Path is its results folder).
+	Study string    `json:"study,omitempty"`
+	Owner int       `json:"owner_pid"`
+	Since time.Time `json:"since"`
 }
 
 func (r Resource) String() string {
 	if r.Kind == KindProcess {
 		return fmt.Sprintf("server process %d (%s)", r.PID, r.Path)
 	}
+	if r.Kind == KindFuseServer {
+		return fmt.Sprintf("latency server process %d of %s", r.PID, r.Path)
+	}
 	if r.Kind == KindLoop {
 		return fmt.Sprintf("loop device %s backed by %s", orUnknown(r.Path), r.Backing)
+	}
+	if r.Kind == KindStudy {
+		return fmt.Sprintf("study %s (results in %s)", r.Study, r.Path)
 	}
 	return r.Kind + " " + r.Path
 }
@@ -65,6 +85,9 @@ func orUnknown(s string) string {
 // processes do not lose each other's records.
 type Ledger struct {
 	dir string
+	// Undoers undo the kinds that packages above tier record (KindStudy);
+	// Cleanup uses them before Undo.
+	Undoers map[string]func(Resource) error
 }
 
 // StateDir is where tierbench keeps its ledger and the mount points and
@@ -172,7 +195,8 @@ func (l *Ledger) Done(r Resource) error {
 }
 
 func same(a, b Resource) bool {
-	return a.Kind == b.Kind && a.Path == b.Path && a.Backing == b.Backing && a.Owner == b.Owner && a.PID == b.PID
+	return a.Kind == b.Kind && a.Path == b.Path && a.Backing == b.Backing && a.Owner == b.Owner && a.PID == b.PID &&
+		a.Study == b.Study
 }
 
 // ProcessResource describes process pid for the ledger; label says what it is.
@@ -218,12 +242,94 @@ func (l *Ledger) Leftovers() ([]Resource, error) {
 	return out, nil
 }
 
+// alive reports whether process pid can still undo what it recorded. A
+// process that is exiting cannot: a zombie, or one that was killed or is
+// exiting but is still there, typically stuck in D state in the kernel's
+// request_wait_answer, waiting for a FUSE answer from a server that is
+// dead or stopped (Cleanup frees it by killing that server and aborting
+// the connection).
 func alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	return !exiting(pid)
+}
+
+// Process facts in /proc that tell a dying process.
+const (
+	// pfExiting is PF_EXITING in the flags of /proc/PID/task/TID/stat: the
+	// thread is in do_exit.
+	pfExiting = 0x4
+	// sigkillBit is SIGKILL's bit in the pending-signal masks of
+	// /proc/PID/task/TID/status.
+	sigkillBit = 1 << (syscall.SIGKILL - 1)
+)
+
+// exiting reports whether process pid is a zombie, or any of its threads
+// is exiting or has SIGKILL pending.
+func exiting(pid int) bool {
+	if procState(pid) == 'Z' {
+		return true
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		if f := statFields(filepath.Join(task, "stat")); len(f) > 6 {
+			if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfExiting != 0 {
+				return true
+			}
+		}
+		if sigkillPending(filepath.Join(task, "status")) {
+			return true
+		}
+	}
+	return false
+}
+
+// statFields are the fields of a /proc stat file after the command name
+// (state, ppid, pgrp, session, tty, tpgid, flags, ...), or nil.
+func statFields(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
+// procState is the state letter of /proc/PID/stat (R, S, D, Z, ...), or 0
+// if it cannot be read.
+func procState(pid int) byte {
+	f := statFields(fmt.Sprintf("/proc/%d/stat", pid))
+	if len(f) == 0 || f[0] == "" {
+		return 0
+	}
+	return f[0][0]
+}
+
+// sigkillPending reports whether a /proc status file shows SIGKILL
+// pending, for the thread or for its whole process.
+func sigkillPending(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok || (name != "SigPnd" && name != "ShdPnd") {
+			continue
+		}
+		if mask, err := strconv.ParseUint(strings.TrimSpace(val), 16, 64); err == nil && mask&sigkillBit != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Cleanup undoes every leftover, newest first (mounts before the loop
@@ -238,7 +344,11 @@ func (l *Ledger) Cleanup() ([]Resource, error) {
 	var errs []error
 	for i := len(left) - 1; i >= 0; i-- {
 		r := left[i]
-		if err := Undo(r); err != nil {
+		undo := Undo
+		if u, ok := l.Undoers[r.Kind]; ok {
+			undo = u
+		}
+		if err := undo(r); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -255,8 +365,18 @@ func (l *Ledger) Cleanup() ([]Resource, error) {
 func Undo(r Resource) error {
 	switch r.Kind {
 	case KindMount:
-		if !isMountPoint(r.Path) {
-			return nil
+		m, err := mountOf(r.Path)
+		if err != nil || m.Point != filepath.Clean(r.Path) {
+			return nil // not mounted
+		}
+		if m.FSType == emulate.FSName {
+			// A latency layer whose server may be dead or stopped: end
+			// its connection first, so that nothing stays stuck waiting
+			// for it (the processes inside get ENOTCONN) and the unmount
+			// goes through.
+			if err := emulate.Abort(m.DevID); err != nil {
+				return fmt.Errorf("unmount %s: %w", r.Path, err)
+			}
 		}
 		if err := unix.Unmount(r.Path, 0); err != nil {
 			// A busy mount (a process still inside) is detached lazily so
@@ -284,6 +404,8 @@ func Undo(r Resource) error {
 			return fmt.Errorf("kill %s: %w", r, err)
 		}
 		return nil
+	case KindFuseServer:
+		return killFuseServer(r)
 	case KindFile:
 		if err := os.Remove(r.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove %s: %w", r.Path, err)
@@ -293,12 +415,39 @@ func Undo(r Resource) error {
 		if isMountPoint(r.Path) {
 			return fmt.Errorf("remove %s: still a mount point; undo its mount first", r.Path)
 		}
+		if r.Pending {
+			return removePending(r.Path)
+		}
 		if err := os.RemoveAll(r.Path); err != nil {
 			return fmt.Errorf("remove %s: %w", r.Path, err)
 		}
 		return nil
 	}
 	return fmt.Errorf("unknown resource kind %q in the ledger", r.Kind)
+}
+
+// fuseServerExit bounds how long killFuseServer waits for a killed latency
+// server to be gone.
+const fuseServerExit = 5 * time.Second
+
+// killFuseServer kills a latency server left behind (its own process
+// group) and waits until it has exited, so that its FUSE connection is
+// closed and its files in the backing folder are released before the
+// mount and the folders under it are undone. A server whose parent is
+// itself dead but not reaped stays a zombie; that counts as exited.
+func killFuseServer(r Resource) error {
+	if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
+		return nil // gone, or the pid now belongs to another process
+	}
+	if err := syscall.Kill(-r.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill %s: %w", r, err)
+	}
+	for deadline := time.Now().Add(fuseServerExit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if startTicks(r.PID) != r.StartTicks || procState(r.PID) == 'Z' {
+			return nil
+		}
+	}
+	return fmt.Errorf("kill %s: still running %v after SIGKILL", r, fuseServerExit)
 }
 
 // loopDevices finds the loop devices attached to r's backing file (or r.Path).

@@ -58,6 +58,8 @@ type Provisioner struct {
 	// group throttles every throttled tier of the study: a process can be
 	// in one group of a hierarchy only.
 	group *throttle.Group
+	// calibrations holds what each latency tier's layer measured at mount.
+	calibrations map[string]emulate.Calibration
 }
 
 // onClose registers how to undo the resource of kind at path while this
@@ -107,6 +109,9 @@ func (p *Provisioner) step(r Resource, do func() error) (Resource, error) {
 // mountPoint creates an empty folder to mount on, refusing one that exists:
 // tierbench never mounts over anything it did not create.
 func (p *Provisioner) mountPoint(name string) (string, error) {
+	if err := CheckName(strings.TrimSuffix(name, "-latency")); err != nil {
+		return "", err // a name such as ../../x must never leave the state folder
+	}
 	dir := filepath.Join(p.Ledger.Dir(), "mnt", p.Tag+"-"+name)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
@@ -117,8 +122,18 @@ func (p *Provisioner) mountPoint(name string) (string, error) {
 		}
 		return "", fmt.Errorf("refusing to mount on %s: the folder already exists (a leftover? run `tierbench cleanup`)", dir)
 	}
-	_, err := p.step(Resource{Kind: KindDir, Path: dir}, func() error { return os.Mkdir(dir, 0o755) })
-	return dir, err
+	return dir, p.mkdir(dir)
+}
+
+// mkdir creates a folder the provisioner owns (see Ledger.Mkdir: a folder
+// that already existed is never recorded, so never removed).
+func (p *Provisioner) mkdir(dir string) error {
+	r, err := p.Ledger.Mkdir(dir, 0o755)
+	if err != nil {
+		return err
+	}
+	p.created = append(p.created, r)
+	return nil
 }
 
 // Tmpfs mounts a tmpfs of the given size and returns its mount point.
@@ -256,31 +271,54 @@ func LoopDevice(dir string) (string, error) {
 	return m.Source, nil
 }
 
-// Latency serves the tier's folder base through a FUSE passthrough that
-// delays reads, writes and fsyncs, and returns the new mount point: every
-// engine and tool (fio included) then sees the emulated latency.
+// Latency serves the tier's folder base through a FUSE passthrough whose
+// fsyncs (and reads and writes, if asked) take the asked latency, and
+// returns the new mount point: every engine and tool (fio included) then
+// sees the emulated latency.
+//
+// The FUSE server runs in a helper process (see emulate.Start), recorded in
+// the ledger as a KindFuseServer right after the mount it serves, so that
+// Close stops it first (it unmounts) and `tierbench cleanup` kills a helper
+// a killed tierbench left before it undoes the mount.
 func (p *Provisioner) Latency(name, base string, spec LatencySpec) (string, error) {
 	if err := emulate.Supported(); err != nil {
 		return "", fmt.Errorf("tier %s: latency: %w", name, err)
 	}
 	backing := filepath.Join(base, "tierbench-backing-"+p.Tag)
-	if _, err := p.step(Resource{Kind: KindDir, Path: backing}, func() error { return os.Mkdir(backing, 0o755) }); err != nil {
+	if err := p.mkdir(backing); err != nil {
 		return "", fmt.Errorf("tier %s: create %s: %w", name, backing, err)
 	}
 	dir, err := p.mountPoint(name + "-latency")
 	if err != nil {
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
+	lat := emulate.Latency{Read: spec.Read, Write: spec.Write, Fsync: spec.Fsync}
+	started := func(pid int) error {
+		_, err := p.step(Resource{Kind: KindFuseServer, Path: dir, PID: pid, StartTicks: startTicks(pid)}, func() error { return nil })
+		return err
+	}
 	_, err = p.step(Resource{Kind: KindMount, Path: dir}, func() error {
-		fs, err := emulate.Mount(backing, dir, emulate.Latency{Read: spec.Read, Write: spec.Write, Fsync: spec.Fsync})
+		srv, err := emulate.Start(backing, dir, lat, emulate.Options{Started: started})
 		if err != nil {
 			return err
 		}
-		p.onClose(KindMount, dir, fs.Close)
+		p.onClose(KindFuseServer, dir, srv.Close)
+		if p.calibrations == nil {
+			p.calibrations = map[string]emulate.Calibration{}
+		}
+		p.calibrations[name] = srv.Calibration()
 		return nil
 	})
 	if err != nil {
 		return "", fmt.Errorf("tier %s: serve latency layer on %s: %w", name, dir, err)
 	}
 	return dir, nil
+}
+
+// LatencyCalibration is what the latency layer of tier name measured of
+// itself when it mounted (false if the tier has none): the figure that
+// goes with the tier's record on every emulated tier, probed or not.
+func (p *Provisioner) LatencyCalibration(name string) (emulate.Calibration, bool) {
+	c, ok := p.calibrations[name]
+	return c, ok
 }

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -44,52 +46,173 @@ var volatileFS = map[string]bool{"tmpfs": true, "ramfs": true, "devtmpfs": true}
 
 // CheckPath reports whether path is usable as a tier without changing
 // anything: it must be a writable folder, or not exist yet with a writable
-// parent folder (Prepare creates it).
+// parent folder (Prepare creates it). The path's symlinks are followed (see
+// Resolve) and the real path must not be a system folder or on a pseudo
+// filesystem such as proc or sysfs.
 func CheckPath(path string) error {
-	if !filepath.IsAbs(path) {
-		return fmt.Errorf("path %q is not absolute: give a full path such as /var/tmp/tierbench", path)
+	real, err := Resolve(path)
+	if err != nil {
+		return err
 	}
-	st, err := os.Stat(path)
+	shown := path
+	if real != filepath.Clean(path) {
+		shown = fmt.Sprintf("%s (a symlink to %s)", path, real)
+	}
+	if why := systemFolder(real); why != "" {
+		return fmt.Errorf("path %s is %s, not a place for a tier: tierbench creates, fills and removes folders inside a tier; choose a folder of its own such as /var/tmp/tierbench", shown, why)
+	}
+	st, err := os.Stat(real)
 	switch {
 	case err == nil:
 		if !st.IsDir() {
-			return fmt.Errorf("path %s is a file, not a folder: choose a folder", path)
+			return fmt.Errorf("path %s is a file, not a folder: choose a folder", shown)
 		}
-		if err := unix.Access(path, unix.W_OK|unix.X_OK); err != nil {
-			return fmt.Errorf("folder %s is not writable: fix its permissions or choose another", path)
+		if err := checkFS(shown, real); err != nil {
+			return err
+		}
+		if err := unix.Access(real, unix.W_OK|unix.X_OK); err != nil {
+			return fmt.Errorf("folder %s is not writable: fix its permissions or choose another", shown)
 		}
 		return nil
 	case errors.Is(err, os.ErrNotExist):
-		parent := filepath.Dir(path)
+		parent := filepath.Dir(real)
 		pst, perr := os.Stat(parent)
 		if perr != nil || !pst.IsDir() {
-			return fmt.Errorf("cannot create %s: its parent folder %s does not exist; create it first", path, parent)
+			return fmt.Errorf("cannot create %s: its parent folder %s does not exist; create it first", shown, parent)
+		}
+		if err := checkFS(shown, parent); err != nil {
+			return err
 		}
 		if err := unix.Access(parent, unix.W_OK|unix.X_OK); err != nil {
-			return fmt.Errorf("cannot create %s: parent folder %s is not writable", path, parent)
+			return fmt.Errorf("cannot create %s: parent folder %s is not writable", shown, parent)
 		}
 		return nil
 	default:
-		return fmt.Errorf("cannot use %s: %w", path, err)
+		return fmt.Errorf("cannot use %s: %w", shown, err)
 	}
 }
 
+// Resolve returns the real path of an absolute tier path: its symlinks
+// followed once, here, so that every later step uses the folder that was
+// checked (a symlink swapped after validation changes nothing). A path that
+// does not exist yet resolves through its parent folder.
+func Resolve(path string) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("path %q is not absolute: give a full path such as /var/tmp/tierbench", path)
+	}
+	clean := filepath.Clean(path)
+	real, err := filepath.EvalSymlinks(clean)
+	if err == nil {
+		return real, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("cannot use %s: %w", path, err)
+	}
+	if _, lerr := os.Lstat(clean); lerr == nil {
+		return "", fmt.Errorf("path %s is a symlink to a folder that does not exist: fix the link or give the real folder", path)
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(clean))
+	if err != nil {
+		// CheckPath says which parent is missing.
+		return clean, nil
+	}
+	return filepath.Join(parent, filepath.Base(clean)), nil
+}
+
+// systemFolders are folders (with everything below them) that belong to the
+// operating system; allowedBelow are the exceptions that are meant for data
+// (/dev/shm is the RAM tier every Linux has; /run/user/<uid> is a user's own
+// tmpfs). A tier in one of them would have tierbench create and remove
+// folders among the system's files, and a probe write gigabytes there.
+var (
+	systemFolders = []string{"/etc", "/proc", "/sys", "/dev", "/boot", "/usr", "/bin", "/sbin",
+		"/lib", "/lib32", "/lib64", "/libx32", "/run"}
+	allowedBelow = []string{"/dev/shm", "/run/shm", "/run/user"}
+)
+
+// systemFolder says why real (a resolved, clean path) is a system folder,
+// or "" when it is not.
+func systemFolder(real string) string {
+	if real == "/" {
+		return "the root folder"
+	}
+	for _, a := range allowedBelow {
+		if within(real, a) {
+			if real == "/run/user" {
+				return "a system folder (/run/user holds one folder per user; use yours, /run/user/<uid>)"
+			}
+			return ""
+		}
+	}
+	for _, s := range systemFolders {
+		if within(real, s) {
+			return "a system folder (" + s + ")"
+		}
+	}
+	return ""
+}
+
+// pseudoFS are filesystems that hold no data: kernel interfaces whose files
+// are views of kernel state. A tier or probe there measures nothing, and
+// writes to them change the kernel's settings.
+var pseudoFS = map[string]bool{
+	"proc": true, "sysfs": true, "devtmpfs": true, "devpts": true, "cgroup": true, "cgroup2": true,
+	"securityfs": true, "debugfs": true, "tracefs": true, "configfs": true, "fusectl": true,
+	"pstore": true, "bpf": true, "mqueue": true, "hugetlbfs": true, "autofs": true,
+	"binfmt_misc": true, "efivarfs": true, "rpc_pipefs": true, "nsfs": true, "selinuxfs": true,
+}
+
+// PseudoFS reports whether fsType is a kernel interface rather than storage.
+func PseudoFS(fsType string) bool { return pseudoFS[fsType] }
+
+// checkFS refuses a folder on a pseudo filesystem; shown is the path as the
+// user gave it.
+func checkFS(shown, dir string) error {
+	m, err := mountOf(dir)
+	if err != nil {
+		return nil // Inspect reports an unreadable mount table
+	}
+	if PseudoFS(m.FSType) {
+		return fmt.Errorf("path %s is on %s (mounted at %s), a kernel interface that holds no data: choose a folder on real storage or /dev/shm", shown, m.FSType, m.Point)
+	}
+	return nil
+}
+
+// nameRe is what a tier name may be: it becomes part of mount points, image
+// files and cgroup names, so it must not carry a path.
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// CheckName reports whether name can name a tier: letters, digits, - and _,
+// starting with a letter or digit, at most 64 characters. Paths tierbench
+// builds from a tier name then always stay in the folder they are built in.
+func CheckName(name string) error {
+	if !nameRe.MatchString(name) {
+		return fmt.Errorf("tier name %q is not an identifier: use letters, digits, - and _ (at most 64, starting with a letter or digit), e.g. ssd or pm_1; tierbench builds mount points and image files from it", name)
+	}
+	return nil
+}
+
 // Prepare creates the tier folder if needed, proves it writable, and
-// inspects it.
+// inspects it. A symlinked path is resolved once, here: the folder created,
+// checked and recorded is the real one.
 func Prepare(name, path string) (Info, error) {
 	if err := CheckPath(path); err != nil {
 		return Info{}, fmt.Errorf("tier %s: %w", name, err)
 	}
-	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-		return Info{}, fmt.Errorf("tier %s: create %s: %w", name, path, err)
-	}
-	probe, err := os.CreateTemp(path, ".tierbench-write-check-*")
+	real, err := Resolve(path)
 	if err != nil {
-		return Info{}, fmt.Errorf("tier %s: %s is not writable: %w", name, path, err)
+		return Info{}, fmt.Errorf("tier %s: %w", name, err)
+	}
+	if err := os.Mkdir(real, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return Info{}, fmt.Errorf("tier %s: create %s: %w", name, real, err)
+	}
+	probe, err := os.CreateTemp(real, ".tierbench-write-check-*")
+	if err != nil {
+		return Info{}, fmt.Errorf("tier %s: %s is not writable: %w", name, real, err)
 	}
 	probe.Close()
 	os.Remove(probe.Name())
-	return Inspect(name, path)
+	return Inspect(name, real)
 }
 
 // Inspect finds the mount that holds path and describes it.
@@ -107,6 +230,10 @@ func Inspect(name, path string) (Info, error) {
 	if volatileFS[m.FSType] {
 		info.Durable = false
 		info.Note = m.FSType + " keeps data in RAM: fsync is a no-op and nothing survives a power loss"
+	}
+	if PseudoFS(m.FSType) {
+		info.Durable = false
+		info.Note = m.FSType + " is a kernel interface, not storage: nothing written there is stored"
 	}
 	if m.FSType == emulate.FSName {
 		// A latency layer: its storage, device and durability are those of
@@ -172,4 +299,53 @@ func loopBackingFile(dev string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// CheckLoopTools reports whether the programs a loop tier with filesystem
+// fs needs are installed, naming the package that installs a missing one.
+func CheckLoopTools(fs string) error {
+	mkfs, ok := mkfsTools[fs]
+	if !ok {
+		return fmt.Errorf("filesystem %q is not supported: use %s", fs, strings.Join(FilesystemNames(), " or "))
+	}
+	if _, err := exec.LookPath(mkfs[0]); err != nil {
+		return fmt.Errorf("%s is not installed: run `make setup` or apt-get install %s", mkfs[0], mkfsPackage[fs])
+	}
+	if _, err := exec.LookPath("losetup"); err != nil {
+		return errors.New("losetup is not installed: run `make setup` or apt-get install mount")
+	}
+	return nil
+}
+
+// CheckPmem reports whether dev is a persistent-memory block device, as
+// Pmem checks before mounting it.
+func CheckPmem(dev string) error { return checkPmemDevice(dev) }
+
+// FreeBytes is the space an unprivileged write could use on the filesystem
+// holding path, or on that of its nearest existing parent folder when path
+// does not exist yet (a state folder tierbench has not created).
+func FreeBytes(path string) (int64, string, error) {
+	dir := filepath.Clean(path)
+	for {
+		var st unix.Statfs_t
+		err := unix.Statfs(dir, &st)
+		if err == nil {
+			return int64(st.Bavail) * int64(st.Bsize), dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if !errors.Is(err, unix.ENOENT) || parent == dir {
+			return 0, dir, fmt.Errorf("free space of %s: %w", dir, err)
+		}
+		dir = parent
+	}
+}
+
+// ImageDir is the folder a loop tier's image file is created in: /dev/shm
+// for backing: ram (the image lives in memory), the state folder's img/
+// for backing: disk. It is what Preflight measures the free space of.
+func ImageDir(stateDir, backing string) string {
+	if backing == "ram" {
+		return "/dev/shm"
+	}
+	return filepath.Join(stateDir, "img")
 }

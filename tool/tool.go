@@ -30,6 +30,9 @@ type Tool struct {
 	Check func(engineName, workloadName string) error
 	// New returns the load generator for one run.
 	New func(req Request) (driver.External, error)
+	// Preflight, when set, says before a study creates anything whether
+	// the tool is installed, or how to install it.
+	Preflight func() error
 }
 
 // Request is what a tool needs for one run.

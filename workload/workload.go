@@ -88,9 +88,11 @@ type Workload interface {
 
 // Verifier is an optional Workload ability: it checks an invariant of the
 // data after the measured window (the bank's total balance). A run whose
-// check fails is failed, loudly: the engine lost or invented data.
+// check fails is failed, loudly: the engine lost or invented data. A check
+// that passes returns what it checked ("sum of balances = 10000000 over
+// 100000 accounts"), which is stored with the run as its proof.
 type Verifier interface {
-	Verify(ctx context.Context, engineName string, db engine.DB) error
+	Verify(ctx context.Context, engineName string, db engine.DB) (checked string, err error)
 }
 
 // Delegated is an optional Workload ability: its operations run in a client

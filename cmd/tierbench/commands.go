@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,7 +32,7 @@ import (
 const defaultResults = "./tierbench-results"
 
 func newRunCmd() *cobra.Command {
-	var resultsDir string
+	var resultsDir, resume string
 	var keep bool
 	cmd := &cobra.Command{
 		Use:   "run [STUDY.yaml]",
@@ -40,15 +41,25 @@ func newRunCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, a []string) error {
 			cat := catalog.Default()
 			var st *study.Study
+			var prev *results.Study
 			var err error
-			if len(a) == 1 {
+			switch {
+			case resume != "":
+				st, prev, err = resumeStudy(cmd.Context(), resultsDir, resume, a, cat)
+			case len(a) == 1:
 				st, err = study.ParseFile(a[0], cat)
-			} else {
+			default:
 				st, err = defaultStudy(resultsDir, cat)
 			}
 			if err != nil {
 				return badInput(err)
 			}
+			// The machine is checked before the ledger and the results
+			// store exist: a refused study creates nothing.
+			if err := study.Preflight(st, cat, tier.StateDir()); err != nil {
+				return badInput(err)
+			}
+			printTierNotes(os.Stderr, st)
 			ledger, err := tier.OpenLedger(tier.StateDir())
 			if err != nil {
 				return err
@@ -64,7 +75,8 @@ func newRunCmd() *cobra.Command {
 				term := progress.NewTerminal(os.Stderr, terminalWidth(os.Stderr))
 				obs, closeBar = term, term.Close
 			}
-			sum, err := runner.Run(cmd.Context(), st, runner.Options{Catalog: cat, Store: store, Keep: keep, Progress: obs, Ledger: ledger})
+			sum, err := runner.Run(cmd.Context(), st, runner.Options{Catalog: cat, Store: store, Keep: keep, Progress: obs, Ledger: ledger,
+				Resume: prev, Explain: explainRun})
 			closeBar() // before the table, which shares the terminal
 			var left *runner.LeftoversError
 			if errors.As(err, &left) {
@@ -95,8 +107,46 @@ func newRunCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory (holds the SQLite store)")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep each run's folders on the tiers instead of removing them")
+	cmd.Flags().StringVar(&resume, "resume", "", "take up an interrupted study: run only its cells without an ok run, into the same study")
 	return cmd
 }
+
+// resumeStudy finds an interrupted study to resume and its study text: the
+// stored one, or the file given, which must be the same study. A study of a
+// target server needs the file, since its stored text lacks the password.
+func resumeStudy(ctx context.Context, resultsDir, id string, a []string, cat *catalog.Catalog) (*study.Study, *results.Study, error) {
+	store, err := results.OpenExisting(resultsDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer store.Close()
+	prev, err := store.Study(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := runner.Resumable(prev); err != nil {
+		return nil, nil, err
+	}
+	if len(a) == 0 {
+		if prev.Target != "" {
+			return nil, nil, fmt.Errorf("study %s measured a target server whose password is not stored: give its study file too (tierbench run STUDY.yaml --resume %s)", prev.ID, prev.ID)
+		}
+		st, err := study.Parse(prev.Name+" (stored)", []byte(prev.Source), cat)
+		return st, prev, err
+	}
+	st, err := study.ParseFile(a[0], cat)
+	if err != nil {
+		return nil, nil, err
+	}
+	if src := engine.RedactTargetIn(st.Source, st.Target); src != prev.Source {
+		return nil, nil, fmt.Errorf("%s is not the study %s was run with: resume runs the same study text (omit the file to use the stored one)", a[0], prev.ID)
+	}
+	return st, prev, nil
+}
+
+// explainRun is the bottleneck sentence printed after each run; the stored
+// run carries only its telemetry, and show computes the sentence again.
+func explainRun(r *results.Run, st *results.Study) string { return stats.Attribute(r, st).Text }
 
 // defaultStudy builds the built-in study: a tmpfs folder and a folder on the
 // disk that holds the results directory.
@@ -121,10 +171,15 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check a study file without running anything",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			st, err := study.ParseFile(a[0], catalog.Default())
+			cat := catalog.Default()
+			st, err := study.ParseFile(a[0], cat)
 			if err != nil {
 				return badInput(err)
 			}
+			if err := study.Preflight(st, cat, tier.StateDir()); err != nil {
+				return badInput(err)
+			}
+			printTierNotes(os.Stdout, st)
 			drivers := ""
 			if len(st.Drivers) > 1 {
 				drivers = fmt.Sprintf(" x %d drivers", len(st.Drivers))
@@ -134,6 +189,16 @@ func newValidateCmd() *cobra.Command {
 				(st.Warmup+st.Duration)*time.Duration(len(st.Matrix())))
 			return nil
 		},
+	}
+}
+
+// printTierNotes says which tiers were given through a symlink and the real
+// folder tierbench uses (and records) instead.
+func printTierNotes(w io.Writer, st *study.Study) {
+	for _, t := range st.Tiers {
+		if t.Given != "" {
+			fmt.Fprintf(w, "note: tier %s: %s is a symlink; tierbench uses and records the real folder %s\n", t.Name, t.Given, t.Path)
+		}
 	}
 }
 
@@ -386,6 +451,7 @@ func newCleanupCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			ledger.Undoers = runner.Undoers() // killed studies are marked interrupted
 			done, err := ledger.Cleanup()
 			for _, r := range done {
 				fmt.Println("undone: " + r.String())
@@ -421,6 +487,9 @@ func newProbeCmd() *cobra.Command {
 				if err := tier.CheckPath(p); err != nil {
 					return badInput(err)
 				}
+			}
+			if err := probe.Available(); err != nil {
+				return badInput(err)
 			}
 			store, err := results.Open(resultsDir)
 			if err != nil {

@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -25,12 +28,23 @@ func newReportCmd() *cobra.Command {
 			if format != "html" && format != "markdown" {
 				return badInput(fmt.Errorf("unknown --format %q: use html or markdown", format))
 			}
+			if clients < 0 {
+				return badInput(fmt.Errorf("--clients %d is negative: give a client count the study ran, or leave it out for the largest", clients))
+			}
+			if out != "" {
+				if err := checkOutputDir(out); err != nil {
+					return badInput(err)
+				}
+			}
 			ctx := cmd.Context()
 			store, st, runs, err := loadStudy(ctx, resultsDir, a)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			if clients > 0 && !slices.Contains(st.Clients, clients) {
+				return badInput(fmt.Errorf("--clients %d: study %s ran %s clients; give one of them, or leave --clients out for the largest", clients, st.ID, joinInts(st.Clients)))
+			}
 			in := report.Input{Study: st, Runs: runs, Analysis: stats.Analyze(st, runs), Clients: clients,
 				Histogram: func(runID, op, kind, phase string) (*hdr.Histogram, error) {
 					return store.Histogram(context.WithoutCancel(ctx), runID, op, kind, phase)
@@ -52,13 +66,50 @@ func newReportCmd() *cobra.Command {
 	return cmd
 }
 
+// checkOutputDir refuses an output file whose folder does not exist (or is
+// not a folder) before anything is rendered, naming the path as given
+// rather than the temporary file the report is written through.
+func checkOutputDir(out string) error {
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil && errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("cannot write the report to %s: folder %s does not exist; create it or give another -o", out, dir)
+	case err != nil:
+		return fmt.Errorf("cannot write the report to %s: %w", out, err)
+	case !st.IsDir():
+		return fmt.Errorf("cannot write the report to %s: %s is not a folder; give another -o", out, dir)
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write the report to %s: it is a folder; give a file name such as %s", out, filepath.Join(out, "report.html"))
+	}
+	return nil
+}
+
+// joinInts lists counts for messages: 1, 4 and 16.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
 // writeReport writes to a temporary file and renames it into place, so a
 // failure leaves no half-written report.
 func writeReport(out, format string, in report.Input) (err error) {
 	dir := filepath.Dir(out)
 	tmp, err := os.CreateTemp(dir, ".tierbench-report-*")
 	if err != nil {
-		return fmt.Errorf("write report: %w", err)
+		// The temporary file's name means nothing to the user: name out.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write report to %s: %w", out, err)
 	}
 	defer func() {
 		if err != nil {
@@ -81,10 +132,14 @@ func writeReport(out, format string, in report.Input) (err error) {
 		return fmt.Errorf("render report: %w", err)
 	}
 	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write report: %w", err)
+		return fmt.Errorf("write report to %s: %w", out, err)
 	}
 	if err = os.Rename(tmp.Name(), out); err != nil {
-		return fmt.Errorf("write report: %w", err)
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return fmt.Errorf("write report to %s: %w", out, err)
 	}
 	return os.Chmod(out, 0o644)
 }

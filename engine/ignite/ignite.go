@@ -102,7 +102,7 @@ func (Engine) Spec() engine.Spec {
 		Components: []engine.Component{
 			{Name: Persistence, Doc: "storagePath: partition and index files (<node>/cache-tierbench/), checkpoint markers; also each node's work directory and log"},
 			{Name: WAL, Doc: "walPath: the write-ahead log segments (<node>/*.wal)"},
-			{Name: WALArchive, Doc: "walArchivePath: archived WAL segments; placed on wal's tier it is wal's own folder, which turns archiving off (as the source study ran)"},
+			{Name: WALArchive, DefaultsTo: WAL, Doc: "walArchivePath: archived WAL segments; optional, on wal's tier when left out; placed on wal's tier it is wal's own folder, which turns archiving off (as the source study ran)"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "walMode FSYNC: each update is in the WAL and fsynced before it is acknowledged (group commit across threads). Survives a process crash, an OS crash and power loss."},

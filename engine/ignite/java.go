@@ -104,10 +104,17 @@ func findJava() (string, error) {
 	return "", errors.New("java is not installed: install a JDK 17: apt-get install openjdk-17-jre-headless")
 }
 
+// installedDir is where `make install` puts the launcher, relative to the
+// installed binary's folder: $(PREFIX)/bin/tierbench finds
+// $(PREFIX)/lib/tierbench/ignite.
+var installedDir = filepath.Join("..", "lib", "tierbench", "ignite")
+
 // jarDirs lists the folders the jar is looked for in, in order:
-// $TIERBENCH_IGNITE_DIR, then java/ignite/target relative to the
-// executable's folder and its parents (bin/tierbench), then relative to the
-// current folder and its parents (go test runs in the package's folder).
+// $TIERBENCH_IGNITE_DIR, then ../lib/tierbench/ignite from the executable's
+// folder (an installed binary), then java/ignite/target relative to the
+// executable's folder and its parents (bin/tierbench in the source tree),
+// then relative to the current folder and its parents (go test runs in the
+// package's folder).
 func jarDirs() []string {
 	var out []string
 	if v := os.Getenv(jarDirEnv); v != "" {
@@ -127,6 +134,7 @@ func jarDirs() []string {
 		if r, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = r
 		}
+		out = append(out, filepath.Join(filepath.Dir(exe), installedDir))
 		up(filepath.Dir(exe))
 	}
 	if wd, err := os.Getwd(); err == nil {
@@ -142,10 +150,23 @@ func findJarDir() (string, error) {
 			if err != nil {
 				return "", err
 			}
+			// The jar names its dependencies in lib/; without them the JVM
+			// fails every run with a missing class.
+			if fi, err := os.Stat(filepath.Join(abs, "lib")); err != nil || !fi.IsDir() {
+				return "", fmt.Errorf("the Ignite launcher in %s has no lib/ folder of dependencies: run `make setup` (and `make install` for an installed tierbench)", abs)
+			}
 			return abs, nil
 		}
 	}
-	return "", fmt.Errorf("the Ignite launcher java/ignite/target/%s is not built: run `make setup` (mvn package in java/ignite), or set %s to the folder holding it", jarName, jarDirEnv)
+	return "", fmt.Errorf("the Ignite launcher java/ignite/target/%s is not built: run `make setup` (mvn package in java/ignite) and, for an installed tierbench, `make install`; or set %s to the folder holding it", jarName, jarDirEnv)
+}
+
+// Preflight reports whether java and the built launcher are where Open
+// looks for them, so a study is refused before it starts rather than
+// storing every run failed for want of them.
+func (Engine) Preflight() error {
+	_, err := findLauncher()
+	return err
 }
 
 // args returns the JVM's arguments for one command of the launcher.

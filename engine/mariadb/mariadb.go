@@ -16,9 +16,7 @@ package mariadb
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -278,7 +276,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err := d.proc.WaitReady(ctx, readyTimeout, adminDB.PingContext); err != nil {
 		return nil, noteDiskFull(fmt.Errorf("open mariadb: %w", err))
 	}
-	password, err := randomPassword()
+	password, err := server.NewSecret()
 	if err != nil {
 		return nil, fmt.Errorf("open mariadb: %w", err)
 	}
@@ -399,14 +397,6 @@ func setup(ctx context.Context, db *sql.DB, password string) error {
 		}
 	}
 	return nil
-}
-
-func randomPassword() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("client password: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // DB is a running mariadbd for one run, or a target server (target; proc

@@ -8,8 +8,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -76,8 +76,9 @@ func (e Engine) Open(_ context.Context, cfg engine.Config) (engine.DB, error) {
 		WALDir:                walDir,
 		DisableWAL:            cfg.Durability == engine.NoWAL,
 		Merger:                fieldMerger,
-		Logger:                quietLogger{},
 	}
+	d := &DB{}
+	opts.Logger = fatalLogger{fatal: &d.fatal}
 	var wo *pebble.WriteOptions
 	switch cfg.Durability {
 	case engine.Sync:
@@ -87,22 +88,45 @@ func (e Engine) Open(_ context.Context, cfg engine.Config) (engine.DB, error) {
 	default:
 		return nil, fmt.Errorf("open pebble: durability %q is not supported (use sync, nosync or nowal)", cfg.Durability)
 	}
-	db, err := pebble.Open(dataDir, opts)
+	db, err := open(dataDir, opts, &d.fatal)
 	if err != nil {
 		return nil, fmt.Errorf("open pebble in %s (wal %s): %w", dataDir, walDir, err)
 	}
-	return &DB{db: db, wo: wo}, nil
+	d.db, d.wo = db, wo
+	return d, nil
 }
 
 func sizeOption(opts map[string]string, name string, def int64) (int64, error) {
 	return engine.PositiveOption("pebble", opts, name, def, "a positive number of bytes")
 }
 
+// open opens Pebble, turning a fatal error during the open into an error.
+func open(dir string, opts *pebble.Options, fatal *atomic.Pointer[FatalError]) (db *pebble.DB, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fe, ok := p.(*FatalError)
+			if !ok {
+				panic(p)
+			}
+			err = fe
+		}
+	}()
+	db, err = pebble.Open(dir, opts)
+	if fe := fatal.Load(); err == nil && fe != nil {
+		err = fe
+	}
+	return db, err
+}
+
 // DB is an open Pebble instance.
 type DB struct {
 	db *pebble.DB
 	wo *pebble.WriteOptions
+	// fatal is the first fatal error Pebble reported (see fatal.go).
+	fatal atomic.Pointer[FatalError]
 }
+
+var _ engine.Checker = (*DB)(nil)
 
 // Version reports the Pebble module version linked into tierbench.
 func (d *DB) Version() string { return Version() }
@@ -120,7 +144,12 @@ func Version() string {
 }
 
 // Close closes the instance; its folders are left for the caller to remove.
+// A broken instance (see fatal.go) is abandoned, not closed: its parked
+// goroutines would make Pebble's Close wait for ever.
 func (d *DB) Close() error {
+	if d.broken() != nil {
+		return nil
+	}
 	if err := d.db.Close(); err != nil {
 		return fmt.Errorf("close pebble: %w", err)
 	}
@@ -144,13 +173,21 @@ var _ engine.Records = (*Session)(nil)
 func (s *Session) Close() error { return nil }
 
 // Insert writes a whole record as one value.
-func (s *Session) Insert(_ context.Context, key []byte, fields [][]byte) error {
+func (s *Session) Insert(_ context.Context, key []byte, fields [][]byte) (err error) {
+	if err := s.d.broken(); err != nil {
+		return err
+	}
+	defer s.d.guard(&err)
 	s.buf = encodeRecord(s.buf[:0], fields)
 	return s.d.db.Set(key, s.buf, s.d.wo)
 }
 
 // InsertBatch writes records in one batch with the run's durability.
-func (s *Session) InsertBatch(_ context.Context, keys [][]byte, fields [][][]byte) error {
+func (s *Session) InsertBatch(_ context.Context, keys [][]byte, fields [][][]byte) (err error) {
+	if err := s.d.broken(); err != nil {
+		return err
+	}
+	defer s.d.guard(&err)
 	b := s.d.db.NewBatch()
 	defer b.Close()
 	for i, k := range keys {
@@ -163,7 +200,11 @@ func (s *Session) InsertBatch(_ context.Context, keys [][]byte, fields [][][]byt
 }
 
 // Read fetches a record with all its fields (merging any partial updates).
-func (s *Session) Read(_ context.Context, key []byte) (bool, error) {
+func (s *Session) Read(_ context.Context, key []byte) (found bool, err error) {
+	if err := s.d.broken(); err != nil {
+		return false, err
+	}
+	defer s.d.guard(&err)
 	v, closer, err := s.d.db.Get(key)
 	if err == pebble.ErrNotFound {
 		return false, nil
@@ -177,7 +218,11 @@ func (s *Session) Read(_ context.Context, key []byte) (bool, error) {
 
 // Update writes only the given fields, as a Pebble merge operand, so an
 // update is a blind write like a SQL UPDATE of one column.
-func (s *Session) Update(_ context.Context, key []byte, fields []engine.Field) error {
+func (s *Session) Update(_ context.Context, key []byte, fields []engine.Field) (err error) {
+	if err := s.d.broken(); err != nil {
+		return err
+	}
+	defer s.d.guard(&err)
 	s.buf = s.buf[:0]
 	for _, f := range fields {
 		s.buf = appendField(s.buf, f.Index, f.Value)
@@ -186,12 +231,15 @@ func (s *Session) Update(_ context.Context, key []byte, fields []engine.Field) e
 }
 
 // Scan reads up to count records in key order starting at start.
-func (s *Session) Scan(_ context.Context, start []byte, count int) (int, error) {
+func (s *Session) Scan(_ context.Context, start []byte, count int) (n int, err error) {
+	if err := s.d.broken(); err != nil {
+		return 0, err
+	}
+	defer s.d.guard(&err)
 	it, err := s.d.db.NewIter(nil)
 	if err != nil {
 		return 0, err
 	}
-	n := 0
 	for valid := it.SeekGE(start); valid && n < count; valid = it.Next() {
 		if _, err := it.ValueAndErr(); err != nil {
 			it.Close()
@@ -200,19 +248,6 @@ func (s *Session) Scan(_ context.Context, start []byte, count int) (int, error) 
 		n++
 	}
 	return n, it.Close()
-}
-
-// quietLogger drops Pebble's informational chatter, which would drown the
-// progress lines, but keeps errors and fatal messages.
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...interface{}) {}
-func (quietLogger) Errorf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble: "+format+"\n", args...)
-}
-func (quietLogger) Fatalf(format string, args ...interface{}) {
-	fmt.Fprintf(os.Stderr, "pebble fatal: "+format+"\n", args...)
-	os.Exit(1)
 }
 
 var _ io.Closer = (*DB)(nil)

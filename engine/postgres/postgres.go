@@ -4,6 +4,14 @@
 // tiers, as initdb --waldir places them. Clients talk SQL to it over pgx's
 // database/sql adapter and serve the records data model through sqlrecords.
 //
+// No local user gets in without the run's password: TCP logins use
+// scram-sha-256 with a password random per run, which reaches the server
+// only as a SCRAM verifier (over psql's standard input) and the clients and
+// tools only through memory and 0600 files, never a command line. The Unix
+// socket lives in a private (0700, postgres-owned) folder in the scratch
+// folder, where only the postgres OS user logs in (peer); a killed run
+// leaves no socket or lock file in /tmp.
+//
 // initdb is slow (a few seconds) and its output is the same for every run,
 // so it runs once per study into the study's scratch folder; each run copies
 // that template into its own folders.
@@ -18,6 +26,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,10 +73,13 @@ const (
 	// run folder (kept with --keep) and names a per-run file without
 	// bookkeeping.
 	logName = "tierbench-postgres.log"
-	// socketDir holds the server's Unix socket. /tmp rather than the data
-	// folder: a socket path is limited to 107 bytes, and tier paths can be
-	// long. tierbench itself connects over TCP.
-	socketDir = "/tmp"
+	// socketPrefix names the run's private socket folder in the scratch
+	// folder (or, when that path is too long, in /tmp). Not the data
+	// folder: tier paths can be long, and a socket path is limited.
+	socketPrefix = "pgsock-"
+	// maxSocketPath is the longest Unix socket path PostgreSQL accepts
+	// (sun_path's 108 bytes with its NUL).
+	maxSocketPath = 107
 	// templateName is the initdb output in the scratch folder.
 	templateName = "postgres-template"
 )
@@ -82,7 +94,7 @@ func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:          "postgres",
 		TargetSchemes: []string{"postgres", "postgresql"},
-		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
+		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1, scram-sha-256 with a password per run), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
 		Components: []engine.Component{
 			{Name: Data, Doc: "the cluster folder (PGDATA): tables, indexes, catalogs, configuration and the server log"},
 			{Name: WAL, Doc: "write-ahead log segments (pg_wal; PGDATA/pg_wal is a symlink to this folder, as initdb --waldir makes it)"},
@@ -154,7 +166,7 @@ func intOption(opts map[string]string, name string, def int64) (int64, error) {
 // autoConf renders postgresql.auto.conf, which PostgreSQL reads after
 // postgresql.conf, so these settings win over initdb's defaults. A file
 // rather than -c flags keeps a kept run folder startable by hand.
-func (s settings) autoConf(port int) string {
+func (s settings) autoConf(port int, sockDir string) string {
 	onOff := func(b bool) string {
 		if b {
 			return "on"
@@ -164,10 +176,14 @@ func (s settings) autoConf(port int) string {
 	minWAL := min(s.maxWALSizeMB, 80) // min_wal_size may not exceed max_wal_size
 	lines := []string{
 		"# Written by tierbench for this run.",
-		// Never a public address: the cluster trusts every local connection.
+		// Never a public address: a benchmark server is no one else's.
 		"listen_addresses = '127.0.0.1'",
 		fmt.Sprintf("port = %d", port),
-		fmt.Sprintf("unix_socket_directories = '%s'", socketDir),
+		// The socket in the run's private folder, closed to other users
+		// twice: by the folder's mode and by the socket's own.
+		fmt.Sprintf("unix_socket_directories = '%s'", sockDir),
+		"unix_socket_permissions = 0700",
+		"password_encryption = 'scram-sha-256'",
 		// Names the run's processes in ps ("postgres: tierbench-PORT: ...").
 		fmt.Sprintf("cluster_name = 'tierbench-%d'", port),
 		fmt.Sprintf("max_connections = %d", maxConnections),
@@ -238,11 +254,22 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	autoConf := filepath.Join(dataDir, "postgresql.auto.conf")
-	if err := os.WriteFile(autoConf, []byte(set.autoConf(port)), 0o600); err != nil {
-		return nil, fmt.Errorf("open postgres: write %s: %w", autoConf, err)
+	sockDir, err := socketFolder(scratch)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	if err := os.Chown(autoConf, pg.uid, pg.gid); err != nil {
+	defer func() {
+		if err != nil {
+			os.RemoveAll(sockDir)
+		}
+	}()
+	for name, text := range map[string]string{"postgresql.auto.conf": set.autoConf(port, sockDir), "pg_hba.conf": hbaConf} {
+		if err := writeConf(filepath.Join(dataDir, name), text, pg); err != nil {
+			return nil, fmt.Errorf("open postgres: %w", err)
+		}
+	}
+	password, err := server.NewSecret()
+	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
 
@@ -257,7 +284,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	d := &DB{proc: proc, untrack: cfg.Tracked(proc.PID()), dataDir: dataDir, port: port, uid: pg.uid}
+	d := &DB{proc: proc, untrack: cfg.Tracked(proc.PID()), dataDir: dataDir, sockDir: sockDir, port: port, uid: pg.uid, password: password}
 	if ownScratch {
 		d.tmpScratch = scratch
 	}
@@ -267,19 +294,27 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		}
 	}()
 
-	dsn := fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable connect_timeout=10 application_name=tierbench",
-		port, osUser, database)
-	if d.db, err = sql.Open("pgx", dsn); err != nil {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := proc.WaitReady(ctx, readyTimeout, acceptsLogins(addr)); err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	if err := setPassword(ctx, bins.psql, sockDir, port, password); err != nil {
+		return nil, fmt.Errorf("open postgres: %w", d.explain(err))
+	}
+	// The password is set on the parsed configuration, never written into
+	// a DSN that a parse error could quote.
+	cc, err := pgx.ParseConfig(fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable connect_timeout=10 application_name=tierbench",
+		port, osUser, database))
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	cc.Password = password
+	d.db = stdlib.OpenDB(*cc)
 	// Every client holds its own connection for the whole run; a returned
 	// connection stays open for the next session (database/sql would
 	// otherwise keep only 2 idle ones and reconnect the rest).
 	d.db.SetMaxOpenConns(0)
 	d.db.SetMaxIdleConns(maxConnections)
-	if err := proc.WaitReady(ctx, readyTimeout, d.db.PingContext); err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
 	var v string
 	if err := d.db.QueryRowContext(ctx, "SHOW server_version").Scan(&v); err != nil {
 		return nil, fmt.Errorf("open postgres: read the server version: %w", d.explain(err))
@@ -330,12 +365,13 @@ func openTarget(ctx context.Context, target string) (engine.DB, error) {
 
 // binaries are the PostgreSQL programs of one installation.
 type binaries struct {
-	postgres, initdb string
+	postgres, initdb, psql string
 }
 
 // findBinaries finds postgres in PATH or in Debian's versioned folders
-// (which are not in PATH), newest version first, and initdb next to it so
-// the template and the server come from the same release.
+// (which are not in PATH), newest version first, and initdb and psql next
+// to it so the template, the server and the client that sets the run's
+// password come from the same release.
 func findBinaries() (binaries, error) {
 	candidates := []string{"postgres"}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
@@ -350,13 +386,19 @@ func findBinaries() (binaries, error) {
 	if real, err := filepath.EvalSymlinks(pgPath); err == nil {
 		pgPath = real
 	}
-	initdb := filepath.Join(filepath.Dir(pgPath), "initdb")
-	if _, err := os.Stat(initdb); err != nil {
-		if initdb, err = server.Find("postgresql", "initdb"); err != nil {
-			return binaries{}, err
+	b := binaries{postgres: pgPath}
+	for _, tool := range []struct {
+		path      *string
+		name, pkg string
+	}{{&b.initdb, "initdb", "postgresql"}, {&b.psql, "psql", "postgresql-client"}} {
+		*tool.path = filepath.Join(filepath.Dir(pgPath), tool.name)
+		if _, err := os.Stat(*tool.path); err != nil {
+			if *tool.path, err = server.Find(tool.pkg, tool.name); err != nil {
+				return binaries{}, err
+			}
 		}
 	}
-	return binaries{postgres: pgPath, initdb: initdb}, nil
+	return b, nil
 }
 
 // versionOf reads the major version from /usr/lib/postgresql/<v>/bin.
@@ -420,17 +462,14 @@ func ensureTemplate(ctx context.Context, bins binaries, pg osAccount, scratch st
 	if err := os.Chown(tmpl, pg.uid, pg.gid); err != nil {
 		return "", fmt.Errorf("create template folder: %w", err)
 	}
-	if err := checkReachable(ctx, tmpl); err != nil {
+	if err := server.CheckReachable(ctx, "PostgreSQL", osUser, tmpl); err != nil {
 		return "", err
 	}
 	initdbRuns.Lock()
 	initdbRuns.n++
 	initdbRuns.Unlock()
-	// --no-sync: the template is never used in place; each run's copy is
-	// flushed (prepareCluster).
-	if err := server.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "-A", "trust", "-E", "UTF8",
-		"--locale=C", "--no-instructions", "--no-sync"); err != nil {
-		return "", fmt.Errorf("initdb template: %w", err)
+	if err := initTemplate(ctx, bins, scratch, tmpl); err != nil {
+		return "", err
 	}
 	out, err := exec.CommandContext(ctx, bins.postgres, "--version").Output()
 	if err != nil {
@@ -440,6 +479,34 @@ func ensureTemplate(ctx context.Context, bins binaries, pg osAccount, scratch st
 		return "", fmt.Errorf("template marker: %w", err)
 	}
 	return tmpl, nil
+}
+
+// initTemplate runs initdb into tmpl. Password authentication needs a
+// superuser password at initdb time; the template's is random and thrown
+// away (each run sets its own, setPassword), and initdb reads it from a
+// file in a private folder, never from its command line.
+// --no-sync: the template is never used in place; each run's copy is
+// flushed (prepareCluster).
+func initTemplate(ctx context.Context, bins binaries, scratch, tmpl string) error {
+	pwDir, err := server.PrivateDir(scratch, "initdb-", osUser)
+	if err != nil {
+		return fmt.Errorf("initdb template: %w", err)
+	}
+	defer os.RemoveAll(pwDir)
+	password, err := server.NewSecret()
+	if err != nil {
+		return fmt.Errorf("initdb template: %w", err)
+	}
+	pwFile := filepath.Join(pwDir, "pwfile")
+	if err := server.WriteSecretFile(pwFile, []byte(password+"\n"), osUser); err != nil {
+		return fmt.Errorf("initdb template: %w", err)
+	}
+	if err := server.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,
+		"--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
+		"--locale=C", "--no-instructions", "--no-sync"); err != nil {
+		return fmt.Errorf("initdb template: %w", err)
+	}
+	return nil
 }
 
 // addSearch lets others enter dir (o+x, not o+r).
@@ -470,7 +537,7 @@ func prepareCluster(ctx context.Context, tmpl string, pg osAccount, dataDir, wal
 			return fmt.Errorf("folder for the cluster: %w", err)
 		}
 	}
-	if err := checkReachable(ctx, dataDir, walDir); err != nil {
+	if err := server.CheckReachable(ctx, "PostgreSQL", osUser, dataDir, walDir); err != nil {
 		return err
 	}
 	pgWAL := filepath.Join(dataDir, "pg_wal")
@@ -555,74 +622,6 @@ func copyTree(src, dst, skip string) error {
 	})
 }
 
-// checkReachable checks, as the postgres user, that it can write in each
-// folder; when it cannot, it names the parent folder that blocks it and the
-// fix, rather than leaving initdb or the server to fail with a bare
-// "Permission denied". Checking as the user (not from mode bits) gets ACLs,
-// supplementary groups and mount options right.
-func checkReachable(ctx context.Context, dirs ...string) error {
-	for _, d := range dirs {
-		err := server.Run(ctx, osUser, "/bin/sh", "-c", `test -w "$1" && test -x "$1"`, "sh", d)
-		if err == nil {
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if blocker := firstBlocked(d); blocker != "" {
-			st, _ := os.Stat(blocker)
-			mode := "?"
-			if st != nil {
-				mode = st.Mode().String()
-			}
-			return fmt.Errorf("PostgreSQL runs as OS user %s, which cannot enter folder %s (mode %s), so it cannot reach %s: run chmod o+x %s, or put the tier or scratch folder under a folder others can enter",
-				osUser, blocker, mode, d, blocker)
-		}
-		return fmt.Errorf("PostgreSQL runs as OS user %s, which cannot write in %s: check the permissions, ACLs and mount options of it and its parent folders", osUser, d)
-	}
-	return nil
-}
-
-// firstBlocked returns the outermost parent of dir that others may not
-// enter by its mode bits, or "" if none looks blocked.
-func firstBlocked(dir string) string {
-	var parents []string
-	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
-		parents = append(parents, p)
-		if p == filepath.Dir(p) {
-			break
-		}
-	}
-	pg, err := lookupOSUser()
-	if err != nil {
-		return ""
-	}
-	for i := len(parents) - 1; i >= 0; i-- {
-		st, err := os.Stat(parents[i])
-		if err != nil {
-			return parents[i]
-		}
-		sys, ok := st.Sys().(*syscall.Stat_t)
-		if !ok {
-			continue
-		}
-		perm := st.Mode().Perm()
-		var can bool
-		switch {
-		case int(sys.Uid) == pg.uid:
-			can = perm&0o100 != 0
-		case int(sys.Gid) == pg.gid:
-			can = perm&0o010 != 0
-		default:
-			can = perm&0o001 != 0
-		}
-		if !can {
-			return parents[i]
-		}
-	}
-	return ""
-}
-
 // DB is a running PostgreSQL server: one Open started (proc), or a target
 // server tierbench only connects to (target; proc is nil).
 type DB struct {
@@ -632,8 +631,10 @@ type DB struct {
 	untrack    func()
 	version    string
 	dataDir    string
+	sockDir    string // the run's private socket folder, removed on Close
 	port       int
 	uid        int    // the postgres user's
+	password   string // the run's, of the superuser role clients log in as
 	tmpScratch string // removed on Close when Open made it
 	closeOnce  sync.Once
 	closeErr   error
@@ -647,12 +648,13 @@ var (
 // Version is the server's version, e.g. "PostgreSQL 15.18 (Debian ...)".
 func (d *DB) Version() string { return d.version }
 
-// Endpoint is the server's address, for pgbench and sysbench.
+// Endpoint is the server's address and the run's account, for pgbench and
+// sysbench, which must keep its password off their command lines.
 func (d *DB) Endpoint() engine.Endpoint {
 	if d.target != nil {
 		return *d.target
 	}
-	return engine.Endpoint{Scheme: "postgres", Host: "127.0.0.1", Port: d.port, User: osUser, Database: database}
+	return engine.Endpoint{Scheme: "postgres", Host: "127.0.0.1", Port: d.port, User: osUser, Password: d.password, Database: database}
 }
 
 // PID is the postmaster's process id, for telemetry; 0 for a target
@@ -728,8 +730,12 @@ func (d *DB) stop() error {
 		errs = append(errs, err)
 	}
 	// After a clean shutdown this finds nothing: the postmaster exits last.
-	reapCrashed(d.dataDir, d.uid, d.proc.PID(), d.port)
+	reapCrashed(d.dataDir, d.uid)
 	d.untrack()
+	// The socket and its lock file go with their folder, after a crash too.
+	if err := os.RemoveAll(d.sockDir); err != nil {
+		errs = append(errs, fmt.Errorf("remove postgres socket folder: %w", err))
+	}
 	if d.tmpScratch != "" {
 		if err := os.RemoveAll(d.tmpScratch); err != nil {
 			errs = append(errs, fmt.Errorf("remove postgres scratch folder: %w", err))

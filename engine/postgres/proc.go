@@ -33,10 +33,10 @@ func syncFS(dir string) error {
 // kill of server.Stop does not reach them; they notice the postmaster's death
 // and exit, but not at once. They are found by their working folder, which
 // is the data folder (the postmaster's chdir, inherited), and killed; then
-// what a clean shutdown removes is removed: the System V shared memory
-// segment and the Unix socket with its lock file, which a later server on
-// the same port would otherwise have to judge stale.
-func reapCrashed(dataDir string, uid, pid, port int) {
+// the System V shared memory segment, which a clean shutdown removes, is
+// removed. The Unix socket and its lock file go with the run's socket
+// folder (DB.stop).
+func reapCrashed(dataDir string, uid int) {
 	if real, err := filepath.EvalSymlinks(dataDir); err == nil {
 		dataDir = real
 	}
@@ -48,22 +48,6 @@ func reapCrashed(dataDir string, uid, pid, port int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	removeSysVSegment(dataDir)
-	removeSocket(pid, port)
-}
-
-// removeSocket removes the postmaster's socket and lock file in
-// unix_socket_directories if the lock file names the dead postmaster pid.
-func removeSocket(pid, port int) {
-	sock := fmt.Sprintf("%s/.s.PGSQL.%d", socketDir, port)
-	b, err := os.ReadFile(sock + ".lock")
-	if err != nil {
-		return
-	}
-	if first, _, _ := strings.Cut(string(b), "\n"); strings.TrimSpace(first) != strconv.Itoa(pid) {
-		return
-	}
-	os.Remove(sock)
-	os.Remove(sock + ".lock")
 }
 
 // serverProcesses lists the live postgres processes of user uid working in

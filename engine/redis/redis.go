@@ -10,10 +10,13 @@
 // data on a slower tier shows up in write latency under durability sync, and
 // in restart time (the AOF is loaded back at start).
 //
-// The server runs as root (tierbench's user): Redis does not refuse root, and
-// running as the redis user would need every tier folder chowned. Its command
-// line keeps its arguments (set-proc-title no), so `ps` shows which data
-// folder a stray server belongs to.
+// Other local users are kept out: as root, tierbench runs the server as the
+// OS user redis (Debian's package makes it; else nobody), never as root, in
+// a data folder of mode 0700 it owns; and every client must AUTH with a
+// password random per run, which reaches the server in a 0600 config file
+// in a private folder (removed once the server has read it), never on its
+// command line. The command line keeps its other arguments (set-proc-title
+// no), so `ps` shows which data folder a stray server belongs to.
 //
 // With Config.Target (redis://[user:password@]host:port[/db], or rediss://
 // for TLS) the engine starts nothing and connects to that server instead;
@@ -29,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -76,6 +80,15 @@ const maxClients = 10000
 // check the message for a missing binary.
 var binaries = []string{"redis-server", "/usr/bin/redis-server", "/usr/local/bin/redis-server"}
 
+// serverUsers are the OS users redis-server runs as when tierbench is root,
+// in order of preference: the Debian package's own, else nobody. Redis does
+// not refuse root, but a server anyone can reach must not hold root.
+var serverUsers = []string{"redis", "nobody"}
+
+// confName is the server's config file in its private folder: the one
+// place the run's password is written.
+const confName = "redis.conf"
+
 // Engine opens Redis instances.
 type Engine struct{}
 
@@ -86,7 +99,7 @@ func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:          "redis",
 		TargetSchemes: []string{"redis", "rediss"},
-		Doc:           "Redis in-memory key-value server (redis-server), records as hashes like YCSB's Redis binding; the tier holds the AOF",
+		Doc:           "Redis in-memory key-value server (redis-server, run as OS user redis on 127.0.0.1 with a password per run), records as hashes like YCSB's Redis binding; the tier holds the AOF",
 		Components: []engine.Component{
 			{Name: Data, Doc: "the dir: append-only file (appendonlydir/), RDB snapshot and the server log"},
 		},
@@ -125,18 +138,35 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open redis: %w", err)
 	}
+	runAs, err := serverUser()
+	if err != nil {
+		return nil, fmt.Errorf("open redis: %w", err)
+	}
+	if err := prepareDir(ctx, dir, runAs); err != nil {
+		return nil, fmt.Errorf("open redis: %w", err)
+	}
+	password, err := server.NewSecret()
+	if err != nil {
+		return nil, fmt.Errorf("open redis: %w", err)
+	}
+	confDir, err := writeConf(ctx, cfg.Scratch, runAs, password)
+	if err != nil {
+		return nil, fmt.Errorf("open redis: %w", err)
+	}
+	defer os.RemoveAll(confDir) // read at start; the password stays in memory only
 	port, err := server.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("open redis: %w", err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	args = append(args, "--port", strconv.Itoa(port))
+	// The config file comes first: redis-server reads it, then the options.
+	args = append(append([]string{filepath.Join(confDir, confName)}, args...), "--port", strconv.Itoa(port))
 
-	proc, err := server.Start(server.Spec{Name: "redis-server", Path: path, Args: args, Dir: dir, Log: filepath.Join(dir, LogName)})
+	proc, err := server.Start(server.Spec{Name: "redis-server", Path: path, Args: args, Dir: dir, Log: filepath.Join(dir, LogName), User: runAs})
 	if err != nil {
 		return nil, fmt.Errorf("open redis: %w", err)
 	}
-	d := &DB{proc: proc, untrack: cfg.Tracked(proc.PID()), addr: addr, dir: dir, sessions: map[*Session]struct{}{}}
+	d := &DB{proc: proc, untrack: cfg.Tracked(proc.PID()), addr: addr, dir: dir, password: password, sessions: map[*Session]struct{}{}}
 	fail := func(err error) (engine.DB, error) {
 		_ = proc.Stop(5 * time.Second)
 		d.untrack()
@@ -144,16 +174,75 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 	}
 	// A server that is loading a big AOF answers -LOADING: it is up, so the
 	// start timeout is met, and loading gets its own, longer bound.
-	if err := proc.WaitReady(ctx, startTimeout, ping(addr, true)); err != nil {
+	if err := proc.WaitReady(ctx, startTimeout, ping(addr, password, true)); err != nil {
 		return fail(err)
 	}
-	if err := proc.WaitReady(ctx, loadTimeout, ping(addr, false)); err != nil {
+	if err := proc.WaitReady(ctx, loadTimeout, ping(addr, password, false)); err != nil {
 		return fail(fmt.Errorf("loading its data: %w", err))
 	}
-	if err := d.connect(ctx, clientOptions(addr)); err != nil {
+	opts := clientOptions(addr)
+	opts.Password = password
+	if err := d.connect(ctx, opts); err != nil {
 		return fail(err)
 	}
 	return d, nil
+}
+
+// serverUser is the OS user redis-server runs as: the first of serverUsers
+// that exists when tierbench is root, else tierbench's own user ("").
+func serverUser() (string, error) {
+	if os.Geteuid() != 0 {
+		return "", nil
+	}
+	for _, u := range serverUsers {
+		if _, _, err := server.LookupUser(u); err == nil {
+			return u, nil
+		}
+	}
+	return "", fmt.Errorf("redis-server must not run as root, and none of the OS users %s exists (apt-get install redis-server creates user redis)",
+		strings.Join(serverUsers, ", "))
+}
+
+// prepareDir closes the data folder to other users (mode 0700: the AOF and
+// RDB hold every record) and gives it to runAs, whose server writes there;
+// a reopened folder's files too. It then checks, as runAs, that the server
+// can reach it through the tier's parent folders.
+func prepareDir(ctx context.Context, dir, runAs string) error {
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("data folder: %w", err)
+	}
+	if runAs == "" {
+		return nil
+	}
+	if err := server.ChownAll(runAs, dir); err != nil {
+		return fmt.Errorf("data folder: %w", err)
+	}
+	return server.CheckReachable(ctx, "Redis", runAs, dir)
+}
+
+// writeConf writes the server's config file, which holds only the run's
+// password (requirepass; every other setting is on the command line, where
+// ps shows it), 0600 in a new private folder of runAs under scratch, where
+// a killed run's cleanup finds it. When runAs cannot reach the scratch
+// folder (or there is none), the private folder goes in the system's
+// temporary folder, which every user may enter. The caller removes it.
+func writeConf(ctx context.Context, scratch, runAs, password string) (string, error) {
+	dir, err := server.PrivateDir(scratch, "redis-conf-", runAs)
+	if err != nil {
+		return "", fmt.Errorf("config file: %w", err)
+	}
+	if scratch != "" && server.CheckReachable(ctx, "Redis", runAs, dir) != nil {
+		os.Remove(dir)
+		if dir, err = server.PrivateDir("", "tierbench-redis-conf-", runAs); err != nil {
+			return "", fmt.Errorf("config file: %w", err)
+		}
+	}
+	text := "# Written by tierbench for one run; removed once the server has read it.\nrequirepass " + password + "\n"
+	if err := server.WriteSecretFile(filepath.Join(dir, confName), []byte(text), runAs); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("config file: %w", err)
+	}
+	return dir, nil
 }
 
 // connect makes the client sessions share and reads the server's version.
@@ -285,10 +374,11 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 
 var quietOnce sync.Once
 
-// ping returns a ready check that sends PING on a fresh connection. It does
-// not use go-redis: a pool that saw failed dials backs off for a second,
-// which would slow every start.
-func ping(addr string, loadingOK bool) func(context.Context) error {
+// ping returns a ready check that sends AUTH with the run's password and
+// PING on a fresh connection (AUTH is answered while loading, PING is
+// not). It does not use go-redis: a pool that saw failed dials backs off
+// for a second, which would slow every start.
+func ping(addr, password string, loadingOK bool) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var dl net.Dialer
 		c, err := dl.DialContext(ctx, "tcp", addr)
@@ -297,11 +387,19 @@ func ping(addr string, loadingOK bool) func(context.Context) error {
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		auth := fmt.Sprintf("*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
+		if _, err := c.Write([]byte(auth + "*1\r\n$4\r\nPING\r\n")); err != nil {
 			return err
 		}
-		line, err := bufio.NewReader(c).ReadString('\n')
+		r := bufio.NewReader(c)
+		line, err := r.ReadString('\n')
 		if err != nil {
+			return err
+		}
+		if line = strings.TrimSpace(line); line != "+OK" {
+			return fmt.Errorf("AUTH answered %q", line)
+		}
+		if line, err = r.ReadString('\n'); err != nil {
 			return err
 		}
 		line = strings.TrimSpace(line)
@@ -332,13 +430,14 @@ func parseVersion(info string) string {
 // DB is a running redis-server and the client its sessions share; for a
 // target server tierbench did not start, proc is nil and target is set.
 type DB struct {
-	proc    *server.Process
-	untrack func()
-	target  *engine.Endpoint
-	client  *goredis.Client
-	addr    string
-	dir     string
-	version string
+	proc     *server.Process
+	untrack  func()
+	target   *engine.Endpoint
+	client   *goredis.Client
+	addr     string
+	dir      string
+	password string // the run's, of a started server (requirepass)
+	version  string
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{}
@@ -361,7 +460,7 @@ func (d *DB) Endpoint() engine.Endpoint {
 	if d.target != nil {
 		return *d.target
 	}
-	return engine.EndpointAt("redis", d.addr, "", "", "")
+	return engine.EndpointAt("redis", d.addr, "", d.password, "")
 }
 
 // PID is the server's process id; 0 for a target server.

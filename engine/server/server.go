@@ -3,8 +3,10 @@
 // signal), bound to 127.0.0.1 by its engine's arguments, with its output in a
 // log file whose tail explains a failed start or a crash. It also holds the
 // helpers the server engines share to prepare a run: finding binaries,
-// users and ownership, helper commands, and (open.go) run folders, options
-// and template copies.
+// users and ownership, helper commands, (open.go) run folders, options
+// and template copies, and (secret.go) per-run secrets, the private folders
+// and files that hold them, and the check that a server's OS user can
+// reach its folders.
 package server
 
 import (
@@ -292,7 +294,17 @@ func ChownAll(userName string, dirs ...string) error {
 // Run runs a helper command (initdb, mysql_install_db) as user, returning
 // its output in the error when it fails.
 func Run(ctx context.Context, userName, path string, args ...string) error {
+	return RunInput(ctx, userName, "", path, args...)
+}
+
+// RunInput is Run with input on the command's standard input: what a
+// helper must be told but other local users must not see, which a command
+// line would show them (SQL that sets a password).
+func RunInput(ctx context.Context, userName, input, path string, args ...string) error {
 	cmd := exec.CommandContext(ctx, path, args...)
+	if input != "" {
+		cmd.Stdin = strings.NewReader(input)
+	}
 	attr, err := procAttr(userName)
 	if err != nil {
 		return err

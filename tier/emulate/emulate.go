@@ -1,29 +1,56 @@
-// Package emulate makes a folder behave like slower storage: it serves a
-// passthrough (loopback) FUSE filesystem of a backing folder from inside the
-// tierbench process and delays every read, write and fsync that reaches it.
+// Package emulate makes a folder behave like slower storage: a passthrough
+// (loopback) FUSE filesystem of a backing folder whose fsync, and
+// optionally reads and writes, take as long as the emulated device's.
 //
 // Tierbench uses it for tiers that stand for storage the machine does not
 // have (a SATA SSD, an HDD, network block storage): the data lives on a real
-// folder, and the FUSE layer adds the device's latency on top of the backing
-// folder's own cost.
+// folder, and the FUSE layer makes each delayed operation last as long as
+// it was asked to.
 //
-// # What each latency applies to
+// # A helper process serves the mount
 //
-// The FUSE mount keeps the kernel page cache, as any local filesystem on a
-// real device would, and runs without the FUSE writeback cache. So:
+// Start runs the FUSE server in a helper process (this same executable,
+// re-executed; see Start), never in the process that uses the mount. A
+// process that serves its own mount cannot survive kill -9: its dying
+// threads wait, uninterruptibly, for FUSE answers that its own dead server
+// threads will never send, and it stays a zombie for ever. With a helper,
+// the killed process's last requests are answered and it exits; the helper
+// then notices that its owner is gone, unmounts (lazily if still in use)
+// and exits once the last open file in the mount is closed. Tierbench
+// records the helper in its ledger, so `tierbench cleanup` kills it if it
+// is still there, and Abort frees processes stuck on a mount whose server
+// was stopped.
 //
+// # What each latency means
+//
+// Each latency is the whole time the operation takes as the application
+// sees it, not an amount added on top: the server times the backing
+// folder's own fsync (or read, or write), and waits only the rest, minus
+// the layer's own cost (the FUSE round trip and the sleep's overshoot),
+// which it measures when it mounts (Calibration). So `fsync: 2ms` on a
+// tmpfs or a RAM-backed loop device gives fsyncs of about 2 ms; on a
+// backing folder whose own fsync is slower than asked, fsync takes what
+// the backing folder takes, plus the layer's round trip.
+//
+//   - Fsync applies to fsync(2) and fdatasync(2) of files and of folders.
 //   - Write applies to every write(2)/pwrite(2) of an application: without
-//     the writeback cache each write goes to the server synchronously
+//     the FUSE writeback cache each write goes to the server synchronously
 //     (write-through), split into FUSE WRITE requests of at most 1 MiB, and
-//     each request waits Write once. Page-cache writeback of shared writable
-//     mmaps also arrives as WRITE requests and is delayed the same way.
+//     each request takes Write. Page-cache writeback of shared writable
+//     mmaps also arrives as WRITE requests.
 //   - Read applies to reads that miss the mount's page cache and reach the
 //     server: first reads of data, kernel readahead (one delay per readahead
 //     request, up to 1 MiB, not per read(2)), mmap page faults, and all reads
 //     of files opened with O_DIRECT. A re-read of cached data costs nothing,
 //     as on a real device. Dropping caches (vm.drop_caches, fadvise
 //     DONTNEED) makes reads pay again.
-//   - Fsync applies to fsync(2) and fdatasync(2) of files and of folders.
+//
+// When neither Read nor Write is asked for, files are opened with FUSE
+// passthrough (Linux 6.9 and later, as root): the kernel reads and writes
+// the backing file itself, without a round trip to the server, so reads
+// and writes cost what they cost on the backing folder, and only fsync
+// reaches the server. Where passthrough is not available, reads and writes
+// go through the server undelayed and pay its round trip.
 //
 // Metadata operations (lookup, stat, create, mkdir, rename, unlink, readdir,
 // fallocate, truncate) are passed through without delay: they are not what
@@ -32,10 +59,11 @@
 //
 // # Caveats that follow from FUSE
 //
-//   - Every delayed operation also pays FUSE's own round trip and the
-//     sleep's overshoot: about 0.1 to 0.3 ms on a 2-core VM, so a tier
-//     configured below about 1 ms comes out noticeably slower than asked;
-//     the probe's fio run is what tells the tier's real latency.
+//   - An operation cannot be faster than the layer's own round trip plus the
+//     backing folder's cost: about 0.05 to 0.5 ms on a 2-core VM (more when
+//     the machine is idle and its CPUs must wake up, less under load). The
+//     calibration at mount takes the round trip it measured then off every
+//     delay; the probe's fio run is what tells the tier's real latency.
 //   - The kernel holds a FUSE file's inode lock for the whole of an fsync,
 //     so fsyncs on one file, and writes to a file while it is being
 //     fsynced, wait for each other (ext4 lets them overlap). Operations on
@@ -54,10 +82,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -73,144 +102,158 @@ const fsSubtype = "tierbench-latency"
 // emulated tier, so tierbench can tell an emulated tier from a real one.
 const FSName = "fuse." + fsSubtype
 
-// Latency is what each operation waits before it is passed through.
+// Latency is how long each operation takes in all (see the package doc).
+// Zero leaves that operation undelayed.
 type Latency struct {
 	Read, Write, Fsync time.Duration
 }
+
+// passthrough reports whether reads and writes can bypass the server.
+func (l Latency) passthrough() bool { return l.Read == 0 && l.Write == 0 }
 
 // fsyncFdatasync is FUSE_FSYNC_FDATASYNC: the kernel sets it in FsyncIn's
 // flags when the caller used fdatasync(2) rather than fsync(2).
 const fsyncFdatasync = 1
 
-// closeWait bounds how long Close waits for the server after a lazy unmount
-// of a mount that was still in use.
-const closeWait = 5 * time.Second
-
-// FS is a mounted emulated tier.
-type FS struct {
-	mountPoint string
-	server     *fuse.Server
-
-	once     sync.Once
-	closeErr error
+// delays is what every node of one mount shares: the asked latencies and
+// the layer's own cost, which calibration sets while the mount serves.
+type delays struct {
+	read, write time.Duration
+	// fsync is atomic because calibration may stand in a target of its own
+	// when no fsync latency was asked for.
+	fsync atomic.Int64
+	// overhead is the layer's own cost, taken off every wait.
+	overhead atomic.Int64
 }
 
-// Mount serves a passthrough (loopback) FUSE filesystem of backing at
-// mountPoint, in this process, delaying every read, write and
-// fsync/fdatasync by lat (see the package doc for what each applies to).
-// mountPoint must be an existing empty folder, outside backing.
-//
-// Tierbench records the mount point in its ledger as a KindMount resource
-// before calling Mount: if the process dies, the kernel keeps a dead mount
-// ("transport endpoint is not connected") that tier.Undo removes with a
-// plain or lazy unmount.
-//
-// As root the mount is made directly with mount(2), so fusermount is not
-// needed; otherwise go-fuse falls back to fusermount3.
-func Mount(backing, mountPoint string, lat Latency) (*FS, error) {
-	if lat.Read < 0 || lat.Write < 0 || lat.Fsync < 0 {
-		return nil, fmt.Errorf("emulate: negative latency %+v", lat)
+func newDelays(l Latency) *delays {
+	d := &delays{read: l.Read, write: l.Write}
+	d.fsync.Store(int64(l.Fsync))
+	return d
+}
+
+// finish waits what is left of target once the backing folder has taken
+// spent, less the layer's own cost.
+func (d *delays) finish(target, spent time.Duration) {
+	if target <= 0 {
+		return
 	}
+	pause(target - spent - time.Duration(d.overhead.Load()))
+}
+
+// timed runs op and waits the rest of target.
+func (d *delays) timed(target time.Duration, op func()) {
+	start := time.Now()
+	op()
+	d.finish(target, time.Since(start))
+}
+
+// fsServer is a mount served in this process. Only the helper process
+// (serveHelper) uses it: see the package doc for why.
+type fsServer struct {
+	mountPoint string
+	server     *fuse.Server
+	delays     *delays
+}
+
+// checkFolders resolves backing and mountPoint and refuses a mount point
+// that is not empty or lies inside its backing folder.
+func checkFolders(backing, mountPoint string) (string, string, error) {
 	backing, err := realDir(backing)
 	if err != nil {
-		return nil, fmt.Errorf("emulate: backing folder: %w", err)
+		return "", "", fmt.Errorf("backing folder: %w", err)
 	}
 	mountPoint, err = realDir(mountPoint)
 	if err != nil {
-		return nil, fmt.Errorf("emulate: mount point: %w", err)
+		return "", "", fmt.Errorf("mount point: %w", err)
 	}
 	// A mount point inside its own backing folder would make the server
 	// look itself up through the mount and hang.
 	if mountPoint == backing || strings.HasPrefix(mountPoint, backing+"/") {
-		return nil, fmt.Errorf("emulate: mount point %s is inside the backing folder %s", mountPoint, backing)
+		return "", "", fmt.Errorf("mount point %s is inside the backing folder %s", mountPoint, backing)
 	}
 	if err := checkEmpty(mountPoint); err != nil {
-		return nil, fmt.Errorf("emulate: %w", err)
+		return "", "", err
 	}
+	return backing, mountPoint, nil
+}
 
+// serve mounts a delaying loopback of backing on mountPoint and serves it
+// in this process.
+func serve(backing, mountPoint string, lat Latency) (*fsServer, error) {
 	root, err := fusefs.NewLoopbackRoot(backing)
 	if err != nil {
-		return nil, fmt.Errorf("emulate: loopback of %s: %w", backing, err)
+		return nil, fmt.Errorf("loopback of %s: %w", backing, err)
 	}
 	lb, ok := root.(*fusefs.LoopbackNode)
 	if !ok {
-		return nil, fmt.Errorf("emulate: go-fuse loopback root is %T, not *fs.LoopbackNode", root)
+		return nil, fmt.Errorf("go-fuse loopback root is %T, not *fs.LoopbackNode", root)
 	}
+	d := newDelays(lat)
+	top := &node{LoopbackNode: lb, delays: d, passthrough: lat.passthrough()}
+	server, err := fusefs.Mount(mountPoint, top, mountOptions(backing, lat))
+	if err != nil {
+		return nil, fmt.Errorf("mount FUSE of %s on %s: %w (run emulate.Supported for what is missing)", backing, mountPoint, err)
+	}
+	return &fsServer{mountPoint: mountPoint, server: server, delays: d}, nil
+}
 
+// mountOptions are the go-fuse options of an emulated tier.
+func mountOptions(backing string, lat Latency) *fusefs.Options {
 	// The backing folder is only changed through this mount, so the
 	// kernel's attribute and name caches stay right; one second matches
 	// go-fuse's default and keeps stat-heavy code from paying a FUSE round
 	// trip per call.
 	sec := time.Second
-	opts := &fusefs.Options{
-		EntryTimeout: &sec,
-		AttrTimeout:  &sec,
-		MountOptions: fuse.MountOptions{
-			FsName: backing,
-			Name:   fsSubtype,
-			// As root, mount(2) directly: no fusermount needed, and a
-			// dead mount is removable with umount(2).
-			DirectMount: true,
-			// Databases run as their own users (PostgreSQL refuses to run
-			// as root); allow_other lets them in, and default_permissions
-			// makes the kernel check file modes, since the server runs as
-			// root and would allow everything. Non-root mounts need
-			// user_allow_other in /etc/fuse.conf for allow_other, so they
-			// stay private.
-			AllowOther: os.Geteuid() == 0,
-			Options:    []string{"default_permissions"},
-			// Fewer, larger requests for big writes: one delay per MiB
-			// rather than per 128 KiB, closer to one device I/O.
-			MaxWrite: fuse.MAX_KERNEL_WRITE,
-			// FUSE passthrough lets the kernel do reads and writes on the
-			// backing file itself, bypassing the server and the delay.
-			DisabledCapabilities: fuse.CAP_PASSTHROUGH,
-			// The data cache is kept across opens (FOPEN_KEEP_CACHE) and
-			// not dropped whenever mtime changes: every change comes
-			// through this mount's own page cache, so it is never stale,
-			// and a local filesystem would not drop it either.
-			ExplicitDataCacheControl: true,
-		},
+	mo := fuse.MountOptions{
+		FsName: backing,
+		Name:   fsSubtype,
+		// As root, mount(2) directly: no fusermount needed, and a dead
+		// mount is removable with umount(2).
+		DirectMount: true,
+		// Databases run as their own users (PostgreSQL refuses to run as
+		// root); allow_other lets them in, and default_permissions makes
+		// the kernel check file modes, since the server runs as root and
+		// would allow everything. Non-root mounts need user_allow_other in
+		// /etc/fuse.conf for allow_other, so they stay private.
+		AllowOther: os.Geteuid() == 0,
+		Options:    []string{"default_permissions"},
+		// Fewer, larger requests for big writes: one delay per MiB rather
+		// than per 128 KiB, closer to one device I/O.
+		MaxWrite: fuse.MAX_KERNEL_WRITE,
+		// The data cache is kept across opens (FOPEN_KEEP_CACHE) and not
+		// dropped whenever mtime changes: every change comes through this
+		// mount's own page cache, so it is never stale, and a local
+		// filesystem would not drop it either.
+		ExplicitDataCacheControl: true,
+		// Splicing a 1 MiB read plus its header into the kernel's 1 MiB
+		// pipe always fails, and go-fuse logs every failure before it
+		// falls back to copying: copy at once.
+		DisableSplice: true,
+		// go-fuse's log says nothing a user can act on (the mount's
+		// errors come back as errors); it must not reach the terminal.
+		Logger: log.New(io.Discard, "", 0),
 	}
-	top := &node{LoopbackNode: lb, lat: lat}
-	server, err := fusefs.Mount(mountPoint, top, opts)
-	if err != nil {
-		return nil, fmt.Errorf("emulate: mount FUSE of %s on %s: %w (run emulate.Supported for what is missing)", backing, mountPoint, err)
+	if !lat.passthrough() {
+		// Passthrough would let the kernel read and write the backing
+		// file without asking the server, skipping the delay.
+		mo.DisabledCapabilities = fuse.CAP_PASSTHROUGH
 	}
-	return &FS{mountPoint: mountPoint, server: server}, nil
+	return &fusefs.Options{EntryTimeout: &sec, AttrTimeout: &sec, MountOptions: mo}
 }
 
-// Close unmounts and waits for the server to stop. A mount still in use
-// (a process has a file open in it) is detached lazily so nothing stays
-// mounted; the server then keeps serving those open files until they are
-// closed, and Close waits for that at most a few seconds before it reports
-// the mount as detached but busy.
-func (f *FS) Close() error {
-	f.once.Do(func() { f.closeErr = f.close() })
-	return f.closeErr
-}
-
-func (f *FS) close() error {
-	// server.Unmount retries a busy mount for a moment, then waits for the
-	// serve loops once the unmount went through.
-	err := f.server.Unmount()
-	if err == nil {
-		return nil
+// unmount detaches the mount, lazily if it is in use: the server then
+// serves the files still open in it until they are closed, and its loops
+// end after that.
+func (s *fsServer) unmount() error {
+	err := unix.Unmount(s.mountPoint, 0)
+	if err == nil || errors.Is(err, unix.EINVAL) {
+		return nil // EINVAL: no longer mounted
 	}
-	if derr := unix.Unmount(f.mountPoint, unix.MNT_DETACH); derr != nil {
-		return fmt.Errorf("emulate: unmount %s: %v; lazy unmount: %w", f.mountPoint, err, derr)
+	if derr := unix.Unmount(s.mountPoint, unix.MNT_DETACH); derr != nil && !errors.Is(derr, unix.EINVAL) {
+		return fmt.Errorf("unmount %s: %v; lazy unmount: %w", s.mountPoint, err, derr)
 	}
-	done := make(chan struct{})
-	go func() {
-		f.server.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-time.After(closeWait):
-		return fmt.Errorf("emulate: %s was busy (%v): detached lazily; its server keeps serving the files still open in it until they are closed", f.mountPoint, err)
-	}
+	return nil
 }
 
 // realDir returns the absolute, symlink-free path of an existing folder, so
@@ -254,11 +297,14 @@ func checkEmpty(dir string) error {
 
 // pause waits d.
 //
-// It sleeps the OS thread in nanosleep(2) rather than in time.Sleep: the
-// Go timer wakes up about 0.15 ms late on this kind of machine, nanosleep
-// about 0.08 ms, and the overshoot adds to every emulated operation. The
-// handler already holds a thread for the backing syscall that follows, so
-// this costs no more threads than go-fuse uses anyway.
+// It sleeps the OS thread in clock_nanosleep(2) until an absolute deadline,
+// with the thread's timer slack at its minimum, rather than in time.Sleep:
+// the Go timer wakes up about 0.15 ms late on this kind of machine, and the
+// kernel's default 50 µs timer slack adds to every emulated operation. The
+// handler already holds a thread for the backing syscall, so this costs no
+// more threads than go-fuse uses anyway. (The clock_nanosleep system call
+// also tells these waits from the Go runtime's own nanosleeps in
+// /proc/PID/task/TID/syscall, which the tests use.)
 //
 // It deliberately ignores FUSE interrupts: the kernel sends one whenever the
 // calling thread gets any signal (Go programs get SIGURG for preemption all
@@ -269,14 +315,16 @@ func pause(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	ts := unix.NsecToTimespec(int64(d))
-	for {
-		var rem unix.Timespec
-		err := unix.Nanosleep(&ts, &rem)
-		if err != unix.EINTR {
-			return
-		}
-		ts = rem
+	// The slack is per thread, and goroutines move between threads: set it
+	// on the thread that is about to sleep.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+		time.Sleep(d)
+		return
+	}
+	deadline := unix.NsecToTimespec(now.Nano() + int64(d))
+	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &deadline, nil) == unix.EINTR {
 	}
 }
 
@@ -284,7 +332,8 @@ func pause(d time.Duration) {
 // tree is one: WrapChild wraps each child go-fuse creates.
 type node struct {
 	*fusefs.LoopbackNode
-	lat Latency
+	delays      *delays
+	passthrough bool
 }
 
 var (
@@ -297,7 +346,7 @@ var (
 // WrapChild makes every looked-up or created child a delaying node too.
 func (n *node) WrapChild(ctx context.Context, ops fusefs.InodeEmbedder) fusefs.InodeEmbedder {
 	if lb, ok := ops.(*fusefs.LoopbackNode); ok {
-		return &node{LoopbackNode: lb, lat: n.lat}
+		return &node{LoopbackNode: lb, delays: n.delays, passthrough: n.passthrough}
 	}
 	return ops
 }
@@ -305,9 +354,10 @@ func (n *node) WrapChild(ctx context.Context, ops fusefs.InodeEmbedder) fusefs.I
 // Open opens the backing file without O_DIRECT and wraps its handle.
 //
 // O_DIRECT is honoured by the kernel on the FUSE side (the I/O bypasses the
-// mount's page cache and every read and write reaches the server, delayed),
-// but the server's own buffers are not aligned as O_DIRECT on the backing
-// file would demand, and many backing filesystems (tmpfs) refuse O_DIRECT
+// mount's page cache and every read and write reaches the server, or with
+// passthrough the backing file, opened by the kernel with the caller's
+// flags), but the server's own buffers are not aligned as O_DIRECT on the
+// backing file would demand, and some backing filesystems refuse O_DIRECT
 // outright; durability still comes from fsync, as with O_DIRECT anywhere.
 func (n *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint32, syscall.Errno) {
 	fh, fuseFlags, errno := n.LoopbackNode.Open(ctx, flags&^syscall.O_DIRECT)
@@ -334,7 +384,7 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fusefs.FileHand
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return &dir{inner: fh, lat: n.lat}, fuseFlags, 0
+	return &dir{inner: fh, delays: n.delays}, fuseFlags, 0
 }
 
 func (n *node) wrap(fh fusefs.FileHandle) fusefs.FileHandle {
@@ -348,16 +398,17 @@ func (n *node) wrap(fh fusefs.FileHandle) fusefs.FileHandle {
 	if !ok {
 		fd = -1
 	}
-	return &file{LoopbackFile: lf, fd: fd, lat: n.lat}
+	return &file{LoopbackFile: lf, fd: fd, delays: n.delays, passthrough: n.passthrough}
 }
 
-// file is a loopback file handle whose reads, writes and fsyncs wait first.
-// Everything else (flush, release, locks, getattr, setattr, fallocate, lseek)
-// is the embedded loopback handle's.
+// file is a loopback file handle whose reads, writes and fsyncs take their
+// asked time. Everything else (flush, release, locks, getattr, setattr,
+// fallocate, lseek) is the embedded loopback handle's.
 type file struct {
 	*fusefs.LoopbackFile
-	fd  int // the backing file's descriptor, owned by LoopbackFile until Release
-	lat Latency
+	fd          int // the backing file's descriptor, owned by LoopbackFile until Release
+	delays      *delays
+	passthrough bool
 }
 
 var (
@@ -367,36 +418,61 @@ var (
 	_ fusefs.FilePassthroughFder = (*file)(nil)
 )
 
-// PassthroughFd refuses FUSE passthrough, which would let the kernel read
-// and write the backing file without asking the server, skipping the delay.
-// (Mount also disables the capability; this holds even if it did not.)
-func (f *file) PassthroughFd() (int, bool) { return -1, false }
-
-func (f *file) Read(ctx context.Context, buf []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	pause(f.lat.Read)
-	return f.LoopbackFile.Read(ctx, buf, off)
-}
-
-func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
-	pause(f.lat.Write)
-	return f.LoopbackFile.Write(ctx, data, off)
-}
-
-// Fsync waits, then does what the caller asked of the backing file:
-// fdatasync for fdatasync(2) (go-fuse's loopback would always fsync), so
-// the backing cost matches what the same call costs on the backing folder.
-func (f *file) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	pause(f.lat.Fsync)
-	if flags&fsyncFdatasync != 0 && f.fd >= 0 {
-		return fusefs.ToErrno(unix.Fdatasync(f.fd))
+// PassthroughFd offers the backing file for FUSE passthrough only when
+// reads and writes are not delayed: passthrough reads and writes never
+// reach the server.
+func (f *file) PassthroughFd() (int, bool) {
+	if !f.passthrough || f.fd < 0 {
+		return -1, false
 	}
-	return f.LoopbackFile.Fsync(ctx, flags)
+	return f.fd, true
+}
+
+// Read reads the backing file into buf and waits the rest of the asked
+// read latency. It reads here rather than leaving the read to go-fuse's
+// reply (as the loopback does), so the backing read's own time is known.
+func (f *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadResult, errno syscall.Errno) {
+	if f.fd < 0 {
+		f.delays.finish(f.delays.read, 0)
+		return f.LoopbackFile.Read(ctx, buf, off)
+	}
+	f.delays.timed(f.delays.read, func() {
+		n, err := unix.Pread(f.fd, buf, off)
+		if err != nil {
+			errno = fusefs.ToErrno(err)
+			return
+		}
+		res = fuse.ReadResultData(buf[:n])
+	})
+	return res, errno
+}
+
+// Write writes to the backing file and waits the rest of the asked write
+// latency.
+func (f *file) Write(ctx context.Context, data []byte, off int64) (n uint32, errno syscall.Errno) {
+	f.delays.timed(f.delays.write, func() { n, errno = f.LoopbackFile.Write(ctx, data, off) })
+	return n, errno
+}
+
+// Fsync does what the caller asked of the backing file, fdatasync for
+// fdatasync(2) (go-fuse's loopback would always fsync) so the backing cost
+// matches what the same call costs on the backing folder, and waits the
+// rest of the asked fsync latency.
+func (f *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
+	f.delays.timed(time.Duration(f.delays.fsync.Load()), func() {
+		if flags&fsyncFdatasync != 0 && f.fd >= 0 {
+			errno = fusefs.ToErrno(unix.Fdatasync(f.fd))
+			return
+		}
+		errno = f.LoopbackFile.Fsync(ctx, flags)
+	})
+	return errno
 }
 
 // dir forwards a loopback folder handle and delays its fsync.
 type dir struct {
-	inner fusefs.FileHandle
-	lat   Latency
+	inner  fusefs.FileHandle
+	delays *delays
 }
 
 var (
@@ -426,10 +502,12 @@ func (d *dir) Releasedir(ctx context.Context, flags uint32) {
 	}
 }
 
-func (d *dir) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
-	pause(d.lat.Fsync)
-	if s, ok := d.inner.(fusefs.FileFsyncdirer); ok {
-		return s.Fsyncdir(ctx, flags)
-	}
-	return syscall.ENOTSUP
+func (d *dir) Fsyncdir(ctx context.Context, flags uint32) (errno syscall.Errno) {
+	d.delays.timed(time.Duration(d.delays.fsync.Load()), func() {
+		errno = syscall.ENOTSUP
+		if s, ok := d.inner.(fusefs.FileFsyncdirer); ok {
+			errno = s.Fsyncdir(ctx, flags)
+		}
+	})
+	return errno
 }

@@ -92,6 +92,17 @@ type Options struct {
 // ErrNoFio is returned (wrapped) when the fio binary cannot be found.
 var ErrNoFio = errors.New("fio is not installed: apt-get install fio")
 
+// ErrNotStorage is returned (wrapped) for a path on a pseudo filesystem
+// (proc, sysfs, cgroup, ...), which no probe can measure.
+var ErrNotStorage = errors.New("not storage: choose a folder on real storage or /dev/shm")
+
+// Available reports whether fio can be found, so a study or a probe that
+// needs it is refused before anything is created rather than failing after.
+func Available() error {
+	_, err := findFio("")
+	return err
+}
+
 const (
 	defaultSize    = 1 << 30
 	defaultRuntime = 10 * time.Second
@@ -140,6 +151,11 @@ func Probe(ctx context.Context, path string, opt Options) (Tier, error) {
 	info, err := tier.Inspect(path, path)
 	if err != nil {
 		return fail(err)
+	}
+	if tier.PseudoFS(info.FSType) {
+		// Never measure (or write into) a kernel interface: /proc, /sys.
+		t.FSType, t.Durable = info.FSType, false
+		return fail(fmt.Errorf("%s is on %s, a kernel interface that holds no data: %w", path, info.FSType, ErrNotStorage))
 	}
 	t.FSType, t.MountOptions, t.Device = info.FSType, info.MountOptions, info.Device
 	t.BackingFile, t.Durable, t.Emulated = info.BackingFile, info.Durable, info.Emulated

@@ -113,8 +113,8 @@ func TestCancelKillsFio(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("error %v, want a deadline error", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("cancelled probe returned after %v", d)
+	if d := time.Since(start); d >= time.Minute {
+		t.Errorf("cancelled probe returned after %v: fio ran its whole runtime", d)
 	}
 	if left, _ := os.ReadDir(dir); len(left) > 0 {
 		t.Errorf("files left in %s: %v", dir, left)

@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/tool"
@@ -76,8 +78,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	if cfg.TargetRate > 0 {
 		return nil, errors.New("pgbench: open loop (target_rate) is not supported with driver pgbench; use the builtin driver")
 	}
-	bin, err := server.Find("postgresql-client", "pgbench",
-		"/usr/lib/postgresql/17/bin/pgbench", "/usr/lib/postgresql/16/bin/pgbench", "/usr/lib/postgresql/15/bin/pgbench")
+	bin, err := server.Find("postgresql-client", pgbenchCandidates...)
 	if err != nil {
 		return nil, err
 	}
@@ -86,14 +87,29 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 		return nil, err
 	}
 	seconds := int(math.Ceil((cfg.Warmup + cfg.Duration).Seconds()))
-	prefix := filepath.Join(r.req.Dir, "pgbench_log")
+	dir := r.req.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "tierbench-pgbench-")
+		if err != nil {
+			return nil, fmt.Errorf("pgbench: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	}
+	prefix := filepath.Join(dir, "pgbench_log")
 	args := []string{"-h", ep.Host, "-p", strconv.Itoa(ep.Port), "-U", ep.User,
 		"-n", "-b", "tpcb-like", "-M", "prepared",
 		"-c", strconv.Itoa(clients), "-j", strconv.Itoa(Jobs(clients)),
 		"-T", strconv.Itoa(seconds), "-P", "1", "-l", "--log-prefix", prefix, ep.Database}
+	passFile, err := writePassFile(dir, ep)
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(passFile)
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = r.req.Dir
-	cmd.Env = append(os.Environ(), "PGPASSWORD="+ep.Password, "PGCONNECT_TIMEOUT=10", "PGAPPNAME=tierbench-pgbench")
+	cmd.Dir = dir
+	cmd.Env = append(withoutEnv(os.Environ(), "PGPASSWORD", "PGPASSFILE"),
+		"PGPASSFILE="+passFile, "PGCONNECT_TIMEOUT=10", "PGAPPNAME=tierbench-pgbench")
 	server.OwnGroup(cmd, true)
 	out := server.TailWriter{Max: tailBytes}
 	cmd.Stdout = &out
@@ -131,6 +147,42 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 		return res, fmt.Errorf("pgbench: %w; its output:\n%s%s", werr, out.String(), errTail.String())
 	}
 	return res, nil
+}
+
+// passFileName is the password file pgbench reads (PGPASSFILE) in the
+// run's tool folder, for the run's length.
+const passFileName = "pgpass"
+
+// writePassFile writes the server's password for libpq to read
+// (PGPASSFILE, 0600 as libpq demands): not on pgbench's command line,
+// which every local user can see, nor in PGPASSWORD, which everything
+// pgbench starts would inherit. The file serves this one run's server, so
+// its line matches any host, port, database and user. The caller removes
+// it; with no password (a target server that needs none) it holds none.
+func writePassFile(dir string, ep engine.Endpoint) (string, error) {
+	path := filepath.Join(dir, passFileName)
+	os.Remove(path) // an earlier Drive's, had it been killed
+	line := ""
+	if ep.Password != "" {
+		line = "*:*:*:*:" + strings.NewReplacer(`\`, `\\`, ":", `\:`).Replace(ep.Password) + "\n"
+	}
+	if err := server.WriteSecretFile(path, []byte(line), ""); err != nil {
+		return "", fmt.Errorf("pgbench: password file: %w", err)
+	}
+	return path, nil
+}
+
+// withoutEnv drops the variables names from env: a PGPASSWORD tierbench
+// was started with would win over the run's password file.
+func withoutEnv(env []string, names ...string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Jobs is pgbench's -j: one thread per CPU at most, never more than clients.

@@ -2,11 +2,15 @@ package pgbench
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/tpcb"
@@ -123,10 +127,19 @@ func TestDrive(t *testing.T) {
 		t.Fatal(err)
 	}
 	ticks := 0
+	ep := db.(engine.Served).Endpoint()
+	if ep.Password == "" {
+		t.Fatal("the server's endpoint has no password")
+	}
+	stop := enginetest.WatchSecret(t, ep.Password, "tpcb-like")
 	res, err := ext.Drive(ctx, driver.Config{Warmup: time.Second, Duration: 2 * time.Second,
 		OnTick: func(driver.Interval) { ticks++ }}, 2)
+	stop()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, passFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the password file is left after the run: %v", err)
 	}
 	if res.Measured.Ops == 0 || res.Warmup.Ops == 0 || res.Measured.ByOp[0].Latency.TotalCount() != res.Measured.Ops {
 		t.Errorf("measured %d ops (hist %d), warmup %d", res.Measured.Ops, res.Measured.ByOp[0].Latency.TotalCount(), res.Warmup.Ops)
@@ -143,5 +156,27 @@ func TestDrive(t *testing.T) {
 	t.Logf("pgbench: %.0f tps, p99 %v", res.Measured.Throughput(), time.Duration(res.Measured.ByOp[0].Latency.ValueAtQuantile(99)))
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPassFile checks the password file libpq reads: 0600, one line that
+// matches this server whatever its address, with ':' and '\' escaped.
+func TestPassFile(t *testing.T) {
+	dir := t.TempDir()
+	path, err := writePassFile(dir, engine.Endpoint{Host: "127.0.0.1", Port: 5432, User: "u", Password: `a:b\c`, Database: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 || string(b) != `*:*:*:*:a\:b\\c`+"\n" {
+		t.Errorf("pass file %q mode %v: %v", b, st.Mode(), err)
+	}
+	if _, err := writePassFile(dir, engine.Endpoint{Password: "again"}); err != nil {
+		t.Errorf("a second Drive in the same folder: %v", err)
+	}
+	env := withoutEnv([]string{"PGPASSWORD=x", "HOME=/root", "PGPASSFILE=/y", "PGPASSWORDX=z"}, "PGPASSWORD", "PGPASSFILE")
+	if strings.Join(env, " ") != "HOME=/root PGPASSWORDX=z" {
+		t.Errorf("withoutEnv = %q", env)
 	}
 }

@@ -190,8 +190,9 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 		// The password goes in a file only we can read, not on the
 		// command line every local user can see.
 		optionsFile = filepath.Join(dir, "sysbench-options")
+		os.Remove(optionsFile) // an earlier Drive's, had it been killed
 		line := d.DBDriver + "-password=" + d.Endpoint.Password + "\n"
-		if err := os.WriteFile(optionsFile, []byte(line), 0o600); err != nil {
+		if err := server.WriteSecretFile(optionsFile, []byte(line), ""); err != nil {
 			return nil, fmt.Errorf("sysbench: options file: %w", err)
 		}
 		defer os.Remove(optionsFile)

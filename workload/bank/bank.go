@@ -173,8 +173,9 @@ func (w *Workload) loadChunk(ctx context.Context, conn *sql.Conn, first, n int64
 // Verify checks the invariant after a run: COUNT(*) is the number of
 // accounts loaded and SUM(balance) is accounts x initial_balance. Every
 // transfer moves money inside one transaction, so only a lost, torn or
-// duplicated transaction (or a lost update) changes either number.
-func (w *Workload) Verify(ctx context.Context, engineName string, db engine.DB) error {
+// duplicated transaction (or a lost update) changes either number. It
+// returns what held, for the run's record.
+func (w *Workload) Verify(ctx context.Context, engineName string, db engine.DB) (string, error) {
 	var count, sum int64
 	q := "SELECT COUNT(*), COALESCE(SUM(balance), 0) FROM " + Table
 	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
@@ -194,13 +195,13 @@ func (w *Workload) Verify(ctx context.Context, engineName string, db engine.DB) 
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("bank verify on %s: %s: %w", engineName, q, err)
+		return "", fmt.Errorf("bank verify on %s: %s: %w", engineName, q, err)
 	}
 	if sum != w.Total() || count != w.accounts {
-		return fmt.Errorf("bank invariant broken on %s: SUM(balance) = %d, want %d (%d accounts x %d %s); COUNT(*) = %d, want %d",
+		return "", fmt.Errorf("bank invariant broken on %s: SUM(balance) = %d, want %d (%d accounts x %d %s); COUNT(*) = %d, want %d",
 			engineName, sum, w.Total(), w.accounts, w.initial, pInitial, count, w.accounts)
 	}
-	return nil
+	return fmt.Sprintf("sum of balances = %d over %d accounts", sum, count), nil
 }
 
 // Statement indexes in Client.stmts.

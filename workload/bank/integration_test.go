@@ -25,15 +25,19 @@ func TestTransfersKeepTotal(t *testing.T) {
 		if stats.Records != 1000 || stats.Duration <= 0 {
 			t.Errorf("load stats %+v, want 1000 records", stats)
 		}
-		if err := w.Verify(ctx, name, db); err != nil {
+		checked, err := w.Verify(ctx, name, db)
+		if err != nil {
 			t.Fatalf("Verify after the load: %v", err)
+		}
+		if want := "sum of balances = 1000000 over 1000 accounts"; checked != want {
+			t.Errorf("Verify says it checked %q, want %q", checked, want)
 		}
 		start := time.Now()
 		if errs := enginetest.RunClients(t, w, name, db, 4, 300); len(errs) > 0 {
 			t.Fatalf("%d of 1200 transfers failed; first: %v", len(errs), errs[0])
 		}
 		t.Logf("%s: 1200 transfers in %v", name, time.Since(start))
-		if err := w.Verify(ctx, name, db); err != nil {
+		if _, err := w.Verify(ctx, name, db); err != nil {
 			t.Fatalf("Verify after the run: %v", err)
 		}
 		// 1200 transfers touch up to 2400 accounts: most of the 1000 moved.
@@ -43,9 +47,9 @@ func TestTransfersKeepTotal(t *testing.T) {
 
 		// One balance raised by hand: the sum is off by one.
 		enginetest.Exec(t, name, db, "UPDATE "+Table+" SET balance = balance + 1 WHERE id = 1")
-		err = w.Verify(ctx, name, db)
-		if err == nil {
-			t.Fatal("Verify passed with a balance raised by 1")
+		checked, err = w.Verify(ctx, name, db)
+		if err == nil || checked != "" {
+			t.Fatalf("Verify passed (%q) with a balance raised by 1", checked)
 		}
 		t.Logf("%s: %v", name, err)
 		for _, want := range []string{"invariant broken", "SUM(balance) = 1000001, want 1000000", "COUNT(*) = 1000, want 1000"} {
@@ -56,7 +60,7 @@ func TestTransfersKeepTotal(t *testing.T) {
 		// The sum restored but an account too many: the count is off.
 		enginetest.Exec(t, name, db, "UPDATE "+Table+" SET balance = balance - 1 WHERE id = 1",
 			"INSERT INTO "+Table+" (id, balance) VALUES (1001, 0)")
-		err = w.Verify(ctx, name, db)
+		_, err = w.Verify(ctx, name, db)
 		if err == nil || !strings.Contains(err.Error(), "SUM(balance) = 1000000, want 1000000") ||
 			!strings.Contains(err.Error(), "COUNT(*) = 1001, want 1000") {
 			t.Errorf("Verify with an extra account: %v", err)
@@ -77,7 +81,7 @@ func TestContendedPair(t *testing.T) {
 		if errs := enginetest.RunClients(t, w, name, db, 6, 100); len(errs) > 0 {
 			t.Fatalf("%d of 600 transfers failed; first: %v", len(errs), errs[0])
 		}
-		if err := w.Verify(ctx, name, db); err != nil {
+		if _, err := w.Verify(ctx, name, db); err != nil {
 			t.Fatal(err)
 		}
 		// Amounts up to 100 against 50 each: balances went negative, which
@@ -105,7 +109,7 @@ func TestNotSQL(t *testing.T) {
 	if _, err := w.NewClient("pebble", 0, s); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
 		t.Errorf("NewClient on a pebble session: %v", err)
 	}
-	if err := w.Verify(context.Background(), "pebble", db); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
+	if _, err := w.Verify(context.Background(), "pebble", db); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
 		t.Errorf("Verify on pebble: %v", err)
 	}
 }

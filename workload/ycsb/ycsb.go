@@ -225,18 +225,8 @@ func parse(p map[string]string) (config, error) {
 		return c, fmt.Errorf("%s/%s too large: at most %d", pFieldCount, pFieldLength, math.MaxInt32)
 	}
 	c.fieldCount, c.fieldLength = int(fc), int(fl)
-	var sum float64
-	for k, name := range []string{pRead, pUpdate, pInsert, pScan, pRMW} {
-		v, err := strconv.ParseFloat(p[name], 64)
-		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-			return c, fmt.Errorf("%s %q: must be a number >= 0", name, p[name])
-		}
-		c.props[k] = v
-		sum += v
-	}
-	if sum <= 0 {
-		return c, fmt.Errorf("proportions sum to 0: at least one of %s, %s, %s, %s or %s must be > 0",
-			pRead, pUpdate, pInsert, pScan, pRMW)
+	if err := parseProportions(p, &c.props); err != nil {
+		return c, err
 	}
 	switch c.requestDist = p[pRequestDist]; c.requestDist {
 	case distZipfian, distUniform, distLatest:
@@ -269,6 +259,58 @@ func parse(p map[string]string) (config, error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// proportionNames are the operation shares, indexed by opKind.
+var proportionNames = [...]string{pRead, pUpdate, pInsert, pScan, pRMW}
+
+// proportionTolerance is how far from 1 the shares may sum: decimal shares
+// such as 0.95 + 0.05 are not exact in binary.
+const proportionTolerance = 1e-9
+
+// parseProportions reads the operation shares: each in [0, 1] and together
+// 1. Upstream YCSB would silently normalise a mix that does not add up
+// (readproportion: 1.5 with updateproportion: 0.5 ran 75% reads while the
+// record said 1.5), so a mix that does not add up is refused instead, with
+// the sum and the shares that make it.
+func parseProportions(p map[string]string, props *[5]float64) error {
+	var sum float64
+	var terms []string
+	for k, name := range proportionNames {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p[name]), 64)
+		if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+			return fmt.Errorf("%s %q: must be a number between 0 and 1 (a share of the operations)", name, p[name])
+		}
+		props[k] = v
+		sum += v
+		if v > 0 {
+			terms = append(terms, fmt.Sprintf("%s %s", name, strconv.FormatFloat(v, 'g', -1, 64)))
+		}
+	}
+	if sum <= 0 {
+		return fmt.Errorf("proportions sum to 0: at least one of %s must be > 0", strings.Join(proportionNames[:], ", "))
+	}
+	if math.Abs(sum-1) > proportionTolerance {
+		return fmt.Errorf("proportions sum to %s (%s), not 1: set them so they add up to 1, e.g. lower one when you raise another",
+			strconv.FormatFloat(sum, 'g', 10, 64), strings.Join(terms, " + "))
+	}
+	return nil
+}
+
+// keyBytes is the length of a YCSB key ("user" and up to 19 digits): the
+// estimate counts the shortest likely key, 4 bytes plus a few digits.
+const keyBytes = 8
+
+// EstimatedBytes is a lower bound of the data set the load phase writes:
+// records x (fieldcount x fieldlength + a short key), before any engine's
+// own overhead (indexes, pages, WAL). Study validation refuses a tier that
+// cannot hold even this much of the data placed on it.
+func (w *Workload) EstimatedBytes() int64 {
+	per := int64(w.cfg.fieldCount)*int64(w.cfg.fieldLength) + keyBytes
+	if w.cfg.records > math.MaxInt64/per {
+		return math.MaxInt64
+	}
+	return w.cfg.records * per
 }
 
 // parseInt parses parameter name as an integer >= min.

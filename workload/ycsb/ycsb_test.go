@@ -76,7 +76,7 @@ func TestSpecs(t *testing.T) {
 }
 
 func TestSpecOverrides(t *testing.T) {
-	w := newW(t, "ycsb-a", map[string]string{pRecords: "5000", pScan: "0.2", pRequestDist: distUniform})
+	w := newW(t, "ycsb-a", map[string]string{pRecords: "5000", pUpdate: "0.3", pScan: "0.2", pRequestDist: distUniform})
 	if got, want := w.Ops(), []string{workload.OpRead, workload.OpUpdate, workload.OpScan}; !slices.Equal(got, want) {
 		t.Errorf("Ops() = %v, want %v", got, want)
 	}
@@ -103,7 +103,10 @@ func TestSpecNewRejects(t *testing.T) {
 		{"fieldcount zero", map[string]string{pFieldCount: "0"}, []string{pFieldCount, `"0"`}},
 		{"fieldcount float", map[string]string{pFieldCount: "2.5"}, []string{pFieldCount, `"2.5"`}},
 		{"fieldlength negative", map[string]string{pFieldLength: "-100"}, []string{pFieldLength, `"-100"`}},
-		{"readproportion negative", map[string]string{pRead: "-0.1"}, []string{pRead, `"-0.1"`, ">= 0"}},
+		{"readproportion negative", map[string]string{pRead: "-0.1"}, []string{pRead, `"-0.1"`, "between 0 and 1"}},
+		{"readproportion above 1", map[string]string{pRead: "1.5"}, []string{pRead, `"1.5"`, "between 0 and 1"}},
+		{"proportions sum above 1", map[string]string{pRead: "0.9"}, []string{"sum to 1.4", "readproportion 0.9 + updateproportion 0.5", "add up to 1"}},
+		{"proportions sum below 1", map[string]string{pRead: "0.2", pUpdate: "0.3"}, []string{"sum to 0.5", "not 1"}},
 		{"updateproportion not a number", map[string]string{pUpdate: "half"}, []string{pUpdate, `"half"`}},
 		{"insertproportion NaN", map[string]string{pInsert: "NaN"}, []string{pInsert, `"NaN"`}},
 		{"scanproportion negative", map[string]string{pScan: "-1"}, []string{pScan, `"-1"`}},
@@ -131,6 +134,28 @@ func TestSpecNewRejects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestProportionsWithinTolerance accepts decimal shares whose binary sum is
+// not exactly 1 (0.1 + 0.2 + 0.7).
+func TestProportionsWithinTolerance(t *testing.T) {
+	w := newW(t, "ycsb-a", map[string]string{pRead: "0.1", pUpdate: "0.2", pScan: "0.7"})
+	if got := len(w.Ops()); got != 3 {
+		t.Errorf("ops %v, want read, update and scan", w.Ops())
+	}
+}
+
+// TestEstimatedBytes checks the lower bound of the loaded data set that
+// study validation compares tier sizes with.
+func TestEstimatedBytes(t *testing.T) {
+	w := newW(t, "ycsb-a", map[string]string{pRecords: "1000", pFieldCount: "4", pFieldLength: "50"})
+	if got, want := w.EstimatedBytes(), int64(1000*(4*50+keyBytes)); got != want {
+		t.Errorf("EstimatedBytes = %d, want %d", got, want)
+	}
+	huge := newW(t, "ycsb-c", map[string]string{pRecords: "9000000000000000000", pFieldCount: "1000"})
+	if huge.EstimatedBytes() <= 0 {
+		t.Errorf("EstimatedBytes overflowed: %d", huge.EstimatedBytes())
 	}
 }
 
@@ -351,12 +376,12 @@ func TestDoAllocations(t *testing.T) {
 	}{
 		{"read zipfian", "ycsb-c", nil, kindRead},
 		{"read uniform", "ycsb-c", map[string]string{pRequestDist: distUniform}, kindRead},
-		{"read latest", "ycsb-d", map[string]string{pInsert: "0"}, kindRead},
-		{"update", "ycsb-a", map[string]string{pRead: "0"}, kindUpdate},
-		{"update all fields", "ycsb-a", map[string]string{pRead: "0", pWriteAll: "true"}, kindUpdate},
-		{"insert", "ycsb-d", map[string]string{pRead: "0"}, kindInsert},
-		{"scan", "ycsb-e", map[string]string{pInsert: "0"}, kindScan},
-		{"scan zipfian length", "ycsb-e", map[string]string{pInsert: "0", pScanLenDist: distZipfian}, kindScan},
+		{"read latest", "ycsb-d", map[string]string{pInsert: "0", pRead: "1"}, kindRead},
+		{"update", "ycsb-a", map[string]string{pRead: "0", pUpdate: "1"}, kindUpdate},
+		{"update all fields", "ycsb-a", map[string]string{pRead: "0", pUpdate: "1", pWriteAll: "true"}, kindUpdate},
+		{"insert", "ycsb-d", map[string]string{pRead: "0", pInsert: "1"}, kindInsert},
+		{"scan", "ycsb-e", map[string]string{pInsert: "0", pScan: "1"}, kindScan},
+		{"scan zipfian length", "ycsb-e", map[string]string{pInsert: "0", pScan: "1", pScanLenDist: distZipfian}, kindScan},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			params := map[string]string{pRecords: "2000", pSeed: "11"}

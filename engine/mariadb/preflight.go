@@ -1,0 +1,22 @@
+package mariadb
+
+import (
+	"fmt"
+
+	"github.com/tierbench/tierbench/engine/server"
+)
+
+// Preflight reports whether the MariaDB server and its install tool are
+// installed (the same candidates Open uses), so a study is refused before
+// it creates anything rather than storing every run failed for want of them.
+func (Engine) Preflight() error {
+	for _, cands := range [][]string{
+		{"mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld"},
+		{"mariadb-install-db", "/usr/bin/mariadb-install-db", "mysql_install_db"},
+	} {
+		if _, err := server.Find("mariadb-server", cands...); err != nil {
+			return fmt.Errorf("%w (or run `make setup`)", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// What the server engines share to keep a run's server closed to other
+// local users: a random secret per run, private folders and files that hold
+// it (or a server's Unix socket), and a check that the server's OS user
+// can reach the folders it must work in.
+
+// NewSecret returns a random password for one run: 32 hex digits (128
+// bits). Hex needs no quoting in any configuration syntax (redis.conf,
+// .pgpass, SQL string literals, sysbench options), so it is never mangled
+// on its way to the server or a tool.
+func NewSecret() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("make a run password: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// PrivateDir makes a new folder under parent (os.TempDir() when empty),
+// named pattern with a random suffix as os.MkdirTemp names it, that only
+// userName may enter: mode 0700, owned by userName (kept by tierbench's own
+// user when userName is empty). It holds files with a run's secret and
+// servers' Unix sockets, which other local users must not reach. The
+// caller removes it.
+func PrivateDir(parent, pattern, userName string) (string, error) {
+	dir, err := os.MkdirTemp(parent, pattern)
+	if err != nil {
+		return "", fmt.Errorf("private folder: %w", err)
+	}
+	if err := own(dir, userName); err != nil {
+		os.Remove(dir)
+		return "", fmt.Errorf("private folder %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// WriteSecretFile writes data to path, a new file (O_EXCL: never through a
+// file or symlink someone put there) of mode 0600 owned by userName
+// (tierbench's own user when empty): a password file for a server or a
+// tool. Put it in a PrivateDir.
+func WriteSecretFile(path string, data []byte, userName string) (err error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("write secret file: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("write secret file %s: %w", path, cerr)
+		}
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
+	if err := own(path, userName); err != nil {
+		return fmt.Errorf("write secret file %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("write secret file %s: %w", path, err)
+	}
+	return nil
+}
+
+// own gives path to userName (no change when empty); the mode stays what
+// it was made with (0700, 0600), not widened by a umask.
+func own(path, userName string) error {
+	if userName == "" {
+		return nil
+	}
+	uid, gid, err := LookupUser(userName)
+	if err != nil {
+		return err
+	}
+	return os.Chown(path, uid, gid)
+}
+
+// ErrUnreachable marks a folder the server's OS user cannot reach: the
+// fix is the user's (open a parent folder), not a retry.
+var ErrUnreachable = errors.New("folder not reachable by the server's OS user")
+
+// CheckReachable checks, as OS user userName, that it can enter and write
+// in each folder; when it cannot, the error names the parent folder that
+// blocks it and the fix, rather than leaving the server (labelled label:
+// "PostgreSQL", "Redis") to fail with a bare "Permission denied". Checking
+// as the user (not from mode bits) gets ACLs, supplementary groups and
+// mount options right. An empty userName is tierbench's own user, which
+// made the folders: nothing to check.
+func CheckReachable(ctx context.Context, label, userName string, dirs ...string) error {
+	if userName == "" {
+		return nil
+	}
+	for _, d := range dirs {
+		err := Run(ctx, userName, "/bin/sh", "-c", `test -w "$1" && test -x "$1"`, "sh", d)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if blocker := firstBlocked(d, userName); blocker != "" {
+			mode := "?"
+			if st, err := os.Stat(blocker); err == nil {
+				mode = st.Mode().String()
+			}
+			return fmt.Errorf("%s runs as OS user %s, which cannot enter folder %s (mode %s), so it cannot reach %s: run chmod o+x %s, or put the tier or scratch folder under a folder others can enter: %w",
+				label, userName, blocker, mode, d, blocker, ErrUnreachable)
+		}
+		return fmt.Errorf("%s runs as OS user %s, which cannot write in %s: check the permissions, ACLs and mount options of it and its parent folders: %w",
+			label, userName, d, ErrUnreachable)
+	}
+	return nil
+}
+
+// firstBlocked returns the outermost parent of dir that userName may not
+// enter by its mode bits, or "" if none looks blocked.
+func firstBlocked(dir, userName string) string {
+	uid, gid, err := LookupUser(userName)
+	if err != nil {
+		return ""
+	}
+	var parents []string
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		parents = append(parents, p)
+		if p == filepath.Dir(p) {
+			break
+		}
+	}
+	for i := len(parents) - 1; i >= 0; i-- {
+		st, err := os.Stat(parents[i])
+		if err != nil {
+			return parents[i]
+		}
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if !ok {
+			continue
+		}
+		perm := st.Mode().Perm()
+		var can bool
+		switch {
+		case int(sys.Uid) == uid:
+			can = perm&0o100 != 0
+		case int(sys.Gid) == gid:
+			can = perm&0o010 != 0
+		default:
+			can = perm&0o001 != 0
+		}
+		if !can {
+			return parents[i]
+		}
+	}
+	return ""
+}
+
+// ProcessesShowing lists the processes ("PID: command line") whose command
+// line, which every local user can read in ps and /proc, holds secret; and
+// with environ also those whose environment holds it (readable by the
+// process's owner and root only, but inherited by everything the process
+// starts). Tests use it to check that a run's password reaches neither.
+func ProcessesShowing(secret string, environ bool) []string {
+	if secret == "" {
+		return nil
+	}
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		files := []string{"cmdline"}
+		if environ {
+			files = append(files, "environ")
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+			if err != nil || !bytes.Contains(b, []byte(secret)) {
+				continue
+			}
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			cmd = bytes.ReplaceAll(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), []byte(secret), []byte("xxxxx"))
+			out = append(out, fmt.Sprintf("%s (%s): %s", e.Name(), f, cmd))
+		}
+	}
+	return out
+}

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestNewSecret(t *testing.T) {
+	a, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewSecret()
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(a) || a == b {
+		t.Errorf("secrets %q, %q: want two different 32-digit hex strings", a, b)
+	}
+}
+
+// TestPrivateFiles checks the private folder and secret file modes and
+// owners, and that a secret file is never written through something that
+// is already there (a planted symlink).
+func TestPrivateFiles(t *testing.T) {
+	userName, uid := "", os.Geteuid()
+	if os.Geteuid() == 0 {
+		var err error
+		if uid, _, err = LookupUser("nobody"); err != nil {
+			t.Skip(err)
+		}
+		userName = "nobody"
+	}
+	dir, err := PrivateDir(t.TempDir(), "p-", userName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "secret")
+	if err := WriteSecretFile(path, []byte("s3cret\n"), userName); err != nil {
+		t.Fatal(err)
+	}
+	for p, mode := range map[string]os.FileMode{dir: 0o700, path: 0o600} {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != mode || int(st.Sys().(*syscall.Stat_t).Uid) != uid {
+			t.Errorf("%s: mode %v uid %d, want %v uid %d", p, st.Mode().Perm(), st.Sys().(*syscall.Stat_t).Uid, mode, uid)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != "s3cret\n" {
+		t.Errorf("secret file holds %q", b)
+	}
+
+	victim := filepath.Join(t.TempDir(), "victim")
+	link := filepath.Join(dir, "planted")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteSecretFile(link, []byte("x"), userName); err == nil {
+		t.Error("wrote a secret through a planted symlink")
+	}
+	if _, err := os.Stat(victim); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the symlink's target was created: %v", err)
+	}
+}
+
+// TestCheckReachable checks, as root, the error for a folder user nobody
+// cannot reach: it names the blocking folder and the fix, and is typed.
+func TestCheckReachable(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the check runs as another user")
+	}
+	if _, _, err := LookupUser("nobody"); err != nil {
+		t.Skip(err)
+	}
+	root, err := os.MkdirTemp("/var/tmp", "tierbench-server-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+	open, closed := filepath.Join(root, "open"), filepath.Join(root, "closed")
+	for dir, mode := range map[string]os.FileMode{root: 0o755, open: 0o777, closed: 0o700} {
+		if dir != root {
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inner := filepath.Join(closed, "data")
+	if err := os.Mkdir(inner, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := CheckReachable(ctx, "Test", "nobody", open); err != nil {
+		t.Errorf("open folder: %v", err)
+	}
+	err = CheckReachable(ctx, "Test", "nobody", inner)
+	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "chmod o+x "+closed) {
+		t.Errorf("closed folder: %v", err)
+	}
+	if err := CheckReachable(ctx, "Test", "", inner); err != nil {
+		t.Errorf("tierbench's own user: %v", err)
+	}
+}
+
+// TestProcessesShowing checks that a secret on a command line is found and
+// shown redacted.
+func TestProcessesShowing(t *testing.T) {
+	secret, _ := NewSecret()
+	// "; :" keeps the shell from replacing itself with sleep.
+	cmd := exec.Command("/bin/sh", "-c", "sleep 30; :", "sh", secret)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	shown := ProcessesShowing(secret, false)
+	if len(shown) != 1 || strings.Contains(shown[0], secret) || !strings.Contains(shown[0], "xxxxx") {
+		t.Errorf("ProcessesShowing = %q", shown)
+	}
+}

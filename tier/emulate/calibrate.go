@@ -1,0 +1,137 @@
+package emulate
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Calibration is what the layer measured of itself when it mounted.
+type Calibration struct {
+	// Overhead is the layer's own cost on a delayed operation (the FUSE
+	// round trip, waking the threads on both sides, the sleep's
+	// overshoot), which every wait is shortened by.
+	Overhead time.Duration `json:"overhead_ns"`
+	// FsyncP50 is the median time of fdatasync after a 4 KiB write,
+	// measured through the mount once calibrated; zero when no fsync
+	// latency was asked for, or one so long (over 100 ms) that measuring
+	// it would hold the mount up for seconds.
+	FsyncP50 time.Duration `json:"fsync_p50_ns,omitempty"`
+	// Samples is the number of fdatasyncs FsyncP50 is the median of.
+	Samples int `json:"samples,omitempty"`
+}
+
+// String says what was measured, for the tier's record.
+func (c Calibration) String() string {
+	if c.FsyncP50 == 0 {
+		return fmt.Sprintf("the layer's own %dµs is taken off each delay (measured at mount)", c.Overhead.Microseconds())
+	}
+	return fmt.Sprintf("measured at mount: fsync p50 %dµs over %d fdatasyncs, the layer's own %dµs taken off each delay",
+		c.FsyncP50.Microseconds(), c.Samples, c.Overhead.Microseconds())
+}
+
+// Calibration bounds.
+const (
+	// calibrationMin and calibrationMax bound the fsync latency the layer
+	// is calibrated at: its overhead does not depend on the latency, so a
+	// long one (an HDD's 10 ms) is calibrated at calibrationMax to keep
+	// mounting quick, and tiers that delay only reads or writes at
+	// calibrationMin.
+	calibrationMin = time.Millisecond
+	calibrationMax = 5 * time.Millisecond
+	// calibrationRounds of calibrationSpan each: the first measures the
+	// overhead, the second corrects what the first got wrong.
+	calibrationRounds = 2
+	calibrationSpan   = 150 * time.Millisecond
+	// checkSpan is how long the final measurement at the asked latency
+	// takes, within minSamples..maxSamples fdatasyncs; an fsync latency
+	// above maxChecked is not measured at mount (it would take seconds,
+	// and the layer's overhead is lost in it anyway).
+	checkSpan  = 300 * time.Millisecond
+	minSamples = 5
+	maxSamples = 100
+	maxChecked = 100 * time.Millisecond
+	// calibrationFile is written through the mount, in its root, and
+	// removed again.
+	calibrationFile = ".tierbench-calibration"
+	// ringBlocks 4 KiB blocks are written in turn, so a tiny tier has room.
+	ringBlocks = 16
+)
+
+// calibrate measures the layer's overhead on fdatasync through the mount,
+// as fio's fsync job and a database's log writer use it (a 4 KiB write,
+// then fdatasync), sets it as the delays' overhead, and measures the
+// result at the asked fsync latency.
+func (s *fsServer) calibrate(lat Latency) (Calibration, error) {
+	if lat.Read == 0 && lat.Write == 0 && lat.Fsync == 0 {
+		return Calibration{}, nil
+	}
+	path := filepath.Join(s.mountPoint, calibrationFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Calibration{}, fmt.Errorf("create %s: %w", path, err)
+	}
+	defer os.Remove(path)
+	defer f.Close()
+	c := &syncer{fd: int(f.Fd()), buf: make([]byte, 4096)}
+
+	at := min(max(lat.Fsync, calibrationMin), calibrationMax)
+	s.delays.fsync.Store(int64(at))
+	defer s.delays.fsync.Store(int64(lat.Fsync))
+	if _, err := c.p50(minSamples); err != nil { // warm up: file blocks, threads
+		return Calibration{}, err
+	}
+	var overhead time.Duration
+	for range calibrationRounds {
+		p50, err := c.p50(samples(at, calibrationSpan))
+		if err != nil {
+			return Calibration{}, err
+		}
+		overhead = min(max(overhead+p50-at, 0), at)
+		s.delays.overhead.Store(int64(overhead))
+	}
+	cal := Calibration{Overhead: overhead}
+	if lat.Fsync == 0 || lat.Fsync > maxChecked {
+		return cal, nil
+	}
+	s.delays.fsync.Store(int64(lat.Fsync))
+	cal.Samples = samples(lat.Fsync, checkSpan)
+	if cal.FsyncP50, err = c.p50(cal.Samples); err != nil {
+		return Calibration{}, err
+	}
+	return cal, nil
+}
+
+// samples is how many fdatasyncs of latency d fit in span, within bounds.
+func samples(d, span time.Duration) int {
+	return min(max(int(span/d), minSamples), maxSamples)
+}
+
+// syncer writes 4 KiB blocks in turn and times the fdatasync after each.
+type syncer struct {
+	fd  int
+	buf []byte
+	n   int64
+}
+
+// p50 is the median fdatasync time of n write + fdatasync cycles.
+func (c *syncer) p50(n int) (time.Duration, error) {
+	ds := make([]time.Duration, 0, n)
+	for range n {
+		if _, err := unix.Pwrite(c.fd, c.buf, (c.n%ringBlocks)*int64(len(c.buf))); err != nil {
+			return 0, fmt.Errorf("write: %w", err)
+		}
+		c.n++
+		start := time.Now()
+		if err := unix.Fdatasync(c.fd); err != nil {
+			return 0, fmt.Errorf("fdatasync: %w", err)
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], nil
+}

@@ -1,0 +1,365 @@
+package emulate
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/tier/mountinfo"
+)
+
+// helperArg, as the first argument, together with helperEnv=1 in the
+// environment, makes this executable a latency server (see init). Both
+// are needed, so neither a user typing the argument nor an inherited
+// variable can turn a tierbench into a FUSE server by accident.
+const (
+	helperArg = "__serve-latency"
+	helperEnv = "TIERBENCH_LATENCY_HELPER"
+)
+
+// Timeouts of the owner's side.
+const (
+	// readyWait bounds how long Start waits for the helper to mount and
+	// calibrate (calibration measures at most about a second).
+	readyWait = 2 * time.Minute
+	// closeWait bounds how long Close waits for the helper after asking it
+	// to unmount; a mount still in use is detached lazily and served
+	// until its files are closed.
+	closeWait = 5 * time.Second
+)
+
+// init serves an emulated tier instead of running the program when this
+// executable was started by Start. It is here, rather than behind a
+// subcommand of tierbench, so that every binary that can call Start (the
+// tierbench command, and the test binary of any package whose tests
+// provision emulated tiers) can also be its helper: a test binary started
+// as a helper must never run its tests instead.
+func init() {
+	if len(os.Args) > 1 && os.Args[1] == helperArg && os.Getenv(helperEnv) == "1" {
+		os.Exit(helperMain(os.Args[2:]))
+	}
+}
+
+// Options tunes Start. The zero value is usable.
+type Options struct {
+	// Started is called with the helper's pid as soon as it runs, before
+	// it mounts, so the caller can record it (tierbench's ledger does, so
+	// that `tierbench cleanup` can kill a helper its owner left). An error
+	// stops the helper and fails Start.
+	Started func(pid int) error
+	// Stderr receives what the helper itself prints (only a crash: go-fuse's
+	// log is discarded). Nil means this process's stderr. A file, not a
+	// pipe, so that the helper never dies of a closed pipe when this
+	// process is gone.
+	Stderr *os.File
+}
+
+// Server is an emulated tier served by a helper process.
+type Server struct {
+	mountPoint  string
+	cmd         *exec.Cmd
+	exited      chan struct{} // closed once the helper is reaped
+	calibration Calibration
+
+	once     sync.Once
+	closeErr error
+}
+
+// readyMsg is the one message the helper sends its owner, over the pipe
+// it gets as file descriptor 3: the calibration once it serves, or why
+// it could not.
+type readyMsg struct {
+	Error       string      `json:"error,omitempty"`
+	Calibration Calibration `json:"calibration"`
+}
+
+// Start mounts a delaying passthrough (loopback) FUSE filesystem of backing
+// on mountPoint, served by a helper process, and returns once the mount
+// serves and is calibrated (see the package doc for what each latency
+// applies to). mountPoint must be an existing empty folder, outside
+// backing.
+//
+// The helper is this executable, re-executed through /proc/self/exe (so a
+// binary replaced on disk meanwhile does not matter), in its own process
+// group so a Ctrl-C at the terminal does not stop it before the engine
+// using the mount has closed. It unmounts and exits when Close asks, and
+// also when this process dies: if this process is killed, the helper
+// answers the dead process's last requests, unmounts (lazily while files
+// are still open) and exits once nothing uses the mount.
+//
+// As root the mount is made directly with mount(2), so fusermount is not
+// needed; otherwise go-fuse falls back to fusermount3.
+func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error) {
+	if lat.Read < 0 || lat.Write < 0 || lat.Fsync < 0 {
+		return nil, fmt.Errorf("emulate: negative latency %+v", lat)
+	}
+	backing, mountPoint, err := checkFolders(backing, mountPoint)
+	if err != nil {
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("emulate: readiness pipe: %w", err)
+	}
+	defer r.Close()
+	cmd := helperCommand(backing, mountPoint, lat, w, opt.Stderr)
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return nil, fmt.Errorf("emulate: start the latency server for %s: %w", mountPoint, err)
+	}
+	s := &Server{mountPoint: mountPoint, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(s.exited)
+	}()
+	if opt.Started != nil {
+		if err := opt.Started(cmd.Process.Pid); err != nil {
+			s.kill()
+			return nil, err
+		}
+	}
+	msg, err := s.awaitReady(r)
+	if err == nil && msg.Error != "" {
+		err = errors.New(msg.Error)
+	}
+	if err != nil {
+		s.kill()
+		return nil, fmt.Errorf("emulate: serve %s on %s: %w", backing, mountPoint, err)
+	}
+	s.calibration = msg.Calibration
+	return s, nil
+}
+
+// helperCommand is the re-execution of this executable as the latency
+// server; w becomes its file descriptor 3.
+func helperCommand(backing, mountPoint string, lat Latency, w, stderr *os.File) *exec.Cmd {
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	args := []string{os.Args[0], helperArg,
+		"-owner", strconv.Itoa(os.Getpid()),
+		"-read", lat.Read.String(), "-write", lat.Write.String(), "-fsync", lat.Fsync.String(),
+		backing, mountPoint}
+	return &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        args,
+		Env:         append(os.Environ(), helperEnv+"=1"),
+		Stderr:      stderr,
+		ExtraFiles:  []*os.File{w},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+}
+
+// awaitReady reads the helper's readiness message.
+func (s *Server) awaitReady(r io.Reader) (readyMsg, error) {
+	got := make(chan readyMsg, 1)
+	failed := make(chan error, 1)
+	go func() {
+		var m readyMsg
+		if err := json.NewDecoder(r).Decode(&m); err != nil {
+			failed <- err
+			return
+		}
+		got <- m
+	}()
+	select {
+	case m := <-got:
+		return m, nil
+	case err := <-failed:
+		<-s.exited
+		return readyMsg{}, fmt.Errorf("the latency server exited before it served (%s; reading its message: %v)", s.cmd.ProcessState, err)
+	case <-time.After(readyWait):
+		return readyMsg{}, fmt.Errorf("the latency server did not serve within %v", readyWait)
+	}
+}
+
+// kill stops the helper at once (its process group) and reaps it; the
+// kernel then aborts the FUSE connection, and a mount it made is left dead
+// until unmounted.
+func (s *Server) kill() {
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+	_ = unix.Unmount(s.mountPoint, unix.MNT_DETACH)
+}
+
+// PID is the helper process's pid.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// MountPoint is where the emulated tier is mounted.
+func (s *Server) MountPoint() string { return s.mountPoint }
+
+// Calibration is what the helper measured of the layer when it mounted.
+func (s *Server) Calibration() Calibration { return s.calibration }
+
+// Close unmounts and waits for the helper to exit. A mount still in use
+// (a process has a file open in it) is detached lazily so nothing stays
+// mounted; the helper then keeps serving those open files until they are
+// closed, and Close waits for that at most a few seconds before it reports
+// the mount as detached but busy (the helper exits by itself later).
+func (s *Server) Close() error {
+	s.once.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Server) close() error {
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("emulate: stop the latency server of %s: %w", s.mountPoint, err)
+	}
+	select {
+	case <-s.exited:
+	case <-time.After(closeWait):
+		if mounted(s.mountPoint) {
+			return fmt.Errorf("emulate: %s did not unmount: its latency server (pid %d) did not exit within %v", s.mountPoint, s.PID(), closeWait)
+		}
+		return fmt.Errorf("emulate: %s was busy: detached lazily; its latency server (pid %d) keeps serving the files still open in it until they are closed", s.mountPoint, s.PID())
+	}
+	if mounted(s.mountPoint) {
+		return fmt.Errorf("emulate: %s is still mounted after its latency server exited (%s)", s.mountPoint, s.cmd.ProcessState)
+	}
+	return nil
+}
+
+// mounted reports whether dir is a mount point, from the mount table (a
+// stat of a dead FUSE mount would fail, and of a stuck one would hang).
+func mounted(dir string) bool {
+	ms, err := mountinfo.Read()
+	if err != nil {
+		return false
+	}
+	for _, m := range ms {
+		if m.Point == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// helperConfig is what the helper's command line says.
+type helperConfig struct {
+	owner               int
+	lat                 Latency
+	backing, mountPoint string
+}
+
+func parseHelperArgs(args []string) (helperConfig, error) {
+	var c helperConfig
+	fl := flag.NewFlagSet(helperArg, flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.IntVar(&c.owner, "owner", 0, "pid of the process the mount serves")
+	fl.DurationVar(&c.lat.Read, "read", 0, "read latency")
+	fl.DurationVar(&c.lat.Write, "write", 0, "write latency")
+	fl.DurationVar(&c.lat.Fsync, "fsync", 0, "fsync latency")
+	if err := fl.Parse(args); err != nil {
+		return c, err
+	}
+	if fl.NArg() != 2 || c.owner <= 0 {
+		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] BACKING MOUNTPOINT", helperArg)
+	}
+	c.backing, c.mountPoint = fl.Arg(0), fl.Arg(1)
+	return c, nil
+}
+
+// helperMain is the latency server process: mount, calibrate, say ready,
+// serve until unmounted; unmount when told to (SIGTERM) or when the owner
+// is gone. Its exit code is for the owner's error message only.
+func helperMain(args []string) int {
+	os.Unsetenv(helperEnv)
+	// go-fuse also logs a few things through the standard logger.
+	log.SetOutput(io.Discard)
+	ready := os.NewFile(3, "ready")
+	fail := func(err error) int {
+		tell(ready, readyMsg{Error: err.Error()})
+		return 1
+	}
+	cfg, err := parseHelperArgs(args)
+	if err != nil {
+		return fail(err)
+	}
+	// The terminal's Ctrl-C is for the owner, which unmounts through Close.
+	signal.Ignore(syscall.SIGINT, syscall.SIGHUP)
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	ownerGone, err := watchOwner(cfg.owner)
+	if err != nil {
+		return fail(err)
+	}
+	srv, err := serve(cfg.backing, cfg.mountPoint, cfg.lat)
+	if err != nil {
+		return fail(err)
+	}
+	go func() {
+		select {
+		case <-term:
+		case <-ownerGone:
+		}
+		_ = srv.unmount()
+	}()
+	cal, err := srv.calibrate(cfg.lat)
+	if err != nil {
+		_ = srv.unmount()
+		srv.server.Wait()
+		return fail(fmt.Errorf("calibrate: %w", err))
+	}
+	tell(ready, readyMsg{Calibration: cal})
+	srv.server.Wait()
+	return 0
+}
+
+// tell sends the owner its one message and closes the pipe. An owner that
+// is gone cannot read it; the helper then serves until it sees that.
+func tell(w *os.File, m readyMsg) {
+	_ = json.NewEncoder(w).Encode(m)
+	w.Close()
+}
+
+// watchOwner returns a channel closed once process pid, the helper's
+// parent, has exited. It watches a pidfd, which the kernel makes readable
+// when the whole process is gone, not just one of its threads (unlike
+// PR_SET_PDEATHSIG, which fires when the thread that started the helper
+// exits, and Go may end threads while the process lives on).
+func watchOwner(pid int) (<-chan struct{}, error) {
+	gone := make(chan struct{})
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) || os.Getppid() != pid {
+		close(gone) // already gone (and this helper reparented)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return gone, nil
+	}
+	if err != nil {
+		// No pidfd (Linux before 5.3): notice the reparenting instead.
+		go func() {
+			for os.Getppid() == pid {
+				time.Sleep(time.Second)
+			}
+			close(gone)
+		}()
+		return gone, nil
+	}
+	go func() {
+		defer unix.Close(fd)
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, -1)
+			if n > 0 || (err != nil && err != unix.EINTR) {
+				break
+			}
+		}
+		close(gone)
+	}()
+	return gone, nil
+}
