@@ -110,6 +110,11 @@ func TestKill9LatencyTier(t *testing.T) {
 				if err := syscall.Kill(server.PID, syscall.SIGSTOP); err != nil {
 					t.Fatal(err)
 				}
+				for deadline := time.Now().Add(30 * time.Second); !allStopped(server.PID); time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the latency server did not stop")
+					}
+				}
 			}
 			if err := owner.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -307,6 +312,13 @@ func stuckOnFUSE(t *testing.T) int {
 	if err := syscall.Kill(srv.PID(), syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// SIGSTOP takes effect thread by thread: a server thread still running
+	// would answer the child's FLUSH and let it exit. Wait for all.
+	for deadline := time.Now().Add(30 * time.Second); !allStopped(srv.PID()); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the latency server did not stop")
+		}
+	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -316,4 +328,16 @@ func stuckOnFUSE(t *testing.T) int {
 		}
 	}
 	return cmd.Process.Pid
+}
+
+// allStopped reports whether every thread of process pid is stopped (state
+// T), as after SIGSTOP has reached them all.
+func allStopped(pid int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		if f := statFields(filepath.Join(task, "stat")); len(f) == 0 || f[0] != "T" {
+			return false
+		}
+	}
+	return len(tasks) > 0
 }

@@ -965,6 +965,9 @@ func TestUndoFreesStuckMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(srv.PID(), syscall.SIGCONT)
+	// SIGSTOP reaches the server's threads one by one; a thread still
+	// running would answer the fdatasync below.
+	eventually(t, "every latency server thread stops", 30*time.Second, func() bool { return threadsStopped(srv.PID()) })
 	synced := make(chan error, 1)
 	go func() { synced <- unix.Fdatasync(int(f.Fd())) }()
 	select {
@@ -1027,4 +1030,19 @@ func TestKill9Undo(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mnt, "after"), []byte("ok"), 0o644); err != nil {
 		t.Fatalf("%s not usable after unmount: %v", mnt, err)
 	}
+}
+
+// threadsStopped reports whether every thread of process pid is stopped
+// (state T in /proc/PID/task/TID/stat).
+func threadsStopped(pid int) bool {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	for _, stat := range tasks {
+		b, err := os.ReadFile(stat)
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if err != nil || i < 0 || len(s) < i+3 || s[i+2] != 'T' {
+			return false
+		}
+	}
+	return len(tasks) > 0
 }
