@@ -51,14 +51,14 @@ func Default() *Catalog {
 	return c
 }
 
-// Open returns the engine implementation by name.
-func (c *Catalog) Open(name string) (engine.Engine, bool) {
+// Engine returns the engine implementation by name.
+func (c *Catalog) Engine(name string) (engine.Engine, bool) {
 	e, ok := c.engines[name]
 	return e, ok
 }
 
-// Engine returns an engine's Spec, with its client bound.
-func (c *Catalog) Engine(name string) (engine.Spec, bool) {
+// EngineSpec returns an engine's Spec, with its client bound.
+func (c *Catalog) EngineSpec(name string) (engine.Spec, bool) {
 	e, ok := c.engines[name]
 	if !ok {
 		return engine.Spec{}, false

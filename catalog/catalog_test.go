@@ -7,20 +7,24 @@ import (
 )
 
 // TestEveryEngineIsBoundedAndChecked checks the catalog's promises to study
-// validation: every engine has a client bound with its reason, every
-// engine that starts programs can say up front whether they are installed,
-// and every standard tool can too.
+// validation: every engine has a client bound with its reason, its option
+// defaults read as their declared kinds, every engine that starts programs
+// can say up front whether they are installed, and every standard tool can
+// too.
 func TestEveryEngineIsBoundedAndChecked(t *testing.T) {
 	c := Default()
 	for _, name := range c.EngineNames() {
-		s, _ := c.Engine(name)
+		s, _ := c.EngineSpec(name)
 		if s.MaxClients <= 0 || s.MaxClientsWhy == "" {
 			t.Errorf("engine %s: no client bound (MaxClients %d, why %q)", name, s.MaxClients, s.MaxClientsWhy)
 		}
 		if len(s.Components) == 0 {
 			t.Errorf("engine %s declares no components; its first holds the data set", name)
 		}
-		e, _ := c.Open(name)
+		if _, err := s.ResolveOptions(nil); err != nil {
+			t.Errorf("engine %s: %v", name, err)
+		}
+		e, _ := c.Engine(name)
 		if _, ok := e.(engine.Preflighter); !ok && name != "pebble" {
 			t.Errorf("engine %s starts programs but has no Preflight", name)
 		}

@@ -3,9 +3,11 @@
 // knobs, the options it accepts, and sessions that serve a data model.
 //
 // Engines live in subpackages (engine/pebble, ...). Data models such as
-// Records are small optional interfaces that a Session implements; a
-// workload finds them with a type assertion, so an engine grows new abilities
-// without changing this package's core.
+// Records and SQL are small optional interfaces that a Session implements
+// (Cache, of engines that run their own client, a DB implements); a
+// workload finds them with a type assertion (NeedRecords, NeedSQL,
+// NeedCache in model.go), so an engine grows new abilities without
+// changing this package's core, and no engine imports a workload.
 package engine
 
 import (
@@ -14,7 +16,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -53,30 +54,6 @@ type Component struct {
 type Mode struct {
 	Durability Durability
 	Doc        string
-}
-
-// OptionKind says how an option's value is parsed.
-type OptionKind string
-
-// Option kinds.
-const (
-	KindSize OptionKind = "size" // bytes, e.g. 64MiB
-	KindInt  OptionKind = "int"
-	KindBool OptionKind = "bool"
-	// KindString is free text passed as written; the engine checks it when
-	// it opens (Doc lists the accepted values).
-	KindString OptionKind = "string"
-)
-
-// Option is one engine option a study may set under `options:`.
-type Option struct {
-	Name    string
-	Kind    OptionKind
-	Default string
-	Doc     string
-	// Values, for KindString, are the accepted values, checked when the
-	// study is read.
-	Values []string
 }
 
 // Spec is what an engine declares about itself.
@@ -135,33 +112,21 @@ func (s Spec) ModeNames() []string {
 	return out
 }
 
-// Option finds a declared option by name.
-func (s Spec) Option(name string) (Option, bool) {
-	for _, o := range s.Options {
-		if o.Name == name {
-			return o, true
-		}
-	}
-	return Option{}, false
-}
-
-// OptionNames lists the declared options, sorted.
-func (s Spec) OptionNames() []string {
-	out := make([]string, len(s.Options))
-	for i, o := range s.Options {
-		out[i] = o.Name
-	}
-	sort.Strings(out)
-	return out
-}
-
 // Config is everything an engine needs to start one run on fresh state.
 type Config struct {
 	// Dirs maps each component to its own empty folder on its tier.
 	Dirs map[string]string
+	// Devices maps each component to its tier's device (the source of the
+	// mount that holds the tier: /dev/loop3, /dev/pmem0, or tmpfs), for
+	// engines that want block devices rather than folders (Ceph BlueStore's
+	// block, db and wal). The device is mounted and may hold other data:
+	// writing to it raw needs a tier made for that. Empty with Target.
+	Devices map[string]string
 	// Durability is one of the engine's supported modes.
 	Durability Durability
-	// Options are the study's engine options, already validated against Spec.
+	// Options are the engine options the study gave, in Option.Parse's
+	// normal form; the engine reads them, with the Spec's defaults, through
+	// Spec.ResolveOptions.
 	Options map[string]string
 	// Scratch is a folder that lives for the whole study, where an engine
 	// may keep what is expensive to make and the same for every run (an
@@ -186,23 +151,6 @@ func (cfg Config) Tracked(pid int) func() {
 	return cfg.Track(pid)
 }
 
-// PositiveOption returns option name from a run's options as a positive
-// integer, or def when the study does not set it. Options reach the engine
-// as validated text (sizes already in bytes), so this is the engine's last
-// guard; want says what the value must be in the error ("a positive number
-// of bytes").
-func PositiveOption(engineName string, opts map[string]string, name string, def int64, want string) (int64, error) {
-	v, ok := opts[name]
-	if !ok {
-		return def, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("open %s: option %s=%q must be %s", engineName, name, v, want)
-	}
-	return n, nil
-}
-
 // Preflighter is an optional Engine ability: it says, before a study
 // creates anything, whether what every run needs is on this machine (a
 // server binary, a JDK, a built launcher), or names the command that
@@ -210,6 +158,13 @@ func PositiveOption(engineName string, opts map[string]string, name string, def 
 // error N times.
 type Preflighter interface {
 	Preflight() error
+}
+
+// PIDer is an optional DB ability: a server engine names its server's
+// process, whose CPU, memory and sync waits telemetry samples (in-process
+// engines are tierbench's own process).
+type PIDer interface {
+	PID() int
 }
 
 // Checker is an optional DB ability: a server engine reports whether its
@@ -315,24 +270,6 @@ func WithSession(ctx context.Context, db DB, f func(Session) error) (err error) 
 		}
 	}()
 	return f(s)
-}
-
-// NeedSQL returns s as SQL or an error naming the engine's gap.
-func NeedSQL(engineName string, s Session) (SQL, error) {
-	q, ok := s.(SQL)
-	if !ok {
-		return nil, fmt.Errorf("engine %s is not a SQL engine; this workload needs one (postgres, mariadb)", engineName)
-	}
-	return q, nil
-}
-
-// NeedRecords returns s as Records or an error naming the engine's gap.
-func NeedRecords(engineName string, s Session) (Records, error) {
-	r, ok := s.(Records)
-	if !ok {
-		return nil, fmt.Errorf("engine %s does not serve the records data model", engineName)
-	}
-	return r, nil
 }
 
 // Describe renders a one-engine summary for `tierbench engines`.

@@ -1,5 +1,6 @@
 // Package hist fixes tierbench's latency histogram geometry and the few
-// operations every other package needs on it: create, summarise, encode.
+// operations every other package needs on it: create, summarise, encode,
+// print.
 //
 // All histograms hold nanoseconds, 1 ns to 60 s, 3 significant figures, so any
 // two can be merged and a stored one can answer any percentile later.
@@ -77,5 +78,20 @@ func Summarize(h *hdr.Histogram) Summary {
 		P999:  us(h.ValueAtQuantile(99.9)),
 		Max:   us(h.Max()),
 		Mean:  h.Mean() / 1e3,
+	}
+}
+
+// FormatMicros prints microseconds (a Summary's unit) with a unit that
+// keeps 3 significant figures: 250ns, 4.4µs, 1.50ms, 2.50s.
+func FormatMicros(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2fs", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.2fms", us/1e3)
+	case us >= 1:
+		return fmt.Sprintf("%.1fµs", us)
+	default:
+		return fmt.Sprintf("%.0fns", us*1e3)
 	}
 }

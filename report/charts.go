@@ -702,9 +702,9 @@ func (b *builder) clientX(ax axis, i, c int) float64 {
 // missingNote says why a group is absent from a chart.
 func missingNote(g *stats.Group) string {
 	if g.Failed > 0 {
-		return fmt.Sprintf("%s at %d clients: no ok run (%d failed), so it is missing here.", g.Placement, g.Clients, g.Failed)
+		return fmt.Sprintf("%s at %d clients: no ok run (%d failed), so it is missing here.", g.Series, g.Clients, g.Failed)
 	}
-	return fmt.Sprintf("%s at %d clients: not measured, so it is missing here.", g.Placement, g.Clients)
+	return fmt.Sprintf("%s at %d clients: not measured, so it is missing here.", g.Series, g.Clients)
 }
 
 func (b *builder) throughputSection() chartSection {
@@ -736,7 +736,7 @@ func (b *builder) throughputSection() chartSection {
 }
 
 func throughputTip(g *stats.Group) string {
-	t := fmt.Sprintf("%s, %s, %d clients: %.0f ops/s median of %d", g.Placement, g.Durability, g.Clients, g.ThroughputMedian, g.N)
+	t := fmt.Sprintf("%s, %s, %d clients: %.0f ops/s median of %d", g.Series, g.Durability, g.Clients, g.ThroughputMedian, g.N)
 	if g.ThroughputCI != nil {
 		t += fmt.Sprintf(" (95%% CI %.0f-%.0f)", g.ThroughputCI[0], g.ThroughputCI[1])
 	}
@@ -840,7 +840,7 @@ func (b *builder) latencyLine(placement, d string) (*line, []string) {
 		}
 		us := float64(h.ValueAtQuantile(pc.Q)) / 1e3
 		l.Points = append(l.Points, point{X: float64(i), Y: us,
-			Tip: fmt.Sprintf("%s %s: %s (%d samples from %d runs)", placement, pc.Label, FormatMicros(us), h.TotalCount(), g.N)})
+			Tip: fmt.Sprintf("%s %s: %s (%d samples from %d runs)", placement, pc.Label, hist.FormatMicros(us), h.TotalCount(), g.N)})
 	}
 	if len(omitted) > 0 {
 		notes = append(notes, fmt.Sprintf("%s: %s omitted: only %d samples merged from %d runs, too few for the tail beyond the percentile to hold one sample.",
@@ -857,7 +857,7 @@ func (b *builder) mergedHistogram(g *stats.Group) (*hdr.Histogram, []string) {
 	for _, r := range g.Runs {
 		h, err := b.in.Histogram(r.ID, results.OpAll, results.KindLatency, phaseMeasured)
 		if err != nil || h == nil {
-			notes = append(notes, fmt.Sprintf("%s: run %d's latency histogram is unavailable (%v); it is left out of the merge.", g.Placement, r.Seq, err))
+			notes = append(notes, fmt.Sprintf("%s: run %d's latency histogram is unavailable (%v); it is left out of the merge.", g.Series, r.Seq, err))
 			continue
 		}
 		merged.Merge(h)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/stats"
 )
 
@@ -51,7 +52,7 @@ func CompareTable(w io.Writer, baseLabel string, rows []stats.Row, color bool) {
 
 func metricValue(unit string, v float64) string {
 	if unit == "µs" {
-		return FormatMicros(v)
+		return hist.FormatMicros(v)
 	}
 	return fmt.Sprintf("%.0f", v)
 }

@@ -173,9 +173,9 @@ func deviceTelemetry(p results.Placement, seconds int, rate float64) (*telemetry
 			continue
 		}
 		for s := 1; s <= seconds; s++ {
-			rep.Tiers[tierName] = append(rep.Tiers[tierName], telemetry.DiskSample{T: float64(s), WriteIOPS: rate / 2})
+			rep.Tiers[tierName] = append(rep.Tiers[tierName], telemetry.DiskSample{T: float64(s), DiskRates: telemetry.DiskRates{WriteIOPS: rate / 2}})
 		}
-		sum.Tiers[tierName] = telemetry.TierSummary{Device: "vda", WriteIOPS: rate / 2}
+		sum.Tiers[tierName] = telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteIOPS: rate / 2}}
 	}
 	rep.Summary = sum
 	return &sum, rep

@@ -16,6 +16,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 )
@@ -154,7 +155,7 @@ func buildDoc(in Input) (*doc, error) {
 }
 
 func (b *builder) group(placement, durability string, clients int) *stats.Group {
-	return b.a.Group(stats.Key{Placement: placement, Durability: durability, Clients: clients})
+	return b.a.Group(stats.Key{Series: placement, Durability: durability, Clients: clients})
 }
 
 func (b *builder) facts() []kv {
@@ -211,7 +212,7 @@ func (b *builder) warnings() []string {
 	}
 	for _, g := range b.a.Groups {
 		if g.N == 0 {
-			out = append(out, fmt.Sprintf("No ok run for %s, %s, %d clients (%d failed): missing from the charts.", g.Placement, g.Durability, g.Clients, g.Failed))
+			out = append(out, fmt.Sprintf("No ok run for %s, %s, %d clients (%d failed): missing from the charts.", g.Series, g.Durability, g.Clients, g.Failed))
 		}
 	}
 	return out
@@ -396,7 +397,7 @@ func (b *builder) groupRow(g *stats.Group) row {
 	r := row{Class: "verdict-" + strings.ReplaceAll(g.Verdict, " ", "-")}
 	if g.N == 0 {
 		r.Class = "failed"
-		return row{Class: r.Class, Cells: []cell{{Text: g.Durability}, intCell(g.Clients), {Text: g.Placement},
+		return row{Class: r.Class, Cells: []cell{{Text: g.Durability}, intCell(g.Clients), {Text: g.Series},
 			intCell(g.N), intCell(g.Failed), {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: "-"}, {Text: g.Verdict}}}
 	}
 	tpCI, ratio, ratioCI := "-", "-", "-"
@@ -409,7 +410,7 @@ func (b *builder) groupRow(g *stats.Group) row {
 	if g.RatioCI != nil {
 		ratioCI = fmt.Sprintf("%.2f-%.2fx", g.RatioCI[0], g.RatioCI[1])
 	}
-	r.Cells = []cell{{Text: g.Durability}, intCell(g.Clients), {Text: g.Placement}, intCell(g.N), intCell(g.Failed),
+	r.Cells = []cell{{Text: g.Durability}, intCell(g.Clients), {Text: g.Series}, intCell(g.N), intCell(g.Failed),
 		{Text: fmt.Sprintf("%.0f", g.ThroughputMedian), Sort: numSort(g.ThroughputMedian)}, {Text: tpCI},
 		{Text: fmt.Sprintf("%.1f%%", g.ThroughputCV*100), Sort: numSort(g.ThroughputCV)},
 		microsCell(g.P50Median), microsCell(g.P99Median), {Text: ratio, Sort: numSort(g.Ratio)}, {Text: ratioCI}, {Text: g.Verdict}}
@@ -422,7 +423,7 @@ func microsCell(us float64) cell {
 	if us <= 0 {
 		return cell{Text: "-"}
 	}
-	return cell{Text: FormatMicros(us), Sort: numSort(us)}
+	return cell{Text: hist.FormatMicros(us), Sort: numSort(us)}
 }
 
 func (b *builder) runTable() table {

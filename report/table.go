@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 )
@@ -77,7 +78,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		for _, c := range st.Clients {
 			row := []string{d, fmt.Sprint(c)}
 			for _, p := range st.Placements {
-				g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: c})
+				g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: c})
 				row = append(row, cellThroughput(g), cellP99(g))
 				if p.Name != st.Baseline {
 					row = append(row, cellRatio(g))
@@ -130,7 +131,7 @@ func cellP99(g *stats.Group) string {
 	if g == nil || g.N == 0 {
 		return "-"
 	}
-	return FormatMicros(g.P99Median)
+	return hist.FormatMicros(g.P99Median)
 }
 
 func cellRatio(g *stats.Group) string {
@@ -196,20 +197,6 @@ func DriverText(st *results.Study) string {
 		return "driver " + st.Drivers[0]
 	}
 	return "drivers " + strings.Join(st.Drivers, ", ") + " (each placement/driver pair is compared with " + st.BaselineSeries() + ")"
-}
-
-// FormatMicros prints microseconds with a unit that keeps 3 significant figures.
-func FormatMicros(us float64) string {
-	switch {
-	case us >= 1e6:
-		return fmt.Sprintf("%.2fs", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.2fms", us/1e3)
-	case us >= 1:
-		return fmt.Sprintf("%.1fµs", us)
-	default:
-		return fmt.Sprintf("%.0fns", us*1e3)
-	}
 }
 
 // List writes one line per study, newest first.

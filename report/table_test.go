@@ -50,12 +50,3 @@ func TestShowRatiosMediansAndFailures(t *testing.T) {
 		}
 	}
 }
-
-func TestFormatMicros(t *testing.T) {
-	cases := map[float64]string{0.25: "250ns", 4.36: "4.4µs", 1500: "1.50ms", 2.5e6: "2.50s"}
-	for in, want := range cases {
-		if got := FormatMicros(in); got != want {
-			t.Errorf("%v: %q, want %q", in, got, want)
-		}
-	}
-}

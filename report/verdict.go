@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 )
@@ -71,7 +72,7 @@ func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string
 		if p.Name == st.Baseline {
 			continue
 		}
-		g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: clients})
+		g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: clients})
 		switch {
 		case g == nil:
 			continue
@@ -88,7 +89,7 @@ func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string
 	if len(measured) == 0 && len(missing) == 0 {
 		return ""
 	}
-	if base := a.Group(stats.Key{Placement: st.Baseline, Durability: d, Clients: clients}); base != nil && base.N == 0 {
+	if base := a.Group(stats.Key{Series: st.Baseline, Durability: d, Clients: clients}); base != nil && base.N == 0 {
 		return lead + fmt.Sprintf("there is nothing to compare: the baseline %s has %s.", st.Baseline, base.NoRunText())
 	}
 	var s string
@@ -130,8 +131,8 @@ func durabilityVerdicts(st *results.Study, a *stats.Analysis, clients int) []str
 			if p.Durability != "" {
 				continue
 			}
-			g := a.Group(stats.Key{Placement: p.Name, Durability: d, Clients: clients})
-			base := a.Group(stats.Key{Placement: p.Name, Durability: ref, Clients: clients})
+			g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: clients})
+			base := a.Group(stats.Key{Series: p.Name, Durability: ref, Clients: clients})
 			if g == nil || base == nil {
 				continue
 			}
@@ -204,7 +205,7 @@ func ProbeText(p *results.Probe) string {
 	}
 	f := p.Tier.Fio
 	return fmt.Sprintf("fsync p50 %s, sync ceiling %.0f/s, 4k randwrite %.0f IOPS (qd32), seq write %.0f MB/s (%s)",
-		FormatMicros(f.FsyncLat.P50), f.SyncCeilingPerS, f.RandWriteQD32.IOPS, f.SeqWriteMBps, p.TakenAt.UTC().Format("2006-01-02"))
+		hist.FormatMicros(f.FsyncLat.P50), f.SyncCeilingPerS, f.RandWriteQD32.IOPS, f.SeqWriteMBps, p.TakenAt.UTC().Format("2006-01-02"))
 }
 
 // BottleneckText is a run's bottleneck sentence, or "-".

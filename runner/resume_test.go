@@ -177,7 +177,7 @@ func (s *squatter) Line(l string) {
 		s.id = m[1]
 	}
 	if strings.HasPrefix(l, "[1/2") && s.dir == "" {
-		s.dir = filepath.Join(s.disk, RunFolderPrefix+s.id+"-002")
+		s.dir = filepath.Join(s.disk, tier.RunFolderPrefix+s.id+"-002")
 		if err := os.Mkdir(s.dir, 0o755); err != nil {
 			s.t.Error(err)
 		}

@@ -30,8 +30,8 @@ import (
 // tier named "broken", and sessions panic when it is on "crashy".
 type faultyCatalog struct{ *catalog.Catalog }
 
-func (c faultyCatalog) Open(name string) (engine.Engine, bool) {
-	e, ok := c.Catalog.Open(name)
+func (c faultyCatalog) Engine(name string) (engine.Engine, bool) {
+	e, ok := c.Catalog.Engine(name)
 	return faultyEngine{e}, ok
 }
 

@@ -24,8 +24,8 @@ type killerCatalog struct {
 	after time.Duration
 }
 
-func (c killerCatalog) Open(name string) (engine.Engine, bool) {
-	e, ok := c.Catalog.Open(name)
+func (c killerCatalog) Engine(name string) (engine.Engine, bool) {
+	e, ok := c.Catalog.Engine(name)
 	return killerEngine{e, c.after}, ok
 }
 
@@ -39,7 +39,7 @@ func (k killerEngine) Open(ctx context.Context, cfg engine.Config) (engine.DB, e
 	if err != nil || !strings.Contains(cfg.Dirs["data"], "/doomed/") {
 		return db, err
 	}
-	pid := db.(interface{ PID() int }).PID()
+	pid := db.(engine.PIDer).PID()
 	time.AfterFunc(k.after, func() { syscall.Kill(pid, syscall.SIGKILL) })
 	return db, nil
 }

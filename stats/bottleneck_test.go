@@ -15,24 +15,24 @@ import (
 // made up to reach a rule.
 var (
 	// all-disk sync c=1 (4922 flushes/s; wal-ram ran 5.1x faster).
-	diskSyncC1 = telemetry.TierSummary{Device: "vda", WriteIOPS: 10132, WriteAwaitMs: 0.06, FlushesPerS: 4922,
-		FlushAwaitMs: 0.07, UtilPct: 60, AwaitMs: 0.06}
+	diskSyncC1 = telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteIOPS: 10132, WriteAwaitMs: 0.06, FlushesPerS: 4922,
+		FlushAwaitMs: 0.07, UtilPct: 60, AwaitMs: 0.06}}
 	// all-disk sync c=16 (wal-ram 2.1x faster).
-	diskSyncC16 = telemetry.TierSummary{Device: "vda", WriteIOPS: 4084, WriteAwaitMs: 0.10, FlushesPerS: 1881,
-		FlushAwaitMs: 0.14, UtilPct: 38}
+	diskSyncC16 = telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteIOPS: 4084, WriteAwaitMs: 0.10, FlushesPerS: 1881,
+		FlushAwaitMs: 0.14, UtilPct: 38}}
 	// wal-ram nosync c=16 on a busy host: another process's fsyncs on vda.
-	neighbourFlushes = telemetry.TierSummary{Device: "vda", WriteIOPS: 2080, WriteAwaitMs: 0.11, FlushesPerS: 687,
-		FlushAwaitMs: 0.9, UtilPct: 24}
+	neighbourFlushes = telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteIOPS: 2080, WriteAwaitMs: 0.11, FlushesPerS: 687,
+		FlushAwaitMs: 0.9, UtilPct: 24}}
 	// all-disk sync c=1 as stored before flush latency was recorded: only
 	// the mean await of reads and writes (wal-ram ran 15.6x faster).
-	oldDiskSyncC1 = telemetry.TierSummary{Device: "vda", WriteIOPS: 1971, WriteMBps: 4.4, AwaitMs: 0.14, UtilPct: 22,
-		FlushesPerS: 872}
+	oldDiskSyncC1 = telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteIOPS: 1971, WriteMBps: 4.4, AwaitMs: 0.14, UtilPct: 22,
+		FlushesPerS: 872}}
 	quietHost = telemetry.HostSummary{CPUUserPct: 28, CPUSysPct: 14}
 	// Ignite FSYNC, 3 nodes and 128 client threads on 2 cores, WAL and
 	// persistence on one RAM-backed loop device probed at 21823 syncs/s
 	// (fsync p50 45.8 µs), on a host busy with other work.
-	igniteFast1 = telemetry.TierSummary{Device: "loop0", WriteIOPS: 248, WriteAwaitMs: 4.11, FlushesPerS: 116,
-		FlushAwaitMs: 1.33, UtilPct: 45}
+	igniteFast1 = telemetry.TierSummary{Device: "loop0", DiskRates: telemetry.DiskRates{WriteIOPS: 248, WriteAwaitMs: 4.11, FlushesPerS: 116,
+		FlushAwaitMs: 1.33, UtilPct: 45}}
 )
 
 func TestAttribute(t *testing.T) {
@@ -74,7 +74,7 @@ func TestAttribute(t *testing.T) {
 			run("sync", allDisk, telemetry.HostSummary{CPUUserPct: 60, CPUSysPct: 23}, engine, diskSyncC16, map[string]float64{"wal": 21}), BoundFsync,
 			[]string{"= 45% of wall time"}, map[string]float64{"device_wait_pct": 45}},
 		{"fsync from sampled waits when the device looks idle (made up)", unprobed,
-			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "nvme0n1", FlushesPerS: 100, FlushAwaitMs: 0.02, WriteAwaitMs: 0.02}, map[string]float64{"wal": 54}),
+			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "nvme0n1", DiskRates: telemetry.DiskRates{FlushesPerS: 100, FlushAwaitMs: 0.02, WriteAwaitMs: 0.02}}, map[string]float64{"wal": 54}),
 			BoundFsync, []string{"sync call on WAL files 54%"}, map[string]float64{"wal_sync_wait_pct": 54}},
 		{"a busy CPU is named beside fsync", unprobed,
 			run("sync", allDisk, telemetry.HostSummary{CPUUserPct: 70, CPUSysPct: 21}, engine, diskSyncC1, map[string]float64{"wal": 30}),
@@ -85,7 +85,7 @@ func TestAttribute(t *testing.T) {
 			run("sync", allDisk, quietHost, engine, neighbourFlushes, map[string]float64{"wal": 3}), BoundNone,
 			[]string{"not device-bound", "time in sync calls: WAL 3%"}, map[string]float64{"wal_sync_wait_pct": 3}},
 		{"fsync from the probed ceiling", probed,
-			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", FlushesPerS: 910}, nil), BoundFsync,
+			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{FlushesPerS: 910}}, nil), BoundFsync,
 			[]string{"WAL fsync-bound on tier disk (vda, shared with data): 910 flushes/s, 91% of the tier's probed sync ceiling of 1000/s"},
 			map[string]float64{"sync_ceiling_per_s": 1000, "ceiling_pct": 91}},
 		{"CPU full and syncs far slower than probed: both named", &results.Study{Env: hostenv.Env{CPUs: 2}, Probes: map[string]*results.Probe{
@@ -100,7 +100,7 @@ func TestAttribute(t *testing.T) {
 			run("sync", allDisk, quietHost, engine, diskSyncC1, map[string]float64{"wal": 17}),
 			BoundFsync, []string{"WAL fsync-bound", "23% of the tier's probed sync ceiling"}, nil},
 		{"ceiling from writes on kernels without flush counts", probed,
-			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", WriteIOPS: 800}, nil), BoundFsync,
+			run("sync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteIOPS: 800}}, nil), BoundFsync,
 			[]string{"800 writes/s, 80%"}, nil},
 		{"nosync is never fsync-bound", unprobed,
 			run("nosync", allDisk, quietHost, engine, diskSyncC1, map[string]float64{"wal": 40}), BoundNone, []string{"no single limit found"}, nil},
@@ -120,12 +120,12 @@ func TestAttribute(t *testing.T) {
 		{"CPU wait and steal are named", unprobed,
 			run("nosync", walRAM, telemetry.HostSummary{CPUUserPct: 60, CPUSysPct: 34, CPUStealPct: 7}, telemetry.EngineSummary{CPUPct: 87, TreeCPUPct: 87, CPUWaitPct: 124}, neighbourFlushes, nil),
 			BoundCPU, []string{"waited for a CPU 124%", "hypervisor stole 7%"}, map[string]float64{"engine_cpu_wait_pct": 124, "cpu_steal_pct": 7}},
-		{"bandwidth (made up)", probed, run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", WriteMBps: 450}, nil),
+		{"bandwidth (made up)", probed, run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteMBps: 450}}, nil),
 			BoundBandwidth, []string{"90% of its probed 500 MB/s"}, map[string]float64{"probed_write_mbps": 500}},
-		{"iops (made up)", probed, run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", WriteIOPS: 40000}, nil),
+		{"iops (made up)", probed, run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "vda", DiskRates: telemetry.DiskRates{WriteIOPS: 40000}}, nil),
 			BoundIOPS, []string{"80% of its probed 50000"}, nil},
 		{"busy device without probe figures (made up)", unprobed,
-			run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "nvme0n1", UtilPct: 97, AwaitMs: 3}, nil),
+			run("nosync", allDisk, quietHost, engine, telemetry.TierSummary{Device: "nvme0n1", DiskRates: telemetry.DiskRates{UtilPct: 97, AwaitMs: 3}}, nil),
 			BoundIOPS, []string{"nvme0n1 busy 97% of the time, await 3.00 ms"}, map[string]float64{"device_util_pct": 97}},
 		{"no block device", unprobed, run("nosync", map[string]string{"data": "ram", "wal": "ram"}, quietHost, engine, telemetry.TierSummary{}, nil),
 			BoundNone, []string{"not storage-bound: CPU 42% busy (engine 51% of one core), no tier has a block device"}, nil},

@@ -81,7 +81,7 @@ func Compare(base Side, contenders []Side) []Row {
 				}
 				row.Verdict = NoInterval
 				if len(bv) >= MinRepeats && len(cv) >= MinRepeats && row.Baseline > 0 {
-					lo, hi := BootstrapRatioCI(rngFor(m.Name+c.Label, Key{Placement: group}), cv, bv)
+					lo, hi := BootstrapRatioCI(rngFor(m.Name+c.Label, Key{Series: group}), cv, bv)
 					if !math.IsNaN(lo) {
 						row.DiffPctCI = &[2]float64{(lo - 1) * 100, (hi - 1) * 100}
 						row.Verdict = VerdictFor(lo, hi, m.HigherIsBetter)

@@ -39,9 +39,10 @@ const Seed = 20261122
 // Group is one placement x durability x clients cell over its repeats. Its
 // JSON is an element of `groups` in `show --format json`.
 type Group struct {
-	// Placement is the series: the placement, or placement/driver when the
-	// study ran several drivers (results.Study.Series).
-	Placement        string      `json:"placement"`
+	// Series is the placement, or placement/driver when the study ran
+	// several drivers (results.Study.Series). Its JSON name stays
+	// "placement", as `show --format json` has always printed it.
+	Series           string      `json:"placement"`
 	Durability       string      `json:"durability"`
 	Clients          int         `json:"clients"`
 	N                int         `json:"n"`
@@ -104,13 +105,13 @@ func shortError(e string) string {
 
 // Key identifies a group.
 type Key struct {
-	Placement  string
+	Series     string // the placement, or placement/driver
 	Durability string
 	Clients    int
 }
 
 // Key returns the group's key.
-func (g *Group) Key() Key { return Key{g.Placement, g.Durability, g.Clients} }
+func (g *Group) Key() Key { return Key{g.Series, g.Durability, g.Clients} }
 
 // Throughputs returns the group's per-run throughputs.
 func (g *Group) Throughputs() []float64 {
@@ -137,7 +138,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Series() {
-				g := &Group{Placement: p.Name, Durability: d, Clients: c}
+				g := &Group{Series: p.Name, Durability: d, Clients: c}
 				a.Groups = append(a.Groups, g)
 				a.index[g.Key()] = g
 			}
@@ -160,7 +161,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	}
 	for _, g := range a.Groups {
 		base := a.index[Key{st.BaselineSeries(), g.Durability, g.Clients}]
-		compareWithBaseline(g, base, g.Placement == st.BaselineSeries())
+		compareWithBaseline(g, base, g.Series == st.BaselineSeries())
 	}
 	return a
 }
@@ -228,7 +229,7 @@ func VerdictFor(lo, hi float64, higherIsBetter bool) string {
 // bootstrap is reproducible and independent of report order.
 func rngFor(what string, k Key) *rand.Rand {
 	h := fnv.New64a()
-	h.Write([]byte(what + "\x00" + k.Placement + "\x00" + k.Durability))
+	h.Write([]byte(what + "\x00" + k.Series + "\x00" + k.Durability))
 	return rand.New(rand.NewPCG(Seed, h.Sum64()^uint64(k.Clients)))
 }
 

@@ -321,7 +321,7 @@ func (p *parser) engine(s *Study, top map[string]entry, line int) (engine.Spec, 
 	if !ok {
 		return engine.Spec{}, false
 	}
-	spec, found := p.cat.Engine(name)
+	spec, found := p.cat.EngineSpec(name)
 	if !found {
 		p.unknown(e.v.Line, fmt.Sprintf("unknown engine %q", name), name, known, "known engines", "use a known engine")
 		return engine.Spec{}, false
@@ -1076,8 +1076,11 @@ func (p *parser) rate(s *Study, top map[string]entry) {
 	}
 }
 
-// options checks engine options by kind and normalises sizes to a decimal
-// byte count, so engines never parse "64MiB" themselves.
+// options checks engine options by their declared kinds (engine.Option.Parse)
+// and keeps what the study gave in normal form, sizes as decimal bytes, so
+// engines never parse "64MiB" themselves. Defaults are not filled in here:
+// the stored study keeps what the user wrote, and every engine gets its
+// defaults from its Spec (engine.Spec.ResolveOptions).
 func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
 	e, ok := top["options"]
 	if !ok {
@@ -1092,51 +1095,25 @@ func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engin
 		return
 	}
 	for _, oe := range ents {
-		var opt engine.Option
-		if engineOK {
-			var found bool
-			if opt, found = spec.Option(oe.key); !found {
-				p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, spec.Name), oe.key,
-					spec.OptionNames(), "known options", "remove it")
-				continue
-			}
-		}
-		v, ok := p.scalar(oe, fmt.Sprintf("write %s: <value> or remove it", oe.key))
-		if !ok {
+		opt, found := spec.Option(oe.key)
+		if engineOK && !found {
+			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, spec.Name), oe.key,
+				spec.OptionNames(), "known options", "remove it")
 			continue
 		}
-		switch opt.Kind {
-		case engine.KindSize:
-			n, err := humanize.ParseBytes(v)
-			if err != nil {
-				p.addf(oe.v.Line, "option %s %q is not a size; write a byte count such as 64MiB, 512KiB or 1GB", oe.key, v)
-				continue
-			}
-			if n == 0 {
-				p.addf(oe.v.Line, "option %s must be more than 0 bytes, got %q; write e.g. %s: 64MiB", oe.key, v, oe.key)
-				continue
-			}
-			v = strconv.FormatUint(n, 10)
-		case engine.KindInt:
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				p.addf(oe.v.Line, "option %s %q is not a whole number; write e.g. %s: 4", oe.key, v, oe.key)
-				continue
-			}
-			v = strconv.FormatInt(n, 10)
-		case engine.KindBool:
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				p.addf(oe.v.Line, "option %s %q is not true or false; write %s: true or %s: false", oe.key, v, oe.key, oe.key)
-				continue
-			}
-			v = strconv.FormatBool(b)
-		case engine.KindString:
-			if len(opt.Values) > 0 && !slices.Contains(opt.Values, v) {
-				p.unknown(oe.v.Line, fmt.Sprintf("option %s %q is not one of its values", oe.key, v), v, opt.Values, "values", "use one of them")
-				continue
-			}
+		v, ok := p.scalar(oe, fmt.Sprintf("write %s: <value> or remove it", oe.key))
+		if !ok || !engineOK {
+			continue
 		}
-		s.Options[oe.key] = v
+		norm, err := opt.Parse(v)
+		var notOne *engine.ValuesError
+		switch {
+		case errors.As(err, &notOne):
+			p.unknown(oe.v.Line, fmt.Sprintf("option %s %q is not one of its values", oe.key, v), v, opt.Values, "values", "use one of them")
+		case err != nil:
+			p.addf(oe.v.Line, "%v", err)
+		default:
+			s.Options[oe.key] = norm
+		}
 	}
 }

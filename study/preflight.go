@@ -18,7 +18,7 @@ import (
 // Machine is what Preflight asks of the catalog: the engine and tool
 // implementations, which know what they need installed.
 type Machine interface {
-	Open(name string) (engine.Engine, bool)
+	Engine(name string) (engine.Engine, bool)
 	Tool(name string) (tool.Tool, bool)
 }
 
@@ -66,7 +66,7 @@ func (c *preflight) engine(m Machine) {
 	if c.s.Target != "" {
 		return
 	}
-	e, ok := m.Open(c.s.Engine)
+	e, ok := m.Engine(c.s.Engine)
 	if !ok {
 		return
 	}

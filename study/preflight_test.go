@@ -26,7 +26,7 @@ type machine struct {
 	engineErr, toolErr error
 }
 
-func (m machine) Open(name string) (engine.Engine, bool) {
+func (m machine) Engine(name string) (engine.Engine, bool) {
 	return readyEngine{m.engineErr}, name == "pebble" || name == "rocks"
 }
 

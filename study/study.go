@@ -151,7 +151,7 @@ type Sizer interface {
 
 // Catalog is what validation needs to know about engines and workloads.
 type Catalog interface {
-	Engine(name string) (engine.Spec, bool)
+	EngineSpec(name string) (engine.Spec, bool)
 	EngineNames() []string
 	Workload(name string) (workload.Spec, bool)
 	WorkloadNames() []string

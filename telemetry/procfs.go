@@ -107,14 +107,14 @@ func sub(b, a uint64) float64 {
 	return float64(b - a)
 }
 
-// diskRates turns two readings span apart into per-second figures (T unset).
-func diskRates(a, b diskCounters, span time.Duration) DiskSample {
+// diskRates turns two readings span apart into per-second figures.
+func diskRates(a, b diskCounters, span time.Duration) DiskRates {
 	sec := span.Seconds()
 	if sec <= 0 {
-		return DiskSample{}
+		return DiskRates{}
 	}
 	reads, writes := sub(b.reads, a.reads), sub(b.writes, a.writes)
-	d := DiskSample{
+	d := DiskRates{
 		ReadIOPS:  reads / sec,
 		WriteIOPS: writes / sec,
 		ReadMBps:  sub(b.sectorsRead, a.sectorsRead) * sectorBytes / mib / sec,

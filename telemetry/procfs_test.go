@@ -77,23 +77,23 @@ func TestDiskRatesFromTwoCaptures(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		dev       string
-		want      DiskSample
+		want      DiskRates
 		backwards bool
 	}{
 		// 200 reads, 2 MiB, 100 ms; 400 writes, 4 MiB, 500 ms; 1000 ms busy.
-		{dev: "sda", want: DiskSample{ReadIOPS: 100, WriteIOPS: 200, ReadMBps: 1, WriteMBps: 2,
+		{dev: "sda", want: DiskRates{ReadIOPS: 100, WriteIOPS: 200, ReadMBps: 1, WriteMBps: 2,
 			AwaitMs: 1, ReadAwaitMs: 0.5, WriteAwaitMs: 1.25, UtilPct: 50}},
 		// 1000 writes of 10 MiB in 500 ms; 2500 ms busy in 2000 is capped;
 		// 50 flushes in 5 ms.
-		{dev: "vda", want: DiskSample{WriteIOPS: 500, WriteMBps: 5, AwaitMs: 0.5, WriteAwaitMs: 0.5, UtilPct: 100,
+		{dev: "vda", want: DiskRates{WriteIOPS: 500, WriteMBps: 5, AwaitMs: 0.5, WriteAwaitMs: 0.5, UtilPct: 100,
 			FlushesPerS: 25, FlushAwaitMs: 0.1}},
 		// Discard fields present, no flush fields: flushes stay 0.
-		{dev: "vda1", want: DiskSample{ReadIOPS: 20, ReadMBps: 2, AwaitMs: 0.5, ReadAwaitMs: 0.5, UtilPct: 1}},
+		{dev: "vda1", want: DiskRates{ReadIOPS: 20, ReadMBps: 2, AwaitMs: 0.5, ReadAwaitMs: 0.5, UtilPct: 1}},
 		// Idle: no I/O must not divide by zero.
-		{dev: "dm-0", want: DiskSample{}},
-		{dev: "cciss!c0d0", want: DiskSample{}},
+		{dev: "dm-0", want: DiskRates{}},
+		{dev: "cciss!c0d0", want: DiskRates{}},
 		// Counters reset between captures: zeros, not wrapped-around rates.
-		{dev: "loop3", want: DiskSample{}, backwards: true},
+		{dev: "loop3", want: DiskRates{}, backwards: true},
 	} {
 		t.Run(tc.dev, func(t *testing.T) {
 			got := diskRates(a[tc.dev].c, b[tc.dev].c, 2*time.Second)
@@ -109,7 +109,7 @@ func TestDiskRatesFromTwoCaptures(t *testing.T) {
 			}
 		})
 	}
-	if got := diskRates(a["sda"].c, b["sda"].c, 0); got != (DiskSample{}) {
+	if got := diskRates(a["sda"].c, b["sda"].c, 0); got != (DiskRates{}) {
 		t.Errorf("zero span: got %+v, want zeros", got)
 	}
 }

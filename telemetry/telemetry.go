@@ -42,7 +42,12 @@ type Config struct {
 // iostat -m.
 type DiskSample struct {
 	// T is seconds since Start, at the end of the interval.
-	T         float64 `json:"t_s"`
+	T float64 `json:"t_s"`
+	DiskRates
+}
+
+// DiskRates are a device's figures over an interval or a whole window.
+type DiskRates struct {
 	ReadIOPS  float64 `json:"read_iops"`
 	WriteIOPS float64 `json:"write_iops"`
 	ReadMBps  float64 `json:"read_mbps"`
@@ -118,21 +123,12 @@ type Summary struct {
 	Errors []string `json:"errors,omitempty"`
 }
 
-// TierSummary is a tier's disk figures over the window; see DiskSample.
+// TierSummary is a tier's disk figures over the window.
 type TierSummary struct {
 	// Device is the kernel's name for it ("vda", "loop3", "dm-0"), "" when
 	// the tier has no block device (tmpfs) or it could not be resolved.
-	Device       string  `json:"device"`
-	ReadIOPS     float64 `json:"read_iops"`
-	WriteIOPS    float64 `json:"write_iops"`
-	ReadMBps     float64 `json:"read_mbps"`
-	WriteMBps    float64 `json:"write_mbps"`
-	AwaitMs      float64 `json:"await_ms"`
-	ReadAwaitMs  float64 `json:"read_await_ms"`
-	WriteAwaitMs float64 `json:"write_await_ms"`
-	UtilPct      float64 `json:"util_pct"`
-	FlushesPerS  float64 `json:"flushes_per_s"`
-	FlushAwaitMs float64 `json:"flush_await_ms"`
+	Device string `json:"device"`
+	DiskRates
 }
 
 // HostSummary is the host's CPU split over the window; see HostSample.
@@ -364,9 +360,7 @@ func (s *Sampler) readDisks(minSpan time.Duration) {
 			s.errs.add(fmt.Errorf("disk %s: counters went backwards (device re-attached?); figures spanning it are low", name))
 		}
 		if span := cur.at - d.last.at; span > 0 && span >= minSpan {
-			smp := diskRates(d.last.c, cur.c, span)
-			smp.T = cur.at.Seconds()
-			d.samples = append(d.samples, smp)
+			d.samples = append(d.samples, DiskSample{T: cur.at.Seconds(), DiskRates: diskRates(d.last.c, cur.c, span)})
 		}
 		d.last = cur
 	}
@@ -457,7 +451,7 @@ func (s *Sampler) build() *Report {
 			if d.samples != nil {
 				samples = d.samples
 			}
-			ts = diskRates(d.first.c, d.last.c, d.last.at-d.first.at).summary(name)
+			ts.DiskRates = diskRates(d.first.c, d.last.c, d.last.at-d.first.at)
 		}
 		r.Tiers[tier] = samples
 		r.Summary.Tiers[tier] = ts
@@ -478,13 +472,6 @@ func (s *Sampler) build() *Report {
 	}
 	r.Summary.Errors = r.Errors
 	return r
-}
-
-func (d DiskSample) summary(device string) TierSummary {
-	return TierSummary{Device: device, ReadIOPS: d.ReadIOPS, WriteIOPS: d.WriteIOPS,
-		ReadMBps: d.ReadMBps, WriteMBps: d.WriteMBps, AwaitMs: d.AwaitMs,
-		ReadAwaitMs: d.ReadAwaitMs, WriteAwaitMs: d.WriteAwaitMs,
-		UtilPct: d.UtilPct, FlushesPerS: d.FlushesPerS, FlushAwaitMs: d.FlushAwaitMs}
 }
 
 // errorLog keeps each distinct error once, in first-seen order, with a

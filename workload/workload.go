@@ -73,6 +73,10 @@ func Describe(s Spec) string {
 }
 
 // Workload is one configured workload, shared by every client of a run.
+// It finds the data model it needs on the engine's sessions or DB
+// (engine.NeedRecords, NeedSQL, NeedCache); on an engine without it, its
+// error wraps engine.ErrNoModel, and the runner, which knows the engine,
+// names it.
 type Workload interface {
 	// Ops names the operations clients may issue; Client.Do returns an index
 	// into this slice.
@@ -81,9 +85,9 @@ type Workload interface {
 	Params() map[string]string
 	// Load builds the initial data set on a fresh engine with `loaders`
 	// parallel sessions.
-	Load(ctx context.Context, engineName string, db engine.DB, loaders int) (LoadStats, error)
+	Load(ctx context.Context, db engine.DB, loaders int) (LoadStats, error)
 	// NewClient returns client number id bound to its own session.
-	NewClient(engineName string, id int, s engine.Session) (Client, error)
+	NewClient(id int, s engine.Session) (Client, error)
 }
 
 // Verifier is an optional Workload ability: it checks an invariant of the
@@ -92,7 +96,7 @@ type Workload interface {
 // that passes returns what it checked ("sum of balances = 10000000 over
 // 100000 accounts"), which is stored with the run as its proof.
 type Verifier interface {
-	Verify(ctx context.Context, engineName string, db engine.DB) (checked string, err error)
+	Verify(ctx context.Context, db engine.DB) (checked string, err error)
 }
 
 // Delegated is an optional Workload ability: its operations run in a client
@@ -100,7 +104,7 @@ type Verifier interface {
 // them the same way. The runner drives db through the returned External
 // instead of opening sessions; NewClient is then never called.
 type Delegated interface {
-	External(engineName string, db engine.DB) (driver.External, error)
+	External(db engine.DB) (driver.External, error)
 }
 
 // Client issues one operation per call to Do. It is used by one goroutine.

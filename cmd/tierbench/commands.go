@@ -285,7 +285,7 @@ func newEnginesCmd() *cobra.Command {
 		RunE: func(*cobra.Command, []string) error {
 			cat := catalog.Default()
 			for _, n := range cat.EngineNames() {
-				s, _ := cat.Engine(n)
+				s, _ := cat.EngineSpec(n)
 				fmt.Println(engine.Describe(s))
 			}
 			return nil

@@ -1,10 +1,12 @@
 // Package enginetest runs tests on the real server engines (the SQL ones,
 // postgres and mariadb, and redis): it makes each test a fresh instance in
 // run folders the servers' OS users can enter, shares one template scratch
-// folder per engine across a test binary, and drives workloads' clients and
-// SQL statements on them. Its own tests check what all server engines must
-// do alike: connect to a target server, and fail cleanly when their server
-// dies or their tier fills up.
+// folder per engine across a test binary, runs SQL statements on them, and
+// mounts small tmpfs tiers to fill. Its own tests check what all server
+// engines must do alike without a workload: refuse a wrong or unreachable
+// target, and fail to open cleanly on a full tier. Tests that drive a
+// workload on them live above both, in workload/workloadtest: nothing under
+// engine imports a workload.
 //
 // Only tests import it: it calls t.Skip and t.Fatal, and leaves its folder
 // in /var/tmp until Main, run as the package's TestMain, removes it.
@@ -14,10 +16,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
@@ -25,8 +29,6 @@ import (
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/engine/server"
-	"github.com/tierbench/tierbench/workload"
-	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // SQLEngine is one real server engine with its components, each of which
@@ -171,6 +173,33 @@ func OpenConfig(t testing.TB, e SQLEngine, cfg engine.Config) (engine.DB, error)
 	return db, err
 }
 
+// OpenClosedByTest opens e with cfg as OpenConfig does, failing t when it
+// cannot, for a test that closes the instance itself to see how that goes
+// (after its server was killed, on a full tier). It returns the instance
+// and its close; when t ends, the instance is closed only if the test has
+// not called that close.
+func OpenClosedByTest(t testing.TB, e SQLEngine, cfg engine.Config) (engine.DB, func() error) {
+	t.Helper()
+	db, err := OpenConfig(t, e, cfg)
+	if err != nil {
+		what := e.Name
+		if cfg.Target != "" {
+			what += " on target " + engine.RedactTarget(cfg.Target)
+		}
+		t.Fatalf("open %s: %v", what, err)
+	}
+	var closed atomic.Bool
+	t.Cleanup(func() {
+		if !closed.Load() {
+			db.Close()
+		}
+	})
+	return db, func() error {
+		closed.Store(true)
+		return db.Close()
+	}
+}
+
 // ForEachSQL runs f as a subtest on a fresh instance of each SQL engine
 // (SQLEngines, then Open), skipping engines that are not installed and
 // everything when not root.
@@ -183,59 +212,13 @@ func ForEachSQL(t *testing.T, f func(t *testing.T, name string, db engine.DB)) {
 	}
 }
 
-// RunClients runs clients goroutines of ops operations each, every client on
-// its own session as the runner does, and returns every error.
-func RunClients(t testing.TB, w workload.Workload, name string, db engine.DB, clients, ops int) []error {
-	t.Helper()
-	ctx := context.Background()
-	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		errs = append(errs, err)
-		mu.Unlock()
-	}
-	for i := range clients {
-		wg.Go(func() {
-			s, err := db.NewSession(ctx)
-			if err != nil {
-				fail(err)
-				return
-			}
-			defer s.Close()
-			c, err := w.NewClient(name, i, s)
-			if err != nil {
-				fail(err)
-				return
-			}
-			if cl, ok := c.(interface{ Close() error }); ok {
-				defer cl.Close()
-			}
-			for range ops {
-				op, err := c.Do(ctx)
-				if err != nil {
-					fail(err)
-				}
-				if op < 0 || op >= len(w.Ops()) {
-					fail(errors.New("op index out of range"))
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return errs
-}
-
 // QueryInt runs a one-value query on a fresh session; the value is read as
 // text since SUM is numeric/DECIMAL.
-func QueryInt(t testing.TB, name string, db engine.DB, q string, args ...any) int64 {
+func QueryInt(t testing.TB, db engine.DB, q string, args ...any) int64 {
 	t.Helper()
 	var v int64
 	ctx := context.Background()
-	err := sqlwork.WithConn(ctx, name, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err := engine.WithSQL(ctx, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		var s string
 		if err := conn.QueryRowContext(ctx, q, args...).Scan(&s); err != nil {
 			return err
@@ -250,12 +233,18 @@ func QueryInt(t testing.TB, name string, db engine.DB, q string, args ...any) in
 	return v
 }
 
-// Exec runs statements on a fresh session.
-func Exec(t testing.TB, name string, db engine.DB, qs ...string) {
+// Exec runs statements in order on a fresh session, failing t at the first
+// that fails.
+func Exec(t testing.TB, db engine.DB, qs ...string) {
 	t.Helper()
 	ctx := context.Background()
-	err := sqlwork.WithConn(ctx, name, db, func(conn *sql.Conn, _ engine.Dialect) error {
-		return sqlwork.ExecAll(ctx, conn, qs...)
+	err := engine.WithSQL(ctx, db, func(conn *sql.Conn, _ engine.Dialect) error {
+		for _, q := range qs {
+			if _, err := conn.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -14,9 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
-	"github.com/tierbench/tierbench/workload/cachekv"
 )
 
 // clientLog is the file in the home folder that collects every client
@@ -27,7 +27,7 @@ const clientLog = "client.log"
 // duration: joining the cluster, the 30 s stop grace, leaving.
 const runSlack = 5 * time.Minute
 
-var _ cachekv.Cache = (*DB)(nil)
+var _ engine.Cache = (*DB)(nil)
 
 // Preload streams keys 0..keys-1 with values of valueSize bytes into the
 // cache through a client JVM (IgniteDataStreamer) and returns how many it
@@ -38,7 +38,7 @@ func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, err
 		"--keys=" + strconv.FormatInt(keys, 10),
 		"--value-size=" + strconv.Itoa(valueSize),
 	}, func(line []byte) {
-		if n, ok := cachekv.Loaded(line); ok {
+		if n, ok := loadedRecords(line); ok {
 			loaded = n
 		}
 	})
@@ -52,19 +52,22 @@ func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, err
 	return loaded, nil
 }
 
-// RunClient runs one measured run in a client JVM with run.Threads
-// producer threads, passing its standard output's lines to onLine.
-func (d *DB) RunClient(ctx context.Context, run cachekv.Run, onLine func(line []byte)) error {
-	ctx, cancel := context.WithTimeout(ctx, run.Warmup+run.Duration+runSlack)
+// DriveCache runs one measured run in a client JVM with `clients`
+// producer threads and reads what it measured from its standard output
+// (protocol.go).
+func (d *DB) DriveCache(ctx context.Context, work engine.CacheWork, cfg driver.Config, clients int) (*driver.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.Warmup+cfg.Duration+runSlack)
 	defer cancel()
-	return d.runClient(ctx, "run", []string{
-		"--op=" + run.Mix,
-		"--threads=" + strconv.Itoa(run.Threads),
-		"--warmup-ms=" + strconv.FormatInt(run.Warmup.Milliseconds(), 10),
-		"--duration-ms=" + strconv.FormatInt(run.Duration.Milliseconds(), 10),
-		"--keys=" + strconv.FormatInt(run.Keys, 10),
-		"--value-size=" + strconv.Itoa(run.ValueSize),
-	}, onLine)
+	p := newParser(cfg)
+	err := d.runClient(ctx, "run", []string{
+		"--op=" + string(work.Mix),
+		"--threads=" + strconv.Itoa(clients),
+		"--warmup-ms=" + strconv.FormatInt(cfg.Warmup.Milliseconds(), 10),
+		"--duration-ms=" + strconv.FormatInt(cfg.Duration.Milliseconds(), 10),
+		"--keys=" + strconv.FormatInt(work.Keys, 10),
+		"--value-size=" + strconv.Itoa(work.ValueSize),
+	}, p.line)
+	return p.result(err)
 }
 
 // runClient runs the launcher's client command in mode with extra

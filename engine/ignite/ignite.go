@@ -26,8 +26,10 @@
 // connections for ~1 s at a time under load (see java/ignite Main.base).
 //
 // The workloads run in a thick client JVM (java/ignite: io.tierbench.ignite.Main
-// client), which tierbench starts for the load and for each measured run
-// (workload/cachekv); engine sessions are not served.
+// client), which tierbench starts for the load and for each measured run:
+// the DB serves engine.Cache (the workloads are workload/cachekv's), and
+// protocol.go reads what the client reports. Engine sessions are not
+// served.
 package ignite
 
 import (
@@ -150,66 +152,42 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	case engine.Memory:
 		s.persistence = false
 	default:
-		return s, fmt.Errorf("open ignite: durability %q is not supported (use sync, async, background, nowal or memory)", cfg.Durability)
+		return s, fmt.Errorf("durability %q is not supported (use sync, async, background, nowal or memory)", cfg.Durability)
 	}
-	n, err := engine.PositiveOption("ignite", cfg.Options, optNodes, 3, fmt.Sprintf("a whole number from 1 to %d", maxNodes))
+	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
 	if err != nil {
 		return s, err
 	}
-	if n > maxNodes {
-		return s, fmt.Errorf("open ignite: option %s=%d must be a whole number from 1 to %d", optNodes, n, maxNodes)
+	if s.nodes = o.Int(optNodes); s.nodes < 1 || s.nodes > maxNodes {
+		return s, fmt.Errorf("option %s=%d must be a whole number from 1 to %d", optNodes, s.nodes, maxNodes)
 	}
-	s.nodes = int(n)
 	sizes := []struct {
 		name     string
 		dst      *int64
-		def, min int64
-		max      int64
+		min, max int64
 	}{
-		{optRegionSize, &s.regionSize, 1 << 30, minRegionSize, 1 << 50},
-		{optWALSegmentSize, &s.walSegmentSize, 64 << 20, minWALSegment, maxWALSegment},
-		{optWALArchiveSize, &s.walArchiveSize, 512 << 20, minWALSegment, 1 << 50},
-		{optHeap, &s.heap, 512 << 20, minHeap, 1 << 40},
+		{optRegionSize, &s.regionSize, minRegionSize, 1 << 50},
+		{optWALSegmentSize, &s.walSegmentSize, minWALSegment, maxWALSegment},
+		{optWALArchiveSize, &s.walArchiveSize, minWALSegment, 1 << 50},
+		{optHeap, &s.heap, minHeap, 1 << 40},
 	}
-	for _, o := range sizes {
-		v, err := engine.PositiveOption("ignite", cfg.Options, o.name, o.def, "a positive number of bytes")
-		if err != nil {
-			return s, err
+	for _, sz := range sizes {
+		v := o.Size(sz.name)
+		if v < sz.min || v > sz.max {
+			return s, fmt.Errorf("option %s=%d must be from %d to %d bytes", sz.name, v, sz.min, sz.max)
 		}
-		if v < o.min || v > o.max {
-			return s, fmt.Errorf("open ignite: option %s=%d must be from %d to %d bytes", o.name, v, o.min, o.max)
-		}
-		*o.dst = v
+		*sz.dst = v
 	}
 	if s.walArchiveSize < s.walSegmentSize {
-		return s, fmt.Errorf("open ignite: option %s=%d must be at least %s (%d)", optWALArchiveSize, s.walArchiveSize, optWALSegmentSize, s.walSegmentSize)
+		return s, fmt.Errorf("option %s=%d must be at least %s (%d)", optWALArchiveSize, s.walArchiveSize, optWALSegmentSize, s.walSegmentSize)
 	}
-	if v, ok := cfg.Options[optBackups]; ok {
-		b, err := strconv.Atoi(v)
-		if err != nil || b < 0 || b > 8 {
-			return s, fmt.Errorf("open ignite: option %s=%q must be a whole number from 0 to 8", optBackups, v)
-		}
-		s.backups = b
+	if s.backups = o.Int(optBackups); s.backups < 0 || s.backups > 8 {
+		return s, fmt.Errorf("option %s=%d must be a whole number from 0 to 8", optBackups, s.backups)
 	}
-	switch a := strings.ToLower(strings.TrimSpace(cfg.Options[optAtomicity])); a {
-	case "", "atomic":
-		s.atomicity = "ATOMIC"
-	case "transactional":
-		s.atomicity = "TRANSACTIONAL"
-	default:
-		return s, fmt.Errorf("open ignite: option %s=%q must be atomic or transactional", optAtomicity, cfg.Options[optAtomicity])
-	}
+	// The Spec's Values are atomic and transactional: Ignite's modes in
+	// lower case.
+	s.atomicity = strings.ToUpper(o.String(optAtomicity))
 	return s, nil
-}
-
-// node is one server JVM.
-type node struct {
-	id        string // consistent id: node0, node1, ...
-	discoPort int
-	commPort  int
-	log       string
-	proc      *server.Process
-	untrack   func()
 }
 
 // DB is a running Ignite cluster.
@@ -219,9 +197,9 @@ type DB struct {
 	nodes     []*node
 	discovery []string // 127.0.0.1:port of every server
 	home      string   // logs and work directories
-	ownHome   bool     // home is a temporary folder of ours, removed on Close
 	track     func(pid int) func()
 	version   string
+	closers   server.Closers // what Open got, given back by Close
 
 	mu      sync.Mutex
 	closed  bool
@@ -236,9 +214,9 @@ var (
 // Open starts the cluster's nodes, waits until every one has started and
 // the first has activated the cluster (which, with persistence, sets the
 // baseline to all of them) and found the cache.
-func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) {
+func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
 	if cfg.Target != "" {
-		return nil, errors.New("open ignite: a target (a cluster tierbench did not start) is not supported")
+		return nil, errors.New("a target (a cluster tierbench did not start) is not supported")
 	}
 	set, err := parseSettings(cfg)
 	if err != nil {
@@ -246,7 +224,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 	}
 	var dirs []string
 	if set.persistence {
-		if dirs, err = server.RunDirs("ignite", cfg.Dirs, Persistence, WAL, WALArchive); err != nil {
+		if dirs, err = server.RunDirs(cfg.Dirs, Persistence, WAL, WALArchive); err != nil {
 			return nil, err
 		}
 		if filepath.Dir(dirs[2]) == filepath.Dir(dirs[1]) {
@@ -255,36 +233,43 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 	}
 	java, err := findLauncher()
 	if err != nil {
-		return nil, fmt.Errorf("open ignite: %w", err)
+		return nil, err
 	}
 	d := &DB{java: java, set: set, track: cfg.Track, version: java.version()}
-	if d.home, d.ownHome, err = homeDir(cfg); err != nil {
-		return nil, fmt.Errorf("open ignite: %w", err)
+	defer d.closers.CloseOnError(&err)
+	if d.home, err = homeDir(cfg, &d.closers); err != nil {
+		return nil, err
 	}
 	for i := range set.nodes {
 		n := &node{id: "node" + strconv.Itoa(i), log: filepath.Join(d.home, "node"+strconv.Itoa(i)+".log")}
 		if n.discoPort, err = server.FreePort(); err != nil {
-			return nil, d.failOpen(err)
+			return nil, err
 		}
 		if n.commPort, err = server.FreePort(); err != nil {
-			return nil, d.failOpen(err)
+			return nil, err
 		}
 		d.nodes = append(d.nodes, n)
 		d.discovery = append(d.discovery, "127.0.0.1:"+strconv.Itoa(n.discoPort))
 	}
+	// Nodes that fail to start exit soon; once open, a node may take its
+	// time to stop (a checkpoint).
+	grace := 10 * time.Second
+	d.closers.Add("close ignite", func() error { return d.stopNodes(grace) })
+	d.closers.Do(d.killClients)
 	if err := d.startNodes(dirs); err != nil {
-		return nil, d.failOpen(err)
+		return nil, err
 	}
 	if err := d.waitReady(ctx); err != nil {
-		return nil, d.failOpen(err)
+		return nil, err
 	}
+	grace = stopGrace
 	return d, nil
 }
 
 // homeDir picks the folder for logs and work directories: the persistence
 // folder, or with memory durability any component folder given, or a
-// temporary folder of our own.
-func homeDir(cfg engine.Config) (string, bool, error) {
+// temporary folder of our own, which c removes.
+func homeDir(cfg engine.Config, c *server.Closers) (string, error) {
 	dir := cfg.Dirs[Persistence]
 	if dir == "" {
 		names := make([]string, 0, len(cfg.Dirs))
@@ -301,126 +286,12 @@ func homeDir(cfg engine.Config) (string, bool, error) {
 	}
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "tierbench-ignite-")
-		return tmp, true, err
+		if err == nil {
+			c.RemoveAll(tmp)
+		}
+		return tmp, err
 	}
-	abs, err := filepath.Abs(dir)
-	return abs, false, err
-}
-
-// startNodes starts every node's JVM; dirs are persistence, wal and the
-// archive folder (nil in memory mode).
-func (d *DB) startNodes(dirs []string) error {
-	for i, n := range d.nodes {
-		work := filepath.Join(d.home, "work", n.id)
-		if err := os.MkdirAll(work, 0o755); err != nil {
-			return err
-		}
-		args := []string{"server",
-			"--consistent-id=" + n.id,
-			"--disco-port=" + strconv.Itoa(n.discoPort),
-			"--comm-port=" + strconv.Itoa(n.commPort),
-			"--discovery=" + strings.Join(d.discovery, ","),
-			"--work-dir=" + work,
-			"--persistence=" + strconv.FormatBool(d.set.persistence),
-			"--region-size=" + strconv.FormatInt(d.set.regionSize, 10),
-			"--backups=" + strconv.Itoa(d.set.backups),
-			"--atomicity=" + d.set.atomicity,
-		}
-		if d.set.persistence {
-			args = append(args,
-				"--storage-path="+dirs[0],
-				"--wal-path="+dirs[1],
-				"--wal-archive-path="+dirs[2],
-				"--wal-mode="+d.set.walMode,
-				"--wal-segment-size="+strconv.FormatInt(d.set.walSegmentSize, 10),
-				"--wal-archive-size="+strconv.FormatInt(d.set.walArchiveSize, 10),
-			)
-		}
-		if i == 0 {
-			args = append(args, "--activate-servers="+strconv.Itoa(len(d.nodes)))
-		}
-		proc, err := server.Start(server.Spec{Name: "ignite " + n.id, Path: d.java.java,
-			Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log})
-		if err != nil {
-			return err
-		}
-		n.proc = proc
-		n.untrack = engine.Config{Track: d.track}.Tracked(proc.PID())
-	}
-	return nil
-}
-
-// readyLine is what a node prints once it has started (the first node:
-// once it has also activated the cluster).
-func readyLine(id string) string { return "TIERBENCH READY " + id }
-
-// waitReady waits for every node's ready line. A node that exits fails the
-// wait at once with its log's tail.
-func (d *DB) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(startTimeout)
-	ready := make([]bool, len(d.nodes))
-	for {
-		all := true
-		for i, n := range d.nodes {
-			if ready[i] {
-				continue
-			}
-			if err := n.proc.Died(); err != nil {
-				return fmt.Errorf("node %s did not start: %w", n.id, err)
-			}
-			if b, err := os.ReadFile(n.log); err == nil && strings.Contains(string(b), readyLine(n.id)) {
-				ready[i] = true
-				continue
-			}
-			all = false
-		}
-		if all {
-			return nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			for i, n := range d.nodes {
-				if !ready[i] {
-					why := "within " + startTimeout.String()
-					if ctx.Err() != nil {
-						why = "(" + ctx.Err().Error() + ")"
-					}
-					return fmt.Errorf("node %s did not start %s; last lines of its log %s:\n%s", n.id, why, n.log, n.proc.LogTail(20))
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// failOpen stops what Open started and wraps err.
-func (d *DB) failOpen(err error) error {
-	d.stopNodes(10 * time.Second)
-	if d.ownHome {
-		_ = os.RemoveAll(d.home)
-	}
-	return fmt.Errorf("open ignite: %w", err)
-}
-
-// stopNodes stops every node at once (SIGTERM, SIGKILL after grace).
-func (d *DB) stopNodes(grace time.Duration) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(d.nodes))
-	for i, n := range d.nodes {
-		if n.proc == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = n.proc.Stop(grace, syscall.SIGTERM)
-			n.untrack()
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return filepath.Abs(dir)
 }
 
 // Version is the Ignite version of the launcher's ignite-core jar.
@@ -464,26 +335,21 @@ func (d *DB) NewSession(context.Context) (engine.Session, error) {
 // killed after a grace) and leaves their folders to the caller. A node that
 // had already exited is reported.
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil
-	}
-	d.closed = true
-	for pid := range d.clients {
-		_ = syscall.Kill(-pid, syscall.SIGKILL) // its runClient reaps it
-	}
-	d.mu.Unlock()
 	died := d.Check()
-	err := d.stopNodes(stopGrace)
-	if d.ownHome {
-		_ = os.RemoveAll(d.home)
-	}
+	err := d.closers.Close()
 	if died != nil {
 		return fmt.Errorf("close ignite: %w", died)
 	}
-	if err != nil {
-		return fmt.Errorf("close ignite: %w", err)
+	return err
+}
+
+// killClients refuses new client JVMs and kills those still running; each
+// one's runClient reaps it.
+func (d *DB) killClients() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	for pid := range d.clients {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
-	return nil
 }

@@ -16,8 +16,6 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hist"
-	"github.com/tierbench/tierbench/workload"
-	"github.com/tierbench/tierbench/workload/cachekv"
 )
 
 // needIgnite skips unless the tests can start JVMs here: root (as the other
@@ -138,29 +136,19 @@ func open(t *testing.T, d engine.Durability, dirs map[string]string, opts map[st
 	return ig, tr
 }
 
-// drive runs workload name through the engine's client and checks its
-// figures hold together.
-func drive(t *testing.T, ctx context.Context, db *DB, name string, params map[string]string, clients int, warmup, duration time.Duration) (*driver.Result, error) {
+// drive preloads keys 0..preload-1, then runs puts of 1 KiB values on
+// keys from [0, keys) through the engine's client (the cache data model
+// workload/cachekv's puts uses) and checks its figures hold together.
+func drive(t *testing.T, ctx context.Context, db *DB, keys, preload int64, clients int, warmup, duration time.Duration) (*driver.Result, error) {
 	t.Helper()
-	var spec workload.Spec
-	for _, s := range cachekv.Specs() {
-		if s.Name == name {
-			spec = s
+	work := engine.CacheWork{Mix: engine.CachePuts, Keys: keys, ValueSize: 1024}
+	if preload > 0 {
+		if n, err := db.Preload(ctx, preload, work.ValueSize); err != nil || n != preload {
+			t.Fatalf("preload of %d keys: %d written, %v", preload, n, err)
 		}
 	}
-	w, err := spec.New(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := w.Load(ctx, "ignite", db, 1); err != nil {
-		t.Fatalf("load: %v", err)
-	}
-	ext, err := w.(workload.Delegated).External("ignite", db)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ticks := 0
-	res, err := ext.Drive(ctx, driver.Config{Ops: w.Ops(), Warmup: warmup, Duration: duration,
+	res, err := db.DriveCache(ctx, work, driver.Config{Ops: []string{"put"}, Warmup: warmup, Duration: duration,
 		OnTick: func(driver.Interval) { ticks++ }}, clients)
 	if err != nil {
 		return res, err
@@ -174,7 +162,7 @@ func drive(t *testing.T, ctx context.Context, db *DB, name string, params map[st
 			t.Errorf("op %s: histogram holds %d, ops %d", o.Name, o.Latency.TotalCount(), o.Ops)
 		}
 	}
-	t.Logf("%s, %d clients: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d errors (%v)", name, clients, m.Throughput(),
+	t.Logf("puts, %d clients: %.0f ops/s, p50 %.0f us, p99 %.0f us, %d errors (%v)", clients, m.Throughput(),
 		hist.Summarize(m.ByOp[0].Latency).P50, hist.Summarize(m.ByOp[0].Latency).P99, m.Errors, res.FirstError)
 	return res, nil
 }
@@ -187,7 +175,7 @@ func TestPlacement(t *testing.T) {
 	dirs := tiers(t)
 	// Small WAL segments so some fill up and are archived within the run.
 	db, tr := open(t, engine.Sync, dirs, map[string]string{optWALSegmentSize: "1048576", optWALArchiveSize: "67108864"})
-	if _, err := drive(t, context.Background(), db, "puts", map[string]string{"keys": "4000", "preload": "all"}, 8,
+	if _, err := drive(t, context.Background(), db, 4000, 4000, 8,
 		500*time.Millisecond, time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +220,7 @@ func TestDurabilityModes(t *testing.T) {
 			}
 			db, _ := open(t, m.Durability, dirs, map[string]string{optNodes: "1", optRegionSize: "67108864", optHeap: "268435456",
 				optWALSegmentSize: "1048576", optWALArchiveSize: "16777216"})
-			if _, err := drive(t, context.Background(), db, "puts", map[string]string{"keys": "2000"}, 4,
+			if _, err := drive(t, context.Background(), db, 2000, 0, 4,
 				500*time.Millisecond, time.Second); err != nil {
 				t.Fatal(err)
 			}
@@ -304,7 +292,7 @@ func TestNodeDies(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := drive(t, ctx, db, "puts", map[string]string{"keys": "1000"}, 4, 0, time.Minute)
+		_, err := drive(t, ctx, db, 1000, 0, 4, 0, time.Minute)
 		done <- err
 	}()
 	// Wait until the client runs (tracked beside the nodes).

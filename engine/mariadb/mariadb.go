@@ -20,14 +20,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -92,31 +89,18 @@ func (Engine) Spec() engine.Spec {
 	}
 }
 
-// options are the study's engine options with defaults applied.
+// options are the study's engine options with the Spec's defaults applied.
 type options struct {
 	cache, redoLogSize int64
 	binlog             bool
 }
 
-func parseOptions(o map[string]string) (options, error) {
-	opts := options{cache: 128 << 20, redoLogSize: 96 << 20}
-	var err error
-	if opts.cache, err = sizeOption(o, "cache", opts.cache); err != nil {
-		return opts, err
+func parseOptions(given map[string]string) (options, error) {
+	o, err := Engine{}.Spec().ResolveOptions(given)
+	if err != nil {
+		return options{}, err
 	}
-	if opts.redoLogSize, err = sizeOption(o, "redo_log_size", opts.redoLogSize); err != nil {
-		return opts, err
-	}
-	if v, ok := o["binlog"]; ok {
-		if opts.binlog, err = strconv.ParseBool(v); err != nil {
-			return opts, fmt.Errorf("open mariadb: option binlog=%q must be true or false", v)
-		}
-	}
-	return opts, nil
-}
-
-func sizeOption(opts map[string]string, name string, def int64) (int64, error) {
-	return engine.PositiveOption("mariadb", opts, name, def, "a positive number of bytes")
+	return options{cache: o.Size("cache"), redoLogSize: o.Size("redo_log_size"), binlog: o.Bool("binlog")}, nil
 }
 
 // flushAtCommit maps a durability mode to innodb_flush_log_at_trx_commit.
@@ -129,8 +113,19 @@ func flushAtCommit(d engine.Durability) (int, error) {
 	case engine.NoSync:
 		return 0, nil
 	}
-	return 0, fmt.Errorf("open mariadb: durability %q is not supported (use sync, async or nosync)", d)
+	return 0, fmt.Errorf("durability %q is not supported (use sync, async or nosync)", d)
 }
+
+// Where mariadbd and mariadb-install-db are looked for (Open, Preflight).
+var (
+	mariadbdPaths  = []string{"mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld"}
+	installDBPaths = []string{"mariadb-install-db", "/usr/bin/mariadb-install-db", "mysql_install_db"}
+)
+
+// diskFullLog matches how InnoDB's log names a full disk: by errno
+// ("preallocating 12582912 bytes for file ./ibtmp1 failed with error 28",
+// "Could not set the file size of './ibtmp1'. Probably out of disk space").
+var diskFullLog = regexp.MustCompile(`with error 28\b|errno: 28\b|out of disk space`)
 
 // Open installs the study's template if needed, copies it into cfg.Dirs,
 // starts mariadbd on a free port of 127.0.0.1 and creates the tierbench
@@ -139,7 +134,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if cfg.Target != "" {
 		return openTarget(ctx, cfg.Target)
 	}
-	dirs, err := server.RunDirs("mariadb", cfg.Dirs, Data, Redo)
+	dirs, err := server.RunDirs(cfg.Dirs, Data, Redo)
 	if err != nil {
 		return nil, err
 	}
@@ -152,74 +147,119 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	mariadbd, err := server.Find("mariadb-server", "mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld")
+	mariadbd, err := server.Find("mariadb-server", mariadbdPaths...)
 	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+		return nil, err
 	}
-	installDB, err := server.Find("mariadb-server", "mariadb-install-db", "/usr/bin/mariadb-install-db", "mysql_install_db")
+	installDB, err := server.Find("mariadb-server", installDBPaths...)
 	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+		return nil, err
 	}
-	// As root the server runs as mysql; otherwise as tierbench's own user,
-	// which then owns every folder already.
-	runAs := ""
-	if os.Geteuid() == 0 {
-		runAs = serverUser
+	runAs, err := server.RunAs("mariadbd", "mariadb-server", serverUser)
+	if err != nil {
+		return nil, err
 	}
 
 	d := &DB{}
-	defer func() {
-		if err != nil {
-			d.cleanup()
-		}
-	}()
-	scratch := cfg.Scratch
-	if scratch == "" {
-		if scratch, err = os.MkdirTemp("", "tierbench-mariadb-"); err != nil {
-			return nil, fmt.Errorf("open mariadb: scratch folder: %w", err)
-		}
+	defer d.closers.CloseOnError(&err)
+	scratch, err := server.Scratch(cfg.Scratch, "tierbench-mariadb-", &d.closers)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Scratch == "" {
 		d.tempDirs = append(d.tempDirs, scratch)
 	}
-	tmpl, err := ensureTemplate(ctx, scratch, installDB, mariadbd, runAs)
-	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+	tmpl := filepath.Join(scratch, templateDir)
+	if d.templateVersion, err = template(installDB, mariadbd, runAs, tmpl).Ensure(ctx); err != nil {
+		return nil, err
 	}
 	// A datadir that already holds a server's files is reopened as it is
 	// (cache: cold restarts the engine on its run folders).
 	if _, err := os.Stat(filepath.Join(dataDir, "mysql")); errors.Is(err, fs.ErrNotExist) {
 		if err := copyTemplate(tmpl, dataDir, redoDir); err != nil {
-			return nil, fmt.Errorf("open mariadb: %w", err)
+			return nil, err
 		}
 	}
 	socket := filepath.Join(dataDir, "mariadbd.sock")
 	if len(socket) > 100 { // sun_path holds 108 bytes
 		dir, err := os.MkdirTemp("", "tbm-")
 		if err != nil {
-			return nil, fmt.Errorf("open mariadb: socket folder: %w", err)
+			return nil, fmt.Errorf("socket folder: %w", err)
 		}
+		d.closers.RemoveAll(dir)
 		d.tempDirs = append(d.tempDirs, dir)
 		socket = filepath.Join(dir, "mariadbd.sock")
 	}
 	// The datadir holds the socket of the passwordless root@localhost:
 	// only root and the server's user may enter it.
 	if err := os.Chmod(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+		return nil, err
 	}
 	if runAs != "" {
 		if err := server.ChownAll(runAs, dataDir, redoDir, filepath.Dir(socket)); err != nil {
-			return nil, fmt.Errorf("open mariadb: %w", err)
+			return nil, err
 		}
-		for _, dir := range []string{dataDir, redoDir} {
-			if err := checkReach(ctx, runAs, dir); err != nil {
-				return nil, fmt.Errorf("open mariadb: %w", err)
-			}
+		if err := server.CheckReachable(ctx, "MariaDB", runAs, dataDir, redoDir); err != nil {
+			return nil, err
 		}
 	}
 	port, err := server.FreePort()
 	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+		return nil, err
 	}
 	d.addr = net127(port)
+	// No --user: the process starts as runAs. mariadbd switching users
+	// itself would clear the parent-death signal (the kernel resets it on
+	// a credential change), and a killed tierbench would leave it running.
+	d.proc, err = server.Start(server.Spec{Name: "mariadb", Path: mariadbd,
+		Args: serverArgs(dataDir, redoDir, socket, port, flush, opts, cfg.Durability),
+		Dir:  dataDir, Log: filepath.Join(dataDir, "mariadbd.log"), User: runAs, Track: cfg.Track,
+		DiskFull: diskFullLog, DiskFullNote: "the server's log reports no space left, errno 28"})
+	if err != nil {
+		return nil, err
+	}
+	d.closers.Add("close mariadb", func() error {
+		if err := d.proc.Stop(stopGrace); err != nil {
+			return d.proc.WithLog(err)
+		}
+		return nil
+	})
+
+	// Setup goes through the socket as root@localhost, which has no
+	// password and is reachable only by users who can enter the datadir.
+	admin := mysql.NewConfig()
+	admin.User, admin.Net, admin.Addr = "root", "unix", socket
+	admin.Timeout = 5 * time.Second
+	admin.Logger = quietLogger{}
+	adminConn, err := mysql.NewConnector(admin)
+	if err != nil {
+		return nil, err
+	}
+	adminDB := sql.OpenDB(adminConn)
+	defer adminDB.Close()
+	if err := d.proc.WaitReady(ctx, readyTimeout, adminDB.PingContext); err != nil {
+		return nil, err
+	}
+	password, err := server.NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	if err := setup(ctx, adminDB, password); err != nil {
+		return nil, d.proc.WithLog(err)
+	}
+	client := mysql.NewConfig()
+	client.User, client.Passwd, client.Net, client.Addr, client.DBName = clientUser, password, "tcp", d.addr, Database
+	client.InterpolateParams = false // server-side prepared statements, as the workloads intend
+	client.Timeout = 10 * time.Second
+	if err := d.connect(ctx, client); err != nil {
+		return nil, d.proc.WithLog(fmt.Errorf("connect as %s over TCP %s: %w", clientUser, d.addr, err))
+	}
+	return d, nil
+}
+
+// serverArgs are mariadbd's arguments for a run: everything on the command
+// line (--no-defaults), where ps shows it; no secret among them.
+func serverArgs(dataDir, redoDir, socket string, port, flush int, opts options, durability engine.Durability) []string {
 	args := []string{
 		"--no-defaults",
 		"--datadir=" + dataDir,
@@ -242,59 +282,18 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		"--innodb-buffer-pool-load-at-startup=OFF",
 		"--innodb-buffer-pool-dump-at-shutdown=OFF",
 	}
-	if opts.binlog {
-		syncBinlog := "0"
-		if cfg.Durability == engine.Sync {
-			syncBinlog = "1"
-		}
-		args = append(args, "--log-bin="+filepath.Join(dataDir, "mariadb-bin"), "--server-id=1", "--sync-binlog="+syncBinlog)
-	} else {
-		args = append(args, "--skip-log-bin")
+	if !opts.binlog {
+		return append(args, "--skip-log-bin")
 	}
-	// No --user: the process starts as runAs. mariadbd switching users
-	// itself would clear the parent-death signal (the kernel resets it on
-	// a credential change), and a killed tierbench would leave it running.
-	d.log = filepath.Join(dataDir, "mariadbd.log")
-	d.proc, err = server.Start(server.Spec{Name: "mariadb", Path: mariadbd, Args: args, Dir: dataDir, Log: d.log, User: runAs})
-	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
+	syncBinlog := "0"
+	if durability == engine.Sync {
+		syncBinlog = "1"
 	}
-	d.untrack = cfg.Tracked(d.proc.PID())
-
-	// Setup goes through the socket as root@localhost, which has no
-	// password and is reachable only by users who can enter the datadir.
-	admin := mysql.NewConfig()
-	admin.User, admin.Net, admin.Addr = "root", "unix", socket
-	admin.Timeout = 5 * time.Second
-	admin.Logger = quietLogger{}
-	adminConn, err := mysql.NewConnector(admin)
-	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
-	}
-	adminDB := sql.OpenDB(adminConn)
-	defer adminDB.Close()
-	if err := d.proc.WaitReady(ctx, readyTimeout, adminDB.PingContext); err != nil {
-		return nil, noteDiskFull(fmt.Errorf("open mariadb: %w", err))
-	}
-	password, err := server.NewSecret()
-	if err != nil {
-		return nil, fmt.Errorf("open mariadb: %w", err)
-	}
-	if err := setup(ctx, adminDB, password); err != nil {
-		return nil, d.failed(err)
-	}
-	client := mysql.NewConfig()
-	client.User, client.Passwd, client.Net, client.Addr, client.DBName = clientUser, password, "tcp", d.addr, Database
-	client.InterpolateParams = false // server-side prepared statements, as the workloads intend
-	client.Timeout = 10 * time.Second
-	if err := d.connect(ctx, client); err != nil {
-		return nil, d.failed(fmt.Errorf("connect as %s over TCP %s: %w", clientUser, d.addr, err))
-	}
-	d.templateVersion = tmpl.version
-	return d, nil
+	return append(args, "--log-bin="+filepath.Join(dataDir, "mariadb-bin"), "--server-id=1", "--sync-binlog="+syncBinlog)
 }
 
-// connect opens the clients' pool with c and reads the server's version.
+// connect opens the clients' pool with c, which Close closes, and reads
+// the server's version.
 func (d *DB) connect(ctx context.Context, c *mysql.Config) error {
 	c.Logger = quietLogger{}
 	d.user, d.password, d.database = c.User, c.Passwd, c.DBName
@@ -303,6 +302,7 @@ func (d *DB) connect(ctx context.Context, c *mysql.Config) error {
 		return err
 	}
 	d.db = sql.OpenDB(conn)
+	d.closers.Add("close mariadb clients", d.db.Close)
 	d.db.SetMaxOpenConns(0) // unlimited: one connection per client session
 	d.db.SetMaxIdleConns(8)
 	var version string
@@ -321,61 +321,6 @@ func serverVersion(v string) string {
 		return "MariaDB " + strings.Replace(v, "-MariaDB", "", 1)
 	}
 	return "MySQL " + v
-}
-
-// openTarget connects to a server tierbench did not start.
-func openTarget(ctx context.Context, target string) (engine.DB, error) {
-	u, err := server.Target("mariadb", target, Engine{}.Spec().TargetSchemes...)
-	if err != nil {
-		return nil, err
-	}
-	redacted := engine.RedactTarget(target)
-	c, err := targetConfig(u)
-	if err != nil {
-		return nil, fmt.Errorf("open mariadb: target %s: %w", redacted, err)
-	}
-	d := &DB{addr: c.Addr}
-	if err := d.connect(ctx, c); err != nil {
-		d.cleanup()
-		return nil, fmt.Errorf("open mariadb: connect to target %s: %w", redacted, err)
-	}
-	return d, nil
-}
-
-// targetConfig turns mysql://user:password@host:port/database?params into
-// the driver's configuration. The URL's parameters are the driver's own
-// DSN parameters (tls, charset, readTimeout, ...), so its parser applies
-// them; the address, database and account come from the URL. The port
-// defaults to 3306, the connect timeout to 10s; statements are prepared on
-// the server unless the URL sets interpolateParams.
-func targetConfig(u *url.URL) (*mysql.Config, error) {
-	db := strings.TrimPrefix(u.Path, "/")
-	if db == "" || strings.Contains(db, "/") {
-		return nil, errors.New("name one database: mysql://user:password@host:port/DATABASE (it must exist; tierbench creates and drops its tables in it)")
-	}
-	host, port := u.Hostname(), u.Port()
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if port == "" {
-		port = "3306"
-	}
-	dsn := "tcp(" + net.JoinHostPort(host, port) + ")/" + url.PathEscape(db)
-	if u.RawQuery != "" {
-		dsn += "?" + u.RawQuery
-	}
-	c, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	if u.User != nil {
-		c.User = u.User.Username()
-		c.Passwd, _ = u.User.Password()
-	}
-	if c.Timeout == 0 {
-		c.Timeout = 10 * time.Second
-	}
-	return c, nil
 }
 
 func net127(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }
@@ -403,45 +348,21 @@ func setup(ctx context.Context, db *sql.DB, password string) error {
 // is nil) tierbench only connects to.
 type DB struct {
 	proc            *server.Process
-	untrack         func()
+	closers         server.Closers // what Open got, given back by Close
 	db              *sql.DB
 	addr            string
-	log             string
 	version         string
 	templateVersion string
-	tempDirs        []string
+	tempDirs        []string // folders Open made for itself, removed by Close
 	// The clients' account: for a started server tierbench's own, with a
 	// password random per run; for a target the URL's.
 	user, password, database string
-	closeOnce                sync.Once
-	closeErr                 error
 }
 
 var (
 	_ engine.DB      = (*DB)(nil)
 	_ engine.Checker = (*DB)(nil)
 )
-
-// failed wraps an error of a started server with its log's tail, which
-// usually says why.
-func (d *DB) failed(err error) error {
-	return noteDiskFull(fmt.Errorf("open mariadb: %w; last lines of its log %s:\n%s", err, d.log, d.proc.LogTail(15)))
-}
-
-// diskFullLog matches how InnoDB's log names a full disk: by errno
-// ("preallocating 12582912 bytes for file ./ibtmp1 failed with error 28",
-// "Could not set the file size of './ibtmp1'. Probably out of disk space").
-var diskFullLog = regexp.MustCompile(`with error 28\b|errno: 28\b|out of disk space`)
-
-// noteDiskFull adds "disk full" to an error holding the server's log tail
-// when the log says the disk is full, which is how the runner knows a tier
-// filled up; strerror's "No space left on device" needs no note.
-func noteDiskFull(err error) error {
-	if err != nil && diskFullLog.MatchString(err.Error()) {
-		return fmt.Errorf("%w (disk full: the server's log reports no space left, errno 28)", err)
-	}
-	return err
-}
 
 // Version is the running server's version, e.g. "MariaDB 10.11.19-0+deb12u1".
 func (d *DB) Version() string { return d.version }
@@ -459,39 +380,12 @@ func (d *DB) PID() int { return d.proc.PID() }
 
 // Check reports a server that has exited, with its log's tail; nil for a
 // target server, which is not watched.
-func (d *DB) Check() error { return noteDiskFull(d.proc.Died()) }
+func (d *DB) Check() error { return d.proc.Died() }
 
 // Close stops the server (SIGTERM, killed after a grace period) and leaves
 // the folders for the caller to remove; for a target server it only closes
 // the connections.
-func (d *DB) Close() error {
-	d.closeOnce.Do(func() { d.closeErr = d.cleanup() })
-	return d.closeErr
-}
-
-// cleanup releases whatever Open got so far.
-func (d *DB) cleanup() error {
-	var errs []error
-	if d.db != nil {
-		if err := d.db.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close mariadb clients: %w", err))
-		}
-	}
-	if d.proc != nil {
-		if err := d.proc.Stop(stopGrace); err != nil {
-			errs = append(errs, fmt.Errorf("close mariadb: %w; last lines of its log %s:\n%s", err, d.log, d.proc.LogTail(15)))
-		}
-	}
-	if d.untrack != nil {
-		d.untrack()
-	}
-	for _, dir := range d.tempDirs {
-		if err := os.RemoveAll(dir); err != nil {
-			errs = append(errs, fmt.Errorf("close mariadb: %w", err))
-		}
-	}
-	return errors.Join(errs...)
-}
+func (d *DB) Close() error { return d.closers.Close() }
 
 // NewSession opens one client connection with its own prepared statements.
 func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
@@ -512,21 +406,15 @@ const errTableFull = 1114
 // tablespace it cannot extend for want of space as error 1114, "The table
 // 'usertable' is full" (its log has the errno: "preallocating ... bytes
 // for file ./tierbench/usertable.ibd failed with error 28"): the error
-// gains "disk full", which is how the runner knows a tier filled up. When
-// the server died or dropped the connection, the error gains the server's
-// log.
+// gains "disk full" (engine.ErrDiskFull), which is how the runner knows a
+// tier filled up. When the server died or dropped the connection, the
+// error gains the server's log.
 func (d *DB) explain(err error) error {
-	if err == nil {
-		return nil
-	}
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == errTableFull {
-		err = fmt.Errorf("%w (disk full: InnoDB could not grow the table, most likely for want of space on its tier)", err)
+		err = server.DiskFull(err, "InnoDB could not grow the table, most likely for want of space on its tier")
 	}
-	if d.proc == nil {
-		return err
-	}
-	return noteDiskFull(d.proc.Explain(err, errors.Is(err, mysql.ErrInvalidConn) || server.ConnLost(err)))
+	return d.proc.Explain(err, errors.Is(err, mysql.ErrInvalidConn) || server.ConnLost(err))
 }
 
 // Session is one client's connection. It serves SQL (Conn, Dialect) and the

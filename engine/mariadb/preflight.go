@@ -10,10 +10,7 @@ import (
 // installed (the same candidates Open uses), so a study is refused before
 // it creates anything rather than storing every run failed for want of them.
 func (Engine) Preflight() error {
-	for _, cands := range [][]string{
-		{"mariadbd", "/usr/sbin/mariadbd", "mysqld", "/usr/sbin/mysqld"},
-		{"mariadb-install-db", "/usr/bin/mariadb-install-db", "mysql_install_db"},
-	} {
+	for _, cands := range [][]string{mariadbdPaths, installDBPaths} {
 		if _, err := server.Find("mariadb-server", cands...); err != nil {
 			return fmt.Errorf("%w (or run `make setup`)", err)
 		}

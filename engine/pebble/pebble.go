@@ -22,6 +22,13 @@ const (
 	WAL  = "wal"
 )
 
+// Option names.
+const (
+	optCache                 = "cache"
+	optMemtable              = "memtable"
+	optL0CompactionThreshold = "l0_compaction_threshold"
+)
+
 // Engine opens Pebble instances.
 type Engine struct{}
 
@@ -42,9 +49,9 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoWAL, Doc: "no WAL at all (DisableWAL): unflushed memtables are lost on any crash."},
 		},
 		Options: []engine.Option{
-			{Name: "cache", Kind: engine.KindSize, Default: "64MiB", Doc: "block cache size"},
-			{Name: "memtable", Kind: engine.KindSize, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
-			{Name: "l0_compaction_threshold", Kind: engine.KindInt, Default: "4", Doc: "L0 file count that triggers compaction"},
+			{Name: optCache, Kind: engine.KindSize, Default: "64MiB", Doc: "block cache size"},
+			{Name: optMemtable, Kind: engine.KindSize, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
+			{Name: optL0CompactionThreshold, Kind: engine.KindInt, Default: "4", Doc: "L0 file count that triggers compaction"},
 		},
 	}
 }
@@ -53,26 +60,22 @@ func (Engine) Spec() engine.Spec {
 func (e Engine) Open(_ context.Context, cfg engine.Config) (engine.DB, error) {
 	dataDir, walDir := cfg.Dirs[Data], cfg.Dirs[WAL]
 	if dataDir == "" || walDir == "" {
-		return nil, fmt.Errorf("open pebble: need folders for components %s and %s", Data, WAL)
+		return nil, fmt.Errorf("need folders for components %s and %s", Data, WAL)
 	}
-	cacheSize, err := sizeOption(cfg.Options, "cache", 64<<20)
+	o, err := e.Spec().ResolveOptions(cfg.Options)
 	if err != nil {
 		return nil, err
 	}
-	memtable, err := sizeOption(cfg.Options, "memtable", 4<<20)
-	if err != nil {
-		return nil, err
+	l0 := o.Int(optL0CompactionThreshold)
+	if l0 < 1 {
+		return nil, fmt.Errorf("option %s=%d must be a whole number of at least 1", optL0CompactionThreshold, l0)
 	}
-	l0, err := sizeOption(cfg.Options, "l0_compaction_threshold", 4)
-	if err != nil {
-		return nil, err
-	}
-	cache := pebble.NewCache(cacheSize)
+	cache := pebble.NewCache(o.Size(optCache))
 	defer cache.Unref() // the DB holds its own reference
 	opts := &pebble.Options{
 		Cache:                 cache,
-		MemTableSize:          uint64(memtable),
-		L0CompactionThreshold: int(l0),
+		MemTableSize:          uint64(o.Size(optMemtable)),
+		L0CompactionThreshold: l0,
 		WALDir:                walDir,
 		DisableWAL:            cfg.Durability == engine.NoWAL,
 		Merger:                fieldMerger,
@@ -86,18 +89,14 @@ func (e Engine) Open(_ context.Context, cfg engine.Config) (engine.DB, error) {
 	case engine.NoSync, engine.NoWAL:
 		wo = pebble.NoSync
 	default:
-		return nil, fmt.Errorf("open pebble: durability %q is not supported (use sync, nosync or nowal)", cfg.Durability)
+		return nil, fmt.Errorf("durability %q is not supported (use sync, nosync or nowal)", cfg.Durability)
 	}
 	db, err := open(dataDir, opts, &d.fatal)
 	if err != nil {
-		return nil, fmt.Errorf("open pebble in %s (wal %s): %w", dataDir, walDir, err)
+		return nil, fmt.Errorf("in %s (wal %s): %w", dataDir, walDir, err)
 	}
 	d.db, d.wo = db, wo
 	return d, nil
-}
-
-func sizeOption(opts map[string]string, name string, def int64) (int64, error) {
-	return engine.PositiveOption("pebble", opts, name, def, "a positive number of bytes")
 }
 
 // open opens Pebble, turning a fatal error during the open into an error.

@@ -134,19 +134,32 @@ func TestRecordsModel(t *testing.T) {
 
 func TestOpenRejectsBadConfig(t *testing.T) {
 	dir := t.TempDir()
+	withOption := func(name, value string) engine.Config {
+		return engine.Config{Dirs: map[string]string{Data: dir, WAL: dir}, Durability: engine.Sync, Options: map[string]string{name: value}}
+	}
 	cases := []struct {
 		name string
 		cfg  engine.Config
+		want string // the error, when it matters
 	}{
-		{"missing wal folder", engine.Config{Dirs: map[string]string{Data: dir}, Durability: engine.Sync}},
-		{"unsupported durability", engine.Config{Dirs: map[string]string{Data: dir, WAL: dir}, Durability: engine.Async}},
-		{"bad cache", engine.Config{Dirs: map[string]string{Data: dir, WAL: dir}, Durability: engine.Sync, Options: map[string]string{"cache": "lots"}}},
+		{"missing wal folder", engine.Config{Dirs: map[string]string{Data: dir}, Durability: engine.Sync}, ""},
+		{"unsupported durability", engine.Config{Dirs: map[string]string{Data: dir, WAL: dir}, Durability: engine.Async}, ""},
+		{"bad cache", withOption("cache", "lots"), ""},
+		// l0_compaction_threshold is a count, not a size.
+		{"bad l0_compaction_threshold", withOption(optL0CompactionThreshold, "lots"),
+			`option l0_compaction_threshold "lots" is not a whole number; write e.g. l0_compaction_threshold: 4`},
+		{"zero l0_compaction_threshold", withOption(optL0CompactionThreshold, "0"),
+			"option l0_compaction_threshold=0 must be a whole number of at least 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if db, err := (Engine{}).Open(context.Background(), tc.cfg); err == nil {
+			db, err := (Engine{}).Open(context.Background(), tc.cfg)
+			if err == nil {
 				db.Close()
-				t.Error("accepted")
+				t.Fatal("accepted")
+			}
+			if tc.want != "" && err.Error() != tc.want {
+				t.Errorf("error = %q, want %q", err, tc.want)
 			}
 		})
 	}

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -74,14 +73,7 @@ func socketFolder(scratch string) (string, error) {
 // the same when it has no password to give), so a start leaves no failed
 // logins in the server's log.
 func acceptsLogins(addr string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		var dl net.Dialer
-		c, err := dl.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	return server.Handshake(addr, func(c net.Conn) error {
 		fe := pgproto3.NewFrontend(c, c)
 		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber,
 			Parameters: map[string]string{"user": osUser, "database": database}})
@@ -100,7 +92,7 @@ func acceptsLogins(addr string) func(context.Context) error {
 		default:
 			return fmt.Errorf("the server answered a startup message with %T", msg)
 		}
-	}
+	})
 }
 
 // setPassword gives role postgres the run's password, as the postgres OS

@@ -27,13 +27,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
+	"net/url"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -116,7 +113,7 @@ func (Engine) Spec() engine.Spec {
 type settings struct {
 	sharedBuffersKB   int64
 	maxWALSizeMB      int64
-	checkpointTimeout int64
+	checkpointTimeout int
 	fsync             bool
 	syncCommit        bool
 }
@@ -131,36 +128,28 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	case engine.NoSync:
 		s.fsync, s.syncCommit = false, false
 	default:
-		return s, fmt.Errorf("open postgres: durability %q is not supported (use sync, async or nosync)", cfg.Durability)
+		return s, fmt.Errorf("durability %q is not supported (use sync, async or nosync)", cfg.Durability)
 	}
-	cache, err := intOption(cfg.Options, "cache", 128<<20)
+	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
 	if err != nil {
 		return s, err
 	}
+	cache := o.Size("cache")
 	if cache < 128<<10 {
-		return s, fmt.Errorf("open postgres: option cache=%d bytes is below PostgreSQL's minimum shared_buffers of 128KiB", cache)
+		return s, fmt.Errorf("option cache=%d bytes is below PostgreSQL's minimum shared_buffers of 128KiB", cache)
 	}
 	s.sharedBuffersKB = cache >> 10
-	wal, err := intOption(cfg.Options, "max_wal_size", 1<<30)
-	if err != nil {
-		return s, err
-	}
+	wal := o.Size("max_wal_size")
 	// PostgreSQL refuses a max_wal_size below two 16MiB WAL segments.
 	if wal < 32<<20 {
-		return s, fmt.Errorf("open postgres: option max_wal_size=%d bytes is below PostgreSQL's minimum of 32MiB (two WAL segments)", wal)
+		return s, fmt.Errorf("option max_wal_size=%d bytes is below PostgreSQL's minimum of 32MiB (two WAL segments)", wal)
 	}
 	s.maxWALSizeMB = wal >> 20
-	if s.checkpointTimeout, err = intOption(cfg.Options, "checkpoint_timeout", 300); err != nil {
-		return s, err
-	}
+	s.checkpointTimeout = o.Int("checkpoint_timeout")
 	if s.checkpointTimeout < 30 || s.checkpointTimeout > 86400 {
-		return s, fmt.Errorf("open postgres: option checkpoint_timeout=%d must be between 30 and 86400 seconds", s.checkpointTimeout)
+		return s, fmt.Errorf("option checkpoint_timeout=%d must be between 30 and 86400 seconds", s.checkpointTimeout)
 	}
 	return s, nil
-}
-
-func intOption(opts map[string]string, name string, def int64) (int64, error) {
-	return engine.PositiveOption("postgres", opts, name, def, "a positive whole number")
 }
 
 // autoConf renders postgresql.auto.conf, which PostgreSQL reads after
@@ -212,7 +201,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if cfg.Target != "" {
 		return openTarget(ctx, cfg.Target)
 	}
-	dirs, err := server.RunDirs("postgres", cfg.Dirs, Data, WAL)
+	dirs, err := server.RunDirs(cfg.Dirs, Data, WAL)
 	if err != nil {
 		return nil, err
 	}
@@ -223,402 +212,119 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	}
 	bins, err := findBinaries()
 	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
+		return nil, err
 	}
 	pg, err := lookupOSUser()
 	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
+		return nil, err
 	}
 
-	scratch, ownScratch := cfg.Scratch, false
-	if scratch == "" {
-		if scratch, err = os.MkdirTemp("", "tierbench-postgres-"); err != nil {
-			return nil, fmt.Errorf("open postgres: scratch folder: %w", err)
-		}
-		ownScratch = true
-		defer func() {
-			if err != nil {
-				os.RemoveAll(scratch)
-			}
-		}()
-	}
-	tmpl, err := ensureTemplate(ctx, bins, pg, scratch)
+	d := &DB{dataDir: dataDir}
+	defer d.closers.CloseOnError(&err)
+	scratch, err := server.Scratch(cfg.Scratch, "tierbench-postgres-", &d.closers)
 	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
+		return nil, err
 	}
-
-	if err := prepareCluster(ctx, tmpl, pg, dataDir, walDir); err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
-	port, err := server.FreePort()
-	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
-	sockDir, err := socketFolder(scratch)
-	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(sockDir)
-		}
-	}()
-	for name, text := range map[string]string{"postgresql.auto.conf": set.autoConf(port, sockDir), "pg_hba.conf": hbaConf} {
-		if err := writeConf(filepath.Join(dataDir, name), text, pg); err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
-		}
-	}
-	password, err := server.NewSecret()
-	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
-
-	proc, err := server.Start(server.Spec{
-		Name: "postgres",
-		Path: bins.postgres,
-		Args: []string{"-D", dataDir},
-		Dir:  dataDir,
-		Log:  filepath.Join(dataDir, logName),
-		User: osUser,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
-	}
-	d := &DB{proc: proc, untrack: cfg.Tracked(proc.PID()), dataDir: dataDir, sockDir: sockDir, port: port, uid: pg.uid, password: password}
-	if ownScratch {
+	if cfg.Scratch == "" {
 		d.tmpScratch = scratch
 	}
-	defer func() {
-		if err != nil {
-			d.stop()
-		}
-	}()
-
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	if err := proc.WaitReady(ctx, readyTimeout, acceptsLogins(addr)); err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
+	tmpl := filepath.Join(scratch, templateName)
+	if _, err := template(bins, pg, tmpl).Ensure(ctx); err != nil {
+		return nil, err
 	}
-	if err := setPassword(ctx, bins.psql, sockDir, port, password); err != nil {
-		return nil, fmt.Errorf("open postgres: %w", d.explain(err))
+	if err := prepareCluster(ctx, tmpl, pg, dataDir, walDir); err != nil {
+		return nil, err
+	}
+	if d.port, err = server.FreePort(); err != nil {
+		return nil, err
+	}
+	if d.sockDir, err = socketFolder(scratch); err != nil {
+		return nil, err
+	}
+	// The socket and its lock file go with their folder, after a crash too.
+	d.closers.RemoveAll(d.sockDir)
+	for name, text := range map[string]string{"postgresql.auto.conf": set.autoConf(d.port, d.sockDir), "pg_hba.conf": hbaConf} {
+		if err := writeConf(filepath.Join(dataDir, name), text, pg); err != nil {
+			return nil, err
+		}
+	}
+	if d.password, err = server.NewSecret(); err != nil {
+		return nil, err
+	}
+
+	d.proc, err = server.Start(server.Spec{Name: "postgres", Path: bins.postgres, Args: []string{"-D", dataDir},
+		Dir: dataDir, Log: filepath.Join(dataDir, logName), User: osUser, Track: cfg.Track})
+	if err != nil {
+		return nil, err
+	}
+	d.closers.Add("", func() error {
+		err := d.proc.Stop(stopGrace, syscall.SIGINT) // fast shutdown
+		// After a clean shutdown this finds nothing: the postmaster exits last.
+		reapCrashed(dataDir, pg.uid)
+		return err
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(d.port))
+	if err := d.proc.WaitReady(ctx, readyTimeout, acceptsLogins(addr)); err != nil {
+		return nil, err
+	}
+	if err := setPassword(ctx, bins.psql, d.sockDir, d.port, d.password); err != nil {
+		return nil, d.explain(err)
 	}
 	// The password is set on the parsed configuration, never written into
 	// a DSN that a parse error could quote.
 	cc, err := pgx.ParseConfig(fmt.Sprintf("host=127.0.0.1 port=%d user=%s dbname=%s sslmode=disable connect_timeout=10 application_name=tierbench",
-		port, osUser, database))
+		d.port, osUser, database))
 	if err != nil {
-		return nil, fmt.Errorf("open postgres: %w", err)
+		return nil, err
 	}
-	cc.Password = password
+	cc.Password = d.password
+	if err := d.connect(ctx, cc); err != nil {
+		return nil, d.explain(err)
+	}
+	return d, nil
+}
+
+// connect opens the clients' pool on cc, which Close closes, and reads the
+// server's version. Every client holds its own connection for the whole
+// run; a returned connection stays open for the next session (database/sql
+// would otherwise keep only 2 idle ones and reconnect the rest).
+func (d *DB) connect(ctx context.Context, cc *pgx.ConnConfig) error {
 	d.db = stdlib.OpenDB(*cc)
-	// Every client holds its own connection for the whole run; a returned
-	// connection stays open for the next session (database/sql would
-	// otherwise keep only 2 idle ones and reconnect the rest).
+	d.closers.Add("close postgres connections", d.db.Close)
 	d.db.SetMaxOpenConns(0)
 	d.db.SetMaxIdleConns(maxConnections)
+	if err := d.db.PingContext(ctx); err != nil {
+		return err
+	}
 	var v string
 	if err := d.db.QueryRowContext(ctx, "SHOW server_version").Scan(&v); err != nil {
-		return nil, fmt.Errorf("open postgres: read the server version: %w", d.explain(err))
+		return fmt.Errorf("read the server version: %w", err)
 	}
 	d.version = "PostgreSQL " + v
-	return d, nil
+	return nil
 }
 
 // openTarget connects to a server tierbench did not start. pgx reads the
 // URL (its defaults: port 5432, the OS user, the database named as the
 // user; and its parameters: sslmode, ...); tierbench adds a connect
-// timeout and its application name unless the URL sets them.
+// timeout and its application name unless the URL sets them. pgx's parse
+// errors show the URL with its password masked.
 func openTarget(ctx context.Context, target string) (engine.DB, error) {
-	u, err := server.Target("postgres", target, Engine{}.Spec().TargetSchemes...)
-	if err != nil {
-		return nil, err
-	}
-	q := u.Query()
-	for k, v := range map[string]string{"connect_timeout": "10", "application_name": "tierbench"} {
-		if !q.Has(k) {
-			q.Set(k, v)
-		}
-	}
-	u.RawQuery = q.Encode()
-	redacted := engine.RedactTarget(target)
-	cc, err := pgx.ParseConfig(u.String())
-	if err != nil {
-		// pgx's parse errors show the URL with its password masked.
-		return nil, fmt.Errorf("open postgres: target %s: %w", redacted, err)
-	}
-	d := &DB{target: &engine.Endpoint{Scheme: "postgres", Host: cc.Host, Port: int(cc.Port),
-		User: cc.User, Password: cc.Password, Database: cc.Database}}
-	d.db = stdlib.OpenDB(*cc)
-	d.db.SetMaxOpenConns(0)
-	d.db.SetMaxIdleConns(maxConnections)
-	if err := d.db.PingContext(ctx); err != nil {
-		d.db.Close()
-		return nil, fmt.Errorf("open postgres: connect to target %s: %w", redacted, err)
-	}
-	var v string
-	if err := d.db.QueryRowContext(ctx, "SHOW server_version").Scan(&v); err != nil {
-		d.db.Close()
-		return nil, fmt.Errorf("open postgres: target %s: read the server version: %w", redacted, err)
-	}
-	d.version = "PostgreSQL " + v
-	return d, nil
-}
-
-// binaries are the PostgreSQL programs of one installation.
-type binaries struct {
-	postgres, initdb, psql string
-}
-
-// findBinaries finds postgres in PATH or in Debian's versioned folders
-// (which are not in PATH), newest version first, and initdb and psql next
-// to it so the template, the server and the client that sets the run's
-// password come from the same release.
-func findBinaries() (binaries, error) {
-	candidates := []string{"postgres"}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
-	for _, d := range dirs {
-		candidates = append(candidates, filepath.Join(d, "postgres"))
-	}
-	pgPath, err := server.Find("postgresql", candidates...)
-	if err != nil {
-		return binaries{}, err
-	}
-	if real, err := filepath.EvalSymlinks(pgPath); err == nil {
-		pgPath = real
-	}
-	b := binaries{postgres: pgPath}
-	for _, tool := range []struct {
-		path      *string
-		name, pkg string
-	}{{&b.initdb, "initdb", "postgresql"}, {&b.psql, "psql", "postgresql-client"}} {
-		*tool.path = filepath.Join(filepath.Dir(pgPath), tool.name)
-		if _, err := os.Stat(*tool.path); err != nil {
-			if *tool.path, err = server.Find(tool.pkg, tool.name); err != nil {
-				return binaries{}, err
+	parse := func(u *url.URL) (*pgx.ConnConfig, error) {
+		q := u.Query()
+		for k, v := range map[string]string{"connect_timeout": "10", "application_name": "tierbench"} {
+			if !q.Has(k) {
+				q.Set(k, v)
 			}
 		}
+		u.RawQuery = q.Encode()
+		return pgx.ParseConfig(u.String())
 	}
-	return b, nil
-}
-
-// versionOf reads the major version from /usr/lib/postgresql/<v>/bin.
-func versionOf(binDir string) int {
-	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return v
-}
-
-type osAccount struct {
-	uid, gid int
-}
-
-func lookupOSUser() (osAccount, error) {
-	uid, gid, err := server.LookupUser(osUser)
-	if err != nil {
-		return osAccount{}, fmt.Errorf("PostgreSQL runs as OS user %s, which does not exist (apt-get install postgresql creates it): %w", osUser, err)
-	}
-	return osAccount{uid: uid, gid: gid}, nil
-}
-
-// initdbRuns counts initdb invocations, so tests can check the template is
-// made once per scratch folder.
-var initdbRuns struct {
-	sync.Mutex
-	n int
-}
-
-// ensureTemplate makes the study's initdb template once. A flock on a file
-// next to it serialises concurrent Opens (goroutines and processes alike:
-// each Open opens the lock file anew, and flock locks belong to the open
-// file); a marker written after initdb succeeds tells later Opens the
-// template is complete, and a template without it is from an interrupted
-// initdb and is made again.
-func ensureTemplate(ctx context.Context, bins binaries, pg osAccount, scratch string) (string, error) {
-	tmpl := filepath.Join(scratch, templateName)
-	lockPath, done := tmpl+".lock", tmpl+".done"
-	lock, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return "", fmt.Errorf("template lock: %w", err)
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("template lock %s: %w", lockPath, err)
-	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	if _, err := os.Stat(done); err == nil {
-		return tmpl, nil
-	}
-	if err := os.RemoveAll(tmpl); err != nil {
-		return "", fmt.Errorf("remove incomplete template %s: %w", tmpl, err)
-	}
-	// initdb runs as postgres and must reach the scratch folder. tierbench
-	// made it (os.MkdirTemp makes it 0700), so letting others enter it is
-	// ours to do; its parents are checked below.
-	if err := addSearch(scratch); err != nil {
-		return "", err
-	}
-	if err := os.Mkdir(tmpl, 0o700); err != nil {
-		return "", fmt.Errorf("create template folder: %w", err)
-	}
-	if err := os.Chown(tmpl, pg.uid, pg.gid); err != nil {
-		return "", fmt.Errorf("create template folder: %w", err)
-	}
-	if err := server.CheckReachable(ctx, "PostgreSQL", osUser, tmpl); err != nil {
-		return "", err
-	}
-	initdbRuns.Lock()
-	initdbRuns.n++
-	initdbRuns.Unlock()
-	if err := initTemplate(ctx, bins, scratch, tmpl); err != nil {
-		return "", err
-	}
-	out, err := exec.CommandContext(ctx, bins.postgres, "--version").Output()
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %w", bins.postgres, err)
-	}
-	if err := os.WriteFile(done, out, 0o644); err != nil {
-		return "", fmt.Errorf("template marker: %w", err)
-	}
-	return tmpl, nil
-}
-
-// initTemplate runs initdb into tmpl. Password authentication needs a
-// superuser password at initdb time; the template's is random and thrown
-// away (each run sets its own, setPassword), and initdb reads it from a
-// file in a private folder, never from its command line.
-// --no-sync: the template is never used in place; each run's copy is
-// flushed (prepareCluster).
-func initTemplate(ctx context.Context, bins binaries, scratch, tmpl string) error {
-	pwDir, err := server.PrivateDir(scratch, "initdb-", osUser)
-	if err != nil {
-		return fmt.Errorf("initdb template: %w", err)
-	}
-	defer os.RemoveAll(pwDir)
-	password, err := server.NewSecret()
-	if err != nil {
-		return fmt.Errorf("initdb template: %w", err)
-	}
-	pwFile := filepath.Join(pwDir, "pwfile")
-	if err := server.WriteSecretFile(pwFile, []byte(password+"\n"), osUser); err != nil {
-		return fmt.Errorf("initdb template: %w", err)
-	}
-	if err := server.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,
-		"--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
-		"--locale=C", "--no-instructions", "--no-sync"); err != nil {
-		return fmt.Errorf("initdb template: %w", err)
-	}
-	return nil
-}
-
-// addSearch lets others enter dir (o+x, not o+r).
-func addSearch(dir string) error {
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("scratch folder: %w", err)
-	}
-	if st.Mode().Perm()&0o001 == 0 {
-		if err := os.Chmod(dir, st.Mode().Perm()|0o001); err != nil {
-			return fmt.Errorf("let user %s enter the scratch folder: %w", osUser, err)
-		}
-	}
-	return nil
-}
-
-// prepareCluster makes dataDir and walDir the run's cluster: a copy of the
-// template with its WAL in walDir and PGDATA/pg_wal a symlink to it, which is
-// what initdb --waldir makes. A data folder that already holds a cluster is
-// reused, after checking its WAL is where this run's placement puts it.
-func prepareCluster(ctx context.Context, tmpl string, pg osAccount, dataDir, walDir string) error {
-	for _, d := range []string{dataDir, walDir} {
-		// PostgreSQL refuses a data folder others can read.
-		if err := os.Chmod(d, 0o700); err != nil {
-			return fmt.Errorf("folder for the cluster: %w", err)
-		}
-		if err := os.Chown(d, pg.uid, pg.gid); err != nil {
-			return fmt.Errorf("folder for the cluster: %w", err)
-		}
-	}
-	if err := server.CheckReachable(ctx, "PostgreSQL", osUser, dataDir, walDir); err != nil {
-		return err
-	}
-	pgWAL := filepath.Join(dataDir, "pg_wal")
-	if _, err := os.Stat(filepath.Join(dataDir, "PG_VERSION")); err == nil {
-		target, err := os.Readlink(pgWAL)
-		if err != nil || filepath.Clean(target) != walDir {
-			return fmt.Errorf("data folder %s holds a cluster whose pg_wal is not a symlink to the wal folder %s (%q, %v)", dataDir, walDir, target, err)
-		}
-		return nil
-	}
-	for _, d := range []string{dataDir, walDir} {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			return fmt.Errorf("folder for the cluster: %w", err)
-		}
-		if len(ents) > 0 {
-			return fmt.Errorf("folder %s is not empty and holds no PostgreSQL cluster; a run needs an empty folder", d)
-		}
-	}
-	if err := copyTree(tmpl, dataDir, "pg_wal"); err != nil {
-		return fmt.Errorf("copy the template to %s: %w", dataDir, err)
-	}
-	if err := copyTree(filepath.Join(tmpl, "pg_wal"), walDir, ""); err != nil {
-		return fmt.Errorf("copy the template's WAL to %s: %w", walDir, err)
-	}
-	if err := os.Symlink(walDir, pgWAL); err != nil {
-		return fmt.Errorf("link pg_wal to the wal folder: %w", err)
-	}
-	if err := server.ChownAll(osUser, dataDir, walDir); err != nil {
-		return err
-	}
-	// Flush the copies now: their ~40MB of dirty pages would otherwise be
-	// written back during the measurement, and a sync run's cluster must be
-	// on stable storage from its first commit.
-	for _, d := range []string{dataDir, walDir} {
-		if err := syncFS(d); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// copyTree copies the folders, regular files and symlinks under src into the
-// existing folder dst, keeping modes, skipping the top-level entry skip.
-func copyTree(src, dst, skip string) error {
-	return filepath.WalkDir(src, func(path string, de os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		if skip != "" && rel == skip {
-			if de.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		target := filepath.Join(dst, rel)
-		info, err := de.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case de.IsDir():
-			return os.Mkdir(target, info.Mode().Perm())
-		case info.Mode()&os.ModeSymlink != 0:
-			link, err := os.Readlink(path)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case info.Mode().IsRegular():
-			return server.CopyFile(path, target, info.Mode().Perm())
-		default:
-			return fmt.Errorf("%s: unexpected file type %s in the template", path, info.Mode().Type())
-		}
+	return server.OpenTarget(ctx, Engine{}.Spec(), target, parse, func(ctx context.Context, cc *pgx.ConnConfig) (_ engine.DB, err error) {
+		d := &DB{target: &engine.Endpoint{Scheme: "postgres", Host: cc.Host, Port: int(cc.Port),
+			User: cc.User, Password: cc.Password, Database: cc.Database}}
+		defer d.closers.CloseOnError(&err)
+		return d, d.connect(ctx, cc)
 	})
 }
 
@@ -628,16 +334,13 @@ type DB struct {
 	db         *sql.DB
 	proc       *server.Process
 	target     *engine.Endpoint
-	untrack    func()
+	closers    server.Closers // what Open got, given back by Close
 	version    string
 	dataDir    string
 	sockDir    string // the run's private socket folder, removed on Close
 	port       int
-	uid        int    // the postgres user's
 	password   string // the run's, of the superuser role clients log in as
 	tmpScratch string // removed on Close when Open made it
-	closeOnce  sync.Once
-	closeErr   error
 }
 
 var (
@@ -682,9 +385,6 @@ func (d *DB) explain(err error) error {
 // others "terminating connection because of crash of another server
 // process"; the reason is in the log. A target server's log is not ours.
 func (d *DB) explainOp(err error) error {
-	if d.proc == nil || err == nil {
-		return err
-	}
 	return d.proc.Explain(err, connLost(err))
 }
 
@@ -703,7 +403,7 @@ func connLost(err error) bool {
 func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: new connection: %w", d.explain(err))
+		return nil, fmt.Errorf("new connection: %w", d.explain(err))
 	}
 	return sqlrecords.NewSession(conn, engine.Postgres, "postgres: close connection", d.explainOp), nil
 }
@@ -711,38 +411,7 @@ func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 // Close shuts the server down (fast shutdown: SIGINT), kills it if it has
 // not stopped within 30s, and leaves its folders to the caller. For a
 // target server it only closes the connections.
-func (d *DB) Close() error {
-	d.closeOnce.Do(func() { d.closeErr = d.stop() })
-	return d.closeErr
-}
-
-func (d *DB) stop() error {
-	var errs []error
-	if d.db != nil {
-		if err := d.db.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close postgres connections: %w", err))
-		}
-	}
-	if d.proc == nil {
-		return errors.Join(errs...)
-	}
-	if err := d.proc.Stop(stopGrace, syscall.SIGINT); err != nil {
-		errs = append(errs, err)
-	}
-	// After a clean shutdown this finds nothing: the postmaster exits last.
-	reapCrashed(d.dataDir, d.uid)
-	d.untrack()
-	// The socket and its lock file go with their folder, after a crash too.
-	if err := os.RemoveAll(d.sockDir); err != nil {
-		errs = append(errs, fmt.Errorf("remove postgres socket folder: %w", err))
-	}
-	if d.tmpScratch != "" {
-		if err := os.RemoveAll(d.tmpScratch); err != nil {
-			errs = append(errs, fmt.Errorf("remove postgres scratch folder: %w", err))
-		}
-	}
-	return errors.Join(errs...)
-}
+func (d *DB) Close() error { return d.closers.Close() }
 
 // Session is one client's connection. It serves the records data model and
 // exposes the connection to SQL workloads. Not safe for concurrent use.

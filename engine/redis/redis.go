@@ -27,20 +27,18 @@
 package redis
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
@@ -118,171 +116,67 @@ func (Engine) Spec() engine.Spec {
 
 // Open starts a redis-server on cfg.Dirs[data]. A folder with an AOF or RDB
 // from an earlier Open (a cold restart) is loaded back.
-func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) {
+func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
 	if cfg.Target != "" {
 		return openTarget(ctx, cfg.Target)
 	}
-	dir := cfg.Dirs[Data]
-	if dir == "" {
-		return nil, fmt.Errorf("open redis: need a folder for component %s", Data)
-	}
-	dir, err := filepath.Abs(dir)
+	dirs, err := server.RunDirs(cfg.Dirs, Data)
 	if err != nil {
-		return nil, fmt.Errorf("open redis: data folder: %w", err)
+		return nil, err
 	}
+	dir := dirs[0]
 	args, err := serverArgs(dir, cfg)
 	if err != nil {
 		return nil, err
 	}
 	path, err := server.Find("redis-server", binaries...)
 	if err != nil {
-		return nil, fmt.Errorf("open redis: %w", err)
+		return nil, err
 	}
-	runAs, err := serverUser()
+	runAs, err := server.RunAs("redis-server", "redis-server", serverUsers...)
 	if err != nil {
-		return nil, fmt.Errorf("open redis: %w", err)
+		return nil, err
 	}
 	if err := prepareDir(ctx, dir, runAs); err != nil {
-		return nil, fmt.Errorf("open redis: %w", err)
+		return nil, err
 	}
 	password, err := server.NewSecret()
 	if err != nil {
-		return nil, fmt.Errorf("open redis: %w", err)
+		return nil, err
 	}
 	confDir, err := writeConf(ctx, cfg.Scratch, runAs, password)
 	if err != nil {
-		return nil, fmt.Errorf("open redis: %w", err)
+		return nil, err
 	}
 	defer os.RemoveAll(confDir) // read at start; the password stays in memory only
 	port, err := server.FreePort()
 	if err != nil {
-		return nil, fmt.Errorf("open redis: %w", err)
+		return nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	// The config file comes first: redis-server reads it, then the options.
 	args = append(append([]string{filepath.Join(confDir, confName)}, args...), "--port", strconv.Itoa(port))
 
-	proc, err := server.Start(server.Spec{Name: "redis-server", Path: path, Args: args, Dir: dir, Log: filepath.Join(dir, LogName), User: runAs})
+	d := &DB{addr: addr, dir: dir, password: password, sessions: map[*Session]struct{}{}}
+	defer d.closers.CloseOnError(&err)
+	d.proc, err = server.Start(server.Spec{Name: "redis-server", Path: path, Args: args, Dir: dir, Log: filepath.Join(dir, LogName),
+		User: runAs, Track: cfg.Track, DiskFull: aofShortWrite, DiskFullNote: "the AOF could not grow"})
 	if err != nil {
-		return nil, fmt.Errorf("open redis: %w", err)
+		return nil, err
 	}
-	d := &DB{proc: proc, untrack: cfg.Tracked(proc.PID()), addr: addr, dir: dir, password: password, sessions: map[*Session]struct{}{}}
-	fail := func(err error) (engine.DB, error) {
-		_ = proc.Stop(5 * time.Second)
-		d.untrack()
-		return nil, fmt.Errorf("open redis in %s: %w", dir, err)
-	}
+	d.closers.Add("close redis", d.stop)
 	// A server that is loading a big AOF answers -LOADING: it is up, so the
 	// start timeout is met, and loading gets its own, longer bound.
-	if err := proc.WaitReady(ctx, startTimeout, ping(addr, password, true)); err != nil {
-		return fail(err)
+	if err := d.proc.WaitReady(ctx, startTimeout, ping(addr, password, true)); err != nil {
+		return nil, err
 	}
-	if err := proc.WaitReady(ctx, loadTimeout, ping(addr, password, false)); err != nil {
-		return fail(fmt.Errorf("loading its data: %w", err))
+	if err := d.proc.WaitReady(ctx, loadTimeout, ping(addr, password, false)); err != nil {
+		return nil, fmt.Errorf("loading its data: %w", err)
 	}
 	opts := clientOptions(addr)
 	opts.Password = password
 	if err := d.connect(ctx, opts); err != nil {
-		return fail(err)
-	}
-	return d, nil
-}
-
-// serverUser is the OS user redis-server runs as: the first of serverUsers
-// that exists when tierbench is root, else tierbench's own user ("").
-func serverUser() (string, error) {
-	if os.Geteuid() != 0 {
-		return "", nil
-	}
-	for _, u := range serverUsers {
-		if _, _, err := server.LookupUser(u); err == nil {
-			return u, nil
-		}
-	}
-	return "", fmt.Errorf("redis-server must not run as root, and none of the OS users %s exists (apt-get install redis-server creates user redis)",
-		strings.Join(serverUsers, ", "))
-}
-
-// prepareDir closes the data folder to other users (mode 0700: the AOF and
-// RDB hold every record) and gives it to runAs, whose server writes there;
-// a reopened folder's files too. It then checks, as runAs, that the server
-// can reach it through the tier's parent folders.
-func prepareDir(ctx context.Context, dir, runAs string) error {
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return fmt.Errorf("data folder: %w", err)
-	}
-	if runAs == "" {
-		return nil
-	}
-	if err := server.ChownAll(runAs, dir); err != nil {
-		return fmt.Errorf("data folder: %w", err)
-	}
-	return server.CheckReachable(ctx, "Redis", runAs, dir)
-}
-
-// writeConf writes the server's config file, which holds only the run's
-// password (requirepass; every other setting is on the command line, where
-// ps shows it), 0600 in a new private folder of runAs under scratch, where
-// a killed run's cleanup finds it. When runAs cannot reach the scratch
-// folder (or there is none), the private folder goes in the system's
-// temporary folder, which every user may enter. The caller removes it.
-func writeConf(ctx context.Context, scratch, runAs, password string) (string, error) {
-	dir, err := server.PrivateDir(scratch, "redis-conf-", runAs)
-	if err != nil {
-		return "", fmt.Errorf("config file: %w", err)
-	}
-	if scratch != "" && server.CheckReachable(ctx, "Redis", runAs, dir) != nil {
-		os.Remove(dir)
-		if dir, err = server.PrivateDir("", "tierbench-redis-conf-", runAs); err != nil {
-			return "", fmt.Errorf("config file: %w", err)
-		}
-	}
-	text := "# Written by tierbench for one run; removed once the server has read it.\nrequirepass " + password + "\n"
-	if err := server.WriteSecretFile(filepath.Join(dir, confName), []byte(text), runAs); err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("config file: %w", err)
-	}
-	return dir, nil
-}
-
-// connect makes the client sessions share and reads the server's version.
-func (d *DB) connect(ctx context.Context, opts *goredis.Options) error {
-	quietOnce.Do(func() { goredis.SetLogger(quietLogger{}) })
-	d.client = goredis.NewClient(opts)
-	info, err := d.client.Info(ctx, "server").Result()
-	if err != nil {
-		d.client.Close()
-		return fmt.Errorf("INFO server: %w", err)
-	}
-	d.version = parseVersion(info)
-	return nil
-}
-
-// openTarget connects to a server tierbench did not start. go-redis reads
-// the URL (port 6379 by default, the database number, TLS for rediss://);
-// the client otherwise behaves as with a started server.
-func openTarget(ctx context.Context, target string) (engine.DB, error) {
-	if _, err := server.Target("redis", target, Engine{}.Spec().TargetSchemes...); err != nil {
 		return nil, err
-	}
-	redacted := engine.RedactTarget(target)
-	u, err := goredis.ParseURL(target)
-	if err != nil {
-		return nil, fmt.Errorf("open redis: target %s: %w", redacted, err)
-	}
-	opts := clientOptions(u.Addr)
-	opts.Username, opts.Password, opts.DB, opts.TLSConfig = u.Username, u.Password, u.DB, u.TLSConfig
-	d := &DB{addr: u.Addr, sessions: map[*Session]struct{}{},
-		target: &engine.Endpoint{Scheme: "redis", User: u.Username, Password: u.Password}}
-	if u.DB != 0 {
-		d.target.Database = strconv.Itoa(u.DB)
-	}
-	if host, port, err := net.SplitHostPort(u.Addr); err == nil {
-		d.target.Host = host
-		d.target.Port, _ = strconv.Atoi(port)
-	}
-	if err := d.connect(ctx, opts); err != nil {
-		return nil, fmt.Errorf("open redis: connect to target %s: %w", redacted, err)
 	}
 	return d, nil
 }
@@ -314,124 +208,31 @@ func serverArgs(dir string, cfg engine.Config) ([]string, error) {
 		// restart would start empty.
 		args = append(args, "--appendonly", "no", "--shutdown-on-sigterm", "save")
 	default:
-		return nil, fmt.Errorf("open redis: durability %q is not supported (use sync, async, nosync or nowal)", cfg.Durability)
+		return nil, fmt.Errorf("durability %q is not supported (use sync, async, nosync or nowal)", cfg.Durability)
 	}
-	if v, ok := cfg.Options["cache"]; ok {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("open redis: option cache=%q must be a number of bytes", v)
-		}
-		if n > 0 {
-			args = append(args, "--maxmemory", strconv.FormatUint(n, 10), "--maxmemory-policy", "noeviction")
-		}
+	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
+	if err != nil {
+		return nil, err
 	}
-	if v, ok := cfg.Options["io_threads"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 128 {
-			return nil, fmt.Errorf("open redis: option io_threads=%q must be a whole number from 1 to 128", v)
-		}
-		args = append(args, "--io-threads", strconv.Itoa(n))
-		if n > 1 {
-			args = append(args, "--io-threads-do-reads", "yes")
-		}
+	if n := o.Size("cache"); n > 0 {
+		args = append(args, "--maxmemory", strconv.FormatInt(n, 10), "--maxmemory-policy", "noeviction")
+	}
+	n := o.Int("io_threads")
+	if n < 1 || n > 128 {
+		return nil, fmt.Errorf("option io_threads=%d must be a whole number from 1 to 128", n)
+	}
+	args = append(args, "--io-threads", strconv.Itoa(n))
+	if n > 1 {
+		args = append(args, "--io-threads-do-reads", "yes")
 	}
 	return args, nil
-}
-
-// clientOptions configures the shared client sessions take connections from.
-func clientOptions(addr string) *goredis.Options {
-	return &goredis.Options{
-		Addr: addr,
-		// RESP2, as YCSB's Jedis speaks; replies to HGETALL are flat arrays.
-		Protocol: 2,
-		// Redis 7.0 knows neither CLIENT SETINFO nor maintenance
-		// notifications; skip the failing round trips on connect.
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		// A failed operation is an error in the run, not something to hide
-		// by sending it again.
-		MaxRetries:            -1,
-		DialTimeout:           5 * time.Second,
-		ReadTimeout:           opTimeout,
-		WriteTimeout:          opTimeout,
-		ContextTimeoutEnabled: true,
-		// Each session keeps one connection for its life, so the pool must
-		// hold as many as there may be sessions.
-		PoolSize:    maxClients,
-		PoolTimeout: opTimeout,
-	}
-}
-
-var errLoading = errors.New("LOADING")
-
-// quietLogger drops go-redis's own log lines ("failed to dial after 5
-// attempts"), which would break tierbench's progress lines; every failure
-// they describe also comes back as an operation's error. go-redis's logger
-// is global, so it is set once, when a Redis engine is first opened.
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...any) {}
-
-var quietOnce sync.Once
-
-// ping returns a ready check that sends AUTH with the run's password and
-// PING on a fresh connection (AUTH is answered while loading, PING is
-// not). It does not use go-redis: a pool that saw failed dials backs off
-// for a second, which would slow every start.
-func ping(addr, password string, loadingOK bool) func(context.Context) error {
-	return func(ctx context.Context) error {
-		var dl net.Dialer
-		c, err := dl.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-		auth := fmt.Sprintf("*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(password), password)
-		if _, err := c.Write([]byte(auth + "*1\r\n$4\r\nPING\r\n")); err != nil {
-			return err
-		}
-		r := bufio.NewReader(c)
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return err
-		}
-		if line = strings.TrimSpace(line); line != "+OK" {
-			return fmt.Errorf("AUTH answered %q", line)
-		}
-		if line, err = r.ReadString('\n'); err != nil {
-			return err
-		}
-		line = strings.TrimSpace(line)
-		switch {
-		case line == "+PONG":
-			return nil
-		case strings.HasPrefix(line, "-LOADING"):
-			if loadingOK {
-				return nil
-			}
-			return fmt.Errorf("%w: %s", errLoading, line)
-		default:
-			return fmt.Errorf("PING answered %q", line)
-		}
-	}
-}
-
-// parseVersion finds redis_version in INFO server output.
-func parseVersion(info string) string {
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return "Redis " + v
-		}
-	}
-	return "Redis (unknown version)"
 }
 
 // DB is a running redis-server and the client its sessions share; for a
 // target server tierbench did not start, proc is nil and target is set.
 type DB struct {
 	proc     *server.Process
-	untrack  func()
+	closers  server.Closers // what Open got, given back by Close
 	target   *engine.Endpoint
 	client   *goredis.Client
 	addr     string
@@ -468,7 +269,7 @@ func (d *DB) PID() int { return d.proc.PID() }
 
 // Check reports a server that has exited, with the tail of its log; nil
 // for a target server, which is not watched.
-func (d *DB) Check() error { return noteDiskFull(d.proc.Died()) }
+func (d *DB) Check() error { return d.proc.Died() }
 
 // NewSession claims one connection for one client. The connection is the
 // session's alone (a go-redis Conn), so its commands and pipelines never
@@ -499,11 +300,17 @@ func (d *DB) NewSession(ctx context.Context) (engine.Session, error) {
 // that had already exited is reported, with its log. A target server is
 // left running: only the connections are closed.
 func (d *DB) Close() error {
-	d.mu.Lock()
-	if d.closed {
-		d.mu.Unlock()
-		return nil
+	died := d.proc.Died()
+	err := d.closers.Close()
+	if died != nil {
+		return fmt.Errorf("close redis: server had already stopped: %w", died)
 	}
+	return err
+}
+
+// closeSessions marks the DB closed and closes the sessions still open.
+func (d *DB) closeSessions() {
+	d.mu.Lock()
 	d.closed = true
 	open := make([]*Session, 0, len(d.sessions))
 	for s := range d.sessions {
@@ -513,21 +320,18 @@ func (d *DB) Close() error {
 	for _, s := range open {
 		s.Close()
 	}
-	_ = d.client.Close() // errors only on a second close
-	if d.proc == nil {
-		return nil
+}
+
+// stop stops the server. It reports what went wrong in stopping it (a
+// kill after the grace, an exit with an error), not a death before, which
+// Close reports.
+func (d *DB) stop() error {
+	alive := d.proc.Died() == nil
+	if err := d.proc.Stop(stopGrace); err != nil {
+		return d.proc.WithLog(err)
 	}
-	died := d.proc.Died()
-	err := d.proc.Stop(stopGrace)
-	d.untrack()
-	if died != nil {
-		return fmt.Errorf("close redis: server had already stopped: %w", died)
-	}
-	if err != nil {
-		return fmt.Errorf("close redis: %w; last lines of its log:\n%s", err, d.proc.LogTail(15))
-	}
-	if exited, werr := d.proc.Exited(); exited && werr != nil {
-		return fmt.Errorf("close redis: server exited with %v; last lines of its log:\n%s", werr, d.proc.LogTail(15))
+	if exited, werr := d.proc.Exited(); alive && exited && werr != nil {
+		return d.proc.WithLog(fmt.Errorf("server exited with %v", werr))
 	}
 	return nil
 }
@@ -536,26 +340,13 @@ func (d *DB) Close() error {
 // no errno, but takes a short write for ENOSPC itself (it then refuses
 // writes with "MISCONF Errors writing to the AOF file: No space left on
 // device", or, under appendfsync always, exits).
-const aofShortWrite = "Short write while writing to the AOF file"
+var aofShortWrite = regexp.MustCompile("Short write while writing to the AOF file")
 
 // explain adds to an operation's error what the server's log says when the
 // server died or dropped the connection, and "disk full" when the log shows
 // the AOF could not grow. A target server's log is not ours.
 func (d *DB) explain(err error) error {
-	if d.proc == nil || err == nil {
-		return err
-	}
-	return noteDiskFull(d.proc.Explain(err, server.ConnLost(err)))
-}
-
-// noteDiskFull adds "disk full" to an error holding the server's log tail
-// when the log shows the AOF could not grow, which is how the runner knows
-// a tier filled up.
-func noteDiskFull(err error) error {
-	if err != nil && strings.Contains(err.Error(), aofShortWrite) {
-		return fmt.Errorf("%w (disk full: the AOF could not grow)", err)
-	}
-	return err
+	return d.proc.Explain(err, server.ConnLost(err))
 }
 
 func (d *DB) forget(s *Session) {

@@ -116,7 +116,7 @@ func session(t *testing.T, db engine.DB) engine.Records {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	r, err := engine.NeedRecords("redis", s)
+	r, err := engine.NeedRecords(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,21 +2,17 @@ package server
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
-	"syscall"
 )
 
 // What the server engines share to keep a run's server closed to other
-// local users: a random secret per run, private folders and files that hold
-// it (or a server's Unix socket), and a check that the server's OS user
-// can reach the folders it must work in.
+// local users: a random secret per run, and private folders and files that
+// hold it (or a server's Unix socket).
 
 // NewSecret returns a random password for one run: 32 hex digits (128
 // bits). Hex needs no quoting in any configuration syntax (redis.conf,
@@ -85,83 +81,6 @@ func own(path, userName string) error {
 		return err
 	}
 	return os.Chown(path, uid, gid)
-}
-
-// ErrUnreachable marks a folder the server's OS user cannot reach: the
-// fix is the user's (open a parent folder), not a retry.
-var ErrUnreachable = errors.New("folder not reachable by the server's OS user")
-
-// CheckReachable checks, as OS user userName, that it can enter and write
-// in each folder; when it cannot, the error names the parent folder that
-// blocks it and the fix, rather than leaving the server (labelled label:
-// "PostgreSQL", "Redis") to fail with a bare "Permission denied". Checking
-// as the user (not from mode bits) gets ACLs, supplementary groups and
-// mount options right. An empty userName is tierbench's own user, which
-// made the folders: nothing to check.
-func CheckReachable(ctx context.Context, label, userName string, dirs ...string) error {
-	if userName == "" {
-		return nil
-	}
-	for _, d := range dirs {
-		err := Run(ctx, userName, "/bin/sh", "-c", `test -w "$1" && test -x "$1"`, "sh", d)
-		if err == nil {
-			continue
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if blocker := firstBlocked(d, userName); blocker != "" {
-			mode := "?"
-			if st, err := os.Stat(blocker); err == nil {
-				mode = st.Mode().String()
-			}
-			return fmt.Errorf("%s runs as OS user %s, which cannot enter folder %s (mode %s), so it cannot reach %s: run chmod o+x %s, or put the tier or scratch folder under a folder others can enter: %w",
-				label, userName, blocker, mode, d, blocker, ErrUnreachable)
-		}
-		return fmt.Errorf("%s runs as OS user %s, which cannot write in %s: check the permissions, ACLs and mount options of it and its parent folders: %w",
-			label, userName, d, ErrUnreachable)
-	}
-	return nil
-}
-
-// firstBlocked returns the outermost parent of dir that userName may not
-// enter by its mode bits, or "" if none looks blocked.
-func firstBlocked(dir, userName string) string {
-	uid, gid, err := LookupUser(userName)
-	if err != nil {
-		return ""
-	}
-	var parents []string
-	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
-		parents = append(parents, p)
-		if p == filepath.Dir(p) {
-			break
-		}
-	}
-	for i := len(parents) - 1; i >= 0; i-- {
-		st, err := os.Stat(parents[i])
-		if err != nil {
-			return parents[i]
-		}
-		sys, ok := st.Sys().(*syscall.Stat_t)
-		if !ok {
-			continue
-		}
-		perm := st.Mode().Perm()
-		var can bool
-		switch {
-		case int(sys.Uid) == uid:
-			can = perm&0o100 != 0
-		case int(sys.Gid) == gid:
-			can = perm&0o010 != 0
-		default:
-			can = perm&0o001 != 0
-		}
-		if !can {
-			return parents[i]
-		}
-	}
-	return ""
 }
 
 // ProcessesShowing lists the processes ("PID: command line") whose command

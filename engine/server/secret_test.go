@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -66,48 +65,6 @@ func TestPrivateFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(victim); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the symlink's target was created: %v", err)
-	}
-}
-
-// TestCheckReachable checks, as root, the error for a folder user nobody
-// cannot reach: it names the blocking folder and the fix, and is typed.
-func TestCheckReachable(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the check runs as another user")
-	}
-	if _, _, err := LookupUser("nobody"); err != nil {
-		t.Skip(err)
-	}
-	root, err := os.MkdirTemp("/var/tmp", "tierbench-server-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(root)
-	open, closed := filepath.Join(root, "open"), filepath.Join(root, "closed")
-	for dir, mode := range map[string]os.FileMode{root: 0o755, open: 0o777, closed: 0o700} {
-		if dir != root {
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := os.Chmod(dir, mode); err != nil {
-			t.Fatal(err)
-		}
-	}
-	inner := filepath.Join(closed, "data")
-	if err := os.Mkdir(inner, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := CheckReachable(ctx, "Test", "nobody", open); err != nil {
-		t.Errorf("open folder: %v", err)
-	}
-	err = CheckReachable(ctx, "Test", "nobody", inner)
-	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "chmod o+x "+closed) {
-		t.Errorf("closed folder: %v", err)
-	}
-	if err := CheckReachable(ctx, "Test", "", inner); err != nil {
-		t.Errorf("tierbench's own user: %v", err)
 	}
 }
 

@@ -1,12 +1,17 @@
-// Package server starts and supervises a database server process for one
-// run: in its own process group, killed if tierbench dies (parent-death
-// signal), bound to 127.0.0.1 by its engine's arguments, with its output in a
-// log file whose tail explains a failed start or a crash. It also holds the
-// helpers the server engines share to prepare a run: finding binaries,
-// users and ownership, helper commands, (open.go) run folders, options
-// and template copies, and (secret.go) per-run secrets, the private folders
-// and files that hold them, and the check that a server's OS user can
-// reach its folders.
+// Package server is the kit server engines are written against, so that an
+// adapter holds only what is specific to its engine. It starts and
+// supervises a database server process for one run: in its own process
+// group, killed if tierbench dies (parent-death signal), tracked for
+// cleanup, bound to 127.0.0.1 by its engine's arguments, with its output in
+// a log file whose tail explains a failed start or a crash, and whose
+// errors are typed (engine.ErrServerDied, engine.ErrDiskFull). Beside it:
+// finding binaries, users and ownership, helper commands (this file); run
+// folders, scratch folders and copies of a template (open.go); the
+// per-study template made once under a file lock (template.go); the
+// closers an Open collects and Close releases (closers.go); the check that
+// a server's OS user can reach its folders (reach.go); per-run secrets and
+// the private folders and files that hold them (secret.go); and servers
+// tierbench did not start (target.go).
 package server
 
 import (
@@ -21,11 +26,14 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/engine"
 )
 
 // Spec says how to start a server.
@@ -41,17 +49,29 @@ type Spec struct {
 	// User runs the server as this user (servers such as PostgreSQL refuse
 	// root); empty keeps tierbench's user.
 	User string
+	// Track records the server's pid so that a killed tierbench can be
+	// cleaned up (engine.Config.Track; nil: not recorded). Stop forgets it
+	// once the server is gone.
+	Track func(pid int) (untrack func())
+	// DiskFull matches what the server says (in its log or an error) when
+	// a tier is full in words of its own; DiskFullNote is added to such an
+	// error ("the AOF could not grow"). strerror's "No space left on
+	// device" needs neither. Either way the error wraps engine.ErrDiskFull.
+	DiskFull     *regexp.Regexp
+	DiskFullNote string
 }
 
 // Process is a running server.
 type Process struct {
-	spec   Spec
-	cmd    *exec.Cmd
-	logf   *os.File
-	done   chan struct{}
-	mu     sync.Mutex
-	err    error
-	exited bool
+	spec    Spec
+	cmd     *exec.Cmd
+	logf    *os.File
+	done    chan struct{}
+	untrack func()
+	stopped sync.Once
+	mu      sync.Mutex
+	err     error
+	exited  bool
 }
 
 // Start starts the server.
@@ -75,7 +95,10 @@ func Start(spec Spec) (*Process, error) {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	}
-	p := &Process{spec: spec, cmd: cmd, logf: logf, done: make(chan struct{})}
+	p := &Process{spec: spec, cmd: cmd, logf: logf, done: make(chan struct{}), untrack: func() {}}
+	if spec.Track != nil {
+		p.untrack = spec.Track(cmd.Process.Pid)
+	}
 	go func() {
 		err := cmd.Wait()
 		p.mu.Lock()
@@ -106,18 +129,69 @@ func (p *Process) Exited() (bool, error) {
 	return p.exited, p.err
 }
 
-// Died returns an error with the log's tail if the server has exited; nil
-// for a nil Process (a target server is not watched: losing it fails
-// operations instead).
+// Died returns an error with the log's tail if the server has exited,
+// which wraps engine.ErrServerDied (and engine.ErrDiskFull when the log
+// says a tier is full); nil for a nil Process (a target server is not
+// watched: losing it fails operations instead).
 func (p *Process) Died() error {
 	if p == nil {
 		return nil
 	}
 	if exited, err := p.Exited(); exited {
-		return fmt.Errorf("%s exited (%v); last lines of its log %s:\n%s", p.spec.Name, err, p.spec.Log, p.LogTail(15))
+		return p.WithLog(&diedError{fmt.Sprintf("%s exited (%v)", p.spec.Name, err)})
 	}
 	return nil
 }
+
+// diedError says how a server exited; errors.Is finds
+// engine.ErrServerDied in it, without that adding to its text.
+type diedError struct{ msg string }
+
+func (e *diedError) Error() string        { return e.msg }
+func (e *diedError) Is(target error) bool { return target == engine.ErrServerDied }
+
+// WithLog adds the last lines of the server's log to err, which they
+// explain (a failed start, a setup step, a stop), and marks it
+// engine.ErrDiskFull when they say a tier is full.
+func (p *Process) WithLog(err error) error {
+	tail := p.LogTail(15)
+	return p.noteDiskFull(fmt.Errorf("%w; last lines of its log %s:\n%s", err, p.spec.Log, tail), tail)
+}
+
+// enospcText is strerror(ENOSPC), as servers write it in logs and errors
+// (capitalised, as C's strerror writes it, or not, as Go's).
+const enospcText = "no space left on device"
+
+// noteDiskFull marks err engine.ErrDiskFull when text (a log tail, or
+// err's own text) says a tier is full: in the server's own words
+// (Spec.DiskFull, noted with Spec.DiskFullNote) or strerror's.
+func (p *Process) noteDiskFull(err error, text string) error {
+	switch {
+	case err == nil || errors.Is(err, engine.ErrDiskFull):
+		return err
+	case p.spec.DiskFull != nil && p.spec.DiskFull.MatchString(text):
+		return DiskFull(err, p.spec.DiskFullNote)
+	case strings.Contains(strings.ToLower(text), enospcText):
+		return DiskFull(err, "")
+	}
+	return err
+}
+
+// DiskFull marks err engine.ErrDiskFull: for the runner, which names the
+// tier that filled up. A note (what could not grow) is added to its text
+// as "(disk full: note)"; without one the text stays as it is.
+func DiskFull(err error, note string) error {
+	if note != "" {
+		return fmt.Errorf("%w (%w: %s)", err, engine.ErrDiskFull, note)
+	}
+	return &diskFullError{err}
+}
+
+// diskFullError is an error whose text already says the disk is full
+// (strerror's words): errors.Is finds engine.ErrDiskFull in it too.
+type diskFullError struct{ error }
+
+func (e *diskFullError) Unwrap() []error { return []error{e.error, engine.ErrDiskFull} }
 
 // WaitReady polls ready until it succeeds, the server exits, or timeout.
 func (p *Process) WaitReady(ctx context.Context, timeout time.Duration, ready func(context.Context) error) error {
@@ -133,30 +207,41 @@ func (p *Process) WaitReady(ctx context.Context, timeout time.Duration, ready fu
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s did not accept connections within %s (%v); last lines of its log %s:\n%s",
-				p.spec.Name, timeout, last, p.spec.Log, p.LogTail(15))
+			return p.WithLog(fmt.Errorf("%s did not accept connections within %s (%v)", p.spec.Name, timeout, last))
 		case <-p.done:
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
-// TCPReady is a ready check that dials addr.
-func TCPReady(addr string) func(context.Context) error {
+// Handshake is a ready check for WaitReady: it dials addr over TCP and,
+// with talk, has a few words with the server on the connection (a
+// protocol's startup message, AUTH and PING), within 2 s; without talk,
+// a server that accepts the connection is ready.
+func Handshake(addr string, talk func(net.Conn) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", addr)
 		if err != nil {
 			return err
 		}
-		return c.Close()
+		defer c.Close()
+		if talk == nil {
+			return nil
+		}
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		return talk(c)
 	}
 }
 
 // Stop asks the server's process group to stop (SIGTERM, or sig if given),
-// waits up to grace, then kills it.
+// waits up to grace, then kills it; it then forgets the server's pid
+// (Spec.Track).
 func (p *Process) Stop(grace time.Duration, sig ...syscall.Signal) error {
-	defer p.logf.Close()
+	defer p.stopped.Do(func() {
+		p.logf.Close()
+		p.untrack()
+	})
 	s := syscall.SIGTERM
 	if len(sig) > 0 {
 		s = sig[0]
@@ -181,19 +266,21 @@ func (p *Process) LogTail(n int) string { return Tail(p.spec.Log, n) }
 // server's log says when the server has died (its exit and log tail) or
 // when lost (the engine's reading of its driver's error, ConnLost and the
 // like) says it dropped the connection: a crashed backend's PANIC, a
-// restart. The log is read only on those errors. Other errors, nil
-// included, are returned as they are.
+// restart. The log is read only on those errors. Other errors are marked
+// engine.ErrDiskFull when their own text says a tier is full, and
+// otherwise returned as they are, nil included. A nil Process (a target
+// server, whose log is not ours) returns err as it is.
 func (p *Process) Explain(err error, lost bool) error {
-	if err == nil {
-		return nil
+	if p == nil || err == nil {
+		return err
 	}
 	if died := p.Died(); died != nil {
 		return fmt.Errorf("%w; %w", err, died)
 	}
 	if lost {
-		return fmt.Errorf("%w; the server dropped the connection; last lines of its log %s:\n%s", err, p.spec.Log, p.LogTail(15))
+		return p.WithLog(fmt.Errorf("%w; the server dropped the connection", err))
 	}
-	return err
+	return p.noteDiskFull(err, err.Error())
 }
 
 // ConnLost reports whether err says a client's connection to its server is
@@ -274,6 +361,24 @@ func LookupUser(name string) (uid, gid int, err error) {
 	uid, _ = strconv.Atoi(u.Uid)
 	gid, _ = strconv.Atoi(u.Gid)
 	return uid, gid, nil
+}
+
+// RunAs picks the OS user a server runs as: as root, the first of users
+// that exists (a server other local users can reach must not hold root);
+// otherwise tierbench's own user (""), which then owns every folder
+// already. pkg is the package whose install creates users[0], for the
+// error when none exists.
+func RunAs(program, pkg string, users ...string) (string, error) {
+	if os.Geteuid() != 0 {
+		return "", nil
+	}
+	for _, u := range users {
+		if _, _, err := LookupUser(u); err == nil {
+			return u, nil
+		}
+	}
+	return "", fmt.Errorf("%s must not run as root, and none of the OS users %s exists (apt-get install %s creates user %s)",
+		program, strings.Join(users, ", "), pkg, users[0])
 }
 
 // ChownAll gives folders (recursively) to the user a server runs as.

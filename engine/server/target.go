@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -32,4 +33,29 @@ func Target(engineName, target string, schemes ...string) (*url.URL, error) {
 			engineName, engine.RedactTarget(target), schemes[0])
 	}
 	return u, nil
+}
+
+// OpenTarget opens a server engine on a server tierbench did not start
+// (engine.Config.Target), where it starts, places and configures nothing:
+// it checks the URL against spec (Target), has parse turn it into the
+// driver's configuration (the driver's defaults and parameters), and
+// connect open the DB with it. Its errors name the target without its
+// password: "target URL: ..." for a URL the driver refuses, "connect to
+// target URL: ..." for a server that does not answer.
+func OpenTarget[C any](ctx context.Context, spec engine.Spec, target string,
+	parse func(*url.URL) (C, error), connect func(context.Context, C) (engine.DB, error)) (engine.DB, error) {
+	u, err := Target(spec.Name, target, spec.TargetSchemes...)
+	if err != nil {
+		return nil, err
+	}
+	redacted := engine.RedactTarget(target)
+	c, err := parse(u)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", redacted, err)
+	}
+	db, err := connect(ctx, c)
+	if err != nil {
+		return nil, fmt.Errorf("connect to target %s: %w", redacted, err)
+	}
+	return db, nil
 }

@@ -44,14 +44,6 @@ func Abort(devID string) error {
 }
 
 func fusectlMounted() bool {
-	ms, err := mountinfo.Read()
-	if err != nil {
-		return false
-	}
-	for _, m := range ms {
-		if m.Point == fusectlDir && m.FSType == "fusectl" {
-			return true
-		}
-	}
-	return false
+	m, ok := mountinfo.At(fusectlDir)
+	return ok && m.FSType == "fusectl"
 }

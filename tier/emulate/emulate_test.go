@@ -24,6 +24,7 @@ import (
 
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
+	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
 // ownerEnv, when set, makes the test binary an owner process: it starts a
@@ -111,29 +112,12 @@ func start(t *testing.T, lat emulate.Latency) (backing, mnt string, srv *emulate
 // mountAt finds the mount whose mount point is exactly dir.
 func mountAt(t *testing.T, dir string) (tier.Mount, bool) {
 	t.Helper()
-	ms, err := tier.Mounts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if m.Point == dir {
-			return m, true
-		}
-	}
-	return tier.Mount{}, false
+	return mountinfo.At(dir)
 }
 
 func isMounted(dir string) bool {
-	ms, err := tier.Mounts()
-	if err != nil {
-		return false
-	}
-	for _, m := range ms {
-		if m.Point == dir {
-			return true
-		}
-	}
-	return false
+	_, ok := mountinfo.At(dir)
+	return ok
 }
 
 // processExists reports whether pid is a process that has not exited (a

@@ -232,19 +232,10 @@ func (s *Server) close() error {
 	return nil
 }
 
-// mounted reports whether dir is a mount point, from the mount table (a
-// stat of a dead FUSE mount would fail, and of a stuck one would hang).
+// mounted reports whether dir is a mount point, from the mount table.
 func mounted(dir string) bool {
-	ms, err := mountinfo.Read()
-	if err != nil {
-		return false
-	}
-	for _, m := range ms {
-		if m.Point == dir {
-			return true
-		}
-	}
-	return false
+	_, ok := mountinfo.At(dir)
+	return ok
 }
 
 // helperConfig is what the helper's command line says.

@@ -44,6 +44,23 @@ func Read() ([]Mount, error) {
 	return ms, nil
 }
 
+// At finds the mount whose mount point is exactly dir (the newest, when
+// several are stacked there); false when dir is no mount point or the table
+// cannot be read. It reads the table rather than stat-ing dir, which would
+// fail on a dead FUSE mount and hang on a stuck one.
+func At(dir string) (Mount, bool) {
+	ms, err := Read()
+	if err != nil {
+		return Mount{}, false
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		if ms[i].Point == dir {
+			return ms[i], true
+		}
+	}
+	return Mount{}, false
+}
+
 // Parse reads mountinfo lines:
 // id parent major:minor root point options [optional...] - fstype source superopts
 // Lines that do not parse are skipped.

@@ -118,7 +118,7 @@ func TestDrive(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := w.Load(ctx, e.Name, db, 2); err != nil {
+	if _, err := w.Load(ctx, db, 2); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -150,7 +150,7 @@ func TestDrive(t *testing.T) {
 	if tps := res.Measured.Throughput(); tps <= 0 {
 		t.Errorf("throughput %v", tps)
 	}
-	if got := enginetest.QueryInt(t, e.Name, db, "SELECT COUNT(*) FROM pgbench_history"); got < res.Measured.Ops {
+	if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM pgbench_history"); got < res.Measured.Ops {
 		t.Errorf("history has %d rows, fewer than the %d measured transactions", got, res.Measured.Ops)
 	}
 	t.Logf("pgbench: %.0f tps, p99 %v", res.Measured.Throughput(), time.Duration(res.Measured.ByOp[0].Latency.ValueAtQuantile(99)))

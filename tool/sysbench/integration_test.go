@@ -43,7 +43,7 @@ func loaded(t *testing.T, name string, db engine.DB, workloadName string, params
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Load(context.Background(), name, db, 2); err != nil {
+	if _, err := w.Load(context.Background(), db, 2); err != nil {
 		t.Fatal(err)
 	}
 	return tool.Request{Engine: name, WorkloadName: workloadName, Workload: w, DB: db, Dir: t.TempDir()}
@@ -103,7 +103,7 @@ func TestDrive(t *testing.T) {
 		}
 		mu.Unlock()
 		// sysbench's delete+insert keeps every id.
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM sbtest1"); got != tableSize {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM sbtest1"); got != tableSize {
 			t.Errorf("sbtest1 has %d rows after sysbench, want %d", got, tableSize)
 		}
 		if b, err := os.ReadFile(filepath.Join(req.Dir, "sysbench.log")); err != nil || !strings.Contains(string(b), "SQL statistics:") {

@@ -135,19 +135,19 @@ func appendInsert(b []byte, first, n, initial int64) []byte {
 
 // Load drops and creates the table and fills accounts 1..accounts with
 // loaders parallel sessions, one transaction per chunk of chunkRows rows.
-func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
+func (w *Workload) Load(ctx context.Context, db engine.DB, loaders int) (workload.LoadStats, error) {
 	start := time.Now()
-	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err := engine.WithSQL(ctx, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		return sqlwork.ExecAll(ctx, conn, "DROP TABLE IF EXISTS "+Table, createTable)
 	})
 	if err != nil {
-		return workload.LoadStats{}, fmt.Errorf("bank load on %s: create table: %w", engineName, err)
+		return workload.LoadStats{}, fmt.Errorf("bank load: create table: %w", err)
 	}
 	var (
 		next   atomic.Int64 // first id of the next unclaimed chunk, minus 1
 		loaded atomic.Int64
 	)
-	err = sqlwork.LoadChunks(ctx, "bank", engineName, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
+	err = sqlwork.LoadChunks(ctx, "bank", db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
 		first := next.Add(chunkRows) - chunkRows + 1
 		if first > w.accounts {
 			return buf, true, nil
@@ -175,10 +175,10 @@ func (w *Workload) loadChunk(ctx context.Context, conn *sql.Conn, first, n int64
 // transfer moves money inside one transaction, so only a lost, torn or
 // duplicated transaction (or a lost update) changes either number. It
 // returns what held, for the run's record.
-func (w *Workload) Verify(ctx context.Context, engineName string, db engine.DB) (string, error) {
+func (w *Workload) Verify(ctx context.Context, db engine.DB) (string, error) {
 	var count, sum int64
 	q := "SELECT COUNT(*), COALESCE(SUM(balance), 0) FROM " + Table
-	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err := engine.WithSQL(ctx, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		// SUM(bigint) is numeric on PostgreSQL and DECIMAL on MariaDB:
 		// read both as text.
 		var c, s string
@@ -195,11 +195,11 @@ func (w *Workload) Verify(ctx context.Context, engineName string, db engine.DB) 
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("bank verify on %s: %s: %w", engineName, q, err)
+		return "", fmt.Errorf("bank verify: %s: %w", q, err)
 	}
 	if sum != w.Total() || count != w.accounts {
-		return "", fmt.Errorf("bank invariant broken on %s: SUM(balance) = %d, want %d (%d accounts x %d %s); COUNT(*) = %d, want %d",
-			engineName, sum, w.Total(), w.accounts, w.initial, pInitial, count, w.accounts)
+		return "", fmt.Errorf("bank invariant broken: SUM(balance) = %d, want %d (%d accounts x %d %s); COUNT(*) = %d, want %d",
+			sum, w.Total(), w.accounts, w.initial, pInitial, count, w.accounts)
 	}
 	return fmt.Sprintf("sum of balances = %d over %d accounts", sum, count), nil
 }
@@ -223,8 +223,8 @@ func statements(d engine.Dialect) [nStmts]string {
 
 // NewClient returns client id bound to session s; its statements are
 // prepared on the session's connection at the first Do.
-func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workload.Client, error) {
-	q, err := engine.NeedSQL(engineName, s)
+func (w *Workload) NewClient(id int, s engine.Session) (workload.Client, error) {
+	q, err := engine.NeedSQL(s)
 	if err != nil {
 		return nil, fmt.Errorf("bank client %d: %w", id, err)
 	}

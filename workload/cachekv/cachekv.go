@@ -5,10 +5,8 @@
 //
 // The operations run in the engine's own client (engine ignite's thick Java
 // client), not in tierbench's Go driver: the workloads are
-// workload.Delegated. That client measures the same way the Go driver does
-// (closed loop, per-thread HDR histograms in nanoseconds, 1 ns to 60 s, 3
-// significant figures, swapped once a second) and reports JSON lines on its
-// standard output, which this package turns into a driver.Result.
+// workload.Delegated, expressed against the engine's cache data model
+// (engine.Cache), whose client measures the same way the Go driver does.
 package cachekv
 
 import (
@@ -24,7 +22,7 @@ import (
 	"github.com/tierbench/tierbench/workload"
 )
 
-// Op names the client reports.
+// Op names the engine's client reports.
 const (
 	OpPut = "put"
 	OpGet = "get"
@@ -47,40 +45,19 @@ const (
 // threads' worth of them must fit the client's heap.
 const maxValueSize = 16 << 20
 
-// Run is one measured run of the engine's load client.
-type Run struct {
-	// Mix is put, get or putget (a 50/50 choice per operation).
-	Mix       string
-	Threads   int
-	Warmup    time.Duration
-	Duration  time.Duration
-	Keys      int64
-	ValueSize int
-}
-
-// Cache is the ability of an engine's DB the cache workloads need: engine
-// ignite's DB has it. Preload writes keys 0..keys-1 with values of valueSize
-// bytes and returns how many it wrote. RunClient runs the load client for
-// one measured run, passing each line of its standard output to onLine
-// (from one goroutine, as they come), and kills it when ctx is cancelled;
-// its error carries the client's own last words.
-type Cache interface {
-	Preload(ctx context.Context, keys int64, valueSize int) (int64, error)
-	RunClient(ctx context.Context, run Run, onLine func(line []byte)) error
-}
-
 // kind is one of the three workloads.
 type kind struct {
-	name, mix, doc, preload string
-	ops                     []string
+	name, doc, preload string
+	mix                engine.CacheMix
+	ops                []string
 }
 
 var kinds = []kind{
-	{name: "puts", mix: "put", ops: []string{OpPut}, preload: PreloadNone,
+	{name: "puts", mix: engine.CachePuts, ops: []string{OpPut}, preload: PreloadNone,
 		doc: "cache puts on uniformly random keys (Ignite's IgnitePutBenchmark); runs on engine ignite only"},
-	{name: "gets", mix: "get", ops: []string{OpGet}, preload: PreloadAll,
+	{name: "gets", mix: engine.CacheGets, ops: []string{OpGet}, preload: PreloadAll,
 		doc: "cache gets on uniformly random keys, all loaded first (IgniteGetBenchmark); runs on engine ignite only"},
-	{name: "putget", mix: "putget", ops: []string{OpPut, OpGet}, preload: PreloadAll,
+	{name: "putget", mix: engine.CachePutGet, ops: []string{OpPut, OpGet}, preload: PreloadAll,
 		doc: "50% puts, 50% gets on uniformly random keys (IgnitePutGetBenchmark); runs on engine ignite only"},
 }
 
@@ -107,11 +84,10 @@ func Specs() []workload.Spec {
 
 // Workload is one configured cache workload.
 type Workload struct {
-	kind      kind
-	params    map[string]string
-	keys      int64
-	valueSize int
-	preload   int64
+	kind    kind
+	params  map[string]string
+	work    engine.CacheWork
+	preload int64
 }
 
 var (
@@ -121,26 +97,26 @@ var (
 
 func newWorkload(k kind, params []workload.Param, overrides map[string]string) (*Workload, error) {
 	eff := workload.Effective(params, overrides)
-	w := &Workload{kind: k, params: eff}
+	w := &Workload{kind: k, params: eff, work: engine.CacheWork{Mix: k.mix}}
 	n, err := strconv.ParseInt(strings.TrimSpace(eff[pKeys]), 10, 64)
 	if err != nil || n < 1 {
 		return nil, fmt.Errorf("%s %q: must be a whole number >= 1", pKeys, eff[pKeys])
 	}
-	w.keys = n
+	w.work.Keys = n
 	v, err := strconv.Atoi(strings.TrimSpace(eff[pValueSize]))
 	if err != nil || v < 1 || v > maxValueSize {
 		return nil, fmt.Errorf("%s %q: must be a whole number of bytes from 1 to %d", pValueSize, eff[pValueSize], maxValueSize)
 	}
-	w.valueSize = v
+	w.work.ValueSize = v
 	switch p := strings.TrimSpace(eff[pPreload]); p {
 	case PreloadAll:
-		w.preload = w.keys
+		w.preload = w.work.Keys
 	case PreloadNone, "0":
 		w.preload = 0
 	default:
 		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || n < 0 || n > w.keys {
-			return nil, fmt.Errorf("%s %q: must be all, none or a number of keys from 0 to keys (%d)", pPreload, eff[pPreload], w.keys)
+		if err != nil || n < 0 || n > w.work.Keys {
+			return nil, fmt.Errorf("%s %q: must be all, none or a number of keys from 0 to keys (%d)", pPreload, eff[pPreload], w.work.Keys)
 		}
 		w.preload = n
 	}
@@ -153,19 +129,20 @@ func (w *Workload) Ops() []string { return append([]string(nil), w.kind.ops...) 
 // Params returns every parameter with its effective value.
 func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
-// cache returns db's Cache ability or an error naming the gap.
-func (w *Workload) cache(engineName string, db engine.DB) (Cache, error) {
-	c, ok := db.(Cache)
-	if !ok {
-		return nil, fmt.Errorf("workload %s runs on engine ignite only, not on %s", w.kind.name, engineName)
+// cache returns db's cache data model or an engine.ErrNoModel that says
+// where the workload runs.
+func (w *Workload) cache(db engine.DB) (engine.Cache, error) {
+	c, err := engine.NeedCache(db)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s runs on engine ignite only: %w", w.kind.name, err)
 	}
 	return c, nil
 }
 
 // Load preloads keys 0..preload-1 through the engine's client; loaders is
 // not used (Ignite's data streamer batches per node on its own).
-func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
-	c, err := w.cache(engineName, db)
+func (w *Workload) Load(ctx context.Context, db engine.DB, loaders int) (workload.LoadStats, error) {
+	c, err := w.cache(db)
 	if err != nil {
 		return workload.LoadStats{}, err
 	}
@@ -173,7 +150,7 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 		return workload.LoadStats{}, nil
 	}
 	start := time.Now()
-	n, err := c.Preload(ctx, w.preload, w.valueSize)
+	n, err := c.Preload(ctx, w.preload, w.work.ValueSize)
 	if err != nil {
 		return workload.LoadStats{}, fmt.Errorf("preload %d keys: %w", w.preload, err)
 	}
@@ -181,13 +158,13 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 }
 
 // NewClient fails: the operations run in the engine's own client.
-func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workload.Client, error) {
-	return nil, fmt.Errorf("workload %s runs in engine ignite's own Java client (workload.Delegated), not in tierbench's Go driver; engine %s cannot run it", w.kind.name, engineName)
+func (w *Workload) NewClient(id int, s engine.Session) (workload.Client, error) {
+	return nil, fmt.Errorf("workload %s runs in engine ignite's own Java client (workload.Delegated), not in tierbench's Go driver", w.kind.name)
 }
 
 // External returns the load generator that drives db through its client.
-func (w *Workload) External(engineName string, db engine.DB) (driver.External, error) {
-	c, err := w.cache(engineName, db)
+func (w *Workload) External(db engine.DB) (driver.External, error) {
+	c, err := w.cache(db)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +173,7 @@ func (w *Workload) External(engineName string, db engine.DB) (driver.External, e
 
 // external drives one run through the engine's client.
 type external struct {
-	cache Cache
+	cache engine.Cache
 	w     *Workload
 }
 
@@ -213,8 +190,5 @@ func (e *external) Drive(ctx context.Context, cfg driver.Config, clients int) (*
 	if err := cfg.Validate(clients); err != nil {
 		return nil, err
 	}
-	p := newParser(cfg)
-	err := e.cache.RunClient(ctx, Run{Mix: e.w.kind.mix, Threads: clients, Warmup: cfg.Warmup, Duration: cfg.Duration,
-		Keys: e.w.keys, ValueSize: e.w.valueSize}, p.line)
-	return p.result(err)
+	return e.cache.DriveCache(ctx, e.w.work, cfg, clients)
 }

@@ -64,8 +64,8 @@ func (w *Workload) used() [nStmts]bool {
 
 // NewClient returns client id bound to session s; its statements are
 // prepared on the session's connection at the first Do.
-func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workload.Client, error) {
-	q, err := engine.NeedSQL(engineName, s)
+func (w *Workload) NewClient(id int, s engine.Session) (workload.Client, error) {
+	q, err := engine.NeedSQL(s)
 	if err != nil {
 		return nil, fmt.Errorf("%s client %d: %w", w.name, id, err)
 	}

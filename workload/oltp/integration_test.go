@@ -2,14 +2,13 @@ package oltp
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
-	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/workload/sqlwork"
+	"github.com/tierbench/tierbench/workload/workloadtest"
 )
 
 // TestLoadAndRun loads two sysbench tables of 2000 rows, checks their
@@ -22,7 +21,7 @@ func TestLoadAndRun(t *testing.T) {
 		ctx := context.Background()
 		const size = 2000
 		w := newW(t, ReadWrite, map[string]string{"tables": "2", "table_size": "2000", "seed": "7"})
-		stats, err := w.Load(ctx, name, db, 2)
+		stats, err := w.Load(ctx, db, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +43,7 @@ func TestLoadAndRun(t *testing.T) {
 				{"SELECT COUNT(*) FROM " + tbl + " WHERE c LIKE '___________-___________-%' AND pad LIKE '___________-___________-%'", size},
 			}
 			for _, c := range checks {
-				if got := enginetest.QueryInt(t, name, db, c.q); got != c.want {
+				if got := enginetest.QueryInt(t, db, c.q); got != c.want {
 					t.Errorf("%s = %d, want %d", c.q, got, c.want)
 				}
 			}
@@ -54,7 +53,7 @@ func TestLoadAndRun(t *testing.T) {
 		if name == "mariadb" {
 			indexQ = "SELECT COUNT(*) FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'sbtest2' AND index_name = 'k_2'"
 		}
-		if got := enginetest.QueryInt(t, name, db, indexQ); got != 1 {
+		if got := enginetest.QueryInt(t, db, indexQ); got != 1 {
 			t.Errorf("index k_2: %d rows in the catalog, want 1", got)
 		}
 
@@ -62,7 +61,7 @@ func TestLoadAndRun(t *testing.T) {
 			ww := newW(t, wname, map[string]string{"tables": "2", "table_size": "2000"})
 			start := time.Now()
 			const clients, each = 2, 150
-			errs := enginetest.RunClients(t, ww, name, db, clients, each)
+			errs := workloadtest.RunClients(t, ww, db, clients, each)
 			t.Logf("%s %s: %d transactions in %v, %d failed", name, wname, clients*each, time.Since(start), len(errs))
 			for _, err := range errs {
 				if sqlwork.Conflict(err) == "" && !duplicateKey(err) {
@@ -75,13 +74,13 @@ func TestLoadAndRun(t *testing.T) {
 				t.Logf("%s: conflicts between the clients, rolled back: %v", wname, errs[0])
 			}
 			for _, tbl := range []string{"sbtest1", "sbtest2"} {
-				if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tbl); got != size {
+				if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tbl); got != size {
 					t.Errorf("after %s, %s has %d rows, want %d", wname, tbl, got, size)
 				}
 			}
 		}
 		// k moved: index updates committed.
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM sbtest1 WHERE c NOT LIKE '___________-%'"); got != 0 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM sbtest1 WHERE c NOT LIKE '___________-%'"); got != 0 {
 			t.Errorf("%d rows with a c unlike sysbench's", got)
 		}
 
@@ -89,26 +88,26 @@ func TestLoadAndRun(t *testing.T) {
 		// with and without explicit transactions.
 		for _, skip := range []string{"off", "on"} {
 			ww := newW(t, ReadWrite, map[string]string{"tables": "2", "table_size": "2000", "skip_trx": skip})
-			if errs := enginetest.RunClients(t, ww, name, db, 1, 100); len(errs) > 0 {
+			if errs := workloadtest.RunClients(t, ww, db, 1, 100); len(errs) > 0 {
 				t.Errorf("skip_trx=%s, one client: %d errors; first: %v", skip, len(errs), errs[0])
 			}
 		}
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM sbtest2"); got != size {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM sbtest2"); got != size {
 			t.Errorf("sbtest2 has %d rows, want %d", got, size)
 		}
 
 		// Loading again starts over.
 		w2 := newW(t, WriteOnly, map[string]string{"table_size": "500"})
-		if _, err := w2.Load(ctx, name, db, 2); err != nil {
+		if _, err := w2.Load(ctx, db, 2); err != nil {
 			t.Fatalf("second load: %v", err)
 		}
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM sbtest1"); got != 500 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM sbtest1"); got != 500 {
 			t.Errorf("sbtest1 has %d rows after a new load, want 500", got)
 		}
 		if name == "postgres" {
 			// The SERIAL sequence continues after the loaded ids, as
 			// sysbench's prepare leaves it.
-			if got := enginetest.QueryInt(t, name, db, "SELECT nextval(pg_get_serial_sequence('sbtest1', 'id'))"); got != 501 {
+			if got := enginetest.QueryInt(t, db, "SELECT nextval(pg_get_serial_sequence('sbtest1', 'id'))"); got != 501 {
 				t.Errorf("sequence after the load: %d, want 501", got)
 			}
 		}
@@ -117,22 +116,5 @@ func TestLoadAndRun(t *testing.T) {
 
 // TestNotSQL checks the message on a key-value engine's session.
 func TestNotSQL(t *testing.T) {
-	dirs := map[string]string{pebble.Data: t.TempDir(), pebble.WAL: t.TempDir()}
-	db, err := pebble.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.NoSync})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := db.NewSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	w := newW(t, ReadWrite, nil)
-	if _, err := w.NewClient("pebble", 0, s); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
-		t.Errorf("NewClient on a pebble session: %v", err)
-	}
-	if _, err := w.Load(context.Background(), "pebble", db, 1); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
-		t.Errorf("Load on pebble: %v", err)
-	}
+	workloadtest.CheckNotSQL(t, newW(t, ReadWrite, nil))
 }

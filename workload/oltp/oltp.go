@@ -376,10 +376,10 @@ func (w *Workload) chunk(n int64) (tbl, first, count int64, ok bool) {
 // table's k index and analyzes it, tables in parallel. With a seed, each
 // chunk's rows depend only on the seed and the chunk, not on which loader
 // took it. Records counts rows over all tables.
-func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
+func (w *Workload) Load(ctx context.Context, db engine.DB, loaders int) (workload.LoadStats, error) {
 	start := time.Now()
 	var d engine.Dialect
-	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, dialect engine.Dialect) error {
+	err := engine.WithSQL(ctx, db, func(conn *sql.Conn, dialect engine.Dialect) error {
 		d = dialect
 		var qs []string
 		for i := int64(1); i <= w.opt.tables; i++ {
@@ -388,11 +388,11 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 		return sqlwork.ExecAll(ctx, conn, qs...)
 	})
 	if err != nil {
-		return workload.LoadStats{}, fmt.Errorf("%s load on %s: create tables: %w", w.name, engineName, err)
+		return workload.LoadStats{}, fmt.Errorf("%s load: create tables: %w", w.name, err)
 	}
 
 	var next, rows atomic.Int64
-	err = sqlwork.LoadChunks(ctx, w.name, engineName, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
+	err = sqlwork.LoadChunks(ctx, w.name, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
 		n := next.Add(1) - 1
 		tbl, first, count, ok := w.chunk(n)
 		if !ok {
@@ -417,7 +417,7 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 	}
 
 	var nextTable atomic.Int64
-	err = sqlwork.LoadChunks(ctx, w.name, engineName, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
+	err = sqlwork.LoadChunks(ctx, w.name, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
 		i := nextTable.Add(1)
 		if i > w.opt.tables {
 			return buf, true, nil

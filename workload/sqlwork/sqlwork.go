@@ -1,7 +1,8 @@
-// Package sqlwork holds what the SQL workloads (bank, tpcb) do the same way
-// on every SQL engine: borrow a session's connection, load rows in parallel
-// chunks of multi-row INSERTs, run a transaction as plain statements, and
-// roll back and label a failed one. Each workload keeps its own tables,
+// Package sqlwork holds what the SQL workloads (bank, tpcb, oltp) do the
+// same way on every SQL engine: load rows in parallel chunks of multi-row
+// INSERTs, each loader on its own session's connection (engine.WithSQL),
+// run a transaction as plain statements, and roll back and label a failed
+// one. Each workload keeps its own tables,
 // statements and checks; what is here is the machinery around them, so a fix
 // to it (a ROLLBACK that must outlive the run's context, a new driver's
 // deadlock error) reaches every workload at once.
@@ -18,21 +19,6 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 )
-
-// WithConn runs f on the connection of a new session of db and closes the
-// session. Loads and checks use it for work outside a client: a session is
-// what engines hand out, and SQL workloads need its connection and dialect.
-// f's error goes through the engine's explanation (engine.Explain), so a
-// load that fills a tier or loses its server says so.
-func WithConn(ctx context.Context, engineName string, db engine.DB, f func(*sql.Conn, engine.Dialect) error) error {
-	return engine.WithSession(ctx, db, func(s engine.Session) error {
-		q, err := engine.NeedSQL(engineName, s)
-		if err != nil {
-			return err
-		}
-		return engine.Explain(s, f(q.Conn(), q.Dialect()))
-	})
-}
 
 // ExecAll runs statements in order on conn and stops at the first that
 // fails, naming it in the error, so a DDL script's error says which
@@ -51,9 +37,9 @@ func ExecAll(ctx context.Context, conn *sql.Conn, qs ...string) error {
 // reports done: chunk claims the next chunk of the load (from a counter the
 // caller shares between loaders), inserts it on conn and returns buf, the
 // statement buffer the loader reuses between chunks. The first error
-// cancels the other loaders and is returned, labelled with the workload,
-// the engine and the loader.
-func LoadChunks(ctx context.Context, workloadName, engineName string, db engine.DB, loaders int,
+// cancels the other loaders and is returned, labelled with the workload
+// and the loader.
+func LoadChunks(ctx context.Context, workloadName string, db engine.DB, loaders int,
 	chunk func(ctx context.Context, conn *sql.Conn, buf []byte) (_ []byte, done bool, err error)) error {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -64,7 +50,7 @@ func LoadChunks(ctx context.Context, workloadName, engineName string, db engine.
 	)
 	for i := range max(loaders, 1) {
 		wg.Go(func() {
-			err := WithConn(lctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+			err := engine.WithSQL(lctx, db, func(conn *sql.Conn, _ engine.Dialect) error {
 				var buf []byte
 				for {
 					if err := lctx.Err(); err != nil {
@@ -81,7 +67,7 @@ func LoadChunks(ctx context.Context, workloadName, engineName string, db engine.
 			})
 			if err != nil {
 				errOnce.Do(func() {
-					firstErr = fmt.Errorf("%s load on %s, loader %d: %w", workloadName, engineName, i, err)
+					firstErr = fmt.Errorf("%s load, loader %d: %w", workloadName, i, err)
 					cancel()
 				})
 			}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
-	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/workload/sqlwork"
+	"github.com/tierbench/tierbench/workload/workloadtest"
 )
 
 // TestLoadAndRun loads scale 1 (pgbench -i -s 1), runs 2 clients x 200
@@ -19,7 +19,7 @@ func TestLoadAndRun(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
 		w := newW(t, map[string]string{pScale: "1", pSeed: "7"})
-		stats, err := w.Load(ctx, name, db, 4)
+		stats, err := w.Load(ctx, db, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,47 +31,47 @@ func TestLoadAndRun(t *testing.T) {
 			table string
 			want  int64
 		}{{tBranches, 1}, {tTellers, 10}, {tAccounts, 100000}, {tHistory, 0}} {
-			if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+c.table); got != c.want {
+			if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+c.table); got != c.want {
 				t.Errorf("%s has %d rows, want %d", c.table, got, c.want)
 			}
 		}
 		// pgbench's shape: accounts and tellers in blocks per branch,
 		// zero balances, accounts' filler the padded empty string.
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tAccounts+" WHERE bid = 1 AND abalance = 0 AND filler IS NOT NULL"); got != 100000 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tAccounts+" WHERE bid = 1 AND abalance = 0 AND filler IS NOT NULL"); got != 100000 {
 			t.Errorf("%d accounts of branch 1 with zero balance and a filler, want 100000", got)
 		}
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tTellers+" WHERE bid = 1 AND tbalance = 0"); got != 10 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tTellers+" WHERE bid = 1 AND tbalance = 0"); got != 10 {
 			t.Errorf("%d tellers of branch 1 with zero balance, want 10", got)
 		}
 
 		start := time.Now()
-		if errs := enginetest.RunClients(t, w, name, db, 2, 200); len(errs) > 0 {
+		if errs := workloadtest.RunClients(t, w, db, 2, 200); len(errs) > 0 {
 			t.Fatalf("%d of 400 transactions failed; first: %v", len(errs), errs[0])
 		}
 		t.Logf("%s: 400 transactions in %v", name, time.Since(start))
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 400 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory); got != 400 {
 			t.Errorf("history has %d rows, want 400", got)
 		}
-		b, err := w.Balances(ctx, name, db)
+		b, err := w.Balances(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !b.Consistent() {
 			t.Errorf("pgbench consistency broken: %+v", b)
 		}
-		if b.History == 0 && enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE delta <> 0") == 0 {
+		if b.History == 0 && enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE delta <> 0") == 0 {
 			t.Errorf("no delta was applied: %+v", b)
 		}
 		t.Logf("%s: balances %+v", name, b)
 
 		// Loading again starts over: DROP TABLE IF EXISTS, fresh rows.
-		if _, err := w.Load(ctx, name, db, 2); err != nil {
+		if _, err := w.Load(ctx, db, 2); err != nil {
 			t.Fatalf("second load: %v", err)
 		}
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
 			t.Errorf("history has %d rows after a new load, want 0", got)
 		}
-		if b, err := w.Balances(ctx, name, db); err != nil || b != (Balances{}) {
+		if b, err := w.Balances(ctx, db); err != nil || b != (Balances{}) {
 			t.Errorf("balances after a new load %+v, %v; want all zero", b, err)
 		}
 	})
@@ -88,7 +88,7 @@ func TestLoadAndRun(t *testing.T) {
 func TestDeadlockRolledBackAndReturned(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
-		w, c := loadedClient(t, name, db)
+		w, c := loadedClient(t, db)
 
 		xs, err := db.NewSession(ctx)
 		if err != nil {
@@ -132,7 +132,7 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 			if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = 0 WHERE aid = "+p(1), aid); err != nil {
 				t.Fatal(err)
 			}
-			enginetest.Exec(t, name, db, "UPDATE "+tTellers+" SET tbalance = 0", "UPDATE "+tBranches+" SET bbalance = 0", "DELETE FROM "+tHistory)
+			enginetest.Exec(t, db, "UPDATE "+tTellers+" SET tbalance = 0", "UPDATE "+tBranches+" SET bbalance = 0", "DELETE FROM "+tHistory)
 		}
 		if cerr == nil {
 			t.Fatalf("the client never lost the deadlock")
@@ -148,17 +148,17 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 			t.Errorf("error %q does not say which transaction", cerr)
 		}
 		// Rolled back: nothing of the client's transaction is left.
-		if got := enginetest.QueryInt(t, name, db, "SELECT abalance FROM "+tAccounts+" WHERE aid = 5"); got != 0 {
+		if got := enginetest.QueryInt(t, db, "SELECT abalance FROM "+tAccounts+" WHERE aid = 5"); got != 0 {
 			t.Errorf("account 5 has balance %d after the rollback, want 0", got)
 		}
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
 			t.Errorf("history has %d rows after the rollback, want 0", got)
 		}
 		// The connection is usable: the next transaction commits.
 		if err := c.run(ctx, aid, tid, bid, delta); err != nil {
 			t.Fatalf("transaction after the deadlock: %v", err)
 		}
-		b, err := w.Balances(ctx, name, db)
+		b, err := w.Balances(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,19 +174,19 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 func TestMissingAccountRolledBack(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
-		w, c := loadedClient(t, name, db)
-		enginetest.Exec(t, name, db, "DELETE FROM "+tAccounts+" WHERE aid = 7")
+		w, c := loadedClient(t, db)
+		enginetest.Exec(t, db, "DELETE FROM "+tAccounts+" WHERE aid = 7")
 		err := c.run(ctx, 7, 2, 1, 50)
 		if err == nil || !strings.Contains(err.Error(), "account 7 is missing") || !strings.Contains(err.Error(), "select account") {
 			t.Fatalf("transaction on a deleted account: %v; want it to name the account and the step", err)
 		}
-		if got := enginetest.QueryInt(t, name, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE aid = 7"); got != 0 {
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE aid = 7"); got != 0 {
 			t.Errorf("history has %d rows for the failed transaction", got)
 		}
 		if err := c.run(ctx, 8, 2, 1, 50); err != nil {
 			t.Fatalf("next transaction: %v", err)
 		}
-		if b, err := w.Balances(ctx, name, db); err != nil || b != (Balances{50, 50, 50, 50}) {
+		if b, err := w.Balances(ctx, db); err != nil || b != (Balances{50, 50, 50, 50}) {
 			t.Errorf("balances %+v, %v; want all 50", b, err)
 		}
 	})
@@ -194,11 +194,11 @@ func TestMissingAccountRolledBack(t *testing.T) {
 
 // loadedClient loads scale 1 and returns the workload and client 0 on its
 // own session; both are closed when the test ends.
-func loadedClient(t *testing.T, name string, db engine.DB) (*Workload, *Client) {
+func loadedClient(t *testing.T, db engine.DB) (*Workload, *Client) {
 	t.Helper()
 	ctx := context.Background()
 	w := newW(t, map[string]string{pScale: "1"})
-	if _, err := w.Load(ctx, name, db, 2); err != nil {
+	if _, err := w.Load(ctx, db, 2); err != nil {
 		t.Fatal(err)
 	}
 	s, err := db.NewSession(ctx)
@@ -206,7 +206,7 @@ func loadedClient(t *testing.T, name string, db engine.DB) (*Workload, *Client) 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	wc, err := w.NewClient(name, 0, s)
+	wc, err := w.NewClient(0, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,21 +217,5 @@ func loadedClient(t *testing.T, name string, db engine.DB) (*Workload, *Client) 
 
 // TestNotSQL checks the message on a key-value engine's session.
 func TestNotSQL(t *testing.T) {
-	dirs := map[string]string{pebble.Data: t.TempDir(), pebble.WAL: t.TempDir()}
-	db, err := pebble.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.NoSync})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := db.NewSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	if _, err := newW(t, nil).NewClient("pebble", 0, s); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
-		t.Errorf("NewClient on a pebble session: %v", err)
-	}
-	if _, err := newW(t, nil).Load(context.Background(), "pebble", db, 1); err == nil || !strings.Contains(err.Error(), "pebble is not a SQL engine") {
-		t.Errorf("Load on pebble: %v", err)
-	}
+	workloadtest.CheckNotSQL(t, newW(t, nil))
 }

@@ -244,15 +244,15 @@ func appendInsert(b []byte, t loadTable, first, n int64) []byte {
 // Load drops and creates pgbench's tables, fills them with loaders parallel
 // sessions, one transaction per chunk of chunkRows rows, then analyzes them.
 // Records counts accounts, the table that sizes the data set.
-func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
+func (w *Workload) Load(ctx context.Context, db engine.DB, loaders int) (workload.LoadStats, error) {
 	start := time.Now()
 	var d engine.Dialect
-	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, dialect engine.Dialect) error {
+	err := engine.WithSQL(ctx, db, func(conn *sql.Conn, dialect engine.Dialect) error {
 		d = dialect
 		return sqlwork.ExecAll(ctx, conn, append(dropTables(), createTables(w.scale)...)...)
 	})
 	if err != nil {
-		return workload.LoadStats{}, fmt.Errorf("tpcb load on %s: create tables: %w", engineName, err)
+		return workload.LoadStats{}, fmt.Errorf("tpcb load: create tables: %w", err)
 	}
 
 	plan := newChunker(w.loadTables())
@@ -260,7 +260,7 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 		next     atomic.Int64
 		accounts atomic.Int64
 	)
-	firstErr := sqlwork.LoadChunks(ctx, "tpcb", engineName, db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
+	firstErr := sqlwork.LoadChunks(ctx, "tpcb", db, loaders, func(ctx context.Context, conn *sql.Conn, buf []byte) ([]byte, bool, error) {
 		t, first, n, ok := plan.chunk(next.Add(1) - 1)
 		if !ok {
 			return buf, true, nil
@@ -279,12 +279,12 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 		stats.Duration = time.Since(start)
 		return stats, firstErr
 	}
-	err = sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err = engine.WithSQL(ctx, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		return sqlwork.Analyze(ctx, conn, d, analyzed...)
 	})
 	stats.Duration = time.Since(start)
 	if err != nil {
-		return stats, fmt.Errorf("tpcb load on %s: %w", engineName, err)
+		return stats, fmt.Errorf("tpcb load: %w", err)
 	}
 	return stats, nil
 }
@@ -324,8 +324,8 @@ func statements(d engine.Dialect) [nStmts]string {
 
 // NewClient returns client id bound to session s; its statements are
 // prepared on the session's connection at the first Do.
-func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workload.Client, error) {
-	q, err := engine.NeedSQL(engineName, s)
+func (w *Workload) NewClient(id int, s engine.Session) (workload.Client, error) {
+	q, err := engine.NeedSQL(s)
 	if err != nil {
 		return nil, fmt.Errorf("tpcb client %d: %w", id, err)
 	}
@@ -443,9 +443,9 @@ func (b Balances) Consistent() bool {
 // that keeps transactions atomic and durable. It scans every account, so it
 // is not run as a Verify after each run (that would cost minutes at large
 // scale); tests and studies that want the check call it.
-func (w *Workload) Balances(ctx context.Context, engineName string, db engine.DB) (Balances, error) {
+func (w *Workload) Balances(ctx context.Context, db engine.DB) (Balances, error) {
 	var b Balances
-	err := sqlwork.WithConn(ctx, engineName, db, func(conn *sql.Conn, _ engine.Dialect) error {
+	err := engine.WithSQL(ctx, db, func(conn *sql.Conn, _ engine.Dialect) error {
 		for _, s := range []struct {
 			dst *int64
 			q   string
@@ -470,7 +470,7 @@ func (w *Workload) Balances(ctx context.Context, engineName string, db engine.DB
 		return nil
 	})
 	if err != nil {
-		return b, fmt.Errorf("tpcb balances on %s: %w", engineName, err)
+		return b, fmt.Errorf("tpcb balances: %w", err)
 	}
 	return b, nil
 }

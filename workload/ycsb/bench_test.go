@@ -46,7 +46,7 @@ func BenchmarkWholePath(b *testing.B) {
 				}
 				clients := make([]driver.Client, cores)
 				for c := range clients {
-					if clients[c], err = w.NewClient("instant", c, instantStore{}); err != nil {
+					if clients[c], err = w.NewClient(c, instantStore{}); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -373,11 +373,11 @@ func (w *Workload) value(rng *rand.Rand, pool []byte) []byte {
 
 // Load inserts records 0..records-1 with loaders parallel sessions, in
 // batches of loadBatch. loaders below 1 means 1.
-func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, loaders int) (workload.LoadStats, error) {
+func (w *Workload) Load(ctx context.Context, db engine.DB, loaders int) (workload.LoadStats, error) {
 	start := time.Now()
 	loaders = max(loaders, 1)
 	w.resetInserts()
-	if err := setupRecords(ctx, engineName, db, w.cfg.fieldCount); err != nil {
+	if err := setupRecords(ctx, db, w.cfg.fieldCount); err != nil {
 		return workload.LoadStats{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -397,7 +397,7 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.loader(ctx, engineName, db, uint64(i), &nextBatch, &inserted); err != nil {
+			if err := w.loader(ctx, db, uint64(i), &nextBatch, &inserted); err != nil {
 				fail(fmt.Errorf("ycsb load, loader %d: %w", i, err))
 			}
 		}()
@@ -411,7 +411,7 @@ func (w *Workload) Load(ctx context.Context, engineName string, db engine.DB, lo
 }
 
 // setupRecords lets an engine with a schema create its records table.
-func setupRecords(ctx context.Context, engineName string, db engine.DB, fields int) error {
+func setupRecords(ctx context.Context, db engine.DB, fields int) error {
 	s, err := db.NewSession(ctx)
 	if err != nil {
 		return fmt.Errorf("ycsb setup: new session: %w", err)
@@ -419,7 +419,7 @@ func setupRecords(ctx context.Context, engineName string, db engine.DB, fields i
 	defer s.Close()
 	if rs, ok := s.(engine.RecordsSetup); ok {
 		if err := rs.SetupRecords(ctx, fields); err != nil {
-			return fmt.Errorf("ycsb setup on %s: %w", engineName, err)
+			return fmt.Errorf("ycsb setup: %w", err)
 		}
 	}
 	return nil
@@ -427,9 +427,9 @@ func setupRecords(ctx context.Context, engineName string, db engine.DB, fields i
 
 // loader claims batches of key numbers and inserts them until all records
 // are claimed.
-func (w *Workload) loader(ctx context.Context, engineName string, db engine.DB, id uint64, nextBatch, inserted *atomic.Int64) error {
+func (w *Workload) loader(ctx context.Context, db engine.DB, id uint64, nextBatch, inserted *atomic.Int64) error {
 	return engine.WithSession(ctx, db, func(s engine.Session) error {
-		rec, err := engine.NeedRecords(engineName, s)
+		rec, err := engine.NeedRecords(s)
 		if err != nil {
 			return err
 		}
@@ -493,8 +493,8 @@ func (w *Workload) computeZetas() {
 type chooser interface{ Next() int64 }
 
 // NewClient returns client id bound to session s.
-func (w *Workload) NewClient(engineName string, id int, s engine.Session) (workload.Client, error) {
-	rec, err := engine.NeedRecords(engineName, s)
+func (w *Workload) NewClient(id int, s engine.Session) (workload.Client, error) {
+	rec, err := engine.NeedRecords(s)
 	if err != nil {
 		return nil, fmt.Errorf("ycsb client %d: %w", id, err)
 	}

@@ -235,7 +235,7 @@ func TestLoadAndRun(t *testing.T) {
 		t.Run(s.Name, func(t *testing.T) {
 			db := openPebble(t, nil)
 			w := newW(t, s.Name, map[string]string{pRecords: "2000", pSeed: "7"})
-			st, err := w.Load(ctx, "pebble", db, 4)
+			st, err := w.Load(ctx, db, 4)
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
@@ -246,7 +246,7 @@ func TestLoadAndRun(t *testing.T) {
 				t.Errorf("acked %d after load, want %d", w.Acked(), records)
 			}
 			// Every loaded key is there.
-			rec, _ := engine.NeedRecords("pebble", session(t, db))
+			rec, _ := engine.NeedRecords(session(t, db))
 			for _, k := range []int64{0, 1, records / 2, records - 1} {
 				found, err := rec.Read(ctx, AppendKey(nil, k, true))
 				if err != nil || !found {
@@ -262,7 +262,7 @@ func TestLoadAndRun(t *testing.T) {
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			for id := range clients {
-				c, err := w.NewClient("pebble", id, session(t, db))
+				c, err := w.NewClient(id, session(t, db))
 				if err != nil {
 					t.Fatalf("new client: %v", err)
 				}
@@ -316,10 +316,10 @@ func TestReadsFindLoadedRecords(t *testing.T) {
 		t.Run(dist, func(t *testing.T) {
 			db := openPebble(t, nil)
 			w := newW(t, "ycsb-c", map[string]string{pRecords: "2000", pRequestDist: dist, pInsertOrder: orderOrdrd})
-			if _, err := w.Load(ctx, "pebble", db, 2); err != nil {
+			if _, err := w.Load(ctx, db, 2); err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			c, err := w.NewClient("pebble", 0, session(t, db))
+			c, err := w.NewClient(0, session(t, db))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -341,7 +341,7 @@ func TestSeedReproducible(t *testing.T) {
 	var seqs [2][]string
 	for i := range seqs {
 		w := newW(t, "ycsb-a", map[string]string{pSeed: "99"})
-		c, err := w.NewClient("pebble", 3, session(t, db))
+		c, err := w.NewClient(3, session(t, db))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +364,7 @@ func TestDoAllocations(t *testing.T) {
 	ctx := context.Background()
 	db := openPebble(t, nil)
 	load := newW(t, "ycsb-c", map[string]string{pRecords: "2000"})
-	if _, err := load.Load(ctx, "pebble", db, 2); err != nil {
+	if _, err := load.Load(ctx, db, 2); err != nil {
 		t.Fatalf("load: %v", err)
 	}
 	const runs = 2000
@@ -387,7 +387,7 @@ func TestDoAllocations(t *testing.T) {
 			params := map[string]string{pRecords: "2000", pSeed: "11"}
 			maps.Copy(params, tc.params)
 			newClient := func() *Client {
-				c, err := newW(t, tc.spec, params).NewClient("pebble", 0, session(t, db))
+				c, err := newW(t, tc.spec, params).NewClient(0, session(t, db))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -484,7 +484,7 @@ func TestClientStepsDoNotAllocate(t *testing.T) {
 	for _, name := range []string{"ycsb-a", "ycsb-d", "ycsb-e"} {
 		for _, writeAll := range []string{"false", "true"} {
 			w := newW(t, name, map[string]string{pWriteAll: writeAll, pScanLenDist: distZipfian})
-			c, err := w.NewClient("pebble", 0, session(t, db))
+			c, err := w.NewClient(0, session(t, db))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -514,7 +514,7 @@ func TestLoadCancelled(t *testing.T) {
 	w := newW(t, "ycsb-a", map[string]string{pRecords: "100000"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	st, err := w.Load(ctx, "pebble", db, 2)
+	st, err := w.Load(ctx, db, 2)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Load with a cancelled context: %v, want context.Canceled", err)
 	}

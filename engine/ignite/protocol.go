@@ -1,4 +1,4 @@
-package cachekv
+package ignite
 
 import (
 	"bytes"
@@ -13,7 +13,8 @@ import (
 	"github.com/tierbench/tierbench/hist"
 )
 
-// The client's standard output is one JSON object per line (see
+// The launcher's client speaks this line protocol: its standard output,
+// which Preload and DriveCache read, is one JSON object per line (see
 // java/ignite/.../Client.java):
 //
 //	{"type":"ready"}
@@ -48,8 +49,22 @@ type message struct {
 	Records  int64           `json:"records"`
 }
 
-// Loaded reads a "loaded" line: the number of records a load wrote.
-func Loaded(line []byte) (records int64, ok bool) {
+// counts decodes a line's ops and errors (errors may be absent) into ops
+// and errs: an object per op in an interval, a number in a final.
+func (m message) counts(ops, errs any) error {
+	if err := json.Unmarshal(m.Ops, ops); err != nil {
+		return fmt.Errorf("ops: %w", err)
+	}
+	if len(m.Errors) > 0 {
+		if err := json.Unmarshal(m.Errors, errs); err != nil {
+			return fmt.Errorf("errors: %w", err)
+		}
+	}
+	return nil
+}
+
+// loadedRecords reads a "loaded" line: the number of records a load wrote.
+func loadedRecords(line []byte) (records int64, ok bool) {
 	var m message
 	if !isObject(line) || json.Unmarshal(line, &m) != nil || m.Type != "loaded" {
 		return 0, false
@@ -144,13 +159,8 @@ func (p *parser) interval(m message) error {
 		return err
 	}
 	var ops, errs map[string]int64
-	if err := json.Unmarshal(m.Ops, &ops); err != nil {
-		return fmt.Errorf("ops: %w", err)
-	}
-	if len(m.Errors) > 0 {
-		if err := json.Unmarshal(m.Errors, &errs); err != nil {
-			return fmt.Errorf("errors: %w", err)
-		}
+	if err := m.counts(&ops, &errs); err != nil {
+		return err
 	}
 	iv := driver.Interval{Index: m.Index, Phase: ph, Start: time.Duration(m.StartNs), Length: time.Duration(m.LengthNs),
 		P50: time.Duration(m.P50Ns), P99: time.Duration(m.P99Ns), Max: time.Duration(m.MaxNs),
@@ -186,13 +196,8 @@ func (p *parser) final(m message) error {
 		return err
 	}
 	var ops, errs int64
-	if err := json.Unmarshal(m.Ops, &ops); err != nil {
-		return fmt.Errorf("ops: %w", err)
-	}
-	if len(m.Errors) > 0 {
-		if err := json.Unmarshal(m.Errors, &errs); err != nil {
-			return fmt.Errorf("errors: %w", err)
-		}
+	if err := m.counts(&ops, &errs); err != nil {
+		return err
 	}
 	h, err := hist.Decode([]byte(m.Hist))
 	if err != nil {

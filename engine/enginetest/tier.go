@@ -1,0 +1,107 @@
+package enginetest
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// ProcessesIn lists live processes whose working folder is one of dirs or
+// under them: every server runs in its data folder (PostgreSQL's
+// backends inherit the postmaster's).
+func ProcessesIn(dirs map[string]string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil {
+			continue
+		}
+		if st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); strings.Contains(string(st), ") Z ") {
+			continue // exited; only its entry is left
+		}
+		for _, d := range dirs {
+			if cwd == d || strings.HasPrefix(cwd, d+"/") {
+				comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+				out = append(out, e.Name()+" "+strings.TrimSpace(string(comm)))
+			}
+		}
+	}
+	return out
+}
+
+// TierFull reports whether err says the storage is full the way
+// runner.tierFull recognises it to name the tier that filled up.
+func TierFull(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"no space left", "enospc", "disk full", "could not extend file"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedRootForTiers skips t unless it may mount tiers (and run servers).
+func NeedRootForTiers(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: mounts tmpfs tiers and runs the servers as their own OS users")
+	}
+}
+
+// MountTmpfs mounts a tmpfs of size (mount's size=, "24m") on a new 0755
+// folder under the shared folder, unmounted when t ends: a tier small
+// enough to fill.
+func MountTmpfs(t testing.TB, size string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(root(t), "tier-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs (%v: %s)", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+			exec.Command("umount", "-l", dir).Run()
+		}
+		os.Remove(dir)
+	})
+	return dir
+}
+
+// Fill writes a file in dir until the filesystem is full, then frees keep
+// bytes of it.
+func Fill(t testing.TB, dir string, keep int64) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	var n int64
+	for {
+		m, err := f.Write(buf)
+		n += int64(m)
+		if errors.Is(err, syscall.ENOSPC) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(max(n-keep, 0)); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,130 @@
+package ignite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/tierbench/tierbench/engine/server"
+)
+
+// node is one server JVM.
+type node struct {
+	id        string // consistent id: node0, node1, ...
+	discoPort int
+	commPort  int
+	log       string
+	proc      *server.Process
+}
+
+// startNodes starts every node's JVM; dirs are persistence, wal and the
+// archive folder (nil in memory mode).
+func (d *DB) startNodes(dirs []string) error {
+	for i, n := range d.nodes {
+		work := filepath.Join(d.home, "work", n.id)
+		if err := os.MkdirAll(work, 0o755); err != nil {
+			return err
+		}
+		args := []string{"server",
+			"--consistent-id=" + n.id,
+			"--disco-port=" + strconv.Itoa(n.discoPort),
+			"--comm-port=" + strconv.Itoa(n.commPort),
+			"--discovery=" + strings.Join(d.discovery, ","),
+			"--work-dir=" + work,
+			"--persistence=" + strconv.FormatBool(d.set.persistence),
+			"--region-size=" + strconv.FormatInt(d.set.regionSize, 10),
+			"--backups=" + strconv.Itoa(d.set.backups),
+			"--atomicity=" + d.set.atomicity,
+		}
+		if d.set.persistence {
+			args = append(args,
+				"--storage-path="+dirs[0],
+				"--wal-path="+dirs[1],
+				"--wal-archive-path="+dirs[2],
+				"--wal-mode="+d.set.walMode,
+				"--wal-segment-size="+strconv.FormatInt(d.set.walSegmentSize, 10),
+				"--wal-archive-size="+strconv.FormatInt(d.set.walArchiveSize, 10),
+			)
+		}
+		if i == 0 {
+			args = append(args, "--activate-servers="+strconv.Itoa(len(d.nodes)))
+		}
+		proc, err := server.Start(server.Spec{Name: "ignite " + n.id, Path: d.java.java,
+			Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log, Track: d.track})
+		if err != nil {
+			return err
+		}
+		n.proc = proc
+	}
+	return nil
+}
+
+// readyLine is what a node prints once it has started (the first node:
+// once it has also activated the cluster).
+func readyLine(id string) string { return "TIERBENCH READY " + id }
+
+// waitReady waits for every node's ready line. A node that exits fails the
+// wait at once with its log's tail.
+func (d *DB) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(startTimeout)
+	ready := make([]bool, len(d.nodes))
+	for {
+		all := true
+		for i, n := range d.nodes {
+			if ready[i] {
+				continue
+			}
+			if err := n.proc.Died(); err != nil {
+				return fmt.Errorf("node %s did not start: %w", n.id, err)
+			}
+			if b, err := os.ReadFile(n.log); err == nil && strings.Contains(string(b), readyLine(n.id)) {
+				ready[i] = true
+				continue
+			}
+			all = false
+		}
+		if all {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			for i, n := range d.nodes {
+				if !ready[i] {
+					why := "within " + startTimeout.String()
+					if ctx.Err() != nil {
+						why = "(" + ctx.Err().Error() + ")"
+					}
+					return n.proc.WithLog(fmt.Errorf("node %s did not start %s", n.id, why))
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// stopNodes stops every node at once (SIGTERM, SIGKILL after grace).
+func (d *DB) stopNodes(grace time.Duration) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(d.nodes))
+	for i, n := range d.nodes {
+		if n.proc == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = n.proc.Stop(grace, syscall.SIGTERM)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,138 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// studyRun is a study being carried out: what every run shares.
+type studyRun struct {
+	st    *study.Study
+	opt   Options
+	eng   engine.Engine
+	wspec workload.Spec
+	rec   *results.Study
+	// done holds the cells that already have an ok run (resume).
+	done map[int]bool
+	ws   *tier.Workspace
+	// forget drops the study's record from the ledger.
+	forget func()
+}
+
+// prepare finds the study's engine and workload, refuses to start over a
+// killed tierbench's leftovers, makes the study's workspace (provisioned
+// tiers, scratch folder), probes the tiers, and stores the study record as
+// running. end undoes what it made.
+func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, err error) {
+	s = &studyRun{st: st, opt: opt, forget: func() {}}
+	var ok bool
+	if s.eng, ok = opt.Catalog.Engine(st.Engine); !ok {
+		return nil, fmt.Errorf("unknown engine %q", st.Engine)
+	}
+	if s.wspec, ok = opt.Catalog.Workload(st.Workload.Name); !ok {
+		return nil, fmt.Errorf("unknown workload %q", st.Workload.Name)
+	}
+	// One instance for the record of effective parameters; each run builds
+	// its own, since a workload carries per-run state (the insert counter).
+	w0, err := s.wspec.New(st.Workload.Params)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", st.Workload.Name, err)
+	}
+	if opt.Ledger != nil {
+		left, err := opt.Ledger.Leftovers()
+		if err != nil {
+			return nil, err
+		}
+		if len(left) > 0 {
+			return nil, &LeftoversError{Resources: left}
+		}
+	}
+	s.rec = newStudyRecord(st, w0.Params())
+	if opt.Resume != nil {
+		if s.rec, s.done, err = resumed(ctx, opt.Store, opt.Resume); err != nil {
+			return nil, err
+		}
+	}
+	if s.ws, err = tier.NewWorkspace(ctx, opt.Ledger, s.rec.ID, tierSpecs(st)...); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.end()
+			s = nil
+		}
+	}()
+	s.rec.Tiers = s.ws.Tiers()
+	if s.rec.Probes, err = probeTiers(ctx, st, s.rec.Tiers, opt); err != nil {
+		return s, err
+	}
+	if err := opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec); err != nil {
+		return s, err
+	}
+	if s.forget, err = recordStudy(opt.Ledger, opt.Store, s.rec.ID); err != nil {
+		s.forget = func() {}
+		return s, err
+	}
+	for _, t := range st.Tiers {
+		if info := s.rec.Tiers[t.Name]; !info.Durable {
+			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not durable: %s", t.Name, info.Path, info.Note))
+		}
+	}
+	return s, nil
+}
+
+// end forgets the study in the ledger and undoes its workspace.
+func (s *studyRun) end() {
+	s.forget()
+	if err := s.ws.Close(); err != nil {
+		s.opt.Progress.Line("warning: undo provisioned tiers: " + err.Error())
+	}
+}
+
+// tierSpecs are the study's tiers as package tier takes them.
+func tierSpecs(st *study.Study) []tier.Spec {
+	out := make([]tier.Spec, len(st.Tiers))
+	for i, t := range st.Tiers {
+		out[i] = tier.Spec{Name: t.Name, Path: t.Path, Tmpfs: t.Tmpfs, Loop: t.Loop, Pmem: t.Pmem,
+			Latency: t.Latency, Throttle: t.Throttle}
+	}
+	return out
+}
+
+func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	now := time.Now().UTC()
+	rec := &results.Study{
+		ID:   now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]),
+		Name: st.Name, Engine: st.Engine, Workload: st.Workload.Name, Baseline: st.Baseline,
+		StartedAt: now, Status: results.StudyRunning, Env: hostenv.Capture(),
+		Clients: st.Clients, WorkloadParams: params, Options: st.Options,
+		WarmupS: st.Warmup.Seconds(), DurationS: st.Duration.Seconds(), Repeat: st.Repeat,
+		TargetRate: st.TargetRate, Source: st.Source, Drivers: st.Drivers,
+	}
+	if st.Target != "" {
+		rec.Target = engine.RedactTarget(st.Target)
+		rec.Source = engine.RedactTargetIn(st.Source, st.Target)
+	}
+	if st.TargetRate > 0 {
+		rec.Arrival = st.Arrival
+	}
+	for _, d := range st.Durability {
+		rec.Durability = append(rec.Durability, string(d))
+	}
+	for _, p := range st.Placements {
+		rec.Placements = append(rec.Placements, results.Placement{Name: p.Name, Components: p.Components, Durability: string(p.Durability)})
+	}
+	return rec
+}

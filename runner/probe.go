@@ -1,0 +1,66 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/probe"
+)
+
+// ProbeMaxAge is how old a stored probe may be for `probe: cached`.
+const ProbeMaxAge = 7 * 24 * time.Hour
+
+// probeTiers finds or measures each tier's fio figures as the study asks,
+// and stores the ones it measures. A stored probe counts only for the same
+// device, filesystem and mount. An emulated tier's record (in tiers) gets
+// the probe's verdict on its emulation (probe.EmulationCheck).
+func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info, opt Options) (map[string]*results.Probe, error) {
+	mode := st.Probe
+	switch mode {
+	case study.ProbeOff:
+		return nil, nil
+	case "":
+		mode = study.ProbeCached
+	}
+	out := map[string]*results.Probe{}
+	for _, t := range st.Tiers {
+		info := tiers[t.Name]
+		if mode == study.ProbeCached {
+			p, err := opt.Store.LatestProbe(ctx, info.Device, info.FSType, info.MountPoint, time.Now().Add(-ProbeMaxAge))
+			if err != nil {
+				return nil, err
+			}
+			if p != nil {
+				out[t.Name] = p
+			}
+			continue
+		}
+		quick := mode == study.ProbeQuick
+		opt.Progress.Live(fmt.Sprintf("probing tier %s (%s) with fio%s...", t.Name, info.Path, map[bool]string{true: ", quick", false: ""}[quick]))
+		pt, err := probe.Probe(ctx, info.Path, probe.Options{Quick: quick})
+		if err != nil {
+			return nil, fmt.Errorf("probe tier %s: %w", t.Name, err)
+		}
+		pt.Emulated = pt.Emulated || info.Emulated
+		if info.Emulated {
+			info.EmulationCheck = probe.EmulationCheck(t.Latency, t.Throttle, pt)
+			tiers[t.Name] = info
+			opt.Progress.Line(fmt.Sprintf("tier %s is emulated (%s): %s", t.Name, info.Emulation, info.EmulationCheck))
+		}
+		p := &results.Probe{TakenAt: time.Now().UTC(), MountPoint: info.MountPoint, Quick: quick, Tier: pt}
+		if err := opt.Store.PutProbe(context.WithoutCancel(ctx), *p); err != nil {
+			return nil, err
+		}
+		if pt.Fio != nil {
+			opt.Progress.Line(fmt.Sprintf("tier %s: fsync p50 %s, sync ceiling %.0f/s, 4k random write %.0f IOPS (qd32), sequential write %.0f MB/s",
+				t.Name, hist.FormatMicros(pt.Fio.FsyncLat.P50), pt.Fio.SyncCeilingPerS, pt.Fio.RandWriteQD32.IOPS, pt.Fio.SeqWriteMBps))
+		}
+		out[t.Name] = p
+	}
+	return out, nil
+}

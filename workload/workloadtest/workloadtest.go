@@ -1,0 +1,100 @@
+// Package workloadtest drives workloads on real engines in tests. It sits
+// above engine/enginetest (which starts the server engines and knows no
+// workload) and the workloads, so nothing under engine imports a workload.
+// Its own tests check what every server engine must do alike under
+// ycsb-a: serve a target server it did not start, and fail cleanly rather
+// than hang when its server dies or its tier fills up during a load.
+//
+// Only tests import it.
+package workloadtest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/pebble"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// RunClients runs clients goroutines of ops operations each, every client on
+// its own session as the runner does, and returns every error.
+func RunClients(t testing.TB, w workload.Workload, db engine.DB, clients, ops int) []error {
+	t.Helper()
+	ctx := context.Background()
+	var (
+		mu   sync.Mutex
+		errs []error
+		wg   sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		errs = append(errs, err)
+		mu.Unlock()
+	}
+	for i := range clients {
+		wg.Go(func() {
+			s, err := db.NewSession(ctx)
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer s.Close()
+			c, err := w.NewClient(i, s)
+			if err != nil {
+				fail(err)
+				return
+			}
+			if cl, ok := c.(interface{ Close() error }); ok {
+				defer cl.Close()
+			}
+			for range ops {
+				op, err := c.Do(ctx)
+				if err != nil {
+					fail(err)
+				}
+				if op < 0 || op >= len(w.Ops()) {
+					fail(errors.New("op index out of range"))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// CheckNotSQL checks that SQL workload w refuses an engine that is not a
+// SQL one (pebble, in t's temporary folders): NewClient, Load and, if w
+// has one, Verify fail with engine.ErrNoModel in words that say so.
+func CheckNotSQL(t *testing.T, w workload.Workload) {
+	t.Helper()
+	ctx := context.Background()
+	dirs := map[string]string{pebble.Data: t.TempDir(), pebble.WAL: t.TempDir()}
+	db, err := pebble.Engine{}.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.NoSync})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	notSQL := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, engine.ErrNoModel) || !strings.Contains(err.Error(), "is not a SQL engine") {
+			t.Errorf("%s on pebble: %v", what, err)
+		}
+	}
+	_, err = w.NewClient(0, s)
+	notSQL("NewClient on a pebble session", err)
+	_, err = w.Load(ctx, db, 1)
+	notSQL("Load", err)
+	if v, ok := w.(workload.Verifier); ok {
+		_, err = v.Verify(ctx, db)
+		notSQL("Verify", err)
+	}
+}
