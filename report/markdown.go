@@ -153,7 +153,7 @@ func (m *mdWriter) results(d *doc) {
 	m.printf("## Results\n\n### Per group\n\n")
 	m.printf("Medians over the ok repeats of each placement x durability x clients cell (p50 and p99 are the medians of the runs' own percentiles); intervals are 95%% bootstrap CIs, given from %d ok repeats on.\n\n", stats.MinRepeats)
 	m.table(d.Groups)
-	m.printf("### Every run\n\nLatency percentiles are each run's own, from its measured window.\n\n")
+	m.printf("### Every run\n\nLatency percentiles are each run's own, from its measured window; CPU is in percent of one core over that window, the load generator's also per operation.\n\n")
 	m.table(d.Runs)
 }
 

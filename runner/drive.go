@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -42,7 +43,11 @@ func (r *run) drive(ctx context.Context) (err error) {
 			}
 		}()
 	}
-	watch := newWatcher(ctx, r.telemetryConfig(), r.st.Warmup)
+	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.Warmup)
+	if lr := loadReporter(ext, r.db); lr != nil {
+		lr.WatchLoad(watch)
+		defer lr.WatchLoad(nil)
+	}
 	dcfg := driver.Config{
 		Ops: r.w.Ops(), Warmup: r.st.Warmup, Duration: r.st.Duration,
 		TargetRate: r.st.TargetRate, Arrival: driver.Arrival(r.st.Arrival),
@@ -63,6 +68,9 @@ func (r *run) drive(ctx context.Context) (err error) {
 		var ferr error
 		if r.hists, ferr = results.FromDriver(r.rec, r.res); ferr != nil {
 			err = ferr
+		}
+		if r.rec.Telemetry != nil {
+			r.rec.Telemetry.LoadGen.PerOp(r.rec.Ops)
 		}
 	}
 	if c, ok := r.db.(engine.Checker); ok {
@@ -144,9 +152,11 @@ func (r *run) newClients(ctx context.Context) (clients []driver.Client, closeAll
 }
 
 // telemetryConfig is what the run's sampler watches: the devices of the
-// tiers the placement uses, each component's folder, and the engine's
-// process (tierbench itself for in-process engines).
-func (r *run) telemetryConfig() telemetry.Config {
+// tiers the placement uses, each component's folder, the engine's process
+// (tierbench itself for in-process engines) and, with tierbench's own
+// driver, tierbench as the load generator (an external one reports its
+// processes as it starts them).
+func (r *run) telemetryConfig(ext driver.External) telemetry.Config {
 	devices := map[string]string{}
 	tiers := r.ws.Tiers()
 	for _, t := range r.cell.Placement.Components {
@@ -156,29 +166,74 @@ func (r *run) telemetryConfig() telemetry.Config {
 	if p, ok := r.db.(engine.PIDer); ok {
 		pid = p.PID()
 	}
-	return telemetry.Config{Tiers: devices, Components: r.rec.Dirs, PID: pid}
+	cfg := telemetry.Config{Tiers: devices, Components: r.rec.Dirs, PID: pid}
+	if ext == nil {
+		cfg.LoadName, cfg.LoadPIDs = "tierbench", []int{os.Getpid()}
+	}
+	return cfg
+}
+
+// loadReporter is whoever reports the external load generator's
+// processes: the tool, or the engine whose client drives a delegated
+// workload (Ignite's JVM); nil for tierbench's own driver.
+func loadReporter(ext driver.External, db engine.DB) driver.LoadReporter {
+	if ext == nil {
+		return nil
+	}
+	if lr, ok := ext.(driver.LoadReporter); ok {
+		return lr
+	}
+	if lr, ok := db.(driver.LoadReporter); ok {
+		return lr
+	}
+	return nil
 }
 
 // watcher starts a telemetry sampler after a delay (the warmup) and stops
-// it on demand.
+// it on demand. As a driver.LoadWatch it hands the load generator's
+// processes to the sampler, or keeps them for it until it starts.
 type watcher struct {
 	mu      sync.Mutex
 	timer   *time.Timer
+	cfg     telemetry.Config
 	sampler *telemetry.Sampler
 	stopped bool
 }
 
 func newWatcher(ctx context.Context, cfg telemetry.Config, after time.Duration) *watcher {
-	w := &watcher{}
+	w := &watcher{cfg: cfg}
 	w.timer = time.AfterFunc(after, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		if w.stopped {
 			return
 		}
-		w.sampler, _ = telemetry.Start(ctx, cfg) // errors of sources are inside its report
+		w.sampler, _ = telemetry.Start(ctx, w.cfg) // errors of sources are inside its report
 	})
 	return w
+}
+
+// Started implements driver.LoadWatch.
+func (w *watcher) Started(name string, pid int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sampler != nil {
+		w.sampler.AddLoad(name, pid)
+		return
+	}
+	w.cfg.LoadName, w.cfg.LoadPIDs = name, append(w.cfg.LoadPIDs, pid)
+}
+
+// Exited implements driver.LoadWatch. A process that ended before the
+// window used none of its CPU in it.
+func (w *watcher) Exited(pid int, cpu time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sampler != nil {
+		w.sampler.LoadExited(pid, cpu)
+		return
+	}
+	w.cfg.LoadPIDs = slices.DeleteFunc(w.cfg.LoadPIDs, func(p int) bool { return p == pid })
 }
 
 // stop returns the sampler's report, or nil when it never started.

@@ -54,6 +54,9 @@ const (
 	// othersShare: when the engine's processes used less than this share of
 	// the busy CPU time, other processes used most of it.
 	othersShare = 0.5
+	// loadGenShare: a load generator using this share of the busy CPU time
+	// or more is named as a cause, with the fix.
+	loadGenShare = 0.2
 )
 
 // commitComponents are, in order of preference, the components whose
@@ -110,12 +113,14 @@ type view struct {
 	engineCPU float64
 	// commitComp is the component commits wait for, on tier commitTier.
 	commitComp, commitTier string
+	// load is the load generator's CPU, nil when not recorded.
+	load *telemetry.LoadGenSummary
 }
 
 func newView(r *results.Run, st *results.Study) *view {
 	t := r.Telemetry
 	v := &view{r: r, st: st, t: t, cpus: max(st.Env.CPUs, 1), busy: t.Host.CPUUserPct + t.Host.CPUSysPct,
-		engineCPU: t.Engine.CPUPct}
+		engineCPU: t.Engine.CPUPct, load: t.LoadGen}
 	if t.Engine.TreeCPUPct > 0 {
 		v.engineCPU = t.Engine.TreeCPUPct
 	}
@@ -171,6 +176,58 @@ func (v *view) cpuEvidence(ev map[string]float64) {
 	if s := v.t.Host.CPUStealPct; s > 0 {
 		ev["cpu_steal_pct"] = s
 	}
+	if l := v.separateLoad(); l != nil {
+		ev["load_cpu_pct"] = l.CPUPct
+		if l.CPUUsPerOp > 0 {
+			ev["load_cpu_us_per_op"] = l.CPUUsPerOp
+		}
+	}
+}
+
+// separateLoad is the load generator's CPU when it ran in processes of
+// its own; nil when unknown or inside the engine's process, where the two
+// cannot be told apart.
+func (v *view) separateLoad() *telemetry.LoadGenSummary {
+	if v.load == nil || v.load.SharesEngine {
+		return nil
+	}
+	return v.load
+}
+
+// loadText says how much of the busy CPU a separate load generator used,
+// and whether other processes used more than it and the engine together;
+// when the load generator used a good part of it, how to give the engine
+// its CPU back. When driver and engine share a process, it says so rather
+// than split their CPU.
+func (v *view) loadText() string {
+	others, known, text := "the load generator, other engine nodes or the rest of the host", v.engineCPU, ""
+	share := 0.0
+	if l := v.separateLoad(); l != nil {
+		others, known = "other engine nodes or the rest of the host", known+l.CPUPct
+		share = l.CPUPct / (v.busy * float64(v.cpus))
+		if v.engineCPU > 0 {
+			text += fmt.Sprintf(" and the load generator (%s) %.0f%%", l.Name, l.CPUPct)
+		} else {
+			text += fmt.Sprintf(", the load generator (%s) using %.0f%% of one core", l.Name, l.CPUPct)
+		}
+		text += fmt.Sprintf(", %.0f%% of the busy CPU", 100*share)
+		if l.CPUUsPerOp > 0 {
+			text += fmt.Sprintf(" (%.0f µs per op)", l.CPUUsPerOp)
+		}
+	}
+	if v.load != nil && v.load.SharesEngine {
+		others = "other engine nodes or the rest of the host"
+	}
+	if known > 0 && known/float64(v.cpus) < othersShare*v.busy {
+		text += " (other processes used more: " + others + ")"
+	}
+	if share >= loadGenShare {
+		text += ": run the driver on another host or give it its own cores"
+	}
+	if v.load != nil && v.load.SharesEngine {
+		text += fmt.Sprintf("; the engine runs inside %s's process with the load generator, so their shares of its CPU cannot be told apart", v.load.Name)
+	}
+	return text
 }
 
 // ceilingText compares the device's flush rate with the tier's probed sync
@@ -321,10 +378,8 @@ func cpuBound(v *view) *results.Bottleneck {
 	text := fmt.Sprintf("CPU-bound: the host's %d cores were %.0f%% busy", v.cpus, v.busy)
 	if v.engineCPU > 0 {
 		text += fmt.Sprintf(", the engine's process using %.0f%% of one core", v.engineCPU)
-		if v.engineCPU/float64(v.cpus) < othersShare*v.busy {
-			text += " (other processes used more: the load generator, other engine nodes or the rest of the host)"
-		}
 	}
+	text += v.loadText()
 	if w := v.t.Engine.CPUWaitPct; w >= 10 {
 		text += fmt.Sprintf("; its threads waited for a CPU %.0f%% of one thread's time", w)
 	}
@@ -394,7 +449,11 @@ func notBound(v *view) *results.Bottleneck {
 	var parts []string
 	cpu := fmt.Sprintf("CPU %.0f%% busy", v.busy)
 	if v.engineCPU > 0 {
-		cpu += fmt.Sprintf(" (engine %.0f%% of one core)", v.engineCPU)
+		cpu += fmt.Sprintf(" (engine %.0f%% of one core", v.engineCPU)
+		if l := v.separateLoad(); l != nil {
+			cpu += fmt.Sprintf(", load generator %s %.0f%%", l.Name, l.CPUPct)
+		}
+		cpu += ")"
 	}
 	parts = append(parts, cpu)
 	maxSync := 0.0

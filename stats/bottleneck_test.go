@@ -133,22 +133,32 @@ func TestAttribute(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := Attribute(tc.run, tc.st)
-			if b.Kind != tc.kind {
-				t.Errorf("kind %s, want %s: %q", b.Kind, tc.kind, b.Text)
-			}
-			for _, f := range tc.fragments {
-				if !strings.Contains(b.Text, f) {
-					t.Errorf("%q lacks %q", b.Text, f)
-				}
-			}
-			for k, want := range tc.evidence {
-				got, ok := b.Evidence[k]
-				if !ok || !near(got, want) {
-					t.Errorf("evidence %s = %v (present %v), want %v; all: %v", k, got, ok, want, b.Evidence)
-				}
-			}
+			checkAttribution(t, Attribute(tc.run, tc.st), tc.kind, tc.fragments, nil, tc.evidence)
 		})
+	}
+}
+
+// checkAttribution asserts a bottleneck's kind, the fragments its sentence
+// has and has not, and the evidence it rests on.
+func checkAttribution(t *testing.T, b *results.Bottleneck, kind string, fragments, absent []string, evidence map[string]float64) {
+	t.Helper()
+	if b.Kind != kind {
+		t.Errorf("kind %s, want %s: %q", b.Kind, kind, b.Text)
+	}
+	for _, f := range fragments {
+		if !strings.Contains(b.Text, f) {
+			t.Errorf("%q lacks %q", b.Text, f)
+		}
+	}
+	for _, f := range absent {
+		if strings.Contains(b.Text, f) {
+			t.Errorf("%q has %q", b.Text, f)
+		}
+	}
+	for k, want := range evidence {
+		if got, ok := b.Evidence[k]; !ok || !near(got, want) {
+			t.Errorf("evidence %s = %v (present %v), want %v; all: %v", k, got, ok, want, b.Evidence)
+		}
 	}
 }
 
@@ -189,5 +199,60 @@ func TestExplainRecomputesFromTelemetry(t *testing.T) {
 	}
 	if runs[0].Bottleneck != stale {
 		t.Error("Explain changed its input")
+	}
+}
+
+// TestAttributeLoadGenerator: the load generator's CPU is named in the
+// sentence when it was recorded, with the fix when it used a good part of
+// a full host, and never split from the engine's when they share a process.
+func TestAttributeLoadGenerator(t *testing.T) {
+	st := &results.Study{Env: hostenv.Env{CPUs: 2}}
+	fullHost := telemetry.HostSummary{CPUUserPct: 70, CPUSysPct: 28}
+	run := func(host telemetry.HostSummary, engine telemetry.EngineSummary, load *telemetry.LoadGenSummary) *results.Run {
+		return &results.Run{Durability: "async", Components: map[string]string{"data": "ram", "wal": "ram"},
+			Telemetry: &telemetry.Summary{Host: host, Engine: engine, LoadGen: load, Tiers: map[string]telemetry.TierSummary{"ram": {}}}}
+	}
+	pgbench := &telemetry.LoadGenSummary{Name: "pgbench", CPUSeconds: 4.8, CPUPct: 80, CPUUsPerOp: 95}
+	cases := []struct {
+		name      string
+		run       *results.Run
+		kind      string
+		fragments []string
+		absent    []string
+		evidence  map[string]float64
+	}{
+		{"a load generator using a good part of a full host, with the fix",
+			run(fullHost, telemetry.EngineSummary{CPUPct: 12, TreeCPUPct: 110}, pgbench), BoundCPU,
+			[]string{"CPU-bound: the host's 2 cores were 98% busy, the engine's process using 110% of one core and the load generator (pgbench) 80%, 41% of the busy CPU (95 µs per op): run the driver on another host or give it its own cores"},
+			[]string{"other processes used more"},
+			map[string]float64{"load_cpu_pct": 80, "load_cpu_us_per_op": 95, "engine_cpu_pct": 110}},
+		{"a light load generator is named without the fix",
+			run(fullHost, telemetry.EngineSummary{TreeCPUPct: 170}, &telemetry.LoadGenSummary{Name: "tierbench", CPUPct: 20}), BoundCPU,
+			[]string{"and the load generator (tierbench) 20%, 10% of the busy CPU"}, []string{"run the driver", "µs per op"},
+			map[string]float64{"load_cpu_pct": 20}},
+		{"engine and load generator together far below the busy CPU: others used more",
+			run(telemetry.HostSummary{CPUUserPct: 70, CPUSysPct: 24}, telemetry.EngineSummary{CPUPct: 16}, &telemetry.LoadGenSummary{Name: "sysbench", CPUPct: 20}), BoundCPU,
+			[]string{"(other processes used more: other engine nodes or the rest of the host)"}, []string{"the load generator, other"}, nil},
+		{"a load generator without the engine's figure",
+			run(fullHost, telemetry.EngineSummary{}, pgbench), BoundCPU,
+			[]string{"98% busy, the load generator (pgbench) using 80% of one core, 41% of the busy CPU"}, nil, nil},
+		{"an in-process engine shares tierbench's process: not split",
+			run(fullHost, telemetry.EngineSummary{CPUPct: 190}, &telemetry.LoadGenSummary{Name: "tierbench", CPUPct: 190, SharesEngine: true}), BoundCPU,
+			[]string{"the engine's process using 190% of one core; the engine runs inside tierbench's process with the load generator, so their shares of its CPU cannot be told apart"},
+			[]string{"run the driver", "of the busy CPU"}, map[string]float64{"engine_cpu_pct": 190}},
+		{"a quiet host names the load generator beside the engine",
+			run(quietHost, telemetry.EngineSummary{CPUPct: 51}, &telemetry.LoadGenSummary{Name: "pgbench", CPUPct: 30}), BoundNone,
+			[]string{"CPU 42% busy (engine 51% of one core, load generator pgbench 30%)"}, nil, map[string]float64{"load_cpu_pct": 30}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := Attribute(tc.run, st)
+			checkAttribution(t, b, tc.kind, tc.fragments, tc.absent, tc.evidence)
+			if tc.run.Telemetry.LoadGen != nil && tc.run.Telemetry.LoadGen.SharesEngine {
+				if _, ok := b.Evidence["load_cpu_pct"]; ok {
+					t.Errorf("evidence %v splits the shared process's CPU", b.Evidence)
+				}
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -89,6 +90,10 @@ type syncSampler struct {
 	waiting map[string]int // component → sum of waiters over samples
 	// errs is its own: the sampler runs in its own goroutine.
 	errs errorLog
+	// ownCPU is the CPU time the sampler's own thread used, set when run
+	// returns: tierbench's, not its driver's, when tierbench is the load
+	// generator.
+	ownCPU time.Duration
 }
 
 type compDir struct{ name, dir string }
@@ -118,6 +123,12 @@ func (s *syncSampler) period() time.Duration {
 // run samples until stop is closed or ctx ends.
 func (s *syncSampler) run(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
+	// On a thread of its own, so that its CPU time can be read and kept
+	// apart from the driver's.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU()
+	defer func() { s.ownCPU = threadCPU() - start }()
 	s.refresh()
 	timer := time.NewTimer(s.period())
 	defer timer.Stop()
@@ -316,4 +327,13 @@ func (s *syncSampler) summary() (map[string]SyncWait, int) {
 			MeanWaiting: float64(s.waiting[comp]) / float64(s.samples)}
 	}
 	return out, s.samples
+}
+
+// threadCPU is the calling thread's CPU time (0 if it cannot be read).
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
 }

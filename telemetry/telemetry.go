@@ -1,7 +1,8 @@
 // Package telemetry samples what the machine was doing while a run was
-// measured: per-tier disk figures, host CPU and the engine process. A
-// throughput number alone cannot tell a saturated device from a CPU-bound
-// engine or a noisy neighbour (steal); these per-second samples can, and
+// measured: per-tier disk figures, host CPU, the engine process and the
+// load generator's CPU. A throughput number alone cannot tell a saturated
+// device from a CPU-bound engine, a load generator eating the server's CPU
+// or a noisy neighbour (steal); these per-second samples can, and
 // the run's summary is what `show` prints next to its results.
 //
 // Everything is read from procfs (Linux only), so a run needs no extra tools
@@ -33,6 +34,12 @@ type Config struct {
 	// waits are told apart by the file being synced (the WAL's fsyncs from
 	// the data's). Without it every wait counts as OtherComponent.
 	Components map[string]string
+	// LoadName and LoadPIDs name the load generator and its processes
+	// when sampling starts: tierbench's own (os.Getpid()) for its driver,
+	// a tool's or a client JVM's. Processes started later are added with
+	// AddLoad. A PID equal to PID means driver and engine share a process.
+	LoadName string
+	LoadPIDs []int
 	// Interval between samples; 0 means one second.
 	Interval time.Duration
 }
@@ -112,6 +119,9 @@ type Summary struct {
 	Tiers  map[string]TierSummary `json:"tiers"`
 	Host   HostSummary            `json:"host"`
 	Engine EngineSummary          `json:"engine"`
+	// LoadGen is the load generator's CPU; absent in runs stored before
+	// it was sampled.
+	LoadGen *LoadGenSummary `json:"load_generator,omitempty"`
 	// SyncWait is, by component (and OtherComponent), the share of the
 	// window the engine's threads spent in fsync and its kin; absent when
 	// no engine process was watched.
@@ -164,7 +174,10 @@ type Sampler struct {
 	disks   map[string]*diskState // kernel device name → state
 	host    hostState
 	engine  engineState
+	load    *loadState
 	errs    errorLog
+	// lastAt is when the latest reading was taken: the window's end.
+	lastAt time.Duration
 
 	sync     *syncSampler // nil without an engine PID
 	syncStop chan struct{}
@@ -237,6 +250,7 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 		stopCh:   make(chan struct{}),
 		done:     make(chan struct{}),
 		errs:     errorLog{count: make(map[string]int)},
+		load:     newLoadState(cfg.LoadName, cfg.LoadPIDs),
 	}
 	s.resolveTiers()
 	s.t0 = time.Now()
@@ -330,6 +344,8 @@ func (s *Sampler) read(final bool) {
 	if s.cfg.PID > 0 {
 		s.readEngine(minSpan)
 	}
+	s.readLoad()
+	s.lastAt = s.since()
 }
 
 func (s *Sampler) since() time.Duration { return time.Since(s.t0) }
@@ -465,6 +481,11 @@ func (s *Sampler) build() *Report {
 		r.Summary.Engine = EngineSummary{RSSBytesMax: e.rssMax,
 			CPUPct: cpuPct(e.first.p, e.last.p, e.last.at-e.first.at, s.clkTck)}
 	}
+	var samplerCPU time.Duration
+	if s.sync != nil {
+		samplerCPU = s.sync.ownCPU
+	}
+	r.Summary.LoadGen = s.load.summary(s.lastAt, s.clkTck, s.cfg.PID, samplerCPU)
 	if s.sync != nil {
 		r.Summary.SyncWait, r.Summary.SyncSamples = s.sync.summary()
 		r.Summary.Engine.TreeCPUPct, r.Summary.Engine.CPUWaitPct = s.sync.schedPcts()

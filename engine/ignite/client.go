@@ -70,6 +70,14 @@ func (d *DB) DriveCache(ctx context.Context, work engine.CacheWork, cfg driver.C
 	return p.result(err)
 }
 
+// WatchLoad makes the measured runs' client JVMs report to w
+// (driver.LoadReporter): they are a cachekv run's load generator.
+func (d *DB) WatchLoad(w driver.LoadWatch) {
+	d.mu.Lock()
+	d.loadWatch = w
+	d.mu.Unlock()
+}
+
 // runClient runs the launcher's client command in mode with extra
 // arguments. The JVM runs in its own process group with a parent-death
 // signal, is tracked like the servers, and is killed when ctx ends. Its
@@ -123,7 +131,9 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 		d.clients = map[int]bool{}
 	}
 	d.clients[pid] = true
+	watch := d.loadWatch
 	d.mu.Unlock()
+	waited := driver.WatchCmd(watch, "ignite-client", cmd)
 	untrack := engine.Config{Track: d.track}.Tracked(pid)
 	defer untrack()
 	exited := make(chan struct{})
@@ -143,6 +153,7 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 	scanErr := sc.Err()
 	_, _ = io.Copy(io.Discard, stdout) // after a too-long line: let the JVM finish writing
 	waitErr := cmd.Wait()
+	waited()
 	close(exited)
 	d.mu.Lock()
 	delete(d.clients, pid)

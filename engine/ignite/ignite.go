@@ -45,6 +45,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 )
@@ -204,6 +205,8 @@ type DB struct {
 	mu      sync.Mutex
 	closed  bool
 	clients map[int]bool // pids of running client JVMs, killed by Close
+	// loadWatch is told of client JVMs (WatchLoad); nil: nobody.
+	loadWatch driver.LoadWatch
 }
 
 var (

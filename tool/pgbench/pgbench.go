@@ -63,8 +63,12 @@ func check(engineName, workloadName string) error {
 }
 
 type run struct {
-	req tool.Request
+	req   tool.Request
+	watch driver.LoadWatch
 }
+
+// WatchLoad makes Drive report pgbench's process to w (driver.LoadReporter).
+func (r *run) WatchLoad(w driver.LoadWatch) { r.watch = w }
 
 func newRun(req tool.Request) (driver.External, error) {
 	if err := check(req.Engine, req.WorkloadName); err != nil {
@@ -120,6 +124,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start pgbench: %w", err)
 	}
+	waited := driver.WatchCmd(r.watch, "pgbench", cmd)
 	errTail := server.TailWriter{Max: tailBytes}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
@@ -133,6 +138,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 		errTail.Write([]byte(line + "\n"))
 	}
 	werr := cmd.Wait()
+	waited()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

@@ -132,11 +132,16 @@ func TestDrive(t *testing.T) {
 		t.Fatal("the server's endpoint has no password")
 	}
 	stop := enginetest.WatchSecret(t, ep.Password, "tpcb-like")
+	watch := &loadLog{}
+	ext.(driver.LoadReporter).WatchLoad(watch)
 	res, err := ext.Drive(ctx, driver.Config{Warmup: time.Second, Duration: 2 * time.Second,
 		OnTick: func(driver.Interval) { ticks++ }}, 2)
 	stop()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if watch.name != "pgbench" || watch.started <= 0 || watch.exited != watch.started || watch.cpu <= 0 {
+		t.Errorf("load watch %+v: want pgbench's process reported started, then exited with its CPU", watch)
 	}
 	if _, err := os.Stat(filepath.Join(dir, passFileName)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the password file is left after the run: %v", err)
@@ -180,3 +185,13 @@ func TestPassFile(t *testing.T) {
 		t.Errorf("withoutEnv = %q", env)
 	}
 }
+
+// loadLog records what a load generator reports of its process.
+type loadLog struct {
+	name            string
+	started, exited int
+	cpu             time.Duration
+}
+
+func (l *loadLog) Started(name string, pid int)      { l.name, l.started = name, pid }
+func (l *loadLog) Exited(pid int, cpu time.Duration) { l.exited, l.cpu = pid, cpu }

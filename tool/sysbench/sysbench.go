@@ -121,7 +121,13 @@ type Driver struct {
 	// length, the option file holding the password. Empty: a temporary
 	// folder, removed after the run.
 	Dir string
+
+	watch driver.LoadWatch
 }
+
+// WatchLoad makes Drive report sysbench's process to w
+// (driver.LoadReporter).
+func (d *Driver) WatchLoad(w driver.LoadWatch) { d.watch = w }
 
 var _ driver.External = (*Driver)(nil)
 
@@ -228,6 +234,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 		}
 		return nil, fmt.Errorf("sysbench: start: %w", err)
 	}
+	waited := driver.WatchCmd(d.watch, Name, cmd)
 
 	var p parser
 	sc := bufio.NewScanner(stdout)
@@ -241,6 +248,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 		}
 	}
 	waitErr := cmd.Wait()
+	waited()
 	cmdline := Name + " " + strings.Join(args, " ")
 
 	res, resErr := result(p.rep, warmup, op)

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+	"github.com/tierbench/tierbench/telemetry"
+)
+
+// runCPU is a run's CPU over its measured window, in percent of one core:
+// the engine's (its process tree where sampled) and its load generator's;
+// loadPerOp is the load generator's CPU per operation in µs. load is nil
+// when the run recorded none.
+type runCPU struct {
+	engine    float64
+	load      *telemetry.LoadGenSummary
+	loadPct   float64
+	loadPerOp float64
+}
+
+func cpuOf(r results.Run) runCPU {
+	t := r.Telemetry
+	if t == nil {
+		return runCPU{}
+	}
+	c := runCPU{engine: t.Engine.CPUPct, load: t.LoadGen}
+	if t.Engine.TreeCPUPct > 0 {
+		c.engine = t.Engine.TreeCPUPct
+	}
+	if t.LoadGen != nil {
+		c.loadPct, c.loadPerOp = t.LoadGen.CPUPct, t.LoadGen.CPUUsPerOp
+	}
+	return c
+}
+
+// medianCPU is the median of each figure over runs; the load generator's
+// name and sharing come from the first run that recorded one.
+func medianCPU(runs []results.Run) runCPU {
+	var eng, pct, perOp []float64
+	var m runCPU
+	for _, r := range runs {
+		c := cpuOf(r)
+		eng = append(eng, c.engine)
+		if c.load != nil {
+			if m.load == nil {
+				m.load = c.load
+			}
+			pct, perOp = append(pct, c.loadPct), append(perOp, c.loadPerOp)
+		}
+	}
+	if len(eng) > 0 {
+		m.engine = stats.Median(eng)
+	}
+	if len(pct) > 0 {
+		m.loadPct, m.loadPerOp = stats.Median(pct), stats.Median(perOp)
+	}
+	return m
+}
+
+func pctText(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", v)
+}
+
+// loadText names the load generator with its CPU; a driver inside the
+// engine's process is said to be there rather than split from it.
+func (c runCPU) loadText() string {
+	switch {
+	case c.load == nil:
+		return "-"
+	case c.load.SharesEngine:
+		return c.load.Name + ", in the engine's process"
+	}
+	return fmt.Sprintf("%s %.0f%%", c.load.Name, c.loadPct)
+}
+
+func (c runCPU) perOpText() string {
+	if c.load == nil || c.loadPerOp <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f µs", c.loadPerOp)
+}
+
+// cpuTable writes, per durability, client count and series, the median
+// CPU of the engine and of the load generator over the measured window:
+// whether the clients took CPU the server needed. Nothing when no run
+// recorded a load generator (runs stored before it was sampled).
+func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
+	var rows [][]string
+	any := false
+	for _, d := range st.Durability {
+		for _, c := range st.Clients {
+			for _, p := range st.Placements {
+				g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: c})
+				if g == nil || len(g.Runs) == 0 {
+					continue
+				}
+				m := medianCPU(g.Runs)
+				any = any || m.load != nil
+				rows = append(rows, []string{d, fmt.Sprint(c), p.Name, pctText(m.engine), m.loadText(), m.perOpText()})
+			}
+		}
+	}
+	if !any {
+		return
+	}
+	fmt.Fprintln(w, "\nCPU over the measured window, % of one core (medians over repeats); per op: the load generator's CPU per operation:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  durability\tclients\tseries\tengine\tload generator\tper op")
+	for _, r := range rows {
+		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
