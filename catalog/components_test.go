@@ -37,3 +37,30 @@ duration: 1s
 		}
 	}
 }
+
+// TestEveryPairIsDeclared checks that every engine declares the data models
+// it serves and every workload the one it needs, so that study validation
+// can refuse a pair no run could carry out, and that every workload has an
+// engine to run on.
+func TestEveryPairIsDeclared(t *testing.T) {
+	c := Default()
+	for _, wn := range c.WorkloadNames() {
+		w, _ := c.Workload(wn)
+		if w.Model == "" {
+			t.Errorf("workload %s declares no data model", wn)
+		}
+		served := false
+		for _, en := range c.EngineNames() {
+			e, _ := c.EngineSpec(en)
+			served = served || e.Serves(w.Model)
+		}
+		if !served {
+			t.Errorf("workload %s needs the %s model, which no engine serves", wn, w.Model)
+		}
+	}
+	for _, en := range c.EngineNames() {
+		if e, _ := c.EngineSpec(en); len(e.Models) == 0 {
+			t.Errorf("engine %s declares no data model", en)
+		}
+	}
+}

@@ -72,6 +72,8 @@ type Spec struct {
 	// error that refuses a larger count.
 	MaxClients    int
 	MaxClientsWhy string
+	// Models are the data models the engine serves (see Model).
+	Models []Model
 }
 
 // ComponentNames returns the component names in declaration order.
@@ -292,6 +294,13 @@ func Describe(s Spec) string {
 	}
 	if s.MaxClients > 0 {
 		fmt.Fprintf(&b, "  clients: at most %d: %s\n", s.MaxClients, s.MaxClientsWhy)
+	}
+	if len(s.Models) > 0 {
+		models := make([]string, len(s.Models))
+		for i, m := range s.Models {
+			models[i] = string(m)
+		}
+		fmt.Fprintf(&b, "  data models: %s (the workloads it runs need one of them)\n", strings.Join(models, ", "))
 	}
 	if len(s.TargetSchemes) > 0 {
 		fmt.Fprintf(&b, "  external server: target: %s://... measures a server tierbench did not start (it places and configures nothing)\n", s.TargetSchemes[0])

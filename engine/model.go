@@ -6,6 +6,29 @@ import (
 	"errors"
 )
 
+// Model names a data model: what a workload's clients ask of an engine.
+// An engine declares the models it serves (Spec.Models) and a workload the
+// one it needs (workload.Spec.Model), so a study that pairs them wrongly is
+// refused before it runs.
+type Model string
+
+// The data models.
+const (
+	ModelRecords Model = "records" // YCSB's records: Records on a session
+	ModelSQL     Model = "sql"     // SQL statements: SQL on a session
+	ModelCache   Model = "cache"   // a key-value cache driven by the engine's own client: Cache on the DB
+)
+
+// Serves reports whether the engine serves model m.
+func (s Spec) Serves(m Model) bool {
+	for _, x := range s.Models {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
+
 // ErrNoModel is the failure of a workload on an engine that does not serve
 // the data model it needs (a SQL workload on pebble): a choice of engine
 // and workload no run can fix. The workload finds the model with NeedSQL,

@@ -291,6 +291,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 		p.durability(s, top, line, spec, engineOK)
 	}
 	p.workload(s, top, line)
+	p.model(s, top, spec, engineOK)
 	p.drivers(s, top, engineOK)
 	p.clients(s, top, line, spec, engineOK)
 	if engineOK && tiersOK && placementsOK && !p.hasTarget {
@@ -308,6 +309,27 @@ func (p *parser) study(root *yaml.Node) *Study {
 		p.addf(top["cache"].k.Line, "cache: cold measures from a cold start, which a warmup would undo; set warmup: 0s or use cache: warm")
 	}
 	return s
+}
+
+// model refuses a workload whose data model the engine does not serve
+// (tpcb on pebble): every run of the pair could only fail.
+func (p *parser) model(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
+	w, ok := p.cat.Workload(s.Workload.Name)
+	if !engineOK || !ok || w.Model == "" || len(spec.Models) == 0 || spec.Serves(w.Model) {
+		return
+	}
+	var fits []string
+	for _, name := range sortedCopy(p.cat.EngineNames()) {
+		if e, ok := p.cat.EngineSpec(name); ok && e.Serves(w.Model) {
+			fits = append(fits, name)
+		}
+	}
+	served := make([]string, len(spec.Models))
+	for i, m := range spec.Models {
+		served[i] = string(m)
+	}
+	p.addf(top["workload"].k.Line, "workload %s needs the %s data model, which engine %s does not serve (it serves %s): use one of the engines %s, or a workload for %s (see tierbench workloads)",
+		w.Name, w.Model, spec.Name, strings.Join(served, ", "), joinNames(fits), spec.Name)
 }
 
 func (p *parser) engine(s *Study, top map[string]entry, line int) (engine.Spec, bool) {

@@ -34,8 +34,10 @@ type Param struct {
 
 // Spec describes a workload and builds it from the study's overrides.
 type Spec struct {
-	Name   string
-	Doc    string
+	Name string
+	Doc  string
+	// Model is the data model its clients need of an engine.
+	Model  engine.Model
 	Params []Param
 	// New builds the workload from string-valued overrides. Only names in
 	// Params are passed; New validates their values.
@@ -66,6 +68,9 @@ func (s Spec) ParamNames() []string {
 func Describe(s Spec) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", s.Name, s.Doc)
+	if s.Model != "" {
+		fmt.Fprintf(&b, "    (needs an engine with the %s data model)\n", s.Model)
+	}
 	for _, p := range s.Params {
 		fmt.Fprintf(&b, "    %-26s %-10s %s\n", p.Name, p.Default, p.Doc)
 	}

@@ -101,6 +101,8 @@ func TestValidateRefusesBadInput(t *testing.T) {
 		{name: "tmpfs tier smaller than the data", tiers: "  disk: {path: DISK}\n  tiny: {tmpfs: {size: 1KiB}}",
 			placements: "  all-disk: {data: disk, wal: disk}\n  all-tiny: {data: tiny, wal: tiny}",
 			want:       []string{`tier "tiny" (tmpfs, 1.0 KiB) is smaller than the data placement "all-tiny" puts on it: workload ycsb-a loads at least 984 KiB`}},
+		{name: "SQL workload on an engine that serves records", workload: "  name: tpcb",
+			want: []string{"workload tpcb needs the sql data model, which engine pebble does not serve (it serves records): use one of the engines mariadb, postgres"}},
 		{name: "fio missing for probe quick", extra: "probe: quick", env: []string{"PATH=" + empty},
 			want: []string{"probe: quick runs fio on every tier, and fio is not installed: apt-get install fio"}},
 	}

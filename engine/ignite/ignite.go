@@ -100,8 +100,9 @@ var _ engine.Engine = Engine{}
 // Spec declares Ignite's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name: "ignite",
-		Doc:  "Apache Ignite 2.16 cluster (3 server JVMs on 127.0.0.1 by default) with native persistence, driven by a thick Java client; workloads puts, gets, putget",
+		Name:   "ignite",
+		Models: []engine.Model{engine.ModelCache},
+		Doc:    "Apache Ignite 2.16 cluster (3 server JVMs on 127.0.0.1 by default) with native persistence, driven by a thick Java client; workloads puts, gets, putget",
 		Components: []engine.Component{
 			{Name: Persistence, Doc: "storagePath: partition and index files (<node>/cache-tierbench/), checkpoint markers; also each node's work directory and log"},
 			{Name: WAL, Doc: "walPath: the write-ahead log segments (<node>/*.wal)"},

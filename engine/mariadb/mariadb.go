@@ -67,6 +67,7 @@ var _ engine.Engine = Engine{}
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:          "mariadb",
+		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
 		TargetSchemes: []string{"mysql", "mariadb"},
 		Doc:           "MariaDB server (mariadbd, InnoDB) per run on 127.0.0.1; SQL and records over server-side prepared statements",
 		Components: []engine.Component{

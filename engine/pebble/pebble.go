@@ -37,8 +37,9 @@ var _ engine.Engine = Engine{}
 // Spec declares Pebble's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name: "pebble",
-		Doc:  "embedded Pebble LSM key-value store (CockroachDB's storage engine), in-process",
+		Name:   "pebble",
+		Models: []engine.Model{engine.ModelRecords},
+		Doc:    "embedded Pebble LSM key-value store (CockroachDB's storage engine), in-process",
 		Components: []engine.Component{
 			{Name: Data, Doc: "sstables, MANIFEST and OPTIONS (the DB folder)"},
 			{Name: WAL, Doc: "write-ahead log files (Options.WALDir)"},

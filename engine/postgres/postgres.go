@@ -90,6 +90,7 @@ var _ engine.Engine = Engine{}
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:          "postgres",
+		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
 		TargetSchemes: []string{"postgres", "postgresql"},
 		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1, scram-sha-256 with a password per run), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
 		Components: []engine.Component{

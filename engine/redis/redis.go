@@ -96,6 +96,7 @@ var _ engine.Engine = Engine{}
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:          "redis",
+		Models:        []engine.Model{engine.ModelRecords},
 		TargetSchemes: []string{"redis", "rediss"},
 		Doc:           "Redis in-memory key-value server (redis-server, run as OS user redis on 127.0.0.1 with a password per run), records as hashes like YCSB's Redis binding; the tier holds the AOF",
 		Components: []engine.Component{

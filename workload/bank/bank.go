@@ -55,6 +55,7 @@ func Spec() workload.Spec {
 	}
 	return workload.Spec{
 		Name:   "bank",
+		Model:  engine.ModelSQL,
 		Doc:    "transfers between accounts in one transaction; the total balance is checked after the run and a run that breaks it fails",
 		Params: params,
 		New: func(overrides map[string]string) (workload.Workload, error) {

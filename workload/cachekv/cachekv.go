@@ -72,6 +72,7 @@ func Specs() []workload.Spec {
 		}
 		out[i] = workload.Spec{
 			Name:   k.name,
+			Model:  engine.ModelCache,
 			Doc:    k.doc,
 			Params: params,
 			New: func(overrides map[string]string) (workload.Workload, error) {

@@ -104,7 +104,8 @@ func Specs() []workload.Spec {
 	wo := concat(common, writes)
 	return []workload.Spec{
 		{
-			Name: ReadWrite,
+			Name:  ReadWrite,
+			Model: engine.ModelSQL,
 			Doc: "sysbench 1.0.20 oltp_read_write: per transaction 10 point SELECTs, 4 range SELECTs (plain, SUM, ORDER BY, DISTINCT), " +
 				"an index and a non-index UPDATE, a DELETE and an INSERT of one id, on sbtest tables",
 			Params: rw,
@@ -114,6 +115,7 @@ func Specs() []workload.Spec {
 		},
 		{
 			Name:   WriteOnly,
+			Model:  engine.ModelSQL,
 			Doc:    "sysbench 1.0.20 oltp_write_only: per transaction an index and a non-index UPDATE, a DELETE and an INSERT of one id, on sbtest tables",
 			Params: wo,
 			New: func(overrides map[string]string) (workload.Workload, error) {

@@ -76,6 +76,7 @@ func Spec() workload.Spec {
 	}
 	return workload.Spec{
 		Name:   "tpcb",
+		Model:  engine.ModelSQL,
 		Doc:    "TPC-B-like (pgbench's default script): per transaction, update an account, select its balance, update its teller and branch, insert a history row",
 		Params: params,
 		New: func(overrides map[string]string) (workload.Workload, error) {

@@ -101,6 +101,7 @@ func Specs() []workload.Spec {
 		}
 		out[i] = workload.Spec{
 			Name:   l.name,
+			Model:  engine.ModelRecords,
 			Doc:    l.doc,
 			Params: params,
 			New: func(overrides map[string]string) (workload.Workload, error) {
