@@ -397,7 +397,10 @@ func connLost(err error) bool {
 	if errors.As(err, &pe) {
 		return pe.Severity == "FATAL" || pe.Severity == "PANIC"
 	}
-	return server.ConnLost(err)
+	// pgx closes a connection on its first read error (often "unexpected
+	// EOF"); a statement sent after that, such as the COMMIT of a batch,
+	// reads only "conn closed", yet the server's log explains it the same.
+	return errors.Is(err, pgconn.ErrConnClosed) || server.ConnLost(err)
 }
 
 // NewSession returns a session on its own connection.
