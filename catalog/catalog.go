@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/bank"
 	"github.com/tierbench/tierbench/workload/cachekv"
+	"github.com/tierbench/tierbench/workload/crdb"
 	"github.com/tierbench/tierbench/workload/oltp"
 	"github.com/tierbench/tierbench/workload/tpcb"
 	"github.com/tierbench/tierbench/workload/tpcc"
@@ -43,7 +44,7 @@ func Default() *Catalog {
 	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}, ignite.Engine{}} {
 		c.engines[e.Spec().Name] = e
 	}
-	for _, w := range append(append(ycsb.Specs(), tpcb.Spec(), tpcc.Spec(), bank.Spec()), oltp.Specs()...) {
+	for _, w := range append(append(ycsb.Specs(), tpcb.Spec(), tpcc.Spec(), bank.Spec(), crdb.KVSpec(), crdb.BankSpec()), oltp.Specs()...) {
 		c.workloads[w.Name] = w
 	}
 	for _, w := range cachekv.Specs() {

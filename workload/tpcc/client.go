@@ -7,17 +7,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
-
-// maxRetries bounds the retries of one transaction after deadlocks or
-// serialization failures; one that still fails is an error.
-const maxRetries = 10
 
 // Keying times and mean think times of clause 5.2.5.7, by op.
 var (
@@ -158,44 +153,24 @@ func (c *Client) run(ctx context.Context, op int) error {
 
 // retry runs body as transaction op until it commits, rolls back as
 // planned, or fails otherwise; deadlocks and serialization failures are
-// retried with the same inputs, at most maxRetries times, and counted.
+// retried with the same inputs (sqlwork.Retries) and counted.
 func (c *Client) retry(ctx context.Context, op int, body func(context.Context) (string, error), what func() string) error {
 	s := &c.w.stats
-	for attempt := 0; ; attempt++ {
-		rolledBack, err := c.txn(ctx, body, what)
-		switch {
-		case err == nil && rolledBack:
-			s.rollbacks.Add(1)
-			return nil
-		case err == nil:
-			s.committed[op].Add(1)
-			return nil
-		}
-		kind := conflictKind(err)
-		if kind < 0 || ctx.Err() != nil {
-			return err
-		}
-		if attempt == maxRetries {
-			s.gaveUp.Add(1)
-			return fmt.Errorf("%w (gave up after %d retries)", err, maxRetries)
-		}
-		s.retries[kind].Add(1)
-	}
-}
-
-// conflictKind classifies err among the retried conflicts, -1 if it is
-// none of them.
-func conflictKind(err error) int {
-	k := sqlwork.Conflict(err)
+	var rolledBack bool
+	err := s.retries.Do(ctx, func() error {
+		var err error
+		rolledBack, err = c.txn(ctx, body, what)
+		return err
+	})
 	switch {
-	case k == "":
-		return -1
-	case strings.HasPrefix(k, "deadlock"):
-		return conflictDeadlock
-	case strings.HasPrefix(k, "serialization"):
-		return conflictSerialization
+	case err != nil:
+		return err
+	case rolledBack:
+		s.rollbacks.Add(1)
+	default:
+		s.committed[op].Add(1)
 	}
-	return conflictLockWait
+	return nil
 }
 
 // txn runs body as one transaction (plain statements, as sqlwork.Txn does,

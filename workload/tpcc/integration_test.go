@@ -219,7 +219,7 @@ func deadlockRetried(t *testing.T, name string, db engine.DB, w *Workload, c *Cl
 	before, committed := paid(), w.stats.committed[opPayment].Load()
 	pay := paymentInput{w: 1, d: 2, amount: 700, cust: customerInput{w: 1, d: 5, id: 3}}
 	for attempt := 1; attempt <= 3; attempt++ {
-		retries := w.stats.retries[conflictDeadlock].Load()
+		retries := w.stats.retries.Deadlocks()
 		for _, q := range []string{"START TRANSACTION",
 			"UPDATE customer SET c_balance = c_balance + 0 WHERE c_w_id = 1 AND c_d_id = 9 AND c_id <= 200",
 			"UPDATE district SET d_ytd = d_ytd + 0 WHERE d_w_id = 1 AND d_id = 2"} {
@@ -239,7 +239,7 @@ func deadlockRetried(t *testing.T, name string, db engine.DB, w *Workload, c *Cl
 		if err := <-done; err != nil {
 			t.Fatalf("payment in a deadlock: %v (the other side: %v)", err, xerr)
 		}
-		if w.stats.retries[conflictDeadlock].Load() > retries {
+		if w.stats.retries.Deadlocks() > retries {
 			if xerr != nil {
 				t.Errorf("both sides failed; the other: %v", xerr)
 			}

@@ -27,6 +27,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // Parameter names.
@@ -122,22 +123,11 @@ type Workload struct {
 type stats struct {
 	committed [nOps]atomic.Int64
 	rollbacks atomic.Int64
-	retries   [nConflicts]atomic.Int64
-	gaveUp    atomic.Int64
+	retries   sqlwork.Retries
 	skipped   atomic.Int64 // districts a Delivery found without a new order
 	first     atomic.Int64 // unix ns of the first transaction's start
 	last      atomic.Int64 // unix ns of the latest transaction's end
 }
-
-// Conflict kinds retried.
-const (
-	conflictDeadlock = iota
-	conflictSerialization
-	conflictLockWait
-	nConflicts
-)
-
-var conflictNames = [nConflicts]string{"deadlock", "serialization failure", "lock wait timeout"}
 
 var (
 	_ workload.Workload = (*Workload)(nil)

@@ -64,19 +64,7 @@ func (w *Workload) Verify(ctx context.Context, db engine.DB) (string, error) {
 	fmt.Fprintf(&b, "; committed: %d transactions, %d new_order", total, committed)
 	rb := s.rollbacks.Load()
 	fmt.Fprintf(&b, "; new_order rollbacks: %d (%.2f%%, ok outcomes in new_order's ops, not errors)", rb, 100*float64(rb)/float64(max(rb+committed, 1)))
-	var retries []string
-	for k := range s.retries {
-		if n := s.retries[k].Load(); n > 0 {
-			retries = append(retries, fmt.Sprintf("%d after %s", n, conflictNames[k]))
-		}
-	}
-	if len(retries) == 0 {
-		retries = []string{"none"}
-	}
-	fmt.Fprintf(&b, "; retries: %s", strings.Join(retries, ", "))
-	if g := s.gaveUp.Load(); g > 0 {
-		fmt.Fprintf(&b, " (%d given up after %d)", g, maxRetries)
-	}
+	fmt.Fprintf(&b, "; %s", &s.retries)
 	if sk := s.skipped.Load(); sk > 0 {
 		fmt.Fprintf(&b, "; delivery skipped %d districts without a new order", sk)
 	}
