@@ -1,6 +1,10 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"strings"
+	"syscall"
+)
 
 // Failures a caller decides on, found with errors.Is however deeply an
 // engine wrapped them: the runner names the tier that filled up, or stores
@@ -16,3 +20,23 @@ var (
 	// ErrServerDied: a server the engine started exited under the run.
 	ErrServerDied = errors.New("server died")
 )
+
+// diskFullWords are how servers say a disk is full in text only: the
+// fallback for an error that carries neither ErrDiskFull nor ENOSPC.
+var diskFullWords = []string{"no space left", "enospc", "disk full", "could not extend file"}
+
+// IsDiskFull reports whether err says a tier ran out of space: by type
+// first (ENOSPC kept in the chain, or ErrDiskFull that an engine wraps),
+// by its words otherwise.
+func IsDiskFull(err error) bool {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrDiskFull) {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	for _, w := range diskFullWords {
+		if strings.Contains(msg, w) {
+			return true
+		}
+	}
+	return false
+}

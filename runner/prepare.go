@@ -103,8 +103,7 @@ func (s *studyRun) end() {
 func tierSpecs(st *study.Study) []tier.Spec {
 	out := make([]tier.Spec, len(st.Tiers))
 	for i, t := range st.Tiers {
-		out[i] = tier.Spec{Name: t.Name, Path: t.Path, Tmpfs: t.Tmpfs, Loop: t.Loop, Pmem: t.Pmem,
-			Latency: t.Latency, Throttle: t.Throttle}
+		out[i] = t.Spec
 	}
 	return out
 }

@@ -86,7 +86,7 @@ func tinyStudy(t *testing.T, tiers map[string]string, placements []study.Placeme
 	t.Helper()
 	var ts []study.Tier
 	for name, path := range tiers {
-		ts = append(ts, study.Tier{Name: name, Path: path})
+		ts = append(ts, study.Tier{Spec: tier.Spec{Name: name, Path: path}})
 	}
 	return &study.Study{
 		Name: "runner-test", Engine: "pebble", Tiers: ts, Placements: placements, Baseline: placements[0].Name,
@@ -311,9 +311,9 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 		emulation []string // in the tier's Emulation
 		checked   string   // the figure the check compares
 	}{
-		{"throttle", study.Tier{Throttle: &tier.ThrottleSpec{WriteIOPS: 1000}}, throttle.Supported,
+		{"throttle", study.Tier{Spec: tier.Spec{Throttle: &tier.ThrottleSpec{WriteIOPS: 1000}}}, throttle.Supported,
 			[]string{"throttled (cgroup): write_iops 1000"}, "4k random write IOPS (qd32)"},
-		{"latency", study.Tier{Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}, emulate.Supported,
+		{"latency", study.Tier{Spec: tier.Spec{Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}}, emulate.Supported,
 			[]string{"latency (FUSE): fsync 2ms", "measured at mount: fsync p50 "}, "fsync p50"},
 	}
 	for _, tc := range cases {

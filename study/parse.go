@@ -494,7 +494,7 @@ func (p *parser) pathTier(name string, e entry) (Tier, bool) {
 		p.addf(e.v.Line, "tier %q: %v", name, err)
 		return Tier{}, false
 	}
-	t := Tier{Name: name, Path: real}
+	t := Tier{Spec: tier.Spec{Name: name, Path: real}}
 	if real != filepath.Clean(v) {
 		t.Given = v
 	}
@@ -530,7 +530,7 @@ func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
 		}
 		spec.DAX = b
 	}
-	return Tier{Name: name, Pmem: &spec}, true
+	return Tier{Spec: tier.Spec{Name: name, Pmem: &spec}}, true
 }
 
 // latency reads latency: {read: 100us, write: 1ms, fsync: 2ms}.
@@ -646,7 +646,7 @@ func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
 	if !ok {
 		return Tier{}, false
 	}
-	return Tier{Name: name, Tmpfs: &tier.TmpfsSpec{Size: size}}, true
+	return Tier{Spec: tier.Spec{Name: name, Tmpfs: &tier.TmpfsSpec{Size: size}}}, true
 }
 
 func (p *parser) loopTier(name string, e entry) (Tier, bool) {
@@ -684,7 +684,7 @@ func (p *parser) loopTier(name string, e entry) (Tier, bool) {
 	if !good {
 		return Tier{}, false
 	}
-	return Tier{Name: name, Loop: &spec}, true
+	return Tier{Spec: tier.Spec{Name: name, Loop: &spec}}, true
 }
 
 // placements returns the declared placement names, including ones with

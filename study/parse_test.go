@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -193,7 +194,7 @@ func TestParseExample(t *testing.T) {
 	want := &Study{
 		Name:   "wal-placement-demo",
 		Engine: "pebble",
-		Tiers:  []Tier{{Name: "ram", Path: ram, Line: 4}, {Name: "disk", Path: disk, Line: 5}},
+		Tiers:  []Tier{{Spec: tier.Spec{Name: "ram", Path: ram}, Line: 4}, {Spec: tier.Spec{Name: "disk", Path: disk}, Line: 5}},
 		Placements: []Placement{
 			{Name: "all-disk", Components: map[string]string{"data": "disk", "wal": "disk"}},
 			{Name: "wal-ram", Components: map[string]string{"data": "disk", "wal": "ram"}},

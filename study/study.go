@@ -82,25 +82,14 @@ var CacheModes = []string{CacheWarm, CacheCold}
 // folder (Path), or storage tierbench provisions for the study (Tmpfs or
 // Loop), whose Path is known once it is mounted.
 type Tier struct {
-	Name string
-	// Path is the real folder: symlinks are followed once, when the study
-	// is read, and Given keeps the path as written when it differs.
-	Path  string
+	// Spec is what package tier makes of it: its name, its path (the real
+	// folder: symlinks are followed once, when the study is read), what
+	// tierbench provisions for it and what it emulates.
+	tier.Spec
+	// Given keeps the path as written when it differs from Path.
 	Given string
 	// Line is where the tier is declared in the study file.
-	Line  int
-	Tmpfs *tier.TmpfsSpec
-	Loop  *tier.LoopSpec
-	Pmem  *tier.PmemSpec
-	// Latency and Throttle make the tier emulate slower storage.
-	Latency  *tier.LatencySpec
-	Throttle *tier.ThrottleSpec
-}
-
-// Provisioned reports whether tierbench creates or mounts anything for the
-// tier.
-func (t Tier) Provisioned() bool {
-	return t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || t.Latency != nil || t.Throttle != nil
+	Line int
 }
 
 // Size is the capacity tierbench gives a tmpfs or loop tier, and its kind

@@ -25,7 +25,7 @@ func TestFullTierAtStart(t *testing.T) {
 				t.Fatal("opened on a full tier")
 			}
 			t.Logf("open: %v", err)
-			if !TierFull(err) {
+			if !engine.IsDiskFull(err) {
 				t.Errorf("Open's error does not say the storage is full: %v", err)
 			}
 			if left := ProcessesIn(dirs); len(left) > 0 {
@@ -49,7 +49,7 @@ func TestFullTierAtStart(t *testing.T) {
 				t.Errorf("Open's error lacks %q", want)
 			}
 		}
-		if !TierFull(err) {
+		if !engine.IsDiskFull(err) {
 			t.Errorf("Open's error does not say the storage is full: %v", err)
 		}
 		if left := ProcessesIn(dirs); len(left) > 0 {

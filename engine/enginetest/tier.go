@@ -38,18 +38,6 @@ func ProcessesIn(dirs map[string]string) []string {
 	return out
 }
 
-// TierFull reports whether err says the storage is full the way
-// runner.tierFull recognises it to name the tier that filled up.
-func TierFull(err error) bool {
-	msg := strings.ToLower(err.Error())
-	for _, s := range []string{"no space left", "enospc", "disk full", "could not extend file"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
 // NeedRootForTiers skips t unless it may mount tiers (and run servers).
 func NeedRootForTiers(t testing.TB) {
 	t.Helper()

@@ -159,7 +159,7 @@ func TestTierTooSmall(t *testing.T) {
 			if err == nil {
 				t.Fatal("200k records loaded onto a tier too small for them")
 			}
-			if !enginetest.TierFull(err) {
+			if !engine.IsDiskFull(err) {
 				t.Errorf("the load's error does not say the storage is full: %v", err)
 			}
 			if err := closeDB(); err != nil {
