@@ -709,10 +709,10 @@ func missingNote(g *stats.Group) string {
 
 func (b *builder) throughputSection() chartSection {
 	s := chartSection{ID: "chart-throughput", Heading: "Throughput vs clients",
-		Intro: fmt.Sprintf("Median throughput over the ok repeats of each placement; whiskers are 95%% bootstrap confidence intervals (shown from %d ok repeats on).", stats.MinRepeats)}
+		Intro: fmt.Sprintf(b.metricIntro()+"Median throughput over the ok repeats of each placement; whiskers are 95%% bootstrap confidence intervals (shown from %d ok repeats on).", stats.MinRepeats)}
 	for _, d := range b.st.Durability {
 		c := &chart{Title: "Throughput vs clients, durability " + d, X: b.clientAxis(),
-			Y: axis{Label: "median ops/s", ZeroBased: true}}
+			Y: axis{Label: "median " + b.st.ThroughputUnit(), ZeroBased: true}}
 		var notes []string
 		for _, p := range b.st.Placements {
 			l := line{Name: p.Name, Color: b.colors[p.Name], Markers: true}
@@ -726,7 +726,7 @@ func (b *builder) throughputSection() chartSection {
 					}
 					continue
 				}
-				l.Points = append(l.Points, point{X: x, Y: g.ThroughputMedian, CI: g.ThroughputCI, Tip: throughputTip(g)})
+				l.Points = append(l.Points, point{X: x, Y: g.ThroughputMedian, CI: g.ThroughputCI, Tip: throughputTip(g, b.st.ThroughputUnit())})
 			}
 			c.Lines = append(c.Lines, l)
 		}
@@ -735,8 +735,8 @@ func (b *builder) throughputSection() chartSection {
 	return s
 }
 
-func throughputTip(g *stats.Group) string {
-	t := fmt.Sprintf("%s, %s, %d clients: %.0f ops/s median of %d", g.Series, g.Durability, g.Clients, g.ThroughputMedian, g.N)
+func throughputTip(g *stats.Group, unit string) string {
+	t := fmt.Sprintf("%s, %s, %d clients: %.0f %s median of %d", g.Series, g.Durability, g.Clients, g.ThroughputMedian, unit, g.N)
 	if g.ThroughputCI != nil {
 		t += fmt.Sprintf(" (95%% CI %.0f-%.0f)", g.ThroughputCI[0], g.ThroughputCI[1])
 	}
@@ -960,4 +960,19 @@ func downsample(tl []results.Interval, limit int) []results.Interval {
 		i = j
 	}
 	return out
+}
+
+// metricIntro says, when the workload has its own throughput figure, what
+// the charts and tables count: "Throughput is tpmC: new_order ops per
+// minute. ".
+func (b *builder) metricIntro() string {
+	m := b.st.Metric
+	if m == nil {
+		return ""
+	}
+	per := "second"
+	if m.PerMinute {
+		per = "minute"
+	}
+	return fmt.Sprintf("Throughput is %s: %s ops per %s. ", m.Name, m.Op, per)
 }

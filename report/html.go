@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -384,7 +385,7 @@ func numSort(v float64) string {
 }
 
 func (b *builder) groupTable() table {
-	t := table{Sortable: true, Header: []string{"durability", "clients", "placement", "ok", "failed", "median ops/s",
+	t := table{Sortable: true, Header: []string{"durability", "clients", "placement", "ok", "failed", "median " + b.st.ThroughputUnit(),
 		"95% CI", "CV", "p50", "p99", "vs " + b.st.Baseline, "ratio CI", "verdict"},
 		Num: []bool{false, true, false, true, true, true, true, true, true, true, true, true, false}}
 	for _, g := range b.a.Groups {
@@ -434,6 +435,19 @@ func (b *builder) runTable() table {
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Seq < runs[j].Seq })
 	for _, r := range runs {
 		t.Rows = append(t.Rows, runRow(r))
+	}
+	if m := b.st.Metric; m != nil {
+		// The workload's own figure goes beside ops/s (all ops).
+		const at = 7
+		t.Header = slices.Insert(t.Header, at, m.Name)
+		t.Num = slices.Insert(t.Num, at, true)
+		for i, r := range runs {
+			c := cell{Text: "-"}
+			if v := b.st.Throughput(r); r.Status == results.RunOK && v > 0 {
+				c = cell{Text: fmt.Sprintf("%.0f", v), Sort: numSort(v)}
+			}
+			t.Rows[i].Cells = slices.Insert(t.Rows[i].Cells, at, c)
+		}
 	}
 	return t
 }

@@ -68,7 +68,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := []string{"durability", "clients"}
 	for _, p := range st.Placements {
-		header = append(header, p.Name+" ops/s", "p99")
+		header = append(header, p.Name+" "+st.ThroughputUnit(), "p99")
 		if p.Name != st.Baseline {
 			header = append(header, "vs "+st.Baseline)
 		}

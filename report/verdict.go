@@ -96,7 +96,7 @@ func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string
 	if len(measured) > 0 {
 		first := measured[0]
 		if i := strings.Index(first, " "); i > 0 {
-			first = first[:i] + " delivers" + first[i:] + " the throughput of " + st.Baseline
+			first = first[:i] + " delivers" + first[i:] + " the " + throughputNoun(st) + " of " + st.Baseline
 		}
 		s = lead + strings.Join(append([]string{first}, measured[1:]...), "; ")
 		if noInterval > 0 {
@@ -252,4 +252,13 @@ func VerifiedText(r results.Run) string {
 		return "yes"
 	}
 	return "yes: " + r.Verification
+}
+
+// throughputNoun names what the verdicts compare: "throughput", or the
+// workload's own figure ("tpmC").
+func throughputNoun(st *results.Study) string {
+	if st.Metric != nil {
+		return st.Metric.Name
+	}
+	return "throughput"
 }

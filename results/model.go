@@ -47,12 +47,15 @@ type Study struct {
 	Clients        []int             `json:"clients"`
 	WorkloadParams map[string]string `json:"workload_params"`
 	Options        map[string]string `json:"options,omitempty"`
-	WarmupS        float64           `json:"warmup_s"`
-	DurationS      float64           `json:"duration_s"`
-	Repeat         int               `json:"repeat"`
-	TargetRate     float64           `json:"target_rate,omitempty"`
-	Arrival        string            `json:"arrival,omitempty"`
-	EngineVersion  string            `json:"engine_version,omitempty"`
+	// Metric is the workload's own throughput figure (TPC-C's tpmC), when
+	// it has one; statistics, charts and verdicts then use it for ops/s.
+	Metric        *Metric `json:"metric,omitempty"`
+	WarmupS       float64 `json:"warmup_s"`
+	DurationS     float64 `json:"duration_s"`
+	Repeat        int     `json:"repeat"`
+	TargetRate    float64 `json:"target_rate,omitempty"`
+	Arrival       string  `json:"arrival,omitempty"`
+	EngineVersion string  `json:"engine_version,omitempty"`
 	// Drivers are the load generators the study ran: "builtin" (tierbench's
 	// own) and standard tools such as "pgbench".
 	Drivers []string `json:"drivers"`
@@ -64,6 +67,43 @@ type Study struct {
 	Probes map[string]*Probe `json:"probes,omitempty"`
 	// Source is the study file as given.
 	Source string `json:"source"`
+}
+
+// Metric is a workload's headline throughput: one op's rate, as its
+// standard reports it (tpmC counts committed New-Orders per minute), rather
+// than all ops per second.
+type Metric struct {
+	// Name is the figure's unit as users know it: "tpmC".
+	Name string `json:"name"`
+	// Op is the op counted.
+	Op string `json:"op"`
+	// PerMinute counts per minute rather than per second.
+	PerMinute bool `json:"per_minute,omitempty"`
+}
+
+// Throughput returns run r's throughput in the study's figure: its
+// metric's op rate when the workload has one, else all ops per second.
+func (s *Study) Throughput(r Run) float64 {
+	m := s.Metric
+	if m == nil {
+		return r.ThroughputOpsS
+	}
+	if r.DurationS <= 0 {
+		return 0
+	}
+	v := float64(r.ByOp[m.Op].Ops) / r.DurationS
+	if m.PerMinute {
+		v *= 60
+	}
+	return v
+}
+
+// ThroughputUnit names what Throughput returns: "tpmC" or "ops/s".
+func (s *Study) ThroughputUnit() string {
+	if s.Metric == nil {
+		return "ops/s"
+	}
+	return s.Metric.Name
 }
 
 // Placement is a named component -> tier map.

@@ -124,6 +124,9 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		rec.Target = engine.RedactTarget(st.Target)
 		rec.Source = engine.RedactTargetIn(st.Source, st.Target)
 	}
+	if m := st.Workload.Metric; m != nil {
+		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute}
+	}
 	if st.TargetRate > 0 {
 		rec.Arrival = st.Arrival
 	}

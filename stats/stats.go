@@ -61,6 +61,9 @@ type Group struct {
 	// Failures are the errors of its runs that did not finish ok, in
 	// execution order: why there is nothing to compare when N is 0.
 	Failures []string `json:"-"`
+	// throughputs are the ok runs' throughputs in the study's figure
+	// (results.Study.Throughput), in Runs' order.
+	throughputs []float64
 }
 
 // NoRunText says why a group has no ok run, for sentences that would
@@ -113,14 +116,9 @@ type Key struct {
 // Key returns the group's key.
 func (g *Group) Key() Key { return Key{g.Series, g.Durability, g.Clients} }
 
-// Throughputs returns the group's per-run throughputs.
-func (g *Group) Throughputs() []float64 {
-	v := make([]float64, len(g.Runs))
-	for i, r := range g.Runs {
-		v[i] = r.ThroughputOpsS
-	}
-	return v
-}
+// Throughputs returns the group's per-run throughputs, in the study's
+// figure: ops/s, or the workload's own (tpmC).
+func (g *Group) Throughputs() []float64 { return g.throughputs }
 
 // Analysis is a study's groups in report order: durability, clients, then
 // placement in the study's order.
@@ -151,6 +149,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		}
 		if r.Status == results.RunOK {
 			g.Runs = append(g.Runs, r)
+			g.throughputs = append(g.throughputs, st.Throughput(r))
 		} else {
 			g.Failed++
 			g.Failures = append(g.Failures, r.Error)

@@ -888,7 +888,7 @@ func (p *parser) workload(s *Study, top map[string]entry, line int) {
 	if !wOK {
 		p.unknown(nameEnt.v.Line, fmt.Sprintf("unknown workload %q", name), name, known, "known workloads", "use a known workload")
 	}
-	s.Workload = Workload{Name: name, Params: map[string]string{}}
+	s.Workload = Workload{Name: name, Params: map[string]string{}, Metric: spec.Metric}
 	valid := map[string]string{}
 	for _, pe := range ents {
 		if pe.key == "name" {

@@ -129,6 +129,8 @@ type Workload struct {
 	// EstimatedBytes is a lower bound of the data set the load writes, 0
 	// when the workload does not say (see Sizer).
 	EstimatedBytes int64
+	// Metric is the workload's own throughput figure, nil for ops/s.
+	Metric *workload.Metric
 }
 
 // Sizer is an optional workload.Workload ability: a lower bound of the data

@@ -39,9 +39,23 @@ type Spec struct {
 	// Model is the data model its clients need of an engine.
 	Model  engine.Model
 	Params []Param
+	// Metric, when set, is the workload's own throughput figure, which
+	// statistics and reports use in place of ops/s (tpcc: tpmC).
+	Metric *Metric
 	// New builds the workload from string-valued overrides. Only names in
 	// Params are passed; New validates their values.
 	New func(params map[string]string) (Workload, error)
+}
+
+// Metric is a workload's headline throughput: one op's rate, as the
+// workload's standard reports it, rather than all ops per second.
+type Metric struct {
+	// Name is the figure as users know it: "tpmC".
+	Name string
+	// Op is the op counted: "new_order".
+	Op string
+	// PerMinute counts per minute rather than per second.
+	PerMinute bool
 }
 
 // HasParam reports whether name is a declared parameter.

@@ -91,6 +91,7 @@ func Spec() workload.Spec {
 		Doc: "TPC-C-like, not audited: the five transactions of TPC-C 5.11 in HammerDB's mix (new_order 10/23, payment 10/23, " +
 			"order_status, delivery, stock_level 1/23 each); new_order throughput is tpmC; consistency conditions 1-4 checked after the run",
 		Params: params,
+		Metric: &workload.Metric{Name: "tpmC", Op: OpNewOrder, PerMinute: true},
 		New: func(overrides map[string]string) (workload.Workload, error) {
 			return newWorkload(params, overrides)
 		},

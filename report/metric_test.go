@@ -1,0 +1,58 @@
+package report
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+)
+
+// tpccFixture is the fixture as a tpcc study stores it: the workload's own
+// figure is tpmC, and 10/23 of each run's ops are new_order.
+func tpccFixture() *fixture {
+	f := newFixture(defaultOpts())
+	f.st.Workload = "tpcc"
+	f.st.Metric = &results.Metric{Name: "tpmC", Op: "new_order", PerMinute: true}
+	for i := range f.runs {
+		r := &f.runs[i]
+		r.ByOp = map[string]results.OpSummary{"new_order": {Ops: r.Ops * 10 / 23}, "payment": {Ops: r.Ops * 10 / 23}}
+	}
+	return f
+}
+
+// TestWorkloadMetricReplacesOpsS checks a study whose workload has its own
+// throughput figure is judged and drawn in it: groups, ratios, verdicts,
+// tables and charts speak of tpmC, computed from the counted op.
+func TestWorkloadMetricReplacesOpsS(t *testing.T) {
+	f := tpccFixture()
+	in := f.input()
+	g := in.Analysis.Group(stats.Key{Series: "wal-ram", Durability: "sync", Clients: 4})
+	var want []float64
+	for _, r := range f.runs {
+		if r.Placement == "wal-ram" && r.Durability == "sync" && r.Clients == 4 && r.Status == results.RunOK {
+			want = append(want, float64(r.Ops*10/23)/r.DurationS*60)
+		}
+	}
+	if got := g.ThroughputMedian; math.Abs(got-stats.Median(want)) > 1e-6 {
+		t.Errorf("group median = %v, want the median tpmC %v", got, stats.Median(want))
+	}
+	out := renderHTML(t, in)
+	for _, s := range []string{"median tpmC", "Throughput is tpmC: new_order ops per minute.", `<th class="num">tpmC</th>`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	vs := Verdicts(f.st, in.Analysis, 16)
+	if !strings.Contains(vs[0], "the tpmC of all-disk") {
+		t.Errorf("verdict %q does not speak of tpmC", vs[0])
+	}
+	var b strings.Builder
+	if err := Show(&b, f.st, f.runs); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "wal-ram tpmC") {
+		t.Errorf("show's table lacks the tpmC column:\n%s", b.String())
+	}
+}
