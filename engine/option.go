@@ -35,6 +35,9 @@ type Option struct {
 	// Values, for KindString, are the accepted values, checked when the
 	// study is read.
 	Values []string
+	// Memory marks a size the engine holds in RAM (a cache, a heap): a
+	// study asking for more than the machine has is refused.
+	Memory bool
 }
 
 // Parse reads a value of the option as a study writes it ("64MiB", "TRUE")

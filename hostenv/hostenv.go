@@ -33,12 +33,18 @@ func Capture() Env {
 	if unix.Uname(&u) == nil {
 		e.Kernel = unix.ByteSliceToString(u.Release[:])
 	}
-	var si unix.Sysinfo_t
-	if unix.Sysinfo(&si) == nil {
-		e.MemoryBytes = uint64(si.Totalram) * uint64(si.Unit)
-	}
+	e.MemoryBytes = MemoryBytes()
 	e.CPUModel = cpuModel()
 	return e
+}
+
+// MemoryBytes is the machine's memory, 0 when it cannot be read.
+func MemoryBytes() uint64 {
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) != nil {
+		return 0
+	}
+	return uint64(si.Totalram) * uint64(si.Unit)
 }
 
 func cpuModel() string {

@@ -745,10 +745,10 @@ func throughputTip(g *stats.Group, unit string) string {
 
 func (b *builder) ratioSection() chartSection {
 	s := chartSection{ID: "chart-ratio", Heading: "Throughput relative to the baseline",
-		Intro: fmt.Sprintf("Median throughput of each placement divided by that of the baseline %s at the same durability and client count; above the dashed 1.0 line is faster. Whiskers are 95%% bootstrap CIs of the ratio.", b.st.Baseline)}
+		Intro: fmt.Sprintf("Median throughput of each placement divided by that of the baseline %s at the same durability and client count; above the dashed 1.0 line is faster. Whiskers are 95%% bootstrap CIs of the ratio.", b.st.BaselineText())}
 	var others []results.Placement
 	for _, p := range b.st.Placements {
-		if p.Name != b.st.Baseline {
+		if !b.st.IsBaseline(p) {
 			others = append(others, p)
 		}
 	}
@@ -757,10 +757,11 @@ func (b *builder) ratioSection() chartSection {
 		return s
 	}
 	for _, d := range b.st.Durability {
-		c := &chart{Title: fmt.Sprintf("Throughput / %s, durability %s", b.st.Baseline, d),
+		base := baselineShort(b.st)
+		c := &chart{Title: fmt.Sprintf("Throughput / %s, durability %s", base, d),
 			X:     axis{Label: "clients", Scale: categoryScale, Categories: b.clientLabels()},
-			Y:     axis{Label: "ratio to " + b.st.Baseline, ZeroBased: true, Format: fmtRatio},
-			HRefs: []ref{{At: 1, Label: b.st.Baseline + " = 1.0x"}}}
+			Y:     axis{Label: "ratio to " + base, ZeroBased: true, Format: fmtRatio},
+			HRefs: []ref{{At: 1, Label: base + " = 1.0x"}}}
 		var notes []string
 		for _, p := range others {
 			bs := barSeries{Name: p.Name, Color: b.colors[p.Name]}

@@ -179,9 +179,9 @@ func fmtTime(t time.Time) string {
 }
 
 func (b *builder) question() string {
-	base := b.st.Baseline
+	base := b.st.BaselineText()
 	for _, p := range b.st.Placements {
-		if p.Name == base {
+		if p.Name == b.st.Baseline {
 			base += " (" + PlacementText(p) + ")"
 		}
 	}
@@ -308,7 +308,7 @@ func (b *builder) placementTable() table {
 			cells = append(cells, cell{Text: b.tierLabel(p.Components[c])})
 		}
 		role := ""
-		if p.Name == b.st.Baseline {
+		if b.st.IsBaseline(p) {
 			role = "baseline"
 		}
 		t.Rows = append(t.Rows, row{Cells: append(cells, cell{Text: role})})
@@ -386,7 +386,7 @@ func numSort(v float64) string {
 
 func (b *builder) groupTable() table {
 	t := table{Sortable: true, Header: []string{"durability", "clients", "placement", "ok", "failed", "median " + b.st.ThroughputUnit(),
-		"95% CI", "CV", "p50", "p99", "vs " + b.st.Baseline, "ratio CI", "verdict"},
+		"95% CI", "CV", "p50", "p99", "vs " + baselineShort(b.st), "ratio CI", "verdict"},
 		Num: []bool{false, true, false, true, true, true, true, true, true, true, true, true, false}}
 	for _, g := range b.a.Groups {
 		t.Rows = append(t.Rows, b.groupRow(g))

@@ -57,7 +57,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	fmt.Fprintln(w, "placements:")
 	for _, p := range st.Placements {
 		base := ""
-		if p.Name == st.Baseline {
+		if st.IsBaseline(p) {
 			base = "  (baseline)"
 		}
 		fmt.Fprintf(w, "  %s: %s%s\n", p.Name, PlacementText(p), base)
@@ -69,8 +69,8 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	header := []string{"durability", "clients"}
 	for _, p := range st.Placements {
 		header = append(header, p.Name+" "+st.ThroughputUnit(), "p99")
-		if p.Name != st.Baseline {
-			header = append(header, "vs "+st.Baseline)
+		if !st.IsBaseline(p) {
+			header = append(header, "vs "+st.BaselineOf(p))
 		}
 	}
 	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
@@ -80,7 +80,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 			for _, p := range st.Placements {
 				g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: c})
 				row = append(row, cellThroughput(g), cellP99(g))
-				if p.Name != st.Baseline {
+				if !st.IsBaseline(p) {
 					row = append(row, cellRatio(g))
 				}
 			}

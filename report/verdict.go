@@ -59,19 +59,97 @@ func Verdicts(st *results.Study, a *stats.Analysis, clients int) []string {
 			out = append(out, s)
 		}
 	}
-	return append(out, durabilityVerdicts(st, a, clients)...)
+	out = append(out, durabilityVerdicts(st, a, clients)...)
+	return append(out, sweepVerdicts(st, a, clients)...)
+}
+
+// sweepVerdicts compares, for each swept dimension, each further value
+// with the dimension's first, the rest held equal, on every placement:
+// "With synced commits, at 16 clients, heap=4g against heap=1g: all-sata
+// 1.10x (95% CI ...); all-pmem ..." and "warm against cold: ...". This is
+// the question of a cache or heap sweep (how much does a bigger cache
+// buy?), which the baseline comparison, made within one combination,
+// leaves out.
+func sweepVerdicts(st *results.Study, a *stats.Analysis, clients int) []string {
+	var out []string
+	for _, d := range st.Durability {
+		for i, dim := range st.Dims() {
+			for _, v := range dim.Labels[1:] {
+				var parts []string
+				for _, p := range st.Placements {
+					if len(p.Settings) <= i || p.Settings[i] != v {
+						continue
+					}
+					q, ok := sameBut(st, p, i, dim.Labels[0])
+					if !ok {
+						continue
+					}
+					g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: clients})
+					base := a.Group(stats.Key{Series: q.Name, Durability: d, Clients: clients})
+					if g == nil || base == nil {
+						continue
+					}
+					name := strings.Join(append([]string{p.Of}, slices.Delete(slices.Clone(p.Settings), i, i+1)...), " ")
+					parts = append(parts, name+" "+versusText(g, base, v, dim.Labels[0]))
+				}
+				if len(parts) > 0 {
+					out = append(out, fmt.Sprintf("%s, at %d clients, %s against %s: %s.", durabilityPhrase(d), clients, v, dim.Labels[0],
+						strings.Join(parts, "; ")))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sameBut finds the series of the same placement as p whose swept value
+// of dimension i is v and whose other values are p's.
+func sameBut(st *results.Study, p results.Placement, i int, v string) (results.Placement, bool) {
+	want := slices.Clone(p.Settings)
+	want[i] = v
+	for _, q := range st.Placements {
+		if q.Of == p.Of && slices.Equal(q.Settings, want) {
+			return q, true
+		}
+	}
+	return results.Placement{}, false
 }
 
 // verdict is Verdicts' sentence for durability d, "" when the study has no
-// placement to compare.
+// placement to compare. Series are compared with their own baseline (the
+// baseline placement in the same swept combination): one clause per
+// baseline.
 func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string {
-	lead := fmt.Sprintf("%s, at %d clients, ", durabilityPhrase(d), clients)
+	var baselines []string
+	byBase := map[string][]results.Placement{}
+	for _, p := range st.Placements {
+		b := st.BaselineOf(p)
+		if !slices.Contains(baselines, b) {
+			baselines = append(baselines, b)
+		}
+		if !st.IsBaseline(p) {
+			byBase[b] = append(byBase[b], p)
+		}
+	}
+	var clauses []string
+	for _, b := range baselines {
+		if c := verdictClause(st, a, b, byBase[b], d, clients); c != "" {
+			clauses = append(clauses, c)
+		}
+	}
+	if len(clauses) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s, at %d clients, ", durabilityPhrase(d), clients) + strings.Join(clauses, "; ") + "."
+}
+
+// verdictClause compares placements with their baseline series base:
+// "wal-ram delivers 2.10x (95% CI 1.90-2.30x, better) the throughput of
+// all-disk; all-ram 2.40x (...)".
+func verdictClause(st *results.Study, a *stats.Analysis, base string, ps []results.Placement, d string, clients int) string {
 	var measured, missing []string
 	noInterval := 0
-	for _, p := range st.Placements {
-		if p.Name == st.Baseline {
-			continue
-		}
+	for _, p := range ps {
 		g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: clients})
 		switch {
 		case g == nil:
@@ -89,16 +167,16 @@ func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string
 	if len(measured) == 0 && len(missing) == 0 {
 		return ""
 	}
-	if base := a.Group(stats.Key{Series: st.Baseline, Durability: d, Clients: clients}); base != nil && base.N == 0 {
-		return lead + fmt.Sprintf("there is nothing to compare: the baseline %s has %s.", st.Baseline, base.NoRunText())
+	if bg := a.Group(stats.Key{Series: base, Durability: d, Clients: clients}); bg != nil && bg.N == 0 {
+		return fmt.Sprintf("there is nothing to compare: the baseline %s has %s", base, bg.NoRunText())
 	}
 	var s string
 	if len(measured) > 0 {
 		first := measured[0]
 		if i := strings.Index(first, " "); i > 0 {
-			first = first[:i] + " delivers" + first[i:] + " the " + throughputNoun(st) + " of " + st.Baseline
+			first = first[:i] + " delivers" + first[i:] + " the " + throughputNoun(st) + " of " + base
 		}
-		s = lead + strings.Join(append([]string{first}, measured[1:]...), "; ")
+		s = strings.Join(append([]string{first}, measured[1:]...), "; ")
 		if noInterval > 0 {
 			s += fmt.Sprintf(" (no confidence interval from %d repeat(s); use repeat: %d or more)", noInterval, stats.MinRepeats)
 		}
@@ -106,12 +184,12 @@ func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string
 	if len(missing) > 0 {
 		gap := strings.Join(missing, "; ") + ", nothing to compare"
 		if s == "" {
-			s = lead + gap
+			s = gap
 		} else {
 			s += "; " + gap
 		}
 	}
-	return s + "."
+	return s
 }
 
 // durabilityVerdicts compares each further durability mode with the
@@ -261,4 +339,13 @@ func throughputNoun(st *results.Study) string {
 		return st.Metric.Name
 	}
 	return "throughput"
+}
+
+// baselineShort names the baseline in a header or an axis: the placement,
+// or "baseline" when each swept combination has its own.
+func baselineShort(st *results.Study) string {
+	if len(st.Dims()) > 0 {
+		return "baseline"
+	}
+	return st.Baseline
 }

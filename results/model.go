@@ -47,6 +47,10 @@ type Study struct {
 	Clients        []int             `json:"clients"`
 	WorkloadParams map[string]string `json:"workload_params"`
 	Options        map[string]string `json:"options,omitempty"`
+	// Axes are the engine options the study swept, each a dimension of
+	// its matrix; Caches the cache states it measured (two make an axis).
+	Axes   []Axis   `json:"axes,omitempty"`
+	Caches []string `json:"caches,omitempty"`
 	// Metric is the workload's own throughput figure (TPC-C's tpmC), when
 	// it has one; statistics, charts and verdicts then use it for ops/s.
 	Metric        *Metric `json:"metric,omitempty"`
@@ -67,6 +71,10 @@ type Study struct {
 	Probes map[string]*Probe `json:"probes,omitempty"`
 	// Source is the study file as given.
 	Source string `json:"source"`
+
+	// view, in a SeriesView, keeps the swept dimensions, whose runs are
+	// already series of their own.
+	view []Dim
 }
 
 // Metric is a workload's headline throughput: one op's rate, as its
@@ -106,10 +114,25 @@ func (s *Study) ThroughputUnit() string {
 	return s.Metric.Name
 }
 
+// Axis is an engine option a study swept: its values in normal form (as
+// the engine got them) and as the study wrote them.
+type Axis struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+	Labels []string `json:"labels"`
+}
+
 // Placement is a named component -> tier map.
 type Placement struct {
 	Name       string            `json:"name"`
 	Components map[string]string `json:"components"`
+	// Baseline, Settings and Of are set on series (Study.Series), never
+	// stored: the series compared with, its value of each swept dimension
+	// (Study.Dims), and the placement (or placement/driver) it is a
+	// combination of.
+	Baseline string   `json:"-"`
+	Settings []string `json:"-"`
+	Of       string   `json:"-"`
 	// Durability, when set, is the mode the placement runs in in every
 	// durability row (an in-memory reference).
 	Durability string `json:"durability,omitempty"`
@@ -129,7 +152,13 @@ type Run struct {
 	Clients           int    `json:"clients"`
 	Repeat            int    `json:"repeat"`
 	// Driver is the load generator: "builtin" or a standard tool's name.
-	Driver        string    `json:"driver"`
+	Driver string `json:"driver"`
+	// Options are the engine options the study set for this run, swept
+	// ones included, in normal form (defaults: tierbench engines).
+	Options map[string]string `json:"options,omitempty"`
+	// Cache is the cache state measured: warm, or cold (engine restarted
+	// with the page cache dropped, no warmup).
+	Cache         string    `json:"cache,omitempty"`
 	Status        string    `json:"status"`
 	Error         string    `json:"error"`
 	StartedAt     time.Time `json:"started_at"`
@@ -232,54 +261,3 @@ func (r Run) DriverOf() string {
 
 // BuiltinDriver names tierbench's own driver.
 const BuiltinDriver = "builtin"
-
-// Series are what a study compares: its placements, or, when it ran more
-// than one driver, each placement with each driver ("all-disk/pgbench").
-func (s *Study) Series() []Placement {
-	if len(s.Drivers) <= 1 {
-		return s.Placements
-	}
-	var out []Placement
-	for _, d := range s.Drivers {
-		for _, p := range s.Placements {
-			out = append(out, Placement{Name: p.Name + "/" + d, Components: p.Components, Durability: p.Durability})
-		}
-	}
-	return out
-}
-
-// SeriesOf names the series a run belongs to.
-func (s *Study) SeriesOf(r Run) string {
-	if len(s.Drivers) <= 1 {
-		return r.Placement
-	}
-	return r.Placement + "/" + r.DriverOf()
-}
-
-// BaselineSeries is the series every other is compared with: the baseline
-// placement with the study's first driver.
-func (s *Study) BaselineSeries() string {
-	if len(s.Drivers) <= 1 {
-		return s.Baseline
-	}
-	return s.Baseline + "/" + s.Drivers[0]
-}
-
-// SeriesView returns the study and runs as reports read them: when the
-// study ran several drivers, each placement/driver pair is a placement of
-// its own (the baseline being the baseline placement with the first
-// driver), so every table and chart compares drivers as it compares
-// placements. With one driver it returns st and runs unchanged.
-func SeriesView(st *Study, runs []Run) (*Study, []Run) {
-	if len(st.Drivers) <= 1 {
-		return st, runs
-	}
-	v := *st
-	v.Placements, v.Baseline, v.Drivers = st.Series(), st.BaselineSeries(), nil
-	out := make([]Run, len(runs))
-	for i, r := range runs {
-		r.Placement = st.SeriesOf(r)
-		out[i] = r
-	}
-	return &v, out
-}

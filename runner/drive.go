@@ -43,13 +43,13 @@ func (r *run) drive(ctx context.Context) (err error) {
 			}
 		}()
 	}
-	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.Warmup)
+	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell))
 	if lr := loadReporter(ext, r.db); lr != nil {
 		lr.WatchLoad(watch)
 		defer lr.WatchLoad(nil)
 	}
 	dcfg := driver.Config{
-		Ops: r.w.Ops(), Warmup: r.st.Warmup, Duration: r.st.Duration,
+		Ops: r.w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration,
 		TargetRate: r.st.TargetRate, Arrival: driver.Arrival(r.st.Arrival),
 		OnTick: func(iv driver.Interval) {
 			r.opt.Progress.Live(fmt.Sprintf("%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d", r.label,

@@ -124,6 +124,10 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		rec.Target = engine.RedactTarget(st.Target)
 		rec.Source = engine.RedactTargetIn(st.Source, st.Target)
 	}
+	for _, a := range st.Axes {
+		rec.Axes = append(rec.Axes, results.Axis{Name: a.Name, Values: a.Values, Labels: a.Labels})
+	}
+	rec.Caches = st.Caches
 	if m := st.Workload.Metric; m != nil {
 		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute}
 	}

@@ -42,6 +42,9 @@ func (s *studyRun) newRun(cell study.Cell, total int) *run {
 	if len(s.st.Drivers) > 1 {
 		series += "/" + cell.Driver
 	}
+	if v := cell.Variant.Label; v != "" {
+		series += " " + v
+	}
 	return &run{
 		studyRun: s, cell: cell, total: total,
 		label: fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, series, cell.Durability, cell.Clients, cell.Repeat),
@@ -49,7 +52,8 @@ func (s *studyRun) newRun(cell study.Cell, total int) *run {
 			ID: fmt.Sprintf("%s-%03d", s.rec.ID, cell.Seq), StudyID: s.rec.ID, Seq: cell.Seq,
 			Placement: cell.Placement.Name, Components: cell.Placement.Components,
 			Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat, Driver: cell.Driver,
-			StartedAt: time.Now().UTC(), WarmupS: s.st.Warmup.Seconds(), OpenLoop: s.st.TargetRate > 0,
+			Options: s.st.OptionsIn(cell.Variant), Cache: cell.Variant.Cache,
+			StartedAt: time.Now().UTC(), WarmupS: s.st.WarmupIn(cell).Seconds(), OpenLoop: s.st.TargetRate > 0,
 		},
 	}
 }
@@ -71,7 +75,7 @@ func (r *run) perform(ctx context.Context) {
 // open makes the run's folders on its tiers (none for a target server,
 // whose placement is the user's) and opens the engine on them.
 func (r *run) open(ctx context.Context) error {
-	r.cfg = engine.Config{Dirs: map[string]string{}, Options: r.st.Options, Scratch: r.ws.Scratch(),
+	r.cfg = engine.Config{Dirs: map[string]string{}, Options: r.rec.Options, Scratch: r.ws.Scratch(),
 		Track: r.ws.TrackProcess, Target: r.st.Target}
 	if r.st.Target == "" {
 		f, err := r.ws.RunFolders(r.rec.ID, r.cell.Placement.Components)
@@ -122,7 +126,7 @@ func loaders(clients int) int {
 // folders, so the measured window starts with nothing cached (the IRIS
 // study's COLD runs).
 func (r *run) coldRestart(ctx context.Context) error {
-	if r.st.Cache != study.CacheCold {
+	if r.cell.Variant.Cache != study.CacheCold {
 		return nil
 	}
 	r.opt.Progress.Live(r.label + " restarting the engine with the page cache dropped (cache: cold)...")

@@ -241,7 +241,7 @@ func TestColdCacheAndBottleneck(t *testing.T) {
 	disk := filepath.Join(root, "disk")
 	st := tinyStudy(t, map[string]string{"disk": disk},
 		[]study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
-	st.Durability, st.Warmup, st.Cache, st.Probe = []engine.Durability{engine.Sync}, 0, study.CacheCold, study.ProbeCached
+	st.Durability, st.Warmup, st.Caches, st.Probe = []engine.Durability{engine.Sync}, 0, []string{study.CacheCold}, study.ProbeCached
 	store, err := results.Open(filepath.Join(root, "results"))
 	if err != nil {
 		t.Fatal(err)

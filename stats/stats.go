@@ -133,6 +133,10 @@ func (a *Analysis) Group(k Key) *Group { return a.index[k] }
 // Analyze computes every group of st from its runs.
 func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	a := &Analysis{index: map[Key]*Group{}}
+	baselineOf := map[string]string{}
+	for _, p := range st.Series() {
+		baselineOf[p.Name] = st.BaselineOf(p)
+	}
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Series() {
@@ -159,8 +163,8 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		summarize(g)
 	}
 	for _, g := range a.Groups {
-		base := a.index[Key{st.BaselineSeries(), g.Durability, g.Clients}]
-		compareWithBaseline(g, base, g.Series == st.BaselineSeries())
+		b := baselineOf[g.Series]
+		compareWithBaseline(g, a.index[Key{b, g.Durability, g.Clients}], g.Series == b)
 	}
 	return a
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/dustin/go-humanize"
+
+	"github.com/tierbench/tierbench/hostenv"
 )
 
 // TestStudyFiles runs the study-file cases in testdata/parse, one file per
@@ -26,7 +29,7 @@ import (
 // after the previous hunk, then the "+" lines that replace them. `study`
 // instead takes a whole study file as its input. In either, RAMDIR,
 // DISKDIR and TMP stand for the fixture's folders, in the input and in the
-// output. A valid study gives "ok", then the fields named by show (see
+// output, and (MEMORY) for the machine's memory in the output. A valid study gives "ok", then the fields named by show (see
 // showField). `unless-root` cases are not checked as root, which may write
 // to read-only folders. Adding a case is adding text; `go test -rewrite`
 // writes the output of every case (check the diff).
@@ -74,7 +77,9 @@ func fixtureNames(t *testing.T) (fill, unfill func(string) string) {
 	fill, ram, disk := fixture(t)
 	tmp := strings.TrimSuffix(fill("TMP/"), "/")
 	// RAMDIR and DISKDIR are inside TMP: replace them first.
-	return fill, strings.NewReplacer(ram, "RAMDIR", disk, "DISKDIR", tmp, "TMP").Replace
+	// The machine's memory appears in refusals of caches it cannot hold.
+	mem := "(" + humanize.IBytes(hostenv.MemoryBytes()) + ")"
+	return fill, strings.NewReplacer(ram, "RAMDIR", disk, "DISKDIR", tmp, "TMP", mem, "(MEMORY)").Replace
 }
 
 // editLines applies an edit (see TestStudyFiles) to base.
@@ -166,6 +171,10 @@ func showField(t *testing.T, st *Study, field string) []string {
 				s += " durability=" + string(p.Durability)
 			}
 			out = append(out, s)
+		}
+	case "variants":
+		for _, v := range st.Variants() {
+			out = append(out, fmt.Sprintf("variant %q: options %s cache %s", v.Label, showMap(st.OptionsIn(v)), v.Cache))
 		}
 	case "matrix":
 		cells := st.Matrix()

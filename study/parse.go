@@ -242,7 +242,7 @@ var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "dur
 // when it is unknown those checks are skipped rather than flooding the user
 // with consequences of one typo.
 func (p *parser) study(root *yaml.Node) *Study {
-	s := &Study{Repeat: 1, Arrival: "constant", Options: map[string]string{}, Probe: ProbeCached, Cache: CacheWarm}
+	s := &Study{Repeat: 1, Arrival: "constant", Options: map[string]string{}, Probe: ProbeCached, Caches: []string{CacheWarm}}
 	ents, ok := p.entries(root, "the study", "write the study as key: value lines such as name: my-study")
 	if !ok {
 		return nil
@@ -304,10 +304,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 		p.addf(e.k.Line, "with target, tierbench configures nothing on your server; remove options and set them on the server yourself")
 	}
 	p.choice(top, "probe", ProbeModes, &s.Probe)
-	p.choice(top, "cache", CacheModes, &s.Cache)
-	if s.Cache == CacheCold && s.Warmup > 0 {
-		p.addf(top["cache"].k.Line, "cache: cold measures from a cold start, which a warmup would undo; set warmup: 0s or use cache: warm")
-	}
+	p.caches(s, top)
 	return s
 }
 
@@ -1095,47 +1092,5 @@ func (p *parser) rate(s *Study, top map[string]entry) {
 	}
 	if !hasRate {
 		p.addf(e.k.Line, "arrival only applies in open loop, with target_rate; add target_rate: <total ops/s> or remove arrival")
-	}
-}
-
-// options checks engine options by their declared kinds (engine.Option.Parse)
-// and keeps what the study gave in normal form, sizes as decimal bytes, so
-// engines never parse "64MiB" themselves. Defaults are not filled in here:
-// the stored study keeps what the user wrote, and every engine gets its
-// defaults from its Spec (engine.Spec.ResolveOptions).
-func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
-	e, ok := top["options"]
-	if !ok {
-		return
-	}
-	if isNull(e.v) {
-		p.addf(e.k.Line, "options has no value; write options: {<option>: <value>, ...} or remove it")
-		return
-	}
-	ents, ok := p.entries(e.v, "options", "write options: {<option>: <value>, ...}")
-	if !ok {
-		return
-	}
-	for _, oe := range ents {
-		opt, found := spec.Option(oe.key)
-		if engineOK && !found {
-			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, spec.Name), oe.key,
-				spec.OptionNames(), "known options", "remove it")
-			continue
-		}
-		v, ok := p.scalar(oe, fmt.Sprintf("write %s: <value> or remove it", oe.key))
-		if !ok || !engineOK {
-			continue
-		}
-		norm, err := opt.Parse(v)
-		var notOne *engine.ValuesError
-		switch {
-		case errors.As(err, &notOne):
-			p.unknown(oe.v.Line, fmt.Sprintf("option %s %q is not one of its values", oe.key, v), v, opt.Values, "values", "use one of them")
-		case err != nil:
-			p.addf(oe.v.Line, "%v", err)
-		default:
-			s.Options[oe.key] = norm
-		}
 	}
 }

@@ -28,7 +28,7 @@ var pebbleSpec = engine.Spec{
 	Components:    []engine.Component{{Name: "data"}, {Name: "wal"}},
 	Modes:         []engine.Mode{{Durability: engine.Sync}, {Durability: engine.NoSync}, {Durability: engine.NoWAL}},
 	Options: []engine.Option{
-		{Name: "cache", Kind: engine.KindSize},
+		{Name: "cache", Kind: engine.KindSize, Memory: true},
 		{Name: "memtable", Kind: engine.KindSize},
 		{Name: "compactors", Kind: engine.KindInt},
 		{Name: "verify", Kind: engine.KindBool},
@@ -209,7 +209,7 @@ func TestParseExample(t *testing.T) {
 		Repeat:        1,
 		Arrival:       "constant",
 		Probe:         ProbeCached,
-		Cache:         CacheWarm,
+		Caches:        []string{CacheWarm},
 		Options:       map[string]string{},
 		Source:        src,
 		Drivers:       []string{"builtin"},

@@ -34,14 +34,18 @@ type Study struct {
 	TargetRate float64
 	// Arrival is "constant" or "poisson" (open loop only).
 	Arrival string
-	// Options are engine options, validated against the engine's Spec.
+	// Options are engine options, validated against the engine's Spec,
+	// in normal form; those given a list of values are Axes instead.
 	Options map[string]string
+	// Axes are the options swept, each one more dimension of the matrix.
+	Axes []Axis
 	// Probe says whether to characterise the tiers with fio: ProbeCached
 	// (the default) uses a recent stored probe if one exists.
 	Probe string
-	// Cache is CacheWarm (measure after the warmup) or CacheCold (restart
-	// the engine with the page cache dropped right before measuring).
-	Cache string
+	// Caches are the cache states measured, CacheWarm (measure after the
+	// warmup) and/or CacheCold (restart the engine with the page cache
+	// dropped right before measuring, no warmup); two make an axis.
+	Caches []string
 	// Drivers are the load generators to run, each one more axis of the
 	// matrix: tool.Builtin (tierbench's own) and standard tools (pgbench).
 	Drivers []string
@@ -169,6 +173,8 @@ type Cell struct {
 	Clients    int
 	// Driver is tool.Builtin or a standard tool's name.
 	Driver string
+	// Variant is the cell's swept option values and cache state.
+	Variant Variant
 	// Repeat counts from 1.
 	Repeat int
 }
@@ -181,7 +187,8 @@ func (s *Study) drivers() []string {
 	return s.Drivers
 }
 
-// Matrix expands placements x drivers x clients x durability x repeat.
+// Matrix expands placements x drivers x variants (swept options and cache
+// states) x clients x durability x repeat.
 // Placements vary fastest, then drivers, so the placements being compared run back to back under the same
 // machine conditions; repeats vary slowest, so a drift over the study shows up
 // as variation across repeats rather than as a bias against one placement.
@@ -190,9 +197,12 @@ func (s *Study) Matrix() []Cell {
 	for r := 1; r <= s.Repeat; r++ {
 		for _, d := range s.Durability {
 			for _, c := range s.Clients {
-				for _, drv := range s.drivers() {
-					for _, p := range s.Placements {
-						cells = append(cells, Cell{Seq: len(cells) + 1, Placement: p, Durability: d, Clients: c, Driver: drv, Repeat: r})
+				for _, v := range s.Variants() {
+					for _, drv := range s.drivers() {
+						for _, p := range s.Placements {
+							cells = append(cells, Cell{Seq: len(cells) + 1, Placement: p, Durability: d, Clients: c, Driver: drv,
+								Variant: v, Repeat: r})
+						}
 					}
 				}
 			}

@@ -184,9 +184,15 @@ func newValidateCmd() *cobra.Command {
 			if len(st.Drivers) > 1 {
 				drivers = fmt.Sprintf(" x %d drivers", len(st.Drivers))
 			}
+			if n := len(st.Variants()); n > 1 {
+				drivers += fmt.Sprintf(" x %d swept combinations", n)
+			}
+			var measuring time.Duration
+			for _, c := range st.Matrix() {
+				measuring += st.WarmupIn(c) + st.Duration
+			}
 			fmt.Printf("%s: ok: %d runs (%d placements%s x %d durability x %d client counts x %d repeats), about %s of measuring\n",
-				a[0], len(st.Matrix()), len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.Repeat,
-				(st.Warmup+st.Duration)*time.Duration(len(st.Matrix())))
+				a[0], len(st.Matrix()), len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.Repeat, measuring)
 			return nil
 		},
 	}

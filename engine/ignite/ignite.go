@@ -117,12 +117,12 @@ func (Engine) Spec() engine.Spec {
 		},
 		Options: []engine.Option{
 			{Name: optNodes, Kind: engine.KindInt, Default: "3", Doc: "server nodes, one JVM each, all on 127.0.0.1"},
-			{Name: optRegionSize, Kind: engine.KindSize, Default: "1GiB", Doc: "default data region maxSize per node: off-heap memory for pages (the whole data set in memory mode, so it must fit)"},
+			{Name: optRegionSize, Kind: engine.KindSize, Memory: true, Default: "1GiB", Doc: "default data region maxSize per node: off-heap memory for pages (the whole data set in memory mode, so it must fit)"},
 			{Name: optWALSegmentSize, Kind: engine.KindSize, Default: "64MiB", Doc: "walSegmentSize (512KiB to under 2GiB)"},
 			{Name: optWALArchiveSize, Kind: engine.KindSize, Default: "512MiB", Doc: "maxWalArchiveSize per node: WAL kept beyond what recovery needs (also bounds the WAL folder when archiving is off)"},
 			{Name: optBackups, Kind: engine.KindInt, Default: "0", Doc: "backup copies of each partition"},
 			{Name: optAtomicity, Kind: engine.KindString, Default: "atomic", Values: []string{"atomic", "transactional"}, Doc: "cache atomicityMode: atomic or transactional"},
-			{Name: optHeap, Kind: engine.KindSize, Default: "512MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
+			{Name: optHeap, Kind: engine.KindSize, Memory: true, Default: "512MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
 		},
 	}
 }

@@ -83,7 +83,7 @@ func (Engine) Spec() engine.Spec {
 				"and flushed about once a second. Even a server crash loses up to ~1 s of commits."},
 		},
 		Options: []engine.Option{
-			{Name: "cache", Kind: engine.KindSize, Default: "128MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
+			{Name: "cache", Kind: engine.KindSize, Memory: true, Default: "128MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
 			{Name: "redo_log_size", Kind: engine.KindSize, Default: "96MiB", Doc: "InnoDB redo log size (innodb_log_file_size)"},
 			{Name: "binlog", Kind: engine.KindBool, Default: "false", Doc: "write the binary log (in the data folder), as a replicated primary does"},
 		},

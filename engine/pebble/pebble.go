@@ -50,8 +50,8 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoWAL, Doc: "no WAL at all (DisableWAL): unflushed memtables are lost on any crash."},
 		},
 		Options: []engine.Option{
-			{Name: optCache, Kind: engine.KindSize, Default: "64MiB", Doc: "block cache size"},
-			{Name: optMemtable, Kind: engine.KindSize, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
+			{Name: optCache, Kind: engine.KindSize, Memory: true, Default: "64MiB", Doc: "block cache size"},
+			{Name: optMemtable, Kind: engine.KindSize, Memory: true, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
 			{Name: optL0CompactionThreshold, Kind: engine.KindInt, Default: "4", Doc: "L0 file count that triggers compaction"},
 		},
 	}

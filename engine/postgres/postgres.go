@@ -103,7 +103,7 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoSync, Doc: "fsync=off, synchronous_commit=off: nothing is ever flushed. A server crash can lose the last commits; an OS crash or power loss can CORRUPT the cluster. For measuring only."},
 		},
 		Options: []engine.Option{
-			{Name: "cache", Kind: engine.KindSize, Default: "128MiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
+			{Name: "cache", Kind: engine.KindSize, Memory: true, Default: "128MiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
 			{Name: "max_wal_size", Kind: engine.KindSize, Default: "1GiB", Doc: "WAL volume that triggers a checkpoint (max_wal_size, at least 32MiB)"},
 			{Name: "checkpoint_timeout", Kind: engine.KindInt, Default: "300", Doc: "seconds between timed checkpoints (checkpoint_timeout, 30 to 86400)"},
 		},

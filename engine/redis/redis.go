@@ -109,7 +109,7 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoWAL, Doc: "appendonly no and save \"\": no AOF and no snapshots while running; every write since start is lost on any crash, even of redis-server alone. A clean stop writes one RDB (shutdown-on-sigterm save) so a restart (cache: cold) finds the data."},
 		},
 		Options: []engine.Option{
-			{Name: "cache", Kind: engine.KindSize, Default: "0", Doc: "maxmemory: memory for the dataset, which Redis holds entirely in memory (0 = no limit); with a limit, maxmemory-policy noeviction makes writes fail when full instead of silently evicting records"},
+			{Name: "cache", Kind: engine.KindSize, Memory: true, Default: "0", Doc: "maxmemory: memory for the dataset, which Redis holds entirely in memory (0 = no limit); with a limit, maxmemory-policy noeviction makes writes fail when full instead of silently evicting records"},
 			{Name: "io_threads", Kind: engine.KindInt, Default: "1", Doc: "io-threads for socket reads and writes (io-threads-do-reads yes when > 1); commands still run on one thread"},
 		},
 	}

@@ -1,0 +1,224 @@
+package study
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/hostenv"
+)
+
+// Axis is an engine option the study sweeps (`options: {heap: [1g, 2g]}`):
+// one more dimension of the matrix. Every run records the value it ran
+// with, and statistics group and compare within the same values.
+type Axis struct {
+	Name string
+	// Values are normal forms, as the engine gets them (sizes in bytes).
+	Values []string
+	// Labels are the values as the study wrote them ("2g"), for reports.
+	Labels []string
+}
+
+// Setting is one axis's value in one cell.
+type Setting struct {
+	Name, Value, Label string
+}
+
+// Variant is one combination of the study's swept values: a value of each
+// option axis and a cache state. Its label names the values that vary
+// ("heap=2g cold"), "" when nothing varies.
+type Variant struct {
+	Settings []Setting
+	Cache    string
+	Label    string
+}
+
+// Variants expands the option axes and cache states in the study's order,
+// the first axis varying slowest. A study that sweeps nothing has one
+// variant with an empty label.
+func (s *Study) Variants() []Variant {
+	out := []Variant{{}}
+	for _, a := range s.Axes {
+		var next []Variant
+		for _, v := range out {
+			for i := range a.Values {
+				set := append(slices.Clone(v.Settings), Setting{a.Name, a.Values[i], a.Labels[i]})
+				next = append(next, Variant{Settings: set})
+			}
+		}
+		out = next
+	}
+	var withCache []Variant
+	for _, v := range out {
+		for _, c := range s.Caches {
+			w := Variant{Settings: v.Settings, Cache: c}
+			w.Label = variantLabel(w, len(s.Caches) > 1)
+			withCache = append(withCache, w)
+		}
+	}
+	return withCache
+}
+
+// variantLabel names a variant's swept values; the cache state is named
+// only when it is swept.
+func variantLabel(v Variant, cacheSwept bool) string {
+	var parts []string
+	for _, st := range v.Settings {
+		parts = append(parts, st.Name+"="+st.Label)
+	}
+	if cacheSwept {
+		parts = append(parts, v.Cache)
+	}
+	return strings.Join(parts, " ")
+}
+
+// OptionsIn returns the engine options of a run in variant v: the study's
+// fixed options with the variant's values.
+func (s *Study) OptionsIn(v Variant) map[string]string {
+	out := maps.Clone(s.Options)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, st := range v.Settings {
+		out[st.Name] = st.Value
+	}
+	return out
+}
+
+// options checks engine options by their declared kinds (engine.Option.Parse)
+// and keeps what the study gave in normal form, sizes as decimal bytes, so
+// engines never parse "64MiB" themselves. A list of values makes the option
+// an axis of the matrix. Defaults are not filled in here: the stored study
+// keeps what the user wrote, and every engine gets its defaults from its
+// Spec (engine.Spec.ResolveOptions).
+func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
+	e, ok := top["options"]
+	if !ok {
+		return
+	}
+	if isNull(e.v) {
+		p.addf(e.k.Line, "options has no value; write options: {<option>: <value>, ...} or remove it")
+		return
+	}
+	ents, ok := p.entries(e.v, "options", "write options: {<option>: <value or [values]>, ...}")
+	if !ok {
+		return
+	}
+	for _, oe := range ents {
+		opt, found := spec.Option(oe.key)
+		if engineOK && !found {
+			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, spec.Name), oe.key,
+				spec.OptionNames(), "known options", "remove it")
+			continue
+		}
+		fix := fmt.Sprintf("write %s: <value>, or %s: [<value>, ...] to sweep it", oe.key, oe.key)
+		items, ok := p.list(oe, "option "+oe.key, fix)
+		if !ok || !engineOK {
+			continue
+		}
+		a := Axis{Name: oe.key}
+		seen := map[string]int{}
+		for _, n := range items {
+			v, ok := p.item(n, "option "+oe.key, fix)
+			if !ok {
+				continue
+			}
+			norm, ok := p.optionValue(opt, oe.key, v, n.Line)
+			if !ok {
+				continue
+			}
+			if first, dup := seen[norm]; dup {
+				p.addf(n.Line, "option %s lists %q twice (first at line %d); remove one", oe.key, v, first)
+				continue
+			}
+			seen[norm] = n.Line
+			a.Values, a.Labels = append(a.Values, norm), append(a.Labels, v)
+		}
+		switch {
+		case len(a.Values) == 1:
+			s.Options[oe.key] = a.Values[0]
+		case len(a.Values) > 1:
+			s.Axes = append(s.Axes, a)
+		}
+	}
+}
+
+// optionValue parses one value of an option and refuses a memory size the
+// machine cannot hold.
+func (p *parser) optionValue(opt engine.Option, name, v string, line int) (string, bool) {
+	norm, err := opt.Parse(v)
+	var notOne *engine.ValuesError
+	switch {
+	case errors.As(err, &notOne):
+		p.unknown(line, fmt.Sprintf("option %s %q is not one of its values", name, v), v, opt.Values, "values", "use one of them")
+		return "", false
+	case err != nil:
+		p.addf(line, "%v", err)
+		return "", false
+	}
+	if opt.Memory {
+		if total := hostenv.MemoryBytes(); total > 0 {
+			if n, err := strconv.ParseUint(norm, 10, 64); err == nil && n > total {
+				p.addf(line, "option %s %s is more than this machine's memory (%s), which the engine could not hold; use a smaller value",
+					name, v, humanize.IBytes(total))
+				return "", false
+			}
+		}
+	}
+	return norm, true
+}
+
+// caches reads `cache:` as one state or a list of them; a list makes the
+// cache state an axis. A cold cell measures from a cold start, which a
+// warmup would undo: with a single cold state a warmup is refused; with
+// both states, only the warm cells warm up.
+func (p *parser) caches(s *Study, top map[string]entry) {
+	e, ok := top["cache"]
+	if !ok {
+		return
+	}
+	fix := "write cache: warm, cache: cold, or cache: [cold, warm] to sweep both"
+	items, ok := p.list(e, "cache", fix)
+	if !ok {
+		return
+	}
+	var states []string
+	for _, n := range items {
+		v, ok := p.item(n, "cache", fix)
+		if !ok {
+			return
+		}
+		if !slices.Contains(CacheModes, v) {
+			p.unknown(n.Line, fmt.Sprintf("unknown cache %q", v), v, CacheModes, "known values", "use one of them")
+			return
+		}
+		if slices.Contains(states, v) {
+			p.addf(n.Line, "cache %q is listed twice; remove one", v)
+			continue
+		}
+		states = append(states, v)
+	}
+	if len(states) == 0 {
+		return
+	}
+	s.Caches = states
+	if len(states) == 1 && states[0] == CacheCold && s.Warmup > 0 {
+		p.addf(e.k.Line, "cache: cold measures from a cold start, which a warmup would undo; set warmup: 0s or use cache: warm")
+	}
+}
+
+// WarmupIn is a cell's warmup: none in a cold cell, which measures from a
+// cold start.
+func (s *Study) WarmupIn(c Cell) time.Duration {
+	if c.Variant.Cache == CacheCold {
+		return 0
+	}
+	return s.Warmup
+}
