@@ -42,7 +42,7 @@ func TestLoadGeneratorCPUShown(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(md.String(), "| engine CPU | load generator CPU | load generator CPU per op |") {
+	if !strings.Contains(md.String(), "| engine CPU | engine cache | load generator CPU | load generator CPU per op |") {
 		t.Errorf("report's run table lacks the CPU columns:\n%s", md.String())
 	}
 

@@ -429,8 +429,8 @@ func microsCell(us float64) cell {
 
 func (b *builder) runTable() table {
 	t := table{Sortable: true, Header: []string{"seq", "placement", "durability", "clients", "repeat", "status", "ops/s",
-		"p50", "p99", "p99.9", "errors", "engine CPU", "load generator CPU", "load generator CPU per op", "bottleneck", "evidence", "verified", "error"},
-		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, true, false, true, false, false, false, false}}
+		"p50", "p99", "p99.9", "errors", "engine CPU", "engine cache", "load generator CPU", "load generator CPU per op", "bottleneck", "evidence", "verified", "error"},
+		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, true, false, false, true, false, false, false, false}}
 	runs := append([]results.Run(nil), b.in.Runs...)
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Seq < runs[j].Seq })
 	for _, r := range runs {
@@ -466,7 +466,7 @@ func runRow(r results.Run) row {
 	return row{Class: class, Cells: []cell{intCell(r.Seq), {Text: r.Placement}, {Text: r.Durability}, intCell(r.Clients),
 		intCell(r.Repeat), {Text: r.Status}, tput, microsCell(r.Latency.P50), microsCell(r.Latency.P99),
 		microsCell(r.Latency.P999), {Text: strconv.FormatInt(r.Errors, 10), Sort: strconv.FormatInt(r.Errors, 10)},
-		{Text: pctText(cpu.engine), Sort: numSort(cpu.engine)}, {Text: cpu.loadText(), Sort: numSort(cpu.loadPct)},
+		{Text: pctText(cpu.engine), Sort: numSort(cpu.engine)}, {Text: BuffersText(r)}, {Text: cpu.loadText(), Sort: numSort(cpu.loadPct)},
 		{Text: cpu.perOpText(), Sort: numSort(cpu.loadPerOp)},
 		{Text: BottleneckText(r.Bottleneck)}, {Text: EvidenceText(r.Bottleneck)}, {Text: VerifiedText(r)}, {Text: errText}}}
 }

@@ -349,3 +349,14 @@ func baselineShort(st *results.Study) string {
 	}
 	return st.Baseline
 }
+
+// BuffersText says how the engine's own cache served the run's page
+// requests, "99.9% hits, 16 reads", or "-" for engines without counters:
+// the proof of a cold or warm start.
+func BuffersText(r results.Run) string {
+	if r.Telemetry == nil || r.Telemetry.Engine.Buffers == nil {
+		return "-"
+	}
+	b := r.Telemetry.Engine.Buffers
+	return fmt.Sprintf("%.1f%% hits, %d reads", b.HitPct, b.Reads)
+}

@@ -6,12 +6,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/telemetry"
 )
 
 // TestSweptOptionsAndCacheStates runs a study that sweeps an engine option
@@ -77,5 +79,45 @@ func TestSweptOptionsAndCacheStates(t *testing.T) {
 	}
 	if want := g.ThroughputMedian / base.ThroughputMedian; g.Ratio != want {
 		t.Errorf("ratio %v, want %v: the baseline in the same combination", g.Ratio, want)
+	}
+}
+
+// TestColdRunsStartWithAnEmptyCache proves `cache: cold` by the engine's
+// own counters: a cold PostgreSQL run reads pages from below its buffer
+// cache, a warm one (its data just loaded and warmed) finds them there.
+func TestColdRunsStartWithAnEmptyCache(t *testing.T) {
+	root, tiers := serverTiers(t, "disk")
+	if err := os.MkdirAll(tiers["disk"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	st := postgresStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}}, "2000")
+	st.Workload.Name = "ycsb-c"
+	st.Warmup, st.Duration, st.Probe = time.Second, 3*time.Second, study.ProbeOff
+	st.Caches = []string{study.CacheCold, study.CacheWarm}
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	lines := &syncWriter{}
+	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines)})
+	if err != nil || sum.OK != 2 {
+		t.Fatalf("run: %+v %v\n%s", sum, err, lines)
+	}
+	runs, err := store.Runs(context.Background(), sum.Study.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := map[string]*telemetry.BufferSummary{}
+	for _, r := range runs {
+		if r.Telemetry == nil || r.Telemetry.Engine.Buffers == nil {
+			t.Fatalf("run %s (%s) has no buffer counters: %+v", r.ID, r.Cache, r.Telemetry)
+		}
+		buf[r.Cache] = r.Telemetry.Engine.Buffers
+	}
+	cold, warm := buf[study.CacheCold], buf[study.CacheWarm]
+	t.Logf("cold: %+v; warm: %+v", cold, warm)
+	if cold.Reads == 0 || cold.Reads <= warm.Reads || cold.HitPct >= warm.HitPct {
+		t.Errorf("cold %+v should read more from below its cache than warm %+v", cold, warm)
 	}
 }

@@ -43,7 +43,8 @@ func (r *run) drive(ctx context.Context) (err error) {
 			}
 		}()
 	}
-	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell))
+	buffers, _ := r.db.(engine.BufferCounter)
+	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell), buffers)
 	if lr := loadReporter(ext, r.db); lr != nil {
 		lr.WatchLoad(watch)
 		defer lr.WatchLoad(nil)
@@ -192,16 +193,22 @@ func loadReporter(ext driver.External, db engine.DB) driver.LoadReporter {
 // watcher starts a telemetry sampler after a delay (the warmup) and stops
 // it on demand. As a driver.LoadWatch it hands the load generator's
 // processes to the sampler, or keeps them for it until it starts.
+// With buffers, it also reads the engine's buffer counters when the window
+// starts and ends.
 type watcher struct {
 	mu      sync.Mutex
 	timer   *time.Timer
 	cfg     telemetry.Config
 	sampler *telemetry.Sampler
 	stopped bool
+
+	ctx      context.Context
+	buffers  engine.BufferCounter
+	buffers0 *engine.BufferCounts
 }
 
-func newWatcher(ctx context.Context, cfg telemetry.Config, after time.Duration) *watcher {
-	w := &watcher{cfg: cfg}
+func newWatcher(ctx context.Context, cfg telemetry.Config, after time.Duration, buffers engine.BufferCounter) *watcher {
+	w := &watcher{cfg: cfg, ctx: ctx, buffers: buffers}
 	w.timer = time.AfterFunc(after, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
@@ -209,6 +216,11 @@ func newWatcher(ctx context.Context, cfg telemetry.Config, after time.Duration) 
 			return
 		}
 		w.sampler, _ = telemetry.Start(ctx, w.cfg) // errors of sources are inside its report
+		if w.buffers != nil {
+			if c, err := w.buffers.BufferCounts(ctx); err == nil {
+				w.buffers0 = &c
+			}
+		}
 	})
 	return w
 }
@@ -245,5 +257,12 @@ func (w *watcher) stop() *telemetry.Report {
 	if w.sampler == nil {
 		return nil
 	}
-	return w.sampler.Stop()
+	rep := w.sampler.Stop()
+	if w.buffers0 != nil {
+		// A failed second reading leaves the figure out rather than wrong.
+		if c, err := w.buffers.BufferCounts(w.ctx); err == nil {
+			rep.Summary.Engine.Buffers = telemetry.NewBufferSummary(w.buffers0.Hits, w.buffers0.Reads, c.Hits, c.Reads)
+		}
+	}
+	return rep
 }

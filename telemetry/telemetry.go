@@ -161,6 +161,28 @@ type EngineSummary struct {
 	// for a CPU, in percent of one thread: the engine's share of CPU
 	// contention, whoever holds the CPUs.
 	CPUWaitPct float64 `json:"cpu_wait_pct,omitempty"`
+	// Buffers are the engine's own buffer-cache counters over the window,
+	// for engines that keep them (PostgreSQL, MariaDB).
+	Buffers *BufferSummary `json:"buffers,omitempty"`
+}
+
+// BufferSummary is how the engine's page requests in the window were
+// served: from its buffer cache (Hits) or read from below (Reads: the OS
+// page cache or the device). It proves a cold run started cold.
+type BufferSummary struct {
+	Hits   int64   `json:"hits"`
+	Reads  int64   `json:"reads"`
+	HitPct float64 `json:"hit_pct"`
+}
+
+// NewBufferSummary is the change between two readings of cumulative
+// counters.
+func NewBufferSummary(hits0, reads0, hits1, reads1 int64) *BufferSummary {
+	b := &BufferSummary{Hits: max(hits1-hits0, 0), Reads: max(reads1-reads0, 0)}
+	if total := b.Hits + b.Reads; total > 0 {
+		b.HitPct = 100 * float64(b.Hits) / float64(total)
+	}
+	return b
 }
 
 // Sampler reads the sources every Interval until Stop.

@@ -428,3 +428,8 @@ type Session = sqlrecords.Session
 type quietLogger struct{}
 
 func (quietLogger) Print(...any) {}
+
+// BufferCounts implements engine.BufferCounter from InnoDB's status.
+func (d *DB) BufferCounts(ctx context.Context) (engine.BufferCounts, error) {
+	return engine.SQLBufferCounts(ctx, d)
+}

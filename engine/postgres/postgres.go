@@ -420,3 +420,8 @@ func (d *DB) Close() error { return d.closers.Close() }
 // Session is one client's connection. It serves the records data model and
 // exposes the connection to SQL workloads. Not safe for concurrent use.
 type Session = sqlrecords.Session
+
+// BufferCounts implements engine.BufferCounter from pg_stat_database.
+func (d *DB) BufferCounts(ctx context.Context) (engine.BufferCounts, error) {
+	return engine.SQLBufferCounts(ctx, d)
+}
