@@ -118,3 +118,30 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 	}
 	tw.Flush()
 }
+
+// journalTable writes, per group, the writes and flushes per second on the
+// journal's tier beside throughput, when the study measured them.
+func journalTable(w io.Writer, st *results.Study, a *stats.Analysis) {
+	var rows [][]string
+	for _, g := range a.Groups {
+		if g.JournalWritesMedian <= 0 {
+			continue
+		}
+		ci := ""
+		if g.JournalWritesCI != nil {
+			ci = fmt.Sprintf(" [%.0f-%.0f]", g.JournalWritesCI[0], g.JournalWritesCI[1])
+		}
+		rows = append(rows, []string{g.Durability, fmt.Sprint(g.Clients), g.Series, fmt.Sprintf("%.0f", g.ThroughputMedian),
+			fmt.Sprintf("%.0f%s", g.JournalWritesMedian, ci), fmt.Sprintf("%.0f", g.JournalFlushesMedian)})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nJournal: writes and flushes per second on the device of the journal's tier (WAL, redo log), medians over repeats:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  durability\tclients\tseries\t"+st.ThroughputUnit()+"\tjournal writes/s\tflushes/s")
+	for _, r := range rows {
+		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}

@@ -391,7 +391,34 @@ func (b *builder) groupTable() table {
 	for _, g := range b.a.Groups {
 		t.Rows = append(t.Rows, b.groupRow(g))
 	}
+	addJournalColumns(&t, b.a.Groups)
 	return t
+}
+
+// addJournalColumns puts the writes and flushes per second on the
+// journal's tier beside throughput (the IRIS study's journal writes/s),
+// when the study measured them.
+func addJournalColumns(t *table, groups []*stats.Group) {
+	measured := false
+	for _, g := range groups {
+		measured = measured || g.JournalWritesMedian > 0
+	}
+	if !measured {
+		return
+	}
+	t.Header = append(t.Header, "journal tier writes/s", "95% CI", "journal tier flushes/s")
+	t.Num = append(t.Num, true, true, true)
+	for i, g := range groups {
+		w, ci, f := cell{Text: "-"}, cell{Text: "-"}, cell{Text: "-"}
+		if g.JournalWritesMedian > 0 {
+			w = cell{Text: fmt.Sprintf("%.0f", g.JournalWritesMedian), Sort: numSort(g.JournalWritesMedian)}
+			f = cell{Text: fmt.Sprintf("%.0f", g.JournalFlushesMedian), Sort: numSort(g.JournalFlushesMedian)}
+		}
+		if g.JournalWritesCI != nil {
+			ci = cell{Text: fmt.Sprintf("%.0f-%.0f", g.JournalWritesCI[0], g.JournalWritesCI[1])}
+		}
+		t.Rows[i].Cells = append(t.Rows[i].Cells, w, ci, f)
+	}
 }
 
 func (b *builder) groupRow(g *stats.Group) row {

@@ -92,6 +92,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		fmt.Fprintf(w, "\nfigures are medians over %d repeats; [brackets] are 95%% bootstrap CIs (given from %d repeats on)\n", st.Repeat, stats.MinRepeats)
 	}
 	cpuTable(w, st, a)
+	journalTable(w, st, a)
 	fmt.Fprintln(w)
 	for _, v := range Verdicts(st, a, HeadlineClients(st, 0)) {
 		fmt.Fprintln(w, v)

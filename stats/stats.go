@@ -55,6 +55,12 @@ type Group struct {
 	Ratio            float64     `json:"ratio_vs_baseline"`
 	RatioCI          *[2]float64 `json:"ratio_ci95"`
 	Verdict          string      `json:"verdict"`
+	// JournalWritesMedian and JournalFlushesMedian are the writes and
+	// flushes per second on the journal's tier (JournalWrites), with a CI
+	// of the writes; zero when not measured.
+	JournalWritesMedian  float64     `json:"journal_writes_per_s_median,omitempty"`
+	JournalWritesCI      *[2]float64 `json:"journal_writes_per_s_ci95,omitempty"`
+	JournalFlushesMedian float64     `json:"journal_flushes_per_s_median,omitempty"`
 
 	// Runs are the group's ok runs, in execution order.
 	Runs []results.Run `json:"-"`
@@ -183,6 +189,7 @@ func summarize(g *Group) {
 		p99[i], p50[i] = r.Latency.P99, r.Latency.P50
 	}
 	g.P99Median, g.P50Median = Median(p99), Median(p50)
+	journal(g)
 	if g.N >= MinRepeats {
 		lo, hi := BootstrapCI(rngFor("tp", g.Key()), tp, Median)
 		g.ThroughputCI = &[2]float64{lo, hi}
