@@ -87,6 +87,8 @@ type Metric struct {
 	Op string `json:"op"`
 	// PerMinute counts per minute rather than per second.
 	PerMinute bool `json:"per_minute,omitempty"`
+	// PerOp is how many units one op counts for (docs per bulk); 0 is one.
+	PerOp float64 `json:"per_op,omitempty"`
 }
 
 // Throughput returns run r's throughput in the study's figure: its
@@ -102,6 +104,9 @@ func (s *Study) Throughput(r Run) float64 {
 	v := float64(r.ByOp[m.Op].Ops) / r.DurationS
 	if m.PerMinute {
 		v *= 60
+	}
+	if m.PerOp > 0 {
+		v *= m.PerOp
 	}
 	return v
 }
@@ -170,7 +175,11 @@ type Run struct {
 
 	LoadRecords int64   `json:"load_records"`
 	LoadS       float64 `json:"load_s"`
-	WarmupS     float64 `json:"warmup_s"`
+	// LoadCopied is true when the run started from a copy of the data set
+	// an earlier run of the study loaded (a workload loaded once per
+	// study); LoadS is then the copy's time.
+	LoadCopied bool    `json:"load_copied,omitempty"`
+	WarmupS    float64 `json:"warmup_s"`
 	// DurationS is the measured window's actual length.
 	DurationS      float64 `json:"duration_s"`
 	Ops            int64   `json:"ops"`

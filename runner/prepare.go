@@ -27,6 +27,9 @@ type studyRun struct {
 	ws   *tier.Workspace
 	// forget drops the study's record from the ledger.
 	forget func()
+	// snapshots are the loaded data sets of a workload loaded once per
+	// study, by snapshotKey.
+	snapshots map[string]snapshot
 }
 
 // prepare finds the study's engine and workload, refuses to start over a
@@ -34,7 +37,7 @@ type studyRun struct {
 // tiers, scratch folder), probes the tiers, and stores the study record as
 // running. end undoes what it made.
 func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, err error) {
-	s = &studyRun{st: st, opt: opt, forget: func() {}}
+	s = &studyRun{st: st, opt: opt, forget: func() {}, snapshots: map[string]snapshot{}}
 	var ok bool
 	if s.eng, ok = opt.Catalog.Engine(st.Engine); !ok {
 		return nil, fmt.Errorf("unknown engine %q", st.Engine)
@@ -129,7 +132,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	}
 	rec.Caches = st.Caches
 	if m := st.Workload.Metric; m != nil {
-		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute}
+		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute, PerOp: m.PerOp(params)}
 	}
 	if st.TargetRate > 0 {
 		rec.Arrival = st.Arrival

@@ -29,6 +29,10 @@ type run struct {
 	rec   *results.Run
 	hists []results.Histogram
 
+	// restored is true when the run started from the study's loaded data
+	// set (a workload.LoadedOnce workload's snapshot) instead of loading.
+	restored bool
+
 	// Made by the phases, undone by close.
 	folders *tier.RunFolders
 	cfg     engine.Config
@@ -85,6 +89,12 @@ func (r *run) open(ctx context.Context) error {
 		r.folders, r.cfg.Dirs, r.cfg.Devices = f, f.Dirs, f.Devices
 	}
 	r.rec.Dirs = r.cfg.Dirs
+	if r.loadsOnce() {
+		var err error
+		if r.restored, err = r.restore(ctx); err != nil {
+			return err
+		}
+	}
 	r.cfg.Durability = r.cell.Placement.DurabilityIn(r.cell.Durability)
 	if r.cfg.Durability != r.cell.Durability {
 		r.rec.AppliedDurability = string(r.cfg.Durability)
@@ -105,12 +115,18 @@ func (r *run) load(ctx context.Context) error {
 		return fmt.Errorf("workload %s: %w", r.wspec.Name, err)
 	}
 	r.w = w
+	if r.restored {
+		return nil
+	}
 	r.opt.Progress.Live(r.label + " loading...")
 	ls, err := w.Load(ctx, r.db, loaders(r.cell.Clients))
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	r.rec.LoadRecords, r.rec.LoadS = ls.Records, ls.Duration.Seconds()
+	if _, once := w.(workload.LoadedOnce); once && r.folders != nil {
+		return r.takeSnapshot(ctx)
+	}
 	return nil
 }
 

@@ -55,9 +55,13 @@ func (s *Study) Variants() []Variant {
 		}
 		out = next
 	}
+	caches := s.Caches
+	if len(caches) == 0 {
+		caches = []string{CacheWarm}
+	}
 	var withCache []Variant
 	for _, v := range out {
-		for _, c := range s.Caches {
+		for _, c := range caches {
 			w := Variant{Settings: v.Settings, Cache: c}
 			w.Label = variantLabel(w, len(s.Caches) > 1)
 			withCache = append(withCache, w)

@@ -13,10 +13,13 @@ import (
 	"github.com/tierbench/tierbench/tier/probe"
 	"github.com/tierbench/tierbench/tier/throttle"
 	"github.com/tierbench/tierbench/tool"
+	"github.com/tierbench/tierbench/workload"
 )
 
 // Machine is what Preflight asks of the catalog: the engine and tool
-// implementations, which know what they need installed.
+// implementations, which know what they need installed. A Machine that
+// also names workloads (Workload(name) (workload.Spec, bool), as the
+// catalog does) has the study's workload asked too.
 type Machine interface {
 	Engine(name string) (engine.Engine, bool)
 	Tool(name string) (tool.Tool, bool)
@@ -24,7 +27,8 @@ type Machine interface {
 
 // Preflight checks that this machine has what every run of a valid study
 // needs, before anything is created: the engine's programs
-// (engine.Preflighter), each standard tool driver's, fio for probe: quick or
+// (engine.Preflighter), the workload's (WorkloadPreflighter), each standard
+// tool driver's, fio for probe: quick or
 // full, root and the tools of provisioned tiers, and the space their images
 // and the loaded data take. Parse judges the study file; Preflight judges
 // the machine, so a study missing a server binary is refused once, with the
@@ -35,6 +39,7 @@ func Preflight(s *Study, m Machine, stateDir string) error {
 	c := &preflight{s: s}
 	c.engine(m)
 	c.tools(m)
+	c.workload(m)
 	if s.Probe == ProbeQuick || s.Probe == ProbeFull {
 		if err := probe.Available(); err != nil {
 			c.addf(0, "probe: %s runs fio on every tier, and %v; install it or set probe: cached", s.Probe, err)
@@ -73,6 +78,39 @@ func (c *preflight) engine(m Machine) {
 	if pf, ok := e.(engine.Preflighter); ok {
 		if err := pf.Preflight(); err != nil {
 			c.addf(0, "engine %s cannot start on this machine: %v", c.s.Engine, err)
+		}
+	}
+}
+
+// WorkloadPreflighter is an optional workload.Workload ability, the
+// workload's engine.Preflighter: whether what its load needs is on this
+// machine (the analytics workload's data generator), or the command that
+// installs it.
+type WorkloadPreflighter interface {
+	Preflight() error
+}
+
+// workload asks the study's workload, built from its parameters, whether
+// its load can run here. The machine names workloads when it is the
+// catalog; a workload Parse refused is not asked.
+func (c *preflight) workload(m Machine) {
+	wm, ok := m.(interface {
+		Workload(name string) (workload.Spec, bool)
+	})
+	if !ok {
+		return
+	}
+	spec, ok := wm.Workload(c.s.Workload.Name)
+	if !ok || spec.New == nil {
+		return
+	}
+	w, err := spec.New(c.s.Workload.Params)
+	if err != nil {
+		return
+	}
+	if pf, ok := w.(WorkloadPreflighter); ok {
+		if err := pf.Preflight(); err != nil {
+			c.addf(0, "workload %s cannot load on this machine: %v", c.s.Workload.Name, err)
 		}
 	}
 }

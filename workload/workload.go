@@ -56,6 +56,22 @@ type Metric struct {
 	Op string
 	// PerMinute counts per minute rather than per second.
 	PerMinute bool
+	// PerOpParam, when set, names the parameter that says how many units
+	// one op counts for (bulk_size: a bulk op indexes that many docs).
+	PerOpParam string
+}
+
+// PerOp returns how many units one op counts for, read from the
+// workload's effective parameters: 0 (meaning one) without PerOpParam.
+func (m Metric) PerOp(params map[string]string) float64 {
+	if m.PerOpParam == "" {
+		return 0
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(params[m.PerOpParam]), 64)
+	if err != nil || v <= 0 {
+		return 0
+	}
+	return v
 }
 
 // HasParam reports whether name is a declared parameter.
@@ -116,6 +132,15 @@ type Workload interface {
 // 100000 accounts"), which is stored with the run as its proof.
 type Verifier interface {
 	Verify(ctx context.Context, db engine.DB) (checked string, err error)
+}
+
+// LoadedOnce is an optional Workload ability of a workload whose load is
+// large and whose runs leave its data as loaded (read-only queries: the
+// analytics workload). The runner loads it once per study, keeps a copy of
+// the engine's folders after a clean close, and starts every later run
+// from a copy, so a study of 18 runs pays for one load.
+type LoadedOnce interface {
+	LoadOnce()
 }
 
 // Delegated is an optional Workload ability: its operations run in a client
