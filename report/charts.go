@@ -745,7 +745,7 @@ func throughputTip(g *stats.Group, unit string) string {
 
 func (b *builder) ratioSection() chartSection {
 	s := chartSection{ID: "chart-ratio", Heading: "Throughput relative to the baseline",
-		Intro: fmt.Sprintf("Median throughput of each placement divided by that of the baseline %s at the same durability and client count; above the dashed 1.0 line is faster. Whiskers are 95%% bootstrap CIs of the ratio.", b.st.BaselineText())}
+		Intro: fmt.Sprintf("Median throughput of each placement divided by that of the baseline %s at the same durability and client count; %s the dashed 1.0 line is faster. Whiskers are 95%% bootstrap CIs of the ratio.", b.st.BaselineText(), fasterSide(b.st))}
 	var others []results.Placement
 	for _, p := range b.st.Placements {
 		if !b.st.IsBaseline(p) {
@@ -971,9 +971,20 @@ func (b *builder) metricIntro() string {
 	if m == nil {
 		return ""
 	}
+	if m.Elapsed {
+		return fmt.Sprintf("The figure is %s: the seconds one pass over the workload's operations takes (the sum of their mean times); lower is better, so the charts read downwards. ", m.Name)
+	}
 	per := "second"
 	if m.PerMinute {
 		per = "minute"
 	}
 	return fmt.Sprintf("Throughput is %s: %s ops per %s. ", m.Name, m.Op, per)
+}
+
+// fasterSide says on which side of a 1.0 ratio the faster series lie.
+func fasterSide(st *results.Study) string {
+	if st.HigherIsBetter() {
+		return "above"
+	}
+	return "below"
 }

@@ -174,7 +174,7 @@ func verdictClause(st *results.Study, a *stats.Analysis, base string, ps []resul
 	if len(measured) > 0 {
 		first := measured[0]
 		if i := strings.Index(first, " "); i > 0 {
-			first = first[:i] + " delivers" + first[i:] + " the " + throughputNoun(st) + " of " + base
+			first = first[:i] + " " + verb(st) + first[i:] + " the " + throughputNoun(st) + " of " + base
 		}
 		s = strings.Join(append([]string{first}, measured[1:]...), "; ")
 		if noInterval > 0 {
@@ -333,12 +333,21 @@ func VerifiedText(r results.Run) string {
 }
 
 // throughputNoun names what the verdicts compare: "throughput", or the
-// workload's own figure ("tpmC").
+// workload's own figure ("tpmC", "elapsed time per query set").
 func throughputNoun(st *results.Study) string {
 	if st.Metric != nil {
 		return st.Metric.Name
 	}
 	return "throughput"
+}
+
+// verb says what a series does with the figure: delivers a rate, takes a
+// time.
+func verb(st *results.Study) string {
+	if st.HigherIsBetter() {
+		return "delivers"
+	}
+	return "takes"
 }
 
 // baselineShort names the baseline in a header or an axis: the placement,

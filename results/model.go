@@ -89,6 +89,10 @@ type Metric struct {
 	PerMinute bool `json:"per_minute,omitempty"`
 	// PerOp is how many units one op counts for (docs per bulk); 0 is one.
 	PerOp float64 `json:"per_op,omitempty"`
+	// Elapsed makes the figure a time, not a rate: the seconds one pass
+	// over the workload's ops takes (each op once, the sum of their mean
+	// service times: a query set's elapsed time). Lower is better.
+	Elapsed bool `json:"elapsed,omitempty"`
 }
 
 // Throughput returns run r's throughput in the study's figure: its
@@ -97,6 +101,13 @@ func (s *Study) Throughput(r Run) float64 {
 	m := s.Metric
 	if m == nil {
 		return r.ThroughputOpsS
+	}
+	if m.Elapsed {
+		var sum float64
+		for _, o := range r.ByOp {
+			sum += o.ServiceTime.Mean / 1e6
+		}
+		return sum
 	}
 	if r.DurationS <= 0 {
 		return 0
@@ -110,6 +121,10 @@ func (s *Study) Throughput(r Run) float64 {
 	}
 	return v
 }
+
+// HigherIsBetter says which way the study's figure improves: up for a
+// rate, down for an elapsed time.
+func (s *Study) HigherIsBetter() bool { return s.Metric == nil || !s.Metric.Elapsed }
 
 // ThroughputUnit names what Throughput returns: "tpmC" or "ops/s".
 func (s *Study) ThroughputUnit() string {

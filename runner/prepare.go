@@ -132,7 +132,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	}
 	rec.Caches = st.Caches
 	if m := st.Workload.Metric; m != nil {
-		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute, PerOp: m.PerOp(params)}
+		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute, PerOp: m.PerOp(params), Elapsed: m.Elapsed}
 	}
 	if st.TargetRate > 0 {
 		rec.Arrival = st.Arrival

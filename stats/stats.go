@@ -70,6 +70,8 @@ type Group struct {
 	// throughputs are the ok runs' throughputs in the study's figure
 	// (results.Study.Throughput), in Runs' order.
 	throughputs []float64
+	// lowerIsBetter is true when that figure is an elapsed time.
+	lowerIsBetter bool
 }
 
 // NoRunText says why a group has no ok run, for sentences that would
@@ -146,7 +148,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Series() {
-				g := &Group{Series: p.Name, Durability: d, Clients: c}
+				g := &Group{Series: p.Name, Durability: d, Clients: c, lowerIsBetter: !st.HigherIsBetter()}
 				a.Groups = append(a.Groups, g)
 				a.index[g.Key()] = g
 			}
@@ -215,7 +217,7 @@ func compareWithBaseline(g, base *Group, isBase bool) {
 	}
 	lo, hi := BootstrapRatioCI(rngFor("ratio", g.Key()), g.Throughputs(), base.Throughputs())
 	g.RatioCI = &[2]float64{lo, hi}
-	g.Verdict = VerdictFor(lo, hi, true)
+	g.Verdict = VerdictFor(lo, hi, !g.lowerIsBetter)
 }
 
 // VerdictFor judges a ratio CI: above 1 is better when higher is better.

@@ -59,6 +59,10 @@ type Metric struct {
 	// PerOpParam, when set, names the parameter that says how many units
 	// one op counts for (bulk_size: a bulk op indexes that many docs).
 	PerOpParam string
+	// Elapsed makes the figure a time: the seconds one pass over the
+	// workload's ops takes (a query set's elapsed time); lower is better.
+	// Op and PerMinute are then unused.
+	Elapsed bool
 }
 
 // PerOp returns how many units one op counts for, read from the
