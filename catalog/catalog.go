@@ -11,14 +11,18 @@ import (
 	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
+	"github.com/tierbench/tierbench/engine/search"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/pgbench"
 	"github.com/tierbench/tierbench/tool/sysbench"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/analytics"
 	"github.com/tierbench/tierbench/workload/bank"
 	"github.com/tierbench/tierbench/workload/cachekv"
 	"github.com/tierbench/tierbench/workload/crdb"
+	"github.com/tierbench/tierbench/workload/messaging"
 	"github.com/tierbench/tierbench/workload/oltp"
+	"github.com/tierbench/tierbench/workload/searchload"
 	"github.com/tierbench/tierbench/workload/tpcb"
 	"github.com/tierbench/tierbench/workload/tpcc"
 	"github.com/tierbench/tierbench/workload/ycsb"
@@ -41,13 +45,16 @@ func Default() *Catalog {
 		t.tool.Preflight = t.preflight
 		c.tools[t.tool.Name] = t.tool
 	}
-	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}, ignite.Engine{}} {
+	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}, ignite.Engine{}, search.OpenSearch(), search.Elasticsearch()} {
 		c.engines[e.Spec().Name] = e
 	}
-	for _, w := range append(append(ycsb.Specs(), tpcb.Spec(), tpcc.Spec(), bank.Spec(), crdb.KVSpec(), crdb.BankSpec()), oltp.Specs()...) {
+	for _, w := range append(append(ycsb.Specs(), tpcb.Spec(), tpcc.Spec(), analytics.Spec(), messaging.Spec(), bank.Spec(), crdb.KVSpec(), crdb.BankSpec(), crdb.MovrSpec()), oltp.Specs()...) {
 		c.workloads[w.Name] = w
 	}
 	for _, w := range cachekv.Specs() {
+		c.workloads[w.Name] = w
+	}
+	for _, w := range searchload.Specs() {
 		c.workloads[w.Name] = w
 	}
 	return c
