@@ -4,12 +4,17 @@ GO ?= go
 BIN := bin/tierbench
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-# `make install` puts the binary in $(PREFIX)/bin and the Ignite launcher
-# (jar and its lib/) in $(PREFIX)/lib/tierbench/ignite, where an installed
-# tierbench looks for it (../lib/tierbench/ignite from its own folder).
+# `make install` puts the binary in $(PREFIX)/bin, the Ignite launcher
+# (jar and its lib/) in $(PREFIX)/lib/tierbench/ignite and the search
+# engines' nodes (the OpenSearch runner's jar and lib/, the Elasticsearch
+# OSS distribution) in $(PREFIX)/lib/tierbench/opensearch, where an
+# installed tierbench looks for them (../lib/tierbench/... from its own folder).
 PREFIX ?= /usr/local
 IGNITE_BUILD ?= java/ignite/target
 IGNITE_JAR := tierbench-ignite.jar
+SEARCH_BUILD ?= java/opensearch/target
+SEARCH_JAR := tierbench-opensearch.jar
+SEARCH_ES := elasticsearch-6.8.23
 
 .PHONY: setup build demo test lint bench clean install
 
@@ -44,6 +49,16 @@ install: build
 		echo "installed the Ignite launcher in $$dest"; \
 	else \
 		echo "note: $(IGNITE_BUILD)/$(IGNITE_JAR) is not built, so engine ignite will not run from $(PREFIX)/bin (run make setup, then make install again)"; \
+	fi
+	@if [ -f $(SEARCH_BUILD)/$(SEARCH_JAR) ] && [ -d $(SEARCH_BUILD)/lib ] && [ -d $(SEARCH_BUILD)/$(SEARCH_ES) ]; then \
+		dest=$(DESTDIR)$(PREFIX)/lib/tierbench/opensearch; \
+		rm -rf $$dest && install -d $$dest/lib && \
+		install -m 0644 $(SEARCH_BUILD)/$(SEARCH_JAR) $$dest/ && \
+		install -m 0644 $(SEARCH_BUILD)/lib/*.jar $$dest/lib/ && \
+		cp -R $(SEARCH_BUILD)/$(SEARCH_ES) $$dest/ && \
+		echo "installed the OpenSearch runner and Elasticsearch OSS in $$dest"; \
+	else \
+		echo "note: $(SEARCH_BUILD) is not built, so engines opensearch and elasticsearch will not run from $(PREFIX)/bin (run make setup, then make install again)"; \
 	fi
 
 clean:

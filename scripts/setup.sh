@@ -14,7 +14,8 @@ fi
 # xfsprogs format loop tiers; mount gives losetup; the server engines run
 # PostgreSQL (usually present), MariaDB and Redis; pgbench comes with
 # PostgreSQL, sysbench is the MariaDB/PostgreSQL standard driver; a JDK 17
-# and Maven build and run the Ignite engine's launcher (java/ignite).
+# and Maven build and run the Ignite engine's launcher (java/ignite) and
+# the search engines' nodes (java/opensearch).
 missing=()
 [ -x "$(ls -d /usr/lib/postgresql/*/bin/postgres 2>/dev/null | tail -1)" ] || missing+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
@@ -26,6 +27,7 @@ command -v mkfs.xfs >/dev/null 2>&1 || missing+=(xfsprogs)
 command -v losetup >/dev/null 2>&1 || missing+=(mount)
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: missing Debian packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
@@ -46,4 +48,37 @@ if [ ! -f "$ignite_jar" ] || [ ! -d java/ignite/target/lib ] ||
 	[ -n "$(find java/ignite/pom.xml java/ignite/src -newer "$ignite_jar" -print -quit)" ]; then
 	echo "setup: building java/ignite (mvn package)"
 	(cd java/ignite && mvn -q -B -DskipTests package)
+fi
+
+# The search engines (java/opensearch): OpenSearch 2.19's embedded runner
+# and its jars, and the Elasticsearch OSS 6.8.23 distribution, from Maven
+# Central. Built only when missing or older than their sources.
+search_jar=java/opensearch/target/tierbench-opensearch.jar
+if [ ! -f "$search_jar" ] || [ ! -d java/opensearch/target/lib ] ||
+	[ ! -x java/opensearch/target/elasticsearch-6.8.23/bin/elasticsearch ] ||
+	[ -n "$(find java/opensearch/pom.xml java/opensearch/src -newer "$search_jar" -print -quit)" ]; then
+	echo "setup: building java/opensearch (mvn package)"
+	(cd java/opensearch && mvn -q -B -DskipTests package)
+fi
+# The OS user the search nodes run as (Elasticsearch refuses root).
+if [ "$(id -u)" -eq 0 ] && ! id tierbench >/dev/null 2>&1; then
+	echo "setup: adding system user tierbench (search nodes run as it)"
+	useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin tierbench
+fi
+
+# The analytics workload's data generator: DuckDB and its tpch extension
+# (TPC-H's dbgen) from PyPI, pinned together, in a virtualenv of their own
+# in tierbench's state folder, where tierbench looks for it (the folder
+# tier.StateDir names; TIERBENCH_TPCH_VENV overrides). Made only when
+# missing or not the pinned version.
+state="${TIERBENCH_STATE_DIR:-}"
+if [ -z "$state" ]; then
+	if [ "$(id -u)" -eq 0 ]; then state=/var/lib/tierbench; else state="$HOME/.local/state/tierbench"; fi
+fi
+tpch_venv="${TIERBENCH_TPCH_VENV:-$state/venv-tpch}"
+if ! "$tpch_venv/bin/python" -c 'import duckdb, importlib.metadata as m; assert duckdb.__version__ == "1.4.4" and m.version("duckdb-ext-tpch").startswith("1.4.4.")' >/dev/null 2>&1; then
+	echo "setup: installing duckdb 1.4.4 and its tpch extension in $tpch_venv"
+	mkdir -p "$(dirname "$tpch_venv")"
+	python3 -m venv "$tpch_venv"
+	"$tpch_venv/bin/pip" install -q "duckdb==1.4.4" "duckdb-ext-tpch==1.4.4.*"
 fi

@@ -1,0 +1,217 @@
+// Package search is tierbench's search engine adapter, declared twice:
+// engine opensearch and engine elasticsearch. Each run starts one node on
+// 127.0.0.1 (HTTP and transport on free loopback ports, discovery.type
+// single-node) with its two components on their tiers:
+//
+//   - data (path.data): the indices' Lucene segments and their translog,
+//     which index.translog.durability syncs.
+//   - logs (path.logs): the node's own logs, its GC log, a fatal error's
+//     hs_err file, and its console output (console.log).
+//
+// What is started:
+//
+//   - opensearch: OpenSearch 2.19 as an embedded node, codelibs'
+//     OpenSearchRunner and its jars from Maven Central, through a small main
+//     of ours (java/opensearch: io.tierbench.opensearch.Main) that says why a
+//     node did not start. The JVM gets the options OpenSearch's own
+//     distribution gives it (jvm.options and its launcher's system options).
+//   - elasticsearch: the Elasticsearch OSS 6.8.23 distribution, unpacked by
+//     the same Maven module, started with its bin/elasticsearch (it runs on
+//     JDK 17: its jvm.options pick G1 from JDK 14 on).
+//   - with option home, a distribution of your own of the engine's kind
+//     (OpenSearch 1.x-2.x, Elasticsearch 6.x-8.x), started with its
+//     bin/opensearch or bin/elasticsearch in the same way. Its security
+//     plugin, if it has one, is switched off (see below).
+//
+// A distribution's config folder is copied for each run into a private
+// folder, with the relative paths of its jvm.options (logs/gc.log,
+// logs/hs_err_pid%p.log, the heap dump folder) turned into the run's logs
+// and data folders, since its script runs the JVM in the distribution's
+// own folder; the heap is set through <PREFIX>_JAVA_OPTS, the settings
+// with -E.
+//
+// Who can reach the node: it runs as the OS user tierbench (made by
+// `make setup`; Elasticsearch refuses root), its folders are 0700 and
+// owned by that user, and it listens on 127.0.0.1 only. It has no
+// authentication: OpenSearch without its security plugin and Elasticsearch
+// OSS have none to switch on (the security plugin needs TLS certificates
+// and a security index, which this adapter does not set up), so any local
+// user who finds the port can send it requests for the run's length. The
+// per-run secret other server engines use has no place to go here.
+package search
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+)
+
+// Components.
+const (
+	Data = "data"
+	Logs = "logs"
+)
+
+// Option names.
+const (
+	optHeap     = "heap"
+	optShards   = "shards"
+	optReplicas = "replicas"
+	optRefresh  = "refresh_interval"
+	optHome     = "home"
+)
+
+// minHeap is the least heap a node is given: below it a node spends its
+// time collecting garbage, or does not start.
+const minHeap = 256 << 20
+
+// asyncSyncInterval is index.translog.sync_interval under durability async.
+const asyncSyncInterval = "5s"
+
+// Timeouts.
+const (
+	// startTimeout bounds a node's start, to the first green or yellow
+	// cluster health: 25-60 s on 2 busy cores.
+	startTimeout = 4 * time.Minute
+	// stopGrace is how long a node may take to stop on SIGTERM (closing
+	// its shards flushes them) before it is killed.
+	stopGrace = 60 * time.Second
+)
+
+// Engine opens search nodes of one flavor.
+type Engine struct {
+	flavor engine.SearchFlavor
+}
+
+var (
+	_ engine.Engine      = Engine{}
+	_ engine.Preflighter = Engine{}
+)
+
+// OpenSearch is engine opensearch.
+func OpenSearch() Engine { return Engine{flavor: engine.FlavorOpenSearch} }
+
+// Elasticsearch is engine elasticsearch.
+func Elasticsearch() Engine { return Engine{flavor: engine.FlavorElasticsearch} }
+
+// Spec declares the engine's components, durability modes and options.
+func (e Engine) Spec() engine.Spec {
+	s := engine.Spec{
+		Name:   string(e.flavor),
+		Models: []engine.Model{engine.ModelSearch},
+		Components: []engine.Component{
+			{Name: Data, Doc: "path.data: the indices' Lucene segments and their translog"},
+			{Name: Logs, Doc: "path.logs: the node's logs, GC log and console output"},
+		},
+		Modes: []engine.Mode{
+			{Durability: engine.Sync, Doc: "index.translog.durability request: each bulk's shard operations are in the translog and fsynced before the bulk is acknowledged (concurrent bulks share an fsync). Nothing acknowledged is lost on a node crash, an OS crash or power loss."},
+			{Durability: engine.Async, Doc: "index.translog.durability async, sync_interval " + asyncSyncInterval + ": a bulk is acknowledged once its operations are in the translog (buffered in the JVM, written out as the buffer fills), unsynced; the translog is fsynced every " + asyncSyncInterval + " and at each flush. A node crash loses the operations still buffered; an OS crash or power loss loses up to the last " + asyncSyncInterval + " of acknowledged documents."},
+		},
+		Options: []engine.Option{
+			{Name: optHeap, Kind: engine.KindSize, Memory: true, Default: "1GiB", Doc: "JVM heap (-Xms and -Xmx), at least 256MiB; the page cache holds the segments beside it"},
+			{Name: optShards, Kind: engine.KindInt, Default: "1", Doc: "index.number_of_shards of the workload's index"},
+			{Name: optReplicas, Kind: engine.KindInt, Default: "0", Doc: "index.number_of_replicas; on one node a replica is never assigned (the index stays yellow)"},
+			{Name: optRefresh, Kind: engine.KindString, Default: "1s", Doc: "index.refresh_interval: how often new documents become searchable (-1: never)"},
+			{Name: optHome, Kind: engine.KindString, Default: "", Doc: "a distribution folder of your own to start instead of the bundled node (its bin/" + string(e.flavor) + " is run as OS user tierbench; its security plugin is switched off)"},
+		},
+		MaxClients: 128,
+	}
+	switch e.flavor {
+	case engine.FlavorOpenSearch:
+		s.Doc = "OpenSearch 2.19 single node (embedded runner from Maven Central, or your distribution with option home) on 127.0.0.1 as OS user tierbench, no authentication: other local users can reach its port; workloads ingest, search"
+		s.MaxClientsWhy = "indexing pressure caps the bytes of bulks in flight at 10% of the heap: 128 clients with bulks of 1,000 event documents (~0.7 MB) fill a 1GiB heap's share; more are rejected (429)"
+	default:
+		s.Doc = "Elasticsearch OSS 6.8.23 single node (from Maven Central, or your distribution with option home) on 127.0.0.1 as OS user tierbench, no authentication: other local users can reach its port; workloads ingest, search"
+		s.MaxClientsWhy = "Elasticsearch 6.8 queues at most 200 shard-level bulk requests (thread_pool.write.queue_size) beyond the ones its write threads run; more are rejected (429)"
+	}
+	return s
+}
+
+// settings are a run's options and durability, checked.
+type settings struct {
+	heap       int64
+	shards     int
+	replicas   int
+	refresh    string
+	home       string
+	durability string // index.translog.durability: request | async
+}
+
+// refreshPattern is what index.refresh_interval accepts: -1, or a time
+// value in one of Elasticsearch's units.
+var refreshPattern = regexp.MustCompile(`^(-1|[0-9]+(nanos|micros|ms|s|m|h|d))$`)
+
+func (e Engine) parseSettings(cfg engine.Config) (settings, error) {
+	var s settings
+	switch cfg.Durability {
+	case engine.Sync:
+		s.durability = "request"
+	case engine.Async:
+		s.durability = "async"
+	default:
+		return s, fmt.Errorf("durability %q is not supported (use sync or async)", cfg.Durability)
+	}
+	o, err := e.Spec().ResolveOptions(cfg.Options)
+	if err != nil {
+		return s, err
+	}
+	if s.heap = o.Size(optHeap); s.heap < minHeap {
+		return s, fmt.Errorf("option %s=%d is too small: a node needs at least 256MiB", optHeap, s.heap)
+	}
+	if s.shards = o.Int(optShards); s.shards < 1 || s.shards > 1024 {
+		return s, fmt.Errorf("option %s=%d must be a whole number from 1 to 1024", optShards, s.shards)
+	}
+	if s.replicas = o.Int(optReplicas); s.replicas < 0 || s.replicas > 8 {
+		return s, fmt.Errorf("option %s=%d must be a whole number from 0 to 8", optReplicas, s.replicas)
+	}
+	if s.refresh = o.String(optRefresh); !refreshPattern.MatchString(s.refresh) {
+		return s, fmt.Errorf("option %s=%q is not a time value: write e.g. 1s, 500ms, 30s, or -1 for never", optRefresh, s.refresh)
+	}
+	s.home = o.String(optHome)
+	return s, nil
+}
+
+// indexSettings are the settings a workload gives the indices it creates
+// (engine.SearchNode.IndexSettings); a new map each time, the caller's
+// to change.
+func (s settings) indexSettings() map[string]any {
+	m := map[string]any{
+		"index.number_of_shards":    s.shards,
+		"index.number_of_replicas":  s.replicas,
+		"index.refresh_interval":    s.refresh,
+		"index.translog.durability": s.durability,
+	}
+	if s.durability == "async" {
+		m["index.translog.sync_interval"] = asyncSyncInterval
+	}
+	return m
+}
+
+// heapOpts are the JVM's heap flags, in MiB.
+func (s settings) heapOpts() []string {
+	mib := strconv.FormatInt(s.heap>>20, 10) + "m"
+	return []string{"-Xms" + mib, "-Xmx" + mib}
+}
+
+// Preflight reports whether java, the OS user the node runs as and the
+// bundled node (make setup) are where Open looks for them, so a study is
+// refused before it creates anything. A study that names its own
+// distribution (option home) still needs java and the user; Preflight,
+// which does not see options, asks for the bundled node too.
+func (e Engine) Preflight() error {
+	if _, err := findJava(); err != nil {
+		return err
+	}
+	if _, err := runAs(); err != nil {
+		return err
+	}
+	_, err := e.bundled()
+	return err
+}
+
+// errNotSupported is a target: this adapter starts its node.
+var errNotSupported = errors.New("a target (a node tierbench did not start) is not supported")
