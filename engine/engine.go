@@ -138,6 +138,10 @@ type Config struct {
 	// killed tierbench can be cleaned up; call the returned func once the
 	// process is gone.
 	Track func(pid int) (untrack func())
+	// LockPorts, when set, closes a server's loopback TCP ports to every
+	// local user but root and uids, recorded for cleanup (tier.LockPorts):
+	// the door a server without authentication of its own would leave.
+	LockPorts func(name string, ports, uids []int) (unlock func() error, err error)
 	// Target, when set, is the URL of a server tierbench did not start
 	// (postgres://, mysql://, redis://). The engine connects to it and
 	// starts nothing; Dirs is then empty and Durability is whatever the

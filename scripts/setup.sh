@@ -27,6 +27,9 @@ command -v mkfs.xfs >/dev/null 2>&1 || missing+=(xfsprogs)
 command -v losetup >/dev/null 2>&1 || missing+=(mount)
 command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
+# nftables closes the ports of servers that cannot require a password
+# (OpenSearch, Elasticsearch OSS) to other local users.
+command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 if ((${#missing[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then

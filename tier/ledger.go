@@ -396,6 +396,8 @@ func Undo(r Resource) error {
 		return nil
 	case KindCgroup:
 		return throttle.Remove(r.Path)
+	case KindPortLock:
+		return UnlockPorts(r.Path)
 	case KindProcess:
 		if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 			return nil // gone, or the pid now belongs to another process

@@ -97,6 +97,18 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 	n.cluster = clusterName(n.data)
+	// Neither OpenSearch without its security plugin nor Elasticsearch
+	// OSS can require a password: the kernel keeps other local users off
+	// both ports instead.
+	uid, _, err := server.LookupUser(user)
+	if err != nil {
+		return nil, err
+	}
+	unlock, err := server.LockPorts(cfg, n.cluster, []int{n.httpPort, n.transportPort}, []int{uid})
+	if err != nil {
+		return nil, err
+	}
+	d.closers.Add("reopen the node's ports", unlock)
 	d.cluster, d.url = n.cluster, "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(n.httpPort))
 	spec := server.Spec{Name: string(e.flavor), Dir: n.data, Log: filepath.Join(n.logs, ConsoleLog), User: user, Track: cfg.Track}
 	if spec.Path, spec.Args, spec.Env, err = l.prepare(n, user); err != nil {

@@ -122,6 +122,7 @@ func TestNodes(t *testing.T) {
 				t.Errorf("version %q, want %q", got, tc.version)
 			}
 			checkProcess(t, d.PID())
+			checkLocked(t, d.url)
 			for _, dir := range dirs {
 				if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
 					t.Errorf("%s: mode %v, want 0700", dir, st.Mode())
@@ -517,4 +518,16 @@ func TestKill9HelperProcess(t *testing.T) {
 	}
 	fmt.Println("NODE READY")
 	time.Sleep(10 * time.Minute)
+}
+
+// checkLocked checks that another local user (nobody) cannot connect to
+// the node's HTTP port: the kernel refuses it (server.LockPorts).
+func checkLocked(t *testing.T, url string) {
+	t.Helper()
+	port := url[strings.LastIndex(url, ":")+1:]
+	cmd := exec.Command("bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/"+port)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("user nobody connected to the node at %s: %s", url, out)
+	}
 }

@@ -35,9 +35,12 @@
 // owned by that user, and it listens on 127.0.0.1 only. It has no
 // authentication: OpenSearch without its security plugin and Elasticsearch
 // OSS have none to switch on (the security plugin needs TLS certificates
-// and a security index, which this adapter does not set up), so any local
-// user who finds the port can send it requests for the run's length. The
-// per-run secret other server engines use has no place to go here.
+// and a security index, which this adapter does not set up), so the per-run
+// secret other server engines use has no place to go. Instead the kernel
+// closes both ports to every local user but root (tierbench and its
+// drivers) and the node's own: an nftables table per run
+// (server.LockPorts), recorded in the ledger so `tierbench cleanup` removes
+// it after a kill.
 package search
 
 import (
@@ -48,6 +51,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/server"
 )
 
 // Components.
@@ -207,6 +211,10 @@ func (e Engine) Preflight() error {
 		return err
 	}
 	if _, err := runAs(); err != nil {
+		return err
+	}
+	// nft closes the node's ports to other local users (server.LockPorts).
+	if _, err := server.Find("nftables", "nft", "/usr/sbin/nft"); err != nil {
 		return err
 	}
 	_, err := e.bundled()

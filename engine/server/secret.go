@@ -8,11 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier"
 )
 
 // What the server engines share to keep a run's server closed to other
-// local users: a random secret per run, and private folders and files that
-// hold it (or a server's Unix socket).
+// local users: a random secret per run, private folders and files that
+// hold it (or a server's Unix socket), and, for a server that cannot
+// require a secret, ports the kernel closes to other users (LockPorts).
 
 // NewSecret returns a random password for one run: 32 hex digits (128
 // bits). Hex needs no quoting in any configuration syntax (redis.conf,
@@ -116,4 +120,19 @@ func ProcessesShowing(secret string, environ bool) []string {
 		}
 	}
 	return out
+}
+
+// LockPorts closes a server's loopback TCP ports to every local user but
+// root and uids, for a server that cannot require a password (OpenSearch
+// OSS): through cfg.LockPorts, which records the lock for cleanup, or
+// directly when the engine runs outside a study (tests).
+func LockPorts(cfg engine.Config, name string, ports, uids []int) (unlock func() error, err error) {
+	if cfg.LockPorts != nil {
+		return cfg.LockPorts(name, ports, uids)
+	}
+	table := tier.PortLockTable(name)
+	if err := tier.LockPorts(table, ports, uids); err != nil {
+		return nil, err
+	}
+	return func() error { return tier.UnlockPorts(table) }, nil
 }
