@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tierbench/tierbench/engine/server"
 )
 
 // The launcher is java/ignite in this repository, built by `make setup`
@@ -104,44 +106,8 @@ func findJava() (string, error) {
 	return "", errors.New("java is not installed: install a JDK 17: apt-get install openjdk-17-jre-headless")
 }
 
-// installedDir is where `make install` puts the launcher, relative to the
-// installed binary's folder: $(PREFIX)/bin/tierbench finds
-// $(PREFIX)/lib/tierbench/ignite.
-var installedDir = filepath.Join("..", "lib", "tierbench", "ignite")
-
-// jarDirs lists the folders the jar is looked for in, in order:
-// $TIERBENCH_IGNITE_DIR, then ../lib/tierbench/ignite from the executable's
-// folder (an installed binary), then java/ignite/target relative to the
-// executable's folder and its parents (bin/tierbench in the source tree),
-// then relative to the current folder and its parents (go test runs in the
-// package's folder).
-func jarDirs() []string {
-	var out []string
-	if v := os.Getenv(jarDirEnv); v != "" {
-		out = append(out, v, filepath.Join(v, "target"))
-	}
-	up := func(d string) {
-		for {
-			out = append(out, filepath.Join(d, "java", "ignite", "target"))
-			parent := filepath.Dir(d)
-			if parent == d {
-				return
-			}
-			d = parent
-		}
-	}
-	if exe, err := os.Executable(); err == nil {
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
-		}
-		out = append(out, filepath.Join(filepath.Dir(exe), installedDir))
-		up(filepath.Dir(exe))
-	}
-	if wd, err := os.Getwd(); err == nil {
-		up(wd)
-	}
-	return out
-}
+// jarDirs lists the folders the build is looked for in (server.BuildDirs).
+func jarDirs() []string { return server.BuildDirs("ignite", jarDirEnv) }
 
 func findJarDir() (string, error) {
 	for _, d := range jarDirs() {

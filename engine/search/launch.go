@@ -63,43 +63,8 @@ func runAs() (string, error) {
 	return serverUser, nil
 }
 
-// installedDir is where `make install` puts the build, relative to the
-// installed binary's folder.
-var installedDir = filepath.Join("..", "lib", "tierbench", "opensearch")
-
-// buildDirs lists the folders the build is looked for in, in order:
-// $TIERBENCH_OPENSEARCH_DIR (or its target/), ../lib/tierbench/opensearch
-// from the executable's folder (an installed binary), then
-// java/opensearch/target from the executable's folder and its parents
-// (bin/tierbench in the source tree) and from the current folder and its
-// parents (go test runs in the package's folder).
-func buildDirs() []string {
-	var out []string
-	if v := os.Getenv(buildDirEnv); v != "" {
-		out = append(out, v, filepath.Join(v, "target"))
-	}
-	up := func(d string) {
-		for {
-			out = append(out, filepath.Join(d, "java", "opensearch", "target"))
-			parent := filepath.Dir(d)
-			if parent == d {
-				return
-			}
-			d = parent
-		}
-	}
-	if exe, err := os.Executable(); err == nil {
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
-		}
-		out = append(out, filepath.Join(filepath.Dir(exe), installedDir))
-		up(filepath.Dir(exe))
-	}
-	if wd, err := os.Getwd(); err == nil {
-		up(wd)
-	}
-	return out
-}
+// buildDirs lists the folders the build is looked for in (server.BuildDirs).
+func buildDirs() []string { return server.BuildDirs("opensearch", buildDirEnv) }
 
 // findBuilt returns the first build folder holding every one of parts.
 func findBuilt(parts ...string) (string, bool) {
