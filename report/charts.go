@@ -978,6 +978,9 @@ func (b *builder) metricIntro() string {
 	if m.PerMinute {
 		per = "minute"
 	}
+	if m.PerOp > 1 {
+		return fmt.Sprintf("Throughput is %s: %s ops per %s times %g (each op counts that many). ", m.Name, m.Op, per, m.PerOp)
+	}
 	return fmt.Sprintf("Throughput is %s: %s ops per %s. ", m.Name, m.Op, per)
 }
 

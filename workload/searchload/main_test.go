@@ -1,0 +1,10 @@
+package searchload
+
+import (
+	"testing"
+
+	"github.com/tierbench/tierbench/engine/enginetest"
+)
+
+// TestMain removes the nodes' shared test folder after the tests.
+func TestMain(m *testing.M) { enginetest.Main(m, "searchload") }

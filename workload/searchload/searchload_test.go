@@ -1,0 +1,139 @@
+package searchload
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/workload"
+)
+
+func specs() map[string]workload.Spec {
+	out := map[string]workload.Spec{}
+	for _, s := range Specs() {
+		out[s.Name] = s
+	}
+	return out
+}
+
+func TestSpecs(t *testing.T) {
+	sp := specs()
+	for _, tc := range []struct {
+		name     string
+		ops      []string
+		params   []string
+		docs     int64
+		estimate int64
+		metric   bool
+	}{
+		{Ingest, []string{OpBulk}, []string{"bulk_size", "seed"}, 0, 0, true},
+		{Search, []string{"term", "range", "date_histogram", "terms_agg"}, []string{"bulk_size", "docs", "seed"}, 10000, 10000 * storedBytesPerDoc, false},
+		{IngestSearch, []string{"bulk", "term", "range", "date_histogram", "terms_agg"}, []string{"bulk_size", "docs", "search_percent", "seed"}, 10000, 10000 * storedBytesPerDoc, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, ok := sp[tc.name]
+			if !ok {
+				t.Fatalf("no spec %s", tc.name)
+			}
+			if got := s.ParamNames(); !slices.Equal(got, tc.params) {
+				t.Errorf("params %v, want %v", got, tc.params)
+			}
+			w, err := s.New(nil)
+			if err != nil {
+				t.Fatalf("defaults: %v", err)
+			}
+			if got := w.Ops(); !slices.Equal(got, tc.ops) {
+				t.Errorf("ops %v, want %v", got, tc.ops)
+			}
+			sw := w.(*Workload)
+			bulk, query := sw.opIndexes()
+			if (bulk >= 0) != slices.Contains(tc.ops, OpBulk) || (bulk >= 0 && tc.ops[bulk] != OpBulk) {
+				t.Errorf("bulk op index %d in %v", bulk, tc.ops)
+			}
+			if (query >= 0) != slices.Contains(tc.ops, OpTerm) || (query >= 0 && !slices.Equal(tc.ops[query:], queryOps)) {
+				t.Errorf("first query op index %d in %v", query, tc.ops)
+			}
+			if sw.docs != tc.docs || sw.EstimatedBytes() != tc.estimate {
+				t.Errorf("docs %d, estimate %d; want %d, %d", sw.docs, sw.EstimatedBytes(), tc.docs, tc.estimate)
+			}
+			if (s.Metric != nil) != tc.metric {
+				t.Errorf("metric %+v", s.Metric)
+			}
+			if s.Metric != nil {
+				if s.Metric.Name != "docs/s" || s.Metric.Op != OpBulk || !s.HasParam(s.Metric.PerOpParam) {
+					t.Errorf("metric %+v", s.Metric)
+				}
+				if got := s.Metric.PerOp(w.Params()); got != 1000 {
+					t.Errorf("metric counts %v docs per op with the default bulk_size, want 1000", got)
+				}
+			}
+		})
+	}
+}
+
+func TestParams(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		workload  string
+		overrides map[string]string
+		wantErr   string // "" for none
+	}{
+		{"bulk_size", Ingest, map[string]string{"bulk_size": "5000"}, ""},
+		{"search_percent 0: bulks only", IngestSearch, map[string]string{"search_percent": "0"}, ""},
+		{"seeded", Search, map[string]string{"seed": "42", "docs": "10"}, ""},
+		{"sad: bulk_size 0", Ingest, map[string]string{"bulk_size": "0"}, "bulk_size \"0\": must be a whole number from 1 to 50000"},
+		{"sad: bulk_size too large", Search, map[string]string{"bulk_size": "100000"}, "bulk_size"},
+		{"sad: bulk_size not a number", Ingest, map[string]string{"bulk_size": "1k"}, "bulk_size"},
+		{"sad: docs 0", Search, map[string]string{"docs": "0"}, "docs \"0\": must be a whole number from 1"},
+		{"sad: search_percent 101", IngestSearch, map[string]string{"search_percent": "101"}, "search_percent"},
+		{"sad: seed", Ingest, map[string]string{"seed": "x"}, "seed \"x\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := specs()[tc.workload].New(tc.overrides)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("New(%v) = %v, want error %q", tc.overrides, err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestSeedRepeats checks a seed fixes the events, and no seed picks one.
+func TestSeedRepeats(t *testing.T) {
+	events := func(o map[string]string) string {
+		w, err := specs()[Ingest].New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(w.(*Workload).newBulker().gen.appendEvent(nil, 7))
+	}
+	seeded := map[string]string{"seed": "5"}
+	if events(seeded) != events(seeded) {
+		t.Error("two workloads with seed 5 write different events")
+	}
+	if events(nil) == events(nil) {
+		t.Error("two unseeded workloads write the same events")
+	}
+}
+
+// TestWindow checks a query's time window lies among the events claimed,
+// a tenth of them wide, for any number of events.
+func TestWindow(t *testing.T) {
+	for _, claimed := range []int64{0, 1, 50, 100, 1000, 100000} {
+		w, err := specs()[Search].New(map[string]string{"seed": "1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.(*Workload).next.Store(claimed)
+		c := &client{w: w.(*Workload), rng: workload.NewRand(1, true, streamClients, 0)}
+		span := max(claimed, 1) * eventSpacingMs
+		for range 100 {
+			from, to := c.window()
+			if from < eventBase || to > eventBase+span || to <= from {
+				t.Fatalf("%d events: window [%d, %d) outside [%d, %d)", claimed, from-eventBase, to-eventBase, 0, span)
+			}
+			if want := min(max(span/10, minWindowMs), span); to-from != want {
+				t.Fatalf("%d events: window %d ms wide, want %d", claimed, to-from, want)
+			}
+		}
+	}
+}
