@@ -5,6 +5,7 @@
 package results
 
 import (
+	"math"
 	"time"
 
 	"github.com/tierbench/tierbench/hist"
@@ -96,15 +97,21 @@ type Metric struct {
 }
 
 // Throughput returns run r's throughput in the study's figure: its
-// metric's op rate when the workload has one, else all ops per second.
+// metric's op rate when the workload has one, else all ops per second. An
+// elapsed-time figure is NaN when some op never ran in the window: the
+// pass was not whole.
 func (s *Study) Throughput(r Run) float64 {
 	m := s.Metric
 	if m == nil {
 		return r.ThroughputOpsS
 	}
 	if m.Elapsed {
+		// A pass is whole only if every op ran in the window.
 		var sum float64
 		for _, o := range r.ByOp {
+			if o.Ops == 0 {
+				return math.NaN()
+			}
 			sum += o.ServiceTime.Mean / 1e6
 		}
 		return sum

@@ -159,10 +159,16 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		if g == nil {
 			continue
 		}
-		if r.Status == results.RunOK {
+		tp := st.Throughput(r)
+		switch {
+		case r.Status == results.RunOK && math.IsNaN(tp):
+			// An elapsed time over an incomplete pass is no figure.
+			g.Failed++
+			g.Failures = append(g.Failures, "not every op ran in the measured window: raise duration above one pass")
+		case r.Status == results.RunOK:
 			g.Runs = append(g.Runs, r)
-			g.throughputs = append(g.throughputs, st.Throughput(r))
-		} else {
+			g.throughputs = append(g.throughputs, tp)
+		default:
 			g.Failed++
 			g.Failures = append(g.Failures, r.Error)
 		}

@@ -1,0 +1,10 @@
+package analytics
+
+import (
+	"testing"
+
+	"github.com/tierbench/tierbench/engine/enginetest"
+)
+
+// TestMain removes the servers' shared test folder after the tests.
+func TestMain(m *testing.M) { enginetest.Main(m, "analytics") }
