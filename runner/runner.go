@@ -3,7 +3,10 @@
 // record, a tier.Workspace, the tiers' probes), runs every cell of the
 // matrix and stores each run. One run (run.go) is a sequence of named
 // phases on fresh run folders: open, load, cold restart, drive, verify,
-// close. A run that fails is stored as failed and the study goes on; a
+// close; a workload loaded once per study (snapshot.go) is loaded by the
+// first run and copied into later runs' folders instead. Each cell carries
+// its swept option values and cache state (study.Variant), which the run
+// records. A run that fails is stored as failed and the study goes on; a
 // cancelled context (Ctrl-C) stops the study, which is stored as
 // interrupted. The runner records and does not analyse: bottlenecks and
 // statistics are computed from the stored results when they are shown.

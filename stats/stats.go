@@ -1,9 +1,13 @@
-// Package stats turns a study's runs into answers: per group (placement x
-// durability x clients) the median throughput and p99 over repeats with
-// seeded bootstrap 95% confidence intervals and the coefficient of variation,
-// and for every non-baseline placement its throughput ratio to the baseline
-// with a 95% CI and a verdict. Fewer than MinRepeats repeats give no interval
-// rather than a fake one.
+// Package stats turns a study's runs into answers: per group (series x
+// durability x clients, a series being a placement, with its driver and
+// swept option values and cache state when the study varied them) the
+// median throughput and p99 over repeats with seeded bootstrap 95%
+// confidence intervals and the coefficient of variation, and for every
+// series that is not a baseline its throughput ratio to its baseline (the
+// baseline placement in the same swept combination) with a 95% CI and a
+// verdict. Throughput is the study's figure: ops/s, or the workload's own
+// (tpmC, docs/s, or a query set's elapsed time, where lower is better).
+// Fewer than MinRepeats repeats give no interval rather than a fake one.
 package stats
 
 import (
