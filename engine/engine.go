@@ -166,6 +166,14 @@ type Preflighter interface {
 	Preflight() error
 }
 
+// OptionsPreflighter is an optional Engine ability for an engine whose
+// options change what a run needs (a search engine's home: a distribution
+// of the user's own instead of the bundled one). Study preflight calls it,
+// instead of Preflight, with the options of each run.
+type OptionsPreflighter interface {
+	PreflightOptions(options map[string]string) error
+}
+
 // PIDer is an optional DB ability: a server engine names its server's
 // process, whose CPU, memory and sync waits telemetry samples (in-process
 // engines are tierbench's own process).

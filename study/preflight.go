@@ -75,6 +75,17 @@ func (c *preflight) engine(m Machine) {
 	if !ok {
 		return
 	}
+	if pf, ok := e.(engine.OptionsPreflighter); ok {
+		seen := map[string]bool{}
+		for _, v := range c.s.Variants() {
+			err := pf.PreflightOptions(c.s.OptionsIn(v))
+			if err != nil && !seen[err.Error()] {
+				seen[err.Error()] = true
+				c.addf(0, "engine %s cannot start on this machine: %v", c.s.Engine, err)
+			}
+		}
+		return
+	}
 	if pf, ok := e.(engine.Preflighter); ok {
 		if err := pf.Preflight(); err != nil {
 			c.addf(0, "engine %s cannot start on this machine: %v", c.s.Engine, err)

@@ -201,12 +201,14 @@ func (s settings) heapOpts() []string {
 	return []string{"-Xms" + mib, "-Xmx" + mib}
 }
 
-// Preflight reports whether java, the OS user the node runs as and the
-// bundled node (make setup) are where Open looks for them, so a study is
-// refused before it creates anything. A study that names its own
-// distribution (option home) still needs java and the user; Preflight,
-// which does not see options, asks for the bundled node too.
-func (e Engine) Preflight() error {
+// Preflight reports whether java, the OS user the node runs as, nft and
+// the bundled node (make setup) are where Open looks for them, so a study
+// is refused before it creates anything.
+func (e Engine) Preflight() error { return e.PreflightOptions(nil) }
+
+// PreflightOptions is Preflight for a run's options: with option home, the
+// named distribution instead of the bundled node.
+func (e Engine) PreflightOptions(options map[string]string) error {
 	if _, err := findJava(); err != nil {
 		return err
 	}
@@ -215,6 +217,10 @@ func (e Engine) Preflight() error {
 	}
 	// nft closes the node's ports to other local users (server.LockPorts).
 	if _, err := server.Find("nftables", "nft", "/usr/sbin/nft"); err != nil {
+		return err
+	}
+	if home := options[optHome]; home != "" {
+		_, err := inspect(home, e.flavor)
 		return err
 	}
 	_, err := e.bundled()

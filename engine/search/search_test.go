@@ -203,3 +203,19 @@ func TestPreflightNamesJava(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightSeesHome checks preflight with option home judges the named
+// distribution, not the bundled node.
+func TestPreflightSeesHome(t *testing.T) {
+	if _, err := findJava(); err != nil {
+		t.Skip("java not installed")
+	}
+	if _, err := runAs(); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	err := OpenSearch().PreflightOptions(map[string]string{optHome: dir})
+	if err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("preflight with home %s (not a distribution): %v; want an error naming it", dir, err)
+	}
+}
