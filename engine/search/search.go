@@ -126,10 +126,10 @@ func (e Engine) Spec() engine.Spec {
 	}
 	switch e.flavor {
 	case engine.FlavorOpenSearch:
-		s.Doc = "OpenSearch 2.19 single node (embedded runner from Maven Central, or your distribution with option home) on 127.0.0.1 as OS user tierbench, no authentication: other local users can reach its port; workloads ingest, search"
+		s.Doc = "OpenSearch 2.19 single node (embedded runner from Maven Central, or your distribution with option home) on 127.0.0.1 as OS user tierbench, no authentication of its own, so the kernel closes its ports to other local users (nftables); workloads ingest, search, ingest-search"
 		s.MaxClientsWhy = "indexing pressure caps the bytes of bulks in flight at 10% of the heap: 128 clients with bulks of 1,000 event documents (~0.7 MB) fill a 1GiB heap's share; more are rejected (429)"
 	default:
-		s.Doc = "Elasticsearch OSS 6.8.23 single node (from Maven Central, or your distribution with option home) on 127.0.0.1 as OS user tierbench, no authentication: other local users can reach its port; workloads ingest, search"
+		s.Doc = "Elasticsearch OSS 6.8.23 single node (from Maven Central, or your distribution with option home) on 127.0.0.1 as OS user tierbench, no authentication of its own, so the kernel closes its ports to other local users (nftables); workloads ingest, search, ingest-search"
 		s.MaxClientsWhy = "Elasticsearch 6.8 queues at most 200 shard-level bulk requests (thread_pool.write.queue_size) beyond the ones its write threads run; more are rejected (429)"
 	}
 	return s
