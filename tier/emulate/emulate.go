@@ -242,13 +242,25 @@ func mountOptions(backing string, lat Latency) *fusefs.Options {
 	return &fusefs.Options{EntryTimeout: &sec, AttrTimeout: &sec, MountOptions: mo}
 }
 
+// busyGrace is how long unmount retries a busy mount before detaching it
+// lazily.
+const busyGrace = 2 * time.Second
+
 // unmount detaches the mount, lazily if it is in use: the server then
 // serves the files still open in it until they are closed, and its loops
-// end after that.
+// end after that. A mount busy for a moment (a file closed just before,
+// whose release is still on its way) gets a short while to be let go
+// before it is detached lazily.
 func (s *fsServer) unmount() error {
-	err := unix.Unmount(s.mountPoint, 0)
-	if err == nil || errors.Is(err, unix.EINVAL) {
-		return nil // EINVAL: no longer mounted
+	var err error
+	for deadline := time.Now().Add(busyGrace); ; time.Sleep(busyGrace / 40) {
+		err = unix.Unmount(s.mountPoint, 0)
+		if err == nil || errors.Is(err, unix.EINVAL) {
+			return nil // EINVAL: no longer mounted
+		}
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
+			break
+		}
 	}
 	if derr := unix.Unmount(s.mountPoint, unix.MNT_DETACH); derr != nil && !errors.Is(derr, unix.EINVAL) {
 		return fmt.Errorf("unmount %s: %v; lazy unmount: %w", s.mountPoint, err, derr)

@@ -36,8 +36,9 @@ const (
 	readyWait = 2 * time.Minute
 	// closeWait bounds how long Close waits for the helper after asking it
 	// to unmount; a mount still in use is detached lazily and served
-	// until its files are closed.
-	closeWait = 5 * time.Second
+	// until its files are closed. Generous: on a busy 2-core host the
+	// helper may take seconds to be scheduled, unmount and exit.
+	closeWait = 30 * time.Second
 )
 
 // init serves an emulated tier instead of running the program when this
