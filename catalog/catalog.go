@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/engine/search"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/pgbench"
+	"github.com/tierbench/tierbench/tool/searchbench"
 	"github.com/tierbench/tierbench/tool/sysbench"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/analytics"
@@ -41,7 +42,8 @@ func Default() *Catalog {
 	for _, t := range []struct {
 		tool      tool.Tool
 		preflight func() error
-	}{{pgbench.Tool(), pgbench.Preflight}, {sysbench.Tool(), sysbench.Preflight}} {
+	}{{pgbench.Tool(), pgbench.Preflight}, {sysbench.Tool(), sysbench.Preflight},
+		{searchbench.OSB.Tool(), searchbench.OSB.Preflight}, {searchbench.Rally.Tool(), searchbench.Rally.Preflight}} {
 		t.tool.Preflight = t.preflight
 		c.tools[t.tool.Name] = t.tool
 	}

@@ -85,3 +85,19 @@ if ! "$tpch_venv/bin/python" -c 'import duckdb, importlib.metadata as m; assert 
 	python3 -m venv "$tpch_venv"
 	"$tpch_venv/bin/pip" install -q "duckdb==1.4.4" "duckdb-ext-tpch==1.4.4.*"
 fi
+
+# The search engines' standard tools, drivers osb and rally:
+# opensearch-benchmark and esrally from PyPI, pinned, each in a virtualenv
+# of its own in the state folder, where tierbench looks for them
+# (TIERBENCH_OSB_VENV and TIERBENCH_RALLY_VENV override). Made only when
+# missing or not the pinned version; pip takes some minutes for each.
+tool_venv() { # venv package version
+	if ! "$1/bin/python" -c "import importlib.metadata as m; assert m.version('$2') == '$3'" >/dev/null 2>&1; then
+		echo "setup: installing $2 $3 in $1"
+		mkdir -p "$(dirname "$1")"
+		python3 -m venv --clear "$1"
+		"$1/bin/pip" install -q "$2==$3"
+	fi
+}
+tool_venv "${TIERBENCH_OSB_VENV:-$state/venv-osb}" opensearch-benchmark 2.4.0
+tool_venv "${TIERBENCH_RALLY_VENV:-$state/venv-rally}" esrally 2.13.0
