@@ -90,6 +90,10 @@ type Config struct {
 	// run is over; 0 means DefaultStopGrace. A client still busy after it
 	// is reported as hung.
 	StopGrace time.Duration
+	// MaxOps, in closed loop, also ends the measured window once this many
+	// operations were issued in it (YCSB's operationcount): one pass over
+	// a query set measured from a cold start. 0 means no bound.
+	MaxOps int64
 }
 
 // DefaultStopGrace is how long operations in flight may take after the end.
@@ -327,6 +331,8 @@ func (cfg Config) Validate(clients int) error {
 		return errors.New("driver: target rate must be a positive number")
 	case cfg.TargetRate > 0 && cfg.Arrival != "" && cfg.Arrival != Constant && cfg.Arrival != Poisson:
 		return fmt.Errorf("driver: arrival %q must be constant or poisson", cfg.Arrival)
+	case cfg.MaxOps < 0 || cfg.MaxOps > 0 && cfg.TargetRate > 0:
+		return errors.New("driver: max ops bounds a closed-loop run only, and must not be negative")
 	}
 	return nil
 }
@@ -355,6 +361,7 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	defer cancel()
 	begin := time.Now()
 	end := begin.Add(cfg.Warmup + cfg.Duration)
+	budget := newOpBudget(cfg.MaxOps, begin.Add(cfg.Warmup), len(clients))
 	var wg sync.WaitGroup
 	for i, cl := range clients {
 		wg.Add(1)
@@ -375,7 +382,8 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 			if open {
 				runOpen(runCtx, cfg, i, len(clients), begin, end, cl, workers[i], &stop)
 			} else {
-				runClosed(runCtx, cl, workers[i], &stop)
+				runClosed(runCtx, cl, workers[i], &stop, budget)
+				budget.finished()
 			}
 		}(i, cl)
 	}
@@ -398,12 +406,15 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 			target = total
 		}
 		timer.Reset(time.Until(begin.Add(target)))
+		spent := false
 		select {
 		case <-runCtx.Done():
 			ctxErr = ctx.Err()
 		case <-timer.C:
+		case <-budget.spent:
+			spent = true
 		}
-		if runCtx.Err() != nil || target >= total {
+		if runCtx.Err() != nil || target >= total || spent {
 			break
 		}
 		now := time.Since(begin)
@@ -463,8 +474,41 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 	}
 }
 
-func runClosed(ctx context.Context, cl Client, w *worker, stop *atomic.Bool) {
-	for !stop.Load() {
+// opBudget counts the operations issued in the measured window against
+// Config.MaxOps; spent is closed once every client has stopped for it.
+type opBudget struct {
+	max      int64
+	from     time.Time
+	issued   atomic.Int64
+	left     atomic.Int64
+	spent    chan struct{}
+	spentNow sync.Once
+}
+
+func newOpBudget(max int64, from time.Time, clients int) *opBudget {
+	b := &opBudget{max: max, from: from, spent: make(chan struct{})}
+	b.left.Store(int64(clients))
+	return b
+}
+
+// take reports whether a client may issue one more operation.
+func (b *opBudget) take() bool {
+	if b.max <= 0 || time.Now().Before(b.from) {
+		return true
+	}
+	return b.issued.Add(1) <= b.max
+}
+
+// finished records that a client stopped; the last one spends the budget
+// (only meaningful with a bound: without one, clients stop with the run).
+func (b *opBudget) finished() {
+	if b.left.Add(-1) == 0 && b.max > 0 {
+		b.spentNow.Do(func() { close(b.spent) })
+	}
+}
+
+func runClosed(ctx context.Context, cl Client, w *worker, stop *atomic.Bool, budget *opBudget) {
+	for !stop.Load() && budget.take() {
 		start := time.Now()
 		op, err := cl.Do(ctx)
 		if stop.Load() && ctx.Err() != nil && err != nil {

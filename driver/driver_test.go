@@ -168,6 +168,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative warmup", func(c *Config) { c.Warmup = -1 }, 1},
 		{"negative rate", func(c *Config) { c.TargetRate = -5 }, 1},
 		{"bad arrival", func(c *Config) { c.TargetRate = 5; c.Arrival = "bursty" }, 1},
+		{"negative max ops", func(c *Config) { c.MaxOps = -1 }, 1},
+		{"max ops in open loop", func(c *Config) { c.MaxOps = 10; c.TargetRate = 5 }, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,5 +250,25 @@ func TestPanickingClientFailsTheRun(t *testing.T) {
 	}
 	if res != nil && res.Measured.Length >= asked {
 		t.Error("run went on after the panic")
+	}
+}
+
+// TestMaxOpsEndsTheMeasuredWindow bounds a run by its measured operations:
+// warmup ops do not count, the window ends when the clients have issued
+// MaxOps (long before Duration), and no more are issued.
+func TestMaxOpsEndsTheMeasuredWindow(t *testing.T) {
+	cl := ClientFunc(func(context.Context) (int, error) { time.Sleep(2 * time.Millisecond); return 0, nil })
+	res, err := Run(context.Background(), Config{Ops: []string{"q"}, Warmup: 50 * time.Millisecond,
+		Duration: time.Hour, MaxOps: 22}, clients(2, cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Warmup.Ops == 0 {
+		t.Error("no warmup ops: the bound must not apply to the warmup")
+	}
+	// An op issued in the warmup may finish in the window: at most one per
+	// client beyond the bound.
+	if res.Measured.Ops < 22 || res.Measured.Ops > 24 {
+		t.Errorf("measured %d ops, want 22 (+ at most one per client straddling the warmup)", res.Measured.Ops)
 	}
 }

@@ -28,6 +28,9 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	}
 	fmt.Fprintf(w, "  %s\n", params(st.WorkloadParams))
 	mode := "closed loop"
+	if st.MaxOps > 0 {
+		mode += fmt.Sprintf(", each window ends after %d ops", st.MaxOps)
+	}
 	if st.TargetRate > 0 {
 		mode = fmt.Sprintf("open loop at %.0f ops/s (%s arrivals)", st.TargetRate, st.Arrival)
 	}

@@ -54,13 +54,15 @@ type Study struct {
 	Caches []string `json:"caches,omitempty"`
 	// Metric is the workload's own throughput figure (TPC-C's tpmC), when
 	// it has one; statistics, charts and verdicts then use it for ops/s.
-	Metric        *Metric `json:"metric,omitempty"`
-	WarmupS       float64 `json:"warmup_s"`
-	DurationS     float64 `json:"duration_s"`
-	Repeat        int     `json:"repeat"`
-	TargetRate    float64 `json:"target_rate,omitempty"`
-	Arrival       string  `json:"arrival,omitempty"`
-	EngineVersion string  `json:"engine_version,omitempty"`
+	Metric     *Metric `json:"metric,omitempty"`
+	WarmupS    float64 `json:"warmup_s"`
+	DurationS  float64 `json:"duration_s"`
+	Repeat     int     `json:"repeat"`
+	TargetRate float64 `json:"target_rate,omitempty"`
+	// MaxOps ends each run's measured window after that many operations.
+	MaxOps        int64  `json:"max_ops,omitempty"`
+	Arrival       string `json:"arrival,omitempty"`
+	EngineVersion string `json:"engine_version,omitempty"`
 	// Drivers are the load generators the study ran: "builtin" (tierbench's
 	// own) and standard tools such as "pgbench".
 	Drivers []string `json:"drivers"`

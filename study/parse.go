@@ -21,6 +21,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tool"
 )
 
 // Problem is one thing wrong with a study file. It carries a line number so
@@ -235,7 +236,7 @@ func lineText(data []byte, n int) string {
 
 // topKeys are the keys a study may have, in the order the docs present them.
 var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
-	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "options", "probe", "cache", "driver", "target"}
+	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "driver", "target"}
 
 // study checks the top-level mapping. The engine is resolved first because
 // placements, durability and options are only meaningful relative to it;
@@ -299,6 +300,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	}
 	p.timing(s, top, line)
 	p.rate(s, top)
+	p.maxOps(s, top)
 	p.options(s, top, spec, engineOK)
 	if e, ok := top["options"]; ok && s.Target != "" {
 		p.addf(e.k.Line, "with target, tierbench configures nothing on your server; remove options and set them on the server yourself")
@@ -1092,5 +1094,31 @@ func (p *parser) rate(s *Study, top map[string]entry) {
 	}
 	if !hasRate {
 		p.addf(e.k.Line, "arrival only applies in open loop, with target_rate; add target_rate: <total ops/s> or remove arrival")
+	}
+}
+
+// maxOps reads max_ops, which ends each run's measured window after that
+// many operations (or its duration, whichever comes first): one pass of a
+// query set from a cold start. Only tierbench's own closed-loop driver
+// counts operations as it issues them.
+func (p *parser) maxOps(s *Study, top map[string]entry) {
+	e, ok := top["max_ops"]
+	if !ok {
+		return
+	}
+	v, ok := p.scalar(e, "write max_ops: <operations per run>, e.g. max_ops: 22 for one pass of the 22 TPC-H queries")
+	if !ok {
+		return
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	switch {
+	case err != nil || n < 1:
+		p.addf(e.v.Line, "max_ops must be a whole number >= 1, got %q; write e.g. max_ops: 22", v)
+	case s.TargetRate > 0:
+		p.addf(e.k.Line, "max_ops bounds a closed-loop run; remove it or target_rate")
+	case slices.ContainsFunc(s.Drivers, func(d string) bool { return d != tool.Builtin }):
+		p.addf(e.k.Line, "max_ops is counted by tierbench's own driver only; remove it or run driver: builtin")
+	default:
+		s.MaxOps = n
 	}
 }

@@ -32,6 +32,9 @@ type Study struct {
 	Repeat     int
 	// TargetRate is the total ops/s in open loop; 0 means closed loop.
 	TargetRate float64
+	// MaxOps, when set, ends each run's measured window after that many
+	// operations, or its duration, whichever comes first.
+	MaxOps int64
 	// Arrival is "constant" or "poisson" (open loop only).
 	Arrival string
 	// Options are engine options, validated against the engine's Spec,
