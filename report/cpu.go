@@ -124,7 +124,8 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 func journalTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 	var rows [][]string
 	for _, g := range a.Groups {
-		if g.JournalWritesMedian <= 0 {
+		// A read-only workload's stray writes are no journal figure.
+		if g.JournalWritesMedian <= 0 || g.JournalFlushesMedian < 1 {
 			continue
 		}
 		ci := ""

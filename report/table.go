@@ -6,7 +6,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -127,9 +129,18 @@ func cellThroughput(g *stats.Group) string {
 	case g.N == 0:
 		return "failed"
 	case g.ThroughputCI != nil:
-		return fmt.Sprintf("%.0f [%.0f-%.0f]", g.ThroughputMedian, g.ThroughputCI[0], g.ThroughputCI[1])
+		return fmt.Sprintf("%s [%s-%s]", figure(g.ThroughputMedian), figure(g.ThroughputCI[0]), figure(g.ThroughputCI[1]))
 	}
-	return fmt.Sprintf("%.0f", g.ThroughputMedian)
+	return figure(g.ThroughputMedian)
+}
+
+// figure prints a throughput or elapsed time: whole numbers from 100 up,
+// three significant figures below (a query set's 5.37 s).
+func figure(v float64) string {
+	if math.Abs(v) >= 100 || v == 0 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
 func cellP99(g *stats.Group) string {
