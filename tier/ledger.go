@@ -104,6 +104,16 @@ func StateDir() string {
 	return filepath.Join(home, ".local", "state", "tierbench")
 }
 
+// VenvDir is where setup makes the Python virtualenv called name for a
+// standard tool or generator (venv-tpch, venv-osb): $env when set, else
+// name in the state folder.
+func VenvDir(name, env string) string {
+	if v := os.Getenv(env); v != "" {
+		return v
+	}
+	return filepath.Join(StateDir(), name)
+}
+
 // OpenLedger opens (creating) the ledger in dir.
 func OpenLedger(dir string) (*Ledger, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {

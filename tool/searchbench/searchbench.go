@@ -117,12 +117,7 @@ var ErrNotInstalled = errors.New("not installed")
 
 // VenvDir is the tool's virtualenv: $VenvEnv, else VenvName in
 // tierbench's state folder, where scripts/setup.sh makes it.
-func (b Bench) VenvDir() string {
-	if v := os.Getenv(b.VenvEnv); v != "" {
-		return v
-	}
-	return filepath.Join(tier.StateDir(), b.VenvName)
-}
+func (b Bench) VenvDir() string { return tier.VenvDir(b.VenvName, b.VenvEnv) }
 
 // InstallCommand installs the tool into venv.
 func (b Bench) InstallCommand(venv string) string {

@@ -39,12 +39,7 @@ var ErrNoGenerator = errors.New("the TPC-H data generator (DuckDB's tpch extensi
 
 // venvDir is the generator's virtualenv: $TIERBENCH_TPCH_VENV, else
 // venv-tpch in tierbench's state folder, where scripts/setup.sh makes it.
-func venvDir() string {
-	if v := os.Getenv(venvEnv); v != "" {
-		return v
-	}
-	return filepath.Join(tier.StateDir(), "venv-tpch")
-}
+func venvDir() string { return tier.VenvDir("venv-tpch", venvEnv) }
 
 // installCommand installs the generator into venv.
 func installCommand(venv string) string {
