@@ -181,6 +181,19 @@ func Effective(params []Param, overrides map[string]string) map[string]string {
 	return eff
 }
 
+// ParseInt reads parameter name's value as a whole number in [lo, hi];
+// the error names the parameter, its value and the range, with why.
+func ParseInt(name, value string, lo, hi int64, why string) (int64, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
+	if err != nil || n < lo || n > hi {
+		if why != "" {
+			why = " (" + why + ")"
+		}
+		return 0, fmt.Errorf("%s %q: must be a whole number from %d to %d%s", name, value, lo, hi, why)
+	}
+	return n, nil
+}
+
 // ParseSeed parses the value of seed parameter name: an integer, or empty
 // (spaces aside) for a random seed, in which case seeded is false.
 func ParseSeed(name, value string) (seed int64, seeded bool, err error) {

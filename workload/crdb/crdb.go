@@ -17,10 +17,6 @@
 package crdb
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -30,9 +26,5 @@ var seedParam = workload.Param{Name: pSeed, Default: "", Doc: "random seed, empt
 // parseInt parses parameter name's value as an integer in [lo, hi]; the
 // error names the parameter, its value and the range, with why.
 func parseInt(name, value string, lo, hi int64, why string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s %q: must be an integer from %d to %d (%s)", name, value, lo, hi, why)
-	}
-	return n, nil
+	return workload.ParseInt(name, value, lo, hi, why)
 }

@@ -37,8 +37,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -200,11 +198,7 @@ func newWorkload(params []workload.Param, overrides map[string]string) (*Workloa
 // parseInt parses parameter name's value as an integer in [lo, hi]; the
 // error names the parameter, its value and the range, with why.
 func parseInt(name, value string, lo, hi int64, why string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s %q: must be an integer from %d to %d (%s)", name, value, lo, hi, why)
-	}
-	return n, nil
+	return workload.ParseInt(name, value, lo, hi, why)
 }
 
 // resetServices puts every service in the idle queue with its sequence at

@@ -41,11 +41,11 @@ func TestParams(t *testing.T) {
 		overrides map[string]string
 		want      string
 	}{
-		{"no services", map[string]string{pServices: "0"}, `services "0": must be an integer from 1 to 100000`},
-		{"services not a number", map[string]string{pServices: "many"}, `services "many": must be an integer`},
-		{"message too small", map[string]string{pBytes: "512"}, `message_bytes "512": must be an integer from 1024 to 1048576`},
+		{"no services", map[string]string{pServices: "0"}, `services "0": must be a whole number from 1 to 100000`},
+		{"services not a number", map[string]string{pServices: "many"}, `services "many": must be a whole number`},
+		{"message too small", map[string]string{pBytes: "512"}, `message_bytes "512": must be a whole number from 1024 to 1048576`},
 		{"message too big", map[string]string{pBytes: "2097152"}, `message_bytes "2097152"`},
-		{"no transforms", map[string]string{pTransform: "0", pOutbound: "0"}, `transforms "0": must be an integer from 1 to 32`},
+		{"no transforms", map[string]string{pTransform: "0", pOutbound: "0"}, `transforms "0": must be a whole number from 1 to 32`},
 		{"too many routes", map[string]string{pTransform: "33", pOutbound: "33"}, `transforms "33"`},
 		{"outbound not a number", map[string]string{pOutbound: "four"}, `outbound "four"`},
 		{"unequal routes", map[string]string{pTransform: "3"}, "transforms 3 and outbound 4: each route transforms the message once and sends it to one outbound interface, so they must be equal"},

@@ -15,8 +15,6 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,11 +166,7 @@ func newWorkload(name string, params []workload.Param, overrides map[string]stri
 
 // parseInt parses parameter name's value within [lo, hi].
 func parseInt(name, value string, lo, hi int64) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("%s %q: must be a whole number from %d to %d", name, value, lo, hi)
-	}
-	return n, nil
+	return workload.ParseInt(name, value, lo, hi, "")
 }
 
 // Ops names the workload's operations: the bulk, the query types, or both.
