@@ -59,26 +59,32 @@ func UnlockPorts(table string) error {
 // LockPorts is LockPorts recorded in the workspace's ledger, so `tierbench
 // cleanup` removes the table after a kill.
 func (w *Workspace) LockPorts(name string, ports, uids []int) (unlock func() error, err error) {
-	table := PortLockTable(name)
 	if w.ledger == nil {
+		table := PortLockTable(name)
 		if err := LockPorts(table, ports, uids); err != nil {
 			return nil, err
 		}
 		return func() error { return UnlockPorts(table) }, nil
 	}
-	r, err := w.ledger.Intend(Resource{Kind: KindPortLock, Path: table})
+	return w.ledger.LockPorts(name, ports, uids)
+}
+
+// LockPorts is LockPorts recorded in the ledger before the table is made.
+func (l *Ledger) LockPorts(name string, ports, uids []int) (unlock func() error, err error) {
+	table := PortLockTable(name)
+	r, err := l.Intend(Resource{Kind: KindPortLock, Path: table})
 	if err != nil {
 		return nil, err
 	}
 	if err := LockPorts(table, ports, uids); err != nil {
-		_ = w.ledger.Done(r)
+		_ = l.Done(r)
 		return nil, err
 	}
 	return func() error {
 		if err := UnlockPorts(table); err != nil {
 			return err
 		}
-		return w.ledger.Done(r)
+		return l.Done(r)
 	}, nil
 }
 

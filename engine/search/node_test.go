@@ -473,8 +473,16 @@ func TestKill9LeavesNoJVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	left, err := ledger.Leftovers()
-	if err != nil || len(left) != 1 || left[0].Kind != tier.KindProcess {
-		t.Fatalf("ledger leftovers %v, %v: want the node's process", left, err)
+	kinds := map[string]int{}
+	for _, r := range left {
+		kinds[r.Kind]++
+	}
+	if err != nil || len(left) != 2 || kinds[tier.KindProcess] != 1 || kinds[tier.KindPortLock] != 1 {
+		t.Fatalf("ledger leftovers %v, %v: want the node's process and its port lock", left, err)
+	}
+	lock := left[0].Path
+	if left[1].Kind == tier.KindPortLock {
+		lock = left[1].Path
 	}
 	if _, err := ledger.Cleanup(); err != nil {
 		t.Fatal(err)
@@ -485,6 +493,9 @@ func TestKill9LeavesNoJVM(t *testing.T) {
 	}
 	if left := nodesFor(dirs[Data]); len(left) != 0 {
 		t.Errorf("processes left after kill -9 and cleanup: %v", left)
+	}
+	if out, err := exec.Command("nft", "list", "table", "inet", lock).CombinedOutput(); err == nil {
+		t.Errorf("port lock %s left after cleanup:\n%s", lock, out)
 	}
 }
 
@@ -512,7 +523,7 @@ func TestKill9HelperProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Elasticsearch().Open(context.Background(), engine.Config{Dirs: map[string]string{Data: parts[1], Logs: parts[2]},
-		Durability: engine.Sync, Options: testOptions, Track: track, Scratch: scratch})
+		Durability: engine.Sync, Options: testOptions, Track: track, LockPorts: ledger.LockPorts, Scratch: scratch})
 	if err != nil {
 		t.Fatal(err)
 	}
