@@ -12,6 +12,7 @@ package tool
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
@@ -55,4 +56,21 @@ func (r Request) Endpoint() (engine.Endpoint, error) {
 		return engine.Endpoint{}, fmt.Errorf("engine %s is not a server a standard tool can connect to", r.Engine)
 	}
 	return s.Endpoint(), nil
+}
+
+// Mismatch is a tool's Check error when it cannot drive the pair: drives
+// says what it drives ("sysbench drives engines postgres and mariadb with
+// workloads ..."), and the error adds which of the two it does not.
+func Mismatch(drives string, engineOK bool, engineName string, workloadOK bool, workloadName string) error {
+	if engineOK && workloadOK {
+		return nil
+	}
+	var not []string
+	if !engineOK {
+		not = append(not, "engine "+engineName)
+	}
+	if !workloadOK {
+		not = append(not, "workload "+workloadName)
+	}
+	return fmt.Errorf("%s, not %s", drives, strings.Join(not, " or "))
 }

@@ -96,19 +96,8 @@ func (b Bench) Tool() tool.Tool {
 
 // Check says whether b can drive engineName with workloadName.
 func (b Bench) Check(engineName, workloadName string) error {
-	engineOK, workloadOK := engineName == b.Engine, slices.Contains(workloads, workloadName)
-	if engineOK && workloadOK {
-		return nil
-	}
-	var not []string
-	if !engineOK {
-		not = append(not, "engine "+engineName)
-	}
-	if !workloadOK {
-		not = append(not, "workload "+workloadName)
-	}
-	return fmt.Errorf("driver %s (%s) drives engine %s with workloads %s, not %s",
-		b.Name, b.Package, b.Engine, strings.Join(workloads, ", "), strings.Join(not, " or "))
+	return tool.Mismatch(fmt.Sprintf("driver %s (%s) drives engine %s with workloads %s", b.Name, b.Package, b.Engine, strings.Join(workloads, ", ")),
+		engineName == b.Engine, engineName, slices.Contains(workloads, workloadName), workloadName)
 }
 
 // ErrNotInstalled is the failure of a machine without the tool's

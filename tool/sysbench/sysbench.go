@@ -72,18 +72,8 @@ func Tool() tool.Tool {
 func Check(engineName, workloadName string) error {
 	_, engineOK := engines[engineName]
 	_, workloadOK := oltp.Script(workloadName)
-	if engineOK && workloadOK {
-		return nil
-	}
-	var not []string
-	if !engineOK {
-		not = append(not, "engine "+engineName)
-	}
-	if !workloadOK {
-		not = append(not, "workload "+workloadName)
-	}
-	return fmt.Errorf("sysbench drives engines postgres and mariadb with workloads %s and %s, not %s",
-		oltp.ReadWrite, oltp.WriteOnly, strings.Join(not, " or "))
+	return tool.Mismatch(fmt.Sprintf("sysbench drives engines postgres and mariadb with workloads %s and %s", oltp.ReadWrite, oltp.WriteOnly),
+		engineOK, engineName, workloadOK, workloadName)
 }
 
 // New returns the sysbench driver of one run.
