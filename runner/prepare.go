@@ -27,8 +27,10 @@ type studyRun struct {
 	ws   *tier.Workspace
 	// forget drops the study's record from the ledger.
 	forget func()
-	// snapshots are the loaded data sets of a workload loaded once per
-	// study, by snapshotKey.
+	// loadOnce is true for a workload.LoadedOnce workload (never on a
+	// target server, whose data is the user's); snapshots are its loaded
+	// data sets, by snapshotKey.
+	loadOnce  bool
 	snapshots map[string]snapshot
 }
 
@@ -51,6 +53,8 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", st.Workload.Name, err)
 	}
+	_, once := w0.(workload.LoadedOnce)
+	s.loadOnce = once && st.Target == ""
 	if opt.Ledger != nil {
 		left, err := opt.Ledger.Leftovers()
 		if err != nil {

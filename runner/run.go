@@ -42,24 +42,17 @@ type run struct {
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
-	series := cell.Placement.Name
-	if len(s.st.Drivers) > 1 {
-		series += "/" + cell.Driver
+	rec := &results.Run{
+		ID: fmt.Sprintf("%s-%03d", s.rec.ID, cell.Seq), StudyID: s.rec.ID, Seq: cell.Seq,
+		Placement: cell.Placement.Name, Components: cell.Placement.Components,
+		Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat, Driver: cell.Driver,
+		Options: s.st.OptionsIn(cell.Variant), Cache: cell.Variant.Cache,
+		StartedAt: time.Now().UTC(), WarmupS: s.st.WarmupIn(cell).Seconds(), OpenLoop: s.st.TargetRate > 0,
 	}
-	if v := cell.Variant.Label; v != "" {
-		series += " " + v
-	}
-	return &run{
-		studyRun: s, cell: cell, total: total,
-		label: fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, series, cell.Durability, cell.Clients, cell.Repeat),
-		rec: &results.Run{
-			ID: fmt.Sprintf("%s-%03d", s.rec.ID, cell.Seq), StudyID: s.rec.ID, Seq: cell.Seq,
-			Placement: cell.Placement.Name, Components: cell.Placement.Components,
-			Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat, Driver: cell.Driver,
-			Options: s.st.OptionsIn(cell.Variant), Cache: cell.Variant.Cache,
-			StartedAt: time.Now().UTC(), WarmupS: s.st.WarmupIn(cell).Seconds(), OpenLoop: s.st.TargetRate > 0,
-		},
-	}
+	// The label names the run's series as reports will ("all-disk/pgbench
+	// heap=2g").
+	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, s.rec.SeriesOf(*rec), cell.Durability, cell.Clients, cell.Repeat)
+	return &run{studyRun: s, cell: cell, total: total, label: label, rec: rec}
 }
 
 // perform carries out the run's phases in order; the first that fails
@@ -124,7 +117,7 @@ func (r *run) load(ctx context.Context) error {
 		return fmt.Errorf("load: %w", err)
 	}
 	r.rec.LoadRecords, r.rec.LoadS = ls.Records, ls.Duration.Seconds()
-	if _, once := w.(workload.LoadedOnce); once && r.folders != nil {
+	if r.loadsOnce() {
 		return r.takeSnapshot(ctx)
 	}
 	return nil

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/workload"
 )
 
 // A snapshot is a copy of an engine's component folders right after a
@@ -42,17 +41,10 @@ func (s *studyRun) snapshotKey(options map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// loadsOnce reports whether the run's workload is loaded once per study.
+// loadsOnce reports whether the run's workload is loaded once per study:
+// it is a workload.LoadedOnce and the run has folders to copy.
 func (r *run) loadsOnce() bool {
-	if r.st.Target != "" || r.folders == nil {
-		return false
-	}
-	w, err := r.wspec.New(r.st.Workload.Params)
-	if err != nil {
-		return false
-	}
-	_, ok := w.(workload.LoadedOnce)
-	return ok
+	return r.loadOnce && r.folders != nil
 }
 
 // restore copies the study's snapshot for this run's options into the
