@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
 )
 
 // A snapshot is a copy of an engine's component folders right after a
