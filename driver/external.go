@@ -26,6 +26,12 @@ type LoadWatch interface {
 	// whole CPU time (user + system, all threads): the CPU of its last
 	// moments, after the last /proc reading, counts too.
 	Exited(pid int, cpu time.Duration)
+	// Begin is called when the load generator's warmup starts, once a
+	// tool that takes long to start (Rally, OSB: 15-35 s of Python) has
+	// started its first task: the measured window is timed again from
+	// here, so telemetry leaves out the tool's start-up. Without a call,
+	// the window is timed from the start of Drive.
+	Begin()
 }
 
 // LoadReporter is implemented by an External (or by the engine whose own

@@ -44,7 +44,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 		}()
 	}
 	buffers, _ := r.db.(engine.BufferCounter)
-	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell), buffers)
+	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell), r.st.Duration, buffers)
 	if lr := loadReporter(ext, r.db); lr != nil {
 		lr.WatchLoad(watch)
 		defer lr.WatchLoad(nil)
@@ -190,72 +190,67 @@ func loadReporter(ext driver.External, db engine.DB) driver.LoadReporter {
 	return nil
 }
 
-// watcher starts a telemetry sampler after a delay (the warmup) and stops
-// it on demand. As a driver.LoadWatch it hands the load generator's
-// processes to the sampler, or keeps them for it until it starts.
-// With buffers, it also reads the engine's buffer counters when the window
-// starts and ends.
+// watcher samples telemetry over the measured window: it starts a
+// sampler after the warmup and stops it after the duration, both timed
+// from its creation or from the load generator's Begin. As a
+// driver.LoadWatch it hands the load generator's processes to the
+// sampler, or keeps them for it until it starts. With buffers, it also
+// reads the engine's buffer counters when the window starts and ends.
 type watcher struct {
-	mu      sync.Mutex
-	timer   *time.Timer
-	cfg     telemetry.Config
-	sampler *telemetry.Sampler
-	stopped bool
+	mu               sync.Mutex
+	warmup, duration time.Duration
+	open, close      *time.Timer
+	gen              int // which arming the timers belong to
+	cfg              telemetry.Config
+	sampler          *telemetry.Sampler
+	report           *telemetry.Report
+	stopped          bool
 
 	ctx      context.Context
 	buffers  engine.BufferCounter
 	buffers0 *engine.BufferCounts
 }
 
-func newWatcher(ctx context.Context, cfg telemetry.Config, after time.Duration, buffers engine.BufferCounter) *watcher {
-	w := &watcher{cfg: cfg, ctx: ctx, buffers: buffers}
-	w.timer = time.AfterFunc(after, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.stopped {
-			return
-		}
-		w.sampler, _ = telemetry.Start(ctx, w.cfg) // errors of sources are inside its report
-		if w.buffers != nil {
-			if c, err := w.buffers.BufferCounts(ctx); err == nil {
-				w.buffers0 = &c
-			}
-		}
-	})
+func newWatcher(ctx context.Context, cfg telemetry.Config, warmup, duration time.Duration, buffers engine.BufferCounter) *watcher {
+	w := &watcher{cfg: cfg, ctx: ctx, buffers: buffers, warmup: warmup, duration: duration}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.arm()
 	return w
 }
 
-// Started implements driver.LoadWatch.
-func (w *watcher) Started(name string, pid int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.sampler != nil {
-		w.sampler.AddLoad(name, pid)
-		return
-	}
-	w.cfg.LoadName, w.cfg.LoadPIDs = name, append(w.cfg.LoadPIDs, pid)
+// arm times the window from now. Callers hold mu.
+func (w *watcher) arm() {
+	w.gen++
+	gen := w.gen
+	w.open = time.AfterFunc(w.warmup, func() { w.at(gen, w.startLocked) })
+	w.close = time.AfterFunc(w.warmup+w.duration, func() { w.at(gen, w.endLocked) })
 }
 
-// Exited implements driver.LoadWatch. A process that ended before the
-// window used none of its CPU in it.
-func (w *watcher) Exited(pid int, cpu time.Duration) {
+// at runs f under mu unless the window was re-armed or stopped since.
+func (w *watcher) at(gen int, f func()) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.sampler != nil {
-		w.sampler.LoadExited(pid, cpu)
-		return
+	if gen == w.gen && !w.stopped {
+		f()
 	}
-	w.cfg.LoadPIDs = slices.DeleteFunc(w.cfg.LoadPIDs, func(p int) bool { return p == pid })
 }
 
-// stop returns the sampler's report, or nil when it never started.
-func (w *watcher) stop() *telemetry.Report {
-	w.timer.Stop()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopped = true
-	if w.sampler == nil {
-		return nil
+func (w *watcher) startLocked() {
+	if w.sampler != nil {
+		return
+	}
+	w.sampler, _ = telemetry.Start(w.ctx, w.cfg) // errors of sources are inside its report
+	if w.buffers != nil {
+		if c, err := w.buffers.BufferCounts(w.ctx); err == nil {
+			w.buffers0 = &c
+		}
+	}
+}
+
+func (w *watcher) endLocked() {
+	if w.sampler == nil || w.report != nil {
+		return
 	}
 	rep := w.sampler.Stop()
 	if w.buffers0 != nil {
@@ -264,5 +259,56 @@ func (w *watcher) stop() *telemetry.Report {
 			rep.Summary.Engine.Buffers = telemetry.NewBufferSummary(w.buffers0.Hits, w.buffers0.Reads, c.Hits, c.Reads)
 		}
 	}
-	return rep
+	w.report = rep
+}
+
+// Started implements driver.LoadWatch.
+func (w *watcher) Started(name string, pid int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cfg.LoadName, w.cfg.LoadPIDs = name, append(w.cfg.LoadPIDs, pid)
+	if w.sampler != nil && w.report == nil {
+		w.sampler.AddLoad(name, pid)
+	}
+}
+
+// Exited implements driver.LoadWatch. A process that ended before the
+// window used none of its CPU in it.
+func (w *watcher) Exited(pid int, cpu time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cfg.LoadPIDs = slices.DeleteFunc(w.cfg.LoadPIDs, func(p int) bool { return p == pid })
+	if w.sampler != nil && w.report == nil {
+		w.sampler.LoadExited(pid, cpu)
+	}
+}
+
+// Begin implements driver.LoadWatch: what was sampled of the load
+// generator's start-up is dropped and the window is timed from now.
+func (w *watcher) Begin() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.open.Stop()
+	w.close.Stop()
+	if w.sampler != nil && w.report == nil {
+		w.sampler.Stop()
+	}
+	w.sampler, w.report, w.buffers0 = nil, nil, nil
+	w.arm()
+}
+
+// stop ends the window if the load generator ended first (a failure, or
+// max_ops spent) and returns the sampler's report, or nil when it never
+// started.
+func (w *watcher) stop() *telemetry.Report {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	w.open.Stop()
+	w.close.Stop()
+	w.endLocked()
+	return w.report
 }

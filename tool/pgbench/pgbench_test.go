@@ -195,3 +195,4 @@ type loadLog struct {
 
 func (l *loadLog) Started(name string, pid int)      { l.name, l.started = name, pid }
 func (l *loadLog) Exited(pid int, cpu time.Duration) { l.exited, l.cpu = pid, cpu }
+func (l *loadLog) Begin()                            {}

@@ -203,16 +203,99 @@ func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*ser
 		return tail, fmt.Errorf("start %s: %w", d.Program, err)
 	}
 	waited := driver.WatchCmd(d.watch, d.Name, cmd)
-	stopTree := make(chan struct{})
-	treeDone := watchTree(d.watch, d.Name, cmd.Process.Pid, stopTree)
+	stopWatching := make(chan struct{})
+	treeDone := watchTree(d.watch, d.Name, cmd.Process.Pid, stopWatching)
+	logDone := followLog(&taskStart{watch: d.watch}, home, stopWatching)
 	err = cmd.Wait()
-	close(stopTree)
+	close(stopWatching)
 	<-treeDone
+	<-logDone
 	// The namespace died with the tool; without one, its group at least
 	// goes, whatever the tool did on the way out.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	waited()
 	return tail, err
+}
+
+// taskStart tells the load watch when the tool's workers start the
+// track's tasks, from the tool's log: OSB logs "Worker[0] is executing
+// tasks at index [0]", Rally "Worker[0] executing tasks: [...]". The track
+// holds only the measured tasks, so their start is the warmup's, and the
+// 15-35 s the tool takes to start before it are left out of the window.
+// (Their progress lines would say it too, but the workers' actor system
+// prints them to its own output, not the tool's.)
+type taskStart struct {
+	watch driver.LoadWatch
+	line  []byte // the line being written, up to maxLogLine bytes
+	told  bool
+}
+
+// taskStartMarks are the log's words for a worker starting its tasks.
+var taskStartMarks = []string{"is executing tasks at index", "] executing tasks: "}
+
+// maxLogLine is as much of a log line as taskStart reads.
+const maxLogLine = 4096
+
+func (t *taskStart) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if t.told {
+			break
+		}
+		if b != '\n' {
+			if len(t.line) < maxLogLine {
+				t.line = append(t.line, b)
+			}
+			continue
+		}
+		for _, m := range taskStartMarks {
+			if bytes.Contains(t.line, []byte(m)) {
+				t.told = true
+				t.watch.Begin()
+			}
+		}
+		t.line = t.line[:0]
+	}
+	return len(p), nil
+}
+
+// followLog feeds the tool's log files under home to t as they grow, each
+// logPoll, until stop is closed.
+func followLog(t *taskStart, home string, stop <-chan struct{}) (done <-chan struct{}) {
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		if t.watch == nil {
+			return
+		}
+		offsets := make([]int64, len(toolLogs))
+		tick := time.NewTicker(logPoll)
+		defer tick.Stop()
+		for !t.told {
+			for i, l := range toolLogs {
+				offsets[i] += copyFrom(t, filepath.Join(home, l), offsets[i])
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return ch
+}
+
+// logPoll is how often followLog reads the tool's log.
+const logPoll = 200 * time.Millisecond
+
+// copyFrom writes what path holds past offset to w, and returns how much.
+func copyFrom(w io.Writer, path string, offset int64) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n, _ := io.Copy(w, io.NewSectionReader(f, offset, 1<<40))
+	return n
 }
 
 // toolEnv is the tool's environment: tierbench's, with HOME the run's

@@ -151,8 +151,9 @@ func TestDrive(t *testing.T) {
 			if ticks != 1 || len(res.Intervals) != 1 {
 				t.Errorf("%d ticks, %d intervals", ticks, len(res.Intervals))
 			}
-			if watch.started < 2 || watch.cpu <= 0 {
-				t.Errorf("load watch: %d processes, %v CPU", watch.started, watch.cpu)
+			if watch.started < 2 || watch.cpu <= 0 || watch.begun != 1 {
+				out, _ := os.ReadFile(filepath.Join(req.Dir, tc.bench.Name+".log"))
+				t.Errorf("load watch: %d processes, %v CPU, warmup began %d times (want 1); the tool's output:\n%s", watch.started, watch.cpu, watch.begun, out)
 			}
 			capture(t, req.Dir, tc.bench.Name+"-"+tc.workload+".csv")
 			checked, err := req.Workload.(workload.Verifier).Verify(context.Background(), db)
@@ -183,12 +184,13 @@ func cancelled(t *testing.T, ext driver.External, ops []string) {
 
 // loadWatch counts the tool's processes and their CPU.
 type loadWatch struct {
-	started int
-	cpu     time.Duration
+	started, begun int
+	cpu            time.Duration
 }
 
 func (w *loadWatch) Started(string, int)             { w.started++ }
 func (w *loadWatch) Exited(_ int, cpu time.Duration) { w.cpu += cpu }
+func (w *loadWatch) Begin()                          { w.begun++ }
 
 // capture refreshes the parser's testdata: with
 // TIERBENCH_SEARCHBENCH_CAPTURE set to a folder, it copies the run's CSV

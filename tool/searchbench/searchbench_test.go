@@ -308,3 +308,37 @@ func TestPreflight(t *testing.T) {
 		t.Errorf("osb on elasticsearch: %v", err)
 	}
 }
+
+// beginCount counts Begin calls; it watches no processes.
+type beginCount struct{ n int }
+
+func (*beginCount) Started(string, int)       {}
+func (*beginCount) Exited(int, time.Duration) {}
+func (b *beginCount) Begin()                  { b.n++ }
+
+func TestTaskStartTellsTheWarmupOnceFromTheLog(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		chunks []string
+		want   int
+	}{
+		{"no start", []string{"2026-11-22 INFO Racing on track\n", "INFO done\n"}, 0},
+		{"osb", []string{"INFO Allocation matrix\n", "2026 INFO osbenchmark.worker_coordinator Worker[0] is executing tasks at index [0].\n", "Worker[1] is executing tasks at index [0].\n"}, 1},
+		{"rally", []string{"INFO esrally.driver.driver Worker[0] executing tasks: ['bulk', 'term']\n"}, 1},
+		{"split across writes", []string{"Worker[0] is executing ta", "sks at index [0].\n"}, 1},
+		{"line not ended yet", []string{"Worker[0] is executing tasks at index [0]."}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &beginCount{}
+			w := &taskStart{watch: b}
+			for _, c := range tc.chunks {
+				if n, err := w.Write([]byte(c)); n != len(c) || err != nil {
+					t.Fatalf("Write(%q) = %d, %v", c, n, err)
+				}
+			}
+			if b.n != tc.want {
+				t.Errorf("Begin called %d times, want %d", b.n, tc.want)
+			}
+		})
+	}
+}
