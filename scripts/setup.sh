@@ -31,6 +31,13 @@ command -v mvn >/dev/null 2>&1 || missing+=(maven)
 # (OpenSearch, Elasticsearch OSS) to other local users.
 command -v nft >/dev/null 2>&1 || [ -x /usr/sbin/nft ] || missing+=(nftables)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+# The ceph engine: a monitor, a manager, OSDs (BlueStore on files), the
+# RADOS Gateway (S3), the ceph/rados/rbd tools, and rbd-fuse for Ceph block
+# images as tiers (no kernel rbd module here). Ceph 16.2 from Debian.
+for b in ceph-mon ceph-mgr ceph-osd radosgw:radosgw ceph:ceph-common rbd-fuse:rbd-fuse; do
+	prog="${b%%:*}" pkg="${b#*:}"
+	command -v "$prog" >/dev/null 2>&1 || [ -x "/usr/bin/$prog" ] || missing+=("$pkg")
+done
 if ((${#missing[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: missing Debian packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
@@ -38,7 +45,17 @@ if ((${#missing[@]})); then
 	fi
 	echo "setup: installing ${missing[*]}"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	# No package may start its service (Ceph's, MariaDB's): tierbench
+	# starts servers per run. policy-rc.d is Debian's switch for that; one
+	# that was there already is left as it is.
+	policy=""
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		policy=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\n# tierbench setup: no service starts while packages install\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null || { [ -z "$policy" ] || rm -f "$policy"; exit 1; }
+	[ -z "$policy" ] || rm -f "$policy"
 fi
 
 # Go modules come from the Go module proxy.
