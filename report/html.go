@@ -456,7 +456,7 @@ func microsCell(us float64) cell {
 
 func (b *builder) runTable() table {
 	t := table{Sortable: true, Header: []string{"seq", "placement", "durability", "clients", "repeat", "status", "ops/s",
-		"p50", "p99", "p99.9", "errors", "engine CPU", "engine cache", "load generator CPU", "load generator CPU per op", "bottleneck", "evidence", "verified", "error"},
+		"p50", "p99", "p99.9", "errors", "engine CPU", "engine cache", "load generator CPU", "load generator CPU per op", "bottleneck", "evidence", "verified", "error or caveat"},
 		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, true, false, false, true, false, false, false, false}}
 	runs := append([]results.Run(nil), b.in.Runs...)
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Seq < runs[j].Seq })
@@ -489,6 +489,9 @@ func runRow(r results.Run) row {
 		tput = cell{Text: fmt.Sprintf("%.0f", r.ThroughputOpsS), Sort: numSort(r.ThroughputOpsS)}
 	}
 	errText := strings.Join(strings.Fields(r.Error), " ")
+	for _, c := range r.Caveats {
+		errText = strings.TrimSpace(errText + " caveat: " + c)
+	}
 	cpu := cpuOf(r)
 	return row{Class: class, Cells: []cell{intCell(r.Seq), {Text: r.Placement}, {Text: r.Durability}, intCell(r.Clients),
 		intCell(r.Repeat), {Text: r.Status}, tput, microsCell(r.Latency.P50), microsCell(r.Latency.P99),

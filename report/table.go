@@ -104,6 +104,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	}
 	bottlenecks(w, st, runs)
 	verifications(w, runs)
+	caveats(w, runs)
 	var failed []results.Run
 	for _, r := range runs {
 		if r.Status != results.RunOK {
@@ -240,6 +241,22 @@ func bottlenecks(w io.Writer, st *results.Study, runs []results.Run) {
 	fmt.Fprintln(w, "\nbottlenecks (repeat 1):")
 	for _, l := range lines {
 		fmt.Fprintln(w, l)
+	}
+}
+
+// caveats lists what the engine saw in each run that changes what was
+// measured (RocksDB spilled over to the slow device): every repeat, since
+// one run's caveat need not be another's.
+func caveats(w io.Writer, runs []results.Run) {
+	first := true
+	for _, r := range runs {
+		for _, c := range r.Caveats {
+			if first {
+				fmt.Fprintln(w, "\ncaveats (they change what was measured):")
+				first = false
+			}
+			fmt.Fprintf(w, "  run %d, %s c=%d %s #%d: %s\n", r.Seq, r.Durability, r.Clients, r.Placement, r.Repeat, c)
+		}
 	}
 }
 

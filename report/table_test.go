@@ -29,6 +29,7 @@ func TestShowRatiosMediansAndFailures(t *testing.T) {
 		run("all-disk", 16, 100, results.RunOK),
 		run("wal-ram", 16, 0, results.RunFailed),
 	}
+	runs[3].Seq, runs[3].Repeat, runs[3].Caveats = 4, 1, []string{"spilled over: 12 MiB on the slow device"}
 	var b strings.Builder
 	if err := Show(&b, st, runs); err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestShowRatiosMediansAndFailures(t *testing.T) {
 		"vs all-disk",     // ratio column
 		"1.50ms",          // p99 formatted
 		"all-disk: data=disk wal=disk  (baseline)",
+		"run 4, sync c=4 wal-ram #1: spilled over: 12 MiB on the slow device", // the engine's caveat
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -225,6 +225,9 @@ type Run struct {
 	// fails the run instead.
 	Verified     bool   `json:"verified,omitempty"`
 	Verification string `json:"verification,omitempty"`
+	// Caveats are what the engine saw in the run that changes what was
+	// measured without failing it (engine.Caveater).
+	Caveats []string `json:"caveats,omitempty"`
 	// Telemetry summarises the measured window's device, host and engine
 	// figures; TelemetryTimeline holds its per-second samples.
 	Telemetry         *telemetry.Summary `json:"telemetry,omitempty"`

@@ -79,6 +79,9 @@ func (r *run) drive(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}
+	if c, ok := r.db.(engine.Caveater); ok && err == nil {
+		r.rec.Caveats = c.Caveats(ctx)
+	}
 	return err
 }
 
