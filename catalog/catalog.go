@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph"
 	"github.com/tierbench/tierbench/engine/ignite"
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/engine/pebble"
@@ -14,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/engine/search"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/pgbench"
+	"github.com/tierbench/tierbench/tool/radosbench"
 	"github.com/tierbench/tierbench/tool/searchbench"
 	"github.com/tierbench/tierbench/tool/sysbench"
 	"github.com/tierbench/tierbench/workload"
@@ -22,7 +24,9 @@ import (
 	"github.com/tierbench/tierbench/workload/cachekv"
 	"github.com/tierbench/tierbench/workload/crdb"
 	"github.com/tierbench/tierbench/workload/messaging"
+	"github.com/tierbench/tierbench/workload/objects"
 	"github.com/tierbench/tierbench/workload/oltp"
+	"github.com/tierbench/tierbench/workload/radosload"
 	"github.com/tierbench/tierbench/workload/searchload"
 	"github.com/tierbench/tierbench/workload/tpcb"
 	"github.com/tierbench/tierbench/workload/tpcc"
@@ -43,11 +47,12 @@ func Default() *Catalog {
 		tool      tool.Tool
 		preflight func() error
 	}{{pgbench.Tool(), pgbench.Preflight}, {sysbench.Tool(), sysbench.Preflight},
-		{searchbench.OSB.Tool(), searchbench.OSB.Preflight}, {searchbench.Rally.Tool(), searchbench.Rally.Preflight}} {
+		{searchbench.OSB.Tool(), searchbench.OSB.Preflight}, {searchbench.Rally.Tool(), searchbench.Rally.Preflight},
+		{radosbench.Tool(), radosbench.Preflight}} {
 		t.tool.Preflight = t.preflight
 		c.tools[t.tool.Name] = t.tool
 	}
-	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}, ignite.Engine{}, search.OpenSearch(), search.Elasticsearch()} {
+	for _, e := range []engine.Engine{pebble.Engine{}, postgres.Engine{}, mariadb.Engine{}, redis.Engine{}, ignite.Engine{}, search.OpenSearch(), search.Elasticsearch(), ceph.Engine{}} {
 		c.engines[e.Spec().Name] = e
 	}
 	for _, w := range append(append(ycsb.Specs(), tpcb.Spec(), tpcc.Spec(), analytics.Spec(), messaging.Spec(), bank.Spec(), crdb.KVSpec(), crdb.BankSpec(), crdb.MovrSpec()), oltp.Specs()...) {
@@ -59,6 +64,8 @@ func Default() *Catalog {
 	for _, w := range searchload.Specs() {
 		c.workloads[w.Name] = w
 	}
+	c.workloads[objects.Name] = objects.Spec()
+	c.workloads[radosload.Name] = radosload.Spec()
 	return c
 }
 
@@ -106,6 +113,7 @@ var clientBounds = map[string]clientBound{
 	"postgres": {480, serverWhy},
 	"mariadb":  {480, serverWhy},
 	"ignite":   {512, "clients are threads of the one client JVM, each with its own HDR histograms in the client's heap, 512 MiB by default (option heap)"},
+	"ceph":     {512, "the S3 gateway serves requests on 512 threads (rgw_thread_pool_size): more clients queue inside it, and " + driverWhy},
 }
 
 // EngineNames lists engines, sorted.

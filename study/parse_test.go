@@ -93,14 +93,21 @@ func (testCatalog) EngineSpec(name string) (engine.Spec, bool) {
 
 func (testCatalog) EngineNames() []string { return []string{"rocks", "pebble"} }
 
+// objsSpec stands in for a workload only one tool runs (rados: rados-bench).
+var objsSpec = workload.Spec{Name: "objs", Driver: "bench",
+	New: func(map[string]string) (workload.Workload, error) { return nil, nil }}
+
 func (testCatalog) Workload(name string) (workload.Spec, bool) {
-	if name == "ycsb-a" {
+	switch name {
+	case "ycsb-a":
 		return ycsbSpec, true
+	case "objs":
+		return objsSpec, true
 	}
 	return workload.Spec{}, false
 }
 
-func (testCatalog) WorkloadNames() []string { return []string{"ycsb-a"} }
+func (testCatalog) WorkloadNames() []string { return []string{"objs", "ycsb-a"} }
 
 // benchTool stands in for a standard tool that drives engine rocks only.
 var benchTool = tool.Tool{Name: "bench", Check: func(eng, w string) error {

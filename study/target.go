@@ -100,11 +100,16 @@ func (p *parser) targetDurability(s *Study, top map[string]entry, line int, spec
 }
 
 // drivers reads `driver: builtin | pgbench | sysbench` or a list of them,
-// which makes the driver one more axis of the matrix.
+// which makes the driver one more axis of the matrix. A workload only one
+// driver runs (rados: rados-bench) takes that driver and no other.
 func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
 	s.Drivers = []string{tool.Builtin}
+	only := p.onlyDriver(s)
 	e, ok := top["driver"]
 	if !ok {
+		if only != "" {
+			p.addf(top["workload"].k.Line, "workload %s runs only with driver %s (tierbench's own driver cannot run it); add driver: %s", s.Workload.Name, only, only)
+		}
 		return
 	}
 	known := append([]string{tool.Builtin}, p.cat.ToolNames()...)
@@ -125,6 +130,14 @@ func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
 			continue
 		}
 		seen[v] = n.Line
+		if only != "" && v != only {
+			not := ", not " + v
+			if v == tool.Builtin {
+				not = " (tierbench's own driver cannot run it)"
+			}
+			p.addf(n.Line, "workload %s runs only with driver %s%s; write driver: %s", s.Workload.Name, only, not, only)
+			continue
+		}
 		if v == tool.Builtin {
 			s.Drivers = append(s.Drivers, v)
 			continue
@@ -146,4 +159,14 @@ func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
 		}
 		s.Drivers = append(s.Drivers, v)
 	}
+}
+
+// onlyDriver returns the one driver the study's workload runs with, or ""
+// when any may drive it.
+func (p *parser) onlyDriver(s *Study) string {
+	w, ok := p.cat.Workload(s.Workload.Name)
+	if !ok {
+		return ""
+	}
+	return w.Driver
 }

@@ -42,6 +42,10 @@ type Spec struct {
 	// Metric, when set, is the workload's own throughput figure, which
 	// statistics and reports use in place of ops/s (tpcc: tpmC).
 	Metric *Metric
+	// Driver, when set, is the only driver that runs the workload, when
+	// tierbench's own cannot (rados: librados needs cgo, which tierbench
+	// is built without); study validation refuses any other driver.
+	Driver string
 	// New builds the workload from string-valued overrides. Only names in
 	// Params are passed; New validates their values.
 	New func(params map[string]string) (Workload, error)
@@ -104,6 +108,9 @@ func Describe(s Spec) string {
 	fmt.Fprintf(&b, "%s: %s\n", s.Name, s.Doc)
 	if s.Model != "" {
 		fmt.Fprintf(&b, "    (needs an engine with the %s data model)\n", s.Model)
+	}
+	if s.Driver != "" {
+		fmt.Fprintf(&b, "    (runs only with driver: %s)\n", s.Driver)
 	}
 	for _, p := range s.Params {
 		fmt.Fprintf(&b, "    %-26s %-10s %s\n", p.Name, p.Default, p.Doc)

@@ -1,0 +1,72 @@
+package ceph
+
+import (
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/tierbench/tierbench/engine/server"
+)
+
+// programs are what a run starts or calls, each with the Debian package
+// that installs it.
+var programs = []struct{ name, pkg string }{
+	{"ceph-mon", "ceph-mon"},
+	{"ceph-mgr", "ceph-mgr"},
+	{"ceph-osd", "ceph-osd"},
+	{"radosgw", "radosgw"},
+	{"monmaptool", "ceph-base"},
+	{"ceph", "ceph-common"},
+	{"radosgw-admin", "ceph-common"},
+}
+
+// packages is the install command's list: the packages `make setup`
+// installs, which bring ceph-base with them.
+const packages = "ceph-mon ceph-mgr ceph-osd radosgw ceph-common"
+
+// cephUser is the OS user Debian's ceph-common makes, which the daemons
+// run as.
+const cephUser = "ceph"
+
+// binaries maps each program to where it is.
+type binaries map[string]string
+
+func (b binaries) path(program string) string { return b[program] }
+
+// findBinaries finds every program, or names all that are missing and
+// the packages to install.
+func findBinaries() (binaries, error) {
+	b := binaries{}
+	var missing []string
+	for _, p := range programs {
+		path, err := exec.LookPath(p.name)
+		if err != nil {
+			missing = append(missing, p.name)
+			continue
+		}
+		b[p.name] = path
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("Ceph is not installed (%s missing): apt-get install %s, or run `make setup`: %w",
+			strings.Join(missing, ", "), packages, server.ErrNotInstalled)
+	}
+	return b, nil
+}
+
+// Preflight reports whether Ceph's programs and its OS user are here, so
+// a study is refused before it creates anything.
+func (e Engine) Preflight() error { return e.PreflightOptions(nil) }
+
+// PreflightOptions is Preflight for a run's options, which are checked
+// too (replicas beyond osds, a device too small), so a study is refused
+// before its first run rather than failing every run alike.
+func (Engine) PreflightOptions(options map[string]string) error {
+	if _, err := findBinaries(); err != nil {
+		return err
+	}
+	if _, err := server.RunAs("Ceph's daemons", "ceph-common", cephUser); err != nil {
+		return err
+	}
+	_, err := resolve(options)
+	return err
+}

@@ -1,0 +1,190 @@
+// Package objects holds object-70-30, the object storage workload of the
+// Ceph study (issue 16): CosBench's mixed stage, 70% reads and 30% writes
+// of small objects in a few buckets, against an S3 gateway (Ceph's RADOS
+// Gateway) through minio-go. It is CosBench-like, not CosBench: CosBench
+// cannot be installed here, so the driver is tierbench's own, written from
+// CosBench's workload description (containers, objects, sizes, a weighted
+// read/write mix over the prefilled names); no code is CosBench's.
+//
+// Object contents come from a seeded pattern: object variant v is v as 8
+// bytes followed by the pattern from offset v, so every read checks the
+// whole body against what some write or the load put there, and a write
+// sends a slice of the shared pattern without copying or allocating it.
+package objects
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// Name is the workload's name.
+const Name = "object-70-30"
+
+// Parameter names, as CosBench's workload files call them where it has one.
+const (
+	pContainers  = "containers"
+	pObjects     = "objects"
+	pObjectSize  = "object_size"
+	pReadPercent = "read_percent"
+	pSeed        = "seed"
+)
+
+// Op names, in Ops order.
+const (
+	OpRead  = workload.OpRead
+	OpWrite = "write"
+)
+
+const (
+	opRead = iota
+	opWrite
+)
+
+// Bounds of the parameters. An object's first 8 bytes name its variant,
+// so none is shorter; the pattern, object_size plus a variant span, is
+// held once in memory, and each PUT is a single request (RGW's own limit
+// for one is 5 GiB).
+const (
+	minObjectSize = headerBytes
+	maxObjectSize = 1 << 30
+	maxContainers = 1000
+	maxObjects    = 10_000_000 // per container: the names are held in memory
+)
+
+// Spec returns object-70-30's spec.
+func Spec() workload.Spec {
+	params := []workload.Param{
+		{Name: pContainers, Default: "1", Doc: "buckets (tierbench-0, tierbench-1, ...), made by the load"},
+		{Name: pObjects, Default: "1000", Doc: "objects the load writes into each bucket; reads and writes pick among them"},
+		{Name: pObjectSize, Default: "4096", Doc: "bytes of every object (a size such as 4KiB or 1MiB)"},
+		{Name: pReadPercent, Default: "70", Doc: "percent of ops that read (0-100); the others overwrite an object"},
+		{Name: pSeed, Default: "", Doc: "seed of the object contents and the clients' choices; empty: random"},
+	}
+	return workload.Spec{
+		Name:  Name,
+		Model: engine.ModelObjects,
+		Doc: "CosBench-like, not CosBench: the Ceph study's mixed stage over S3. The load makes containers buckets and fills each with objects objects of object_size bytes; " +
+			"then each op is a read (GET of a random object, whole body checked) or a write (PUT over a random object of the same names, as CosBench's mixed stage writes), read_percent of every 100 ops of a client reads, in random order; " +
+			"after the run every object must still be listed with its size",
+		Params: params,
+		New: func(overrides map[string]string) (workload.Workload, error) {
+			return newWorkload(params, overrides)
+		},
+	}
+}
+
+// Workload is one configured object-70-30, shared by every client of a
+// run. Its counters tell Verify what the run did.
+type Workload struct {
+	params      map[string]string
+	containers  int
+	objects     int
+	objectSize  int
+	readPercent int
+	seed        int64
+	seeded      bool
+	contentSeed uint64
+
+	setup    sync.Once
+	pattern  []byte   // shared, read-only: see content.go
+	buckets  []string // bucket names, by number
+	keys     []string // object names, by number, the same in every bucket
+	gateways gateways
+
+	readsOK      atomic.Int64 // whole bodies that matched a variant
+	readsCorrupt atomic.Int64 // bodies of the wrong length or content
+	readsFailed  atomic.Int64 // no whole answer (refused, cut off)
+	writesAcked  atomic.Int64
+	writesFailed atomic.Int64 // refused or no answer: old or new content
+}
+
+var (
+	_ workload.Workload = (*Workload)(nil)
+	_ workload.Verifier = (*Workload)(nil)
+)
+
+func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
+	eff := workload.Effective(params, overrides)
+	w := &Workload{params: eff}
+	n, err := workload.ParseInt(pContainers, eff[pContainers], 1, maxContainers, "buckets")
+	if err != nil {
+		return nil, err
+	}
+	w.containers = int(n)
+	if n, err = workload.ParseInt(pObjects, eff[pObjects], 1, maxObjects, "objects per bucket"); err != nil {
+		return nil, err
+	}
+	w.objects = int(n)
+	if w.objectSize, err = parseSize(pObjectSize, eff[pObjectSize], minObjectSize, maxObjectSize); err != nil {
+		return nil, err
+	}
+	if n, err = workload.ParseInt(pReadPercent, eff[pReadPercent], 0, 100, "a percentage"); err != nil {
+		return nil, err
+	}
+	w.readPercent = int(n)
+	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
+		return nil, err
+	}
+	w.contentSeed = uint64(w.seed)
+	if !w.seeded {
+		w.contentSeed = rand.Uint64()
+	}
+	return w, nil
+}
+
+// parseSize reads a size in bytes as engine options are written (4096,
+// 4KiB, 1MB) within [lo, hi].
+func parseSize(name, value string, lo, hi int) (int, error) {
+	opt := engine.Option{Name: name, Kind: engine.KindSize}
+	text, err := opt.Parse(strings.TrimSpace(value))
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: must be a size in bytes such as 4096, 4KiB or 1MiB", name, value)
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < int64(lo) || n > int64(hi) {
+		return 0, fmt.Errorf("%s %q: must be from %d bytes (an object's first 8 bytes name its content) to %d (1 GiB)", name, value, lo, hi)
+	}
+	return int(n), nil
+}
+
+// Ops names the workload's operations.
+func (w *Workload) Ops() []string { return []string{OpRead, OpWrite} }
+
+// Params returns every parameter with its effective value.
+func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
+
+// EstimatedBytes is the data the load writes: every object's body.
+func (w *Workload) EstimatedBytes() int64 {
+	return int64(w.containers) * int64(w.objects) * int64(w.objectSize)
+}
+
+// prepare makes the pattern and the names once, on first use rather than
+// in New, which validation calls too.
+func (w *Workload) prepare() {
+	w.setup.Do(func() {
+		w.pattern = newPattern(w.contentSeed, w.objectSize)
+		w.buckets = make([]string, w.containers)
+		for i := range w.buckets {
+			w.buckets[i] = bucketName(i)
+		}
+		w.keys = make([]string, w.objects)
+		for i := range w.keys {
+			w.keys[i] = objectName(i)
+		}
+	})
+}
+
+// resetCounters starts a run's counts again: a load begins each run.
+func (w *Workload) resetCounters() {
+	for _, c := range []*atomic.Int64{&w.readsOK, &w.readsCorrupt, &w.readsFailed, &w.writesAcked, &w.writesFailed} {
+		c.Store(0)
+	}
+}

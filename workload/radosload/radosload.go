@@ -1,0 +1,140 @@
+// Package radosload is the `rados` workload: objects written to, then read
+// from, a RADOS pool, as Ceph's own `rados bench` does it. Only driver
+// rados-bench (tool/radosbench, the real `rados` CLI) runs it: RADOS is
+// reached through librados, a C library, and tierbench is built without
+// cgo, so its own driver has no way to issue the operations.
+//
+// The workload holds what a study sets (object size, mode, the objects
+// written before reading) and checks it; the tool carries it out. In mode
+// write every op writes a new object; in seq and rand the tool first
+// writes `objects` objects (rados bench reads only the objects of its last
+// write pass), then reads them in order or at random.
+package radosload
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// Name is the workload's name in studies.
+const Name = "rados"
+
+// Driver is the only driver that runs it (tool/radosbench's Name).
+const Driver = "rados-bench"
+
+// Mode is what the measured window does, as `rados bench` names it.
+type Mode string
+
+// The modes of `rados bench`.
+const (
+	Write Mode = "write" // each op writes a new object
+	Seq   Mode = "seq"   // reads the objects written, in order
+	Rand  Mode = "rand"  // reads objects written, at random
+)
+
+// maxObjectSize bounds object_size: a RADOS write larger than the OSD's
+// osd_max_write_size (90 MB by default) is refused by the OSD.
+const maxObjectSize = 64 << 20
+
+// params are the workload's parameters.
+var params = []workload.Param{
+	{Name: "object_size", Default: "4096", Doc: "bytes per object, one op each (rados bench -b); sizes such as 4KiB or 4MiB, up to 64MiB"},
+	{Name: "mode", Default: string(Write), Doc: "write: each op writes a new object; seq: reads the objects written, in order; rand: reads them at random"},
+	{Name: "objects", Default: "2000", Doc: "seq and rand: objects written before the reads (rados bench write --max-objects); a set smaller than the OSD's cache measures the cache"},
+}
+
+// Spec returns the workload's spec.
+func Spec() workload.Spec {
+	return workload.Spec{
+		Name: Name,
+		Doc: "objects written or read through RADOS as `rados bench` does (ops write or read), " +
+			"on an object store (ceph); tierbench's own driver has no librados",
+		Model:  engine.ModelObjects,
+		Params: params,
+		Driver: Driver,
+		New: func(overrides map[string]string) (workload.Workload, error) {
+			return New(overrides)
+		},
+	}
+}
+
+// Settings are a configured workload's values, what the tool runs.
+type Settings struct {
+	// ObjectSize is each op's bytes; objects are written whole.
+	ObjectSize int64
+	Mode       Mode
+	// Objects is how many objects the write pass of seq and rand writes.
+	Objects int64
+}
+
+// Op is the name of the ops the mode issues: write or read.
+func (s Settings) Op() string {
+	if s.Mode == Write {
+		return "write"
+	}
+	return workload.OpRead
+}
+
+// Workload is one configured rados workload. It has no clients of its own:
+// the tool issues every op.
+type Workload struct {
+	set    Settings
+	params map[string]string
+}
+
+// New checks the overrides and returns the workload.
+func New(overrides map[string]string) (*Workload, error) {
+	eff := workload.Effective(params, overrides)
+	size, err := engine.Option{Name: "object_size", Kind: engine.KindSize}.Parse(eff["object_size"])
+	if err != nil {
+		return nil, err
+	}
+	n, _ := strconv.ParseInt(size, 10, 64)
+	if n > maxObjectSize {
+		return nil, fmt.Errorf("object_size %q is more than 64MiB, beyond what an OSD takes in one write (osd_max_write_size); write a smaller size", eff["object_size"])
+	}
+	eff["object_size"] = size
+	set := Settings{ObjectSize: n, Mode: Mode(eff["mode"])}
+	switch set.Mode {
+	case Write, Seq, Rand:
+	default:
+		return nil, fmt.Errorf("mode %q is not one of rados bench's; write mode: write, seq or rand", eff["mode"])
+	}
+	if set.Objects, err = workload.ParseInt("objects", eff["objects"], 1, 1<<30, ""); err != nil {
+		return nil, err
+	}
+	if _, given := overrides["objects"]; given && set.Mode == Write {
+		return nil, fmt.Errorf("objects sizes the write pass before seq and rand read; mode write writes new objects for the whole run: remove objects or set mode: seq or rand")
+	}
+	return &Workload{set: set, params: eff}, nil
+}
+
+// Settings returns the workload's values.
+func (w *Workload) Settings() Settings { return w.set }
+
+// Ops implements workload.Workload: one op, write or read.
+func (w *Workload) Ops() []string { return []string{w.set.Op()} }
+
+// Params implements workload.Workload; object_size is in bytes.
+func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
+
+// Load implements workload.Workload. It only checks that the engine is an
+// object store: the objects seq and rand read are written by the tool,
+// since rados bench reads only what its own last write pass wrote.
+func (w *Workload) Load(_ context.Context, db engine.DB, _ int) (workload.LoadStats, error) {
+	if _, err := engine.NeedObjects(db); err != nil {
+		return workload.LoadStats{}, err
+	}
+	return workload.LoadStats{}, nil
+}
+
+// NewClient implements workload.Workload: there are no clients of
+// tierbench's own (study validation refuses other drivers first).
+func (w *Workload) NewClient(int, engine.Session) (workload.Client, error) {
+	return nil, fmt.Errorf("workload %s runs only with driver %s (tierbench's own driver has no librados); add driver: %s", Name, Driver, Driver)
+}
