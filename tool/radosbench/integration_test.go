@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -16,7 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/ceph"
+	"github.com/tierbench/tierbench/engine/ceph/cephtest"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/radosload"
@@ -25,28 +24,6 @@ import (
 // Tests of the real rados bench on a real single-OSD cluster (engine/ceph,
 // tiny devices). The cluster takes about 10 s to start, so one serves
 // every test.
-
-// openCeph starts a tiny cluster, closed when t ends; it skips t unless
-// Ceph can run here.
-func openCeph(t *testing.T) engine.DB {
-	t.Helper()
-	if _, err := exec.LookPath("rados"); err != nil {
-		t.Skip("the rados CLI is not installed (apt-get install ceph-common)")
-	}
-	e := ceph.Engine{}
-	if err := e.Preflight(); err != nil {
-		t.Skipf("Ceph cannot run here (needs root and Debian's ceph-mon ceph-mgr ceph-osd ceph-common): %v", err)
-	}
-	k := enginetest.SQLEngine{Name: "ceph", Engine: e, Components: e.Spec().ComponentNames()}
-	db, closeDB := enginetest.OpenClosedByTest(t, k, engine.Config{Dirs: enginetest.Folders(t, k, ""), Durability: engine.Sync,
-		Options: map[string]string{"block_size": "1073741824", "memory_target": "536870912"}})
-	t.Cleanup(func() {
-		if err := closeDB(); err != nil {
-			t.Error(err)
-		}
-	})
-	return db
-}
 
 // watch is a driver.LoadWatch that records what it is told.
 type watch struct {
@@ -137,7 +114,7 @@ func newDriver(t *testing.T, db engine.DB, params map[string]string) *Driver {
 // few objects says how many it needs, and that a cancelled bench leaves
 // nothing.
 func TestDriveOnCeph(t *testing.T) {
-	db := openCeph(t)
+	db := cephtest.Open(t, "rados")
 	key := adminKey(t, db.(engine.Objects).Rados().Keyring)
 	for _, c := range []struct {
 		mode           string

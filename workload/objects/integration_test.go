@@ -12,36 +12,15 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/tierbench/tierbench/driver"
-	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/ceph"
-	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/engine/ceph/cephtest"
 )
 
 // Tests on a real single-OSD Ceph cluster with its S3 gateway. A cluster
 // takes about 10 s to start here and the gateway a few more, so one
 // cluster serves every step.
 
-// openCeph starts a tiny cluster (one OSD, its devices in one folder),
-// closed when the test ends; it skips unless Ceph can run here.
-func openCeph(t *testing.T) engine.DB {
-	t.Helper()
-	e := ceph.Engine{}
-	if err := e.Preflight(); err != nil {
-		t.Skipf("Ceph cannot run here (needs root and Debian's ceph-mon ceph-mgr ceph-osd radosgw ceph-common): %v", err)
-	}
-	k := enginetest.SQLEngine{Name: "ceph", Engine: e, Components: e.Spec().ComponentNames()}
-	db, closeDB := enginetest.OpenClosedByTest(t, k, engine.Config{Dirs: enginetest.Folders(t, k, ""), Durability: engine.Sync,
-		Options: map[string]string{"block_size": "1073741824", "memory_target": "536870912"}})
-	t.Cleanup(func() {
-		if err := closeDB(); err != nil {
-			t.Error(err)
-		}
-	})
-	return db
-}
-
 func TestOnCeph(t *testing.T) {
-	db := openCeph(t)
+	db := cephtest.Open(t)
 	ctx := context.Background()
 	w := newTest(t, map[string]string{pContainers: "2", pObjects: "200", pObjectSize: "4KiB", pSeed: "1"})
 	ls, err := w.Load(ctx, db, 3)
