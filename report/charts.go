@@ -714,6 +714,28 @@ func (b *builder) throughputSection() chartSection {
 		c := &chart{Title: "Throughput vs clients, durability " + d, X: b.clientAxis(),
 			Y: axis{Label: "median " + b.st.ThroughputUnit(), ZeroBased: true}}
 		var notes []string
+		if len(b.st.Clients) == 1 {
+			// One client count: raw bars, as the seed studies drew them,
+			// rather than lines of one point.
+			c.Title = fmt.Sprintf("Throughput at %d clients, durability %s", b.st.Clients[0], d)
+			c.X = axis{Label: "clients", Scale: categoryScale, Categories: b.clientLabels()}
+			for _, p := range b.st.Placements {
+				bs := barSeries{Name: p.Name, Color: b.colors[p.Name]}
+				g := b.group(p.Name, d, b.st.Clients[0])
+				switch {
+				case g == nil:
+					bs.Values = append(bs.Values, barValue{})
+				case g.N == 0:
+					bs.Values = append(bs.Values, barValue{})
+					notes = append(notes, missingNote(g))
+				default:
+					bs.Values = append(bs.Values, barValue{V: g.ThroughputMedian, CI: g.ThroughputCI, OK: true, Tip: throughputTip(g, b.st.ThroughputUnit())})
+				}
+				c.Bars = append(c.Bars, bs)
+			}
+			s.Charts = append(s.Charts, b.render(c, "throughput-"+d, notes))
+			continue
+		}
 		for _, p := range b.st.Placements {
 			l := line{Name: p.Name, Color: b.colors[p.Name], Markers: true}
 			for i, cl := range b.st.Clients {

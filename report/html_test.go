@@ -183,3 +183,20 @@ func TestSortKeysAreNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestOneClientCountDrawsRawBars: a study at one client count (the seed
+// studies' shape) gets raw throughput bars beside the normalised ones,
+// not lines of one point each.
+func TestOneClientCountDrawsRawBars(t *testing.T) {
+	o := defaultOpts()
+	o.clients = []int{16}
+	out := renderHTML(t, newFixture(o).input())
+	for _, want := range []string{"Throughput at 16 clients, durability sync", "Throughput / all-disk, durability sync"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks chart %q", want)
+		}
+	}
+	if strings.Contains(out, "Throughput vs clients, durability") {
+		t.Error("a one-point line chart of throughput vs clients is still drawn")
+	}
+}
