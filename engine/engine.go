@@ -181,6 +181,15 @@ type PIDer interface {
 	PID() int
 }
 
+// ProcessGroup is an optional DB ability of a server made of several
+// processes that are not each other's children (Ceph's monitor, manager,
+// OSDs and gateway): EnginePIDs lists them all, PID's among them, so that
+// telemetry counts every one as the engine's CPU rather than as "the rest
+// of the host".
+type ProcessGroup interface {
+	EnginePIDs() []int
+}
+
 // Checker is an optional DB ability: a server engine reports whether its
 // server is still alive, so a crash fails the run with the server's log.
 type Checker interface {

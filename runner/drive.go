@@ -171,6 +171,9 @@ func (r *run) telemetryConfig(ext driver.External) telemetry.Config {
 		pid = p.PID()
 	}
 	cfg := telemetry.Config{Tiers: devices, Components: r.rec.Dirs, PID: pid}
+	if g, ok := r.db.(engine.ProcessGroup); ok {
+		cfg.EnginePIDs = g.EnginePIDs()
+	}
 	if ext == nil {
 		cfg.LoadName, cfg.LoadPIDs = "tierbench", []int{os.Getpid()}
 	}

@@ -67,8 +67,9 @@ const (
 // child processes: PostgreSQL's backends) and counts, per component, the
 // samples in which some thread was syncing a file of that component.
 type syncSampler struct {
-	pid   int
-	comps []compDir // longest folder first, so nested folders match first
+	pid    int
+	others []int     // the engine's other processes (Config.EnginePIDs)
+	comps  []compDir // longest folder first, so nested folders match first
 
 	threads   []threadRef
 	refreshed time.Time
@@ -100,8 +101,8 @@ type compDir struct{ name, dir string }
 
 type threadRef struct{ pid, tid int }
 
-func newSyncSampler(pid int, components map[string]string) *syncSampler {
-	s := &syncSampler{pid: pid, buf: make([]byte, 256), errs: errorLog{count: map[string]int{}},
+func newSyncSampler(pid int, others []int, components map[string]string) *syncSampler {
+	s := &syncSampler{pid: pid, others: others, buf: make([]byte, 256), errs: errorLog{count: map[string]int{}},
 		waited: map[string]int{}, waiting: map[string]int{}, sched: map[threadRef][2]uint64{}}
 	for _, name := range sortedKeys(components) {
 		dir := filepath.Clean(components[name])
@@ -156,7 +157,7 @@ func (s *syncSampler) refresh() {
 	defer s.readSched()
 	s.threads = s.threads[:0]
 	seen := map[int]bool{}
-	queue := []int{s.pid}
+	queue := append([]int{s.pid}, s.others...)
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]

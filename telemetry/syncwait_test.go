@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -97,7 +98,7 @@ func TestComponentOfLongestFolder(t *testing.T) {
 	if err := os.MkdirAll(archive, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := newSyncSampler(os.Getpid(), map[string]string{"wal": wal, "wal_archive": archive, "data": filepath.Join(root, "walrus")})
+	s := newSyncSampler(os.Getpid(), nil, map[string]string{"wal": wal, "wal_archive": archive, "data": filepath.Join(root, "walrus")})
 	for _, tc := range []struct{ file, want string }{
 		{filepath.Join(wal, "1.log"), "wal"},
 		{filepath.Join(archive, "1.log"), "wal_archive"},
@@ -115,5 +116,29 @@ func TestComponentOfLongestFolder(t *testing.T) {
 			t.Errorf("%s: %s, want %s", tc.file, got, tc.want)
 		}
 		f.Close()
+	}
+}
+
+// TestSyncSamplerWatchesEveryEngineProcess: an engine of several
+// processes that are not each other's children (Ceph's daemons) has the
+// threads of each listed.
+func TestSyncSamplerWatchesEveryEngineProcess(t *testing.T) {
+	var pids []int
+	for range 2 {
+		cmd := exec.Command("sleep", "60")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		pids = append(pids, cmd.Process.Pid)
+	}
+	s := newSyncSampler(pids[0], pids[1:], nil)
+	s.refresh()
+	seen := map[int]bool{}
+	for _, th := range s.threads {
+		seen[th.pid] = true
+	}
+	if !seen[pids[0]] || !seen[pids[1]] {
+		t.Errorf("threads of processes %v; want both of %v", seen, pids)
 	}
 }

@@ -30,6 +30,10 @@ type Config struct {
 	// engine pass os.Getpid()). Its threads and those of its child
 	// processes are also sampled for sync waits (see SyncWait).
 	PID int
+	// EnginePIDs are the engine's other processes, when it is several that
+	// are not PID's children (Ceph's daemons): their threads count as the
+	// engine's in TreeCPUPct and the sync waits.
+	EnginePIDs []int
 	// Components maps each engine component to its folder, so that sync
 	// waits are told apart by the file being synced (the WAL's fsyncs from
 	// the data's). Without it every wait counts as OtherComponent.
@@ -279,7 +283,7 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 	s.read(false)
 	go s.loop(ctx)
 	if cfg.PID > 0 {
-		s.sync = newSyncSampler(cfg.PID, cfg.Components)
+		s.sync = newSyncSampler(cfg.PID, cfg.EnginePIDs, cfg.Components)
 		s.syncStop, s.syncDone = make(chan struct{}), make(chan struct{})
 		go s.sync.run(ctx, s.syncStop, s.syncDone)
 	}

@@ -273,10 +273,11 @@ type DB struct {
 }
 
 var (
-	_ engine.DB      = (*DB)(nil)
-	_ engine.Checker = (*DB)(nil)
-	_ engine.PIDer   = (*DB)(nil)
-	_ engine.Objects = (*DB)(nil)
+	_ engine.DB           = (*DB)(nil)
+	_ engine.Checker      = (*DB)(nil)
+	_ engine.PIDer        = (*DB)(nil)
+	_ engine.ProcessGroup = (*DB)(nil)
+	_ engine.Objects      = (*DB)(nil)
 )
 
 // Version is Ceph's: "ceph version 16.2.15 (...) pacific (stable)".
@@ -285,6 +286,18 @@ func (d *DB) Version() string { return d.version }
 // PID is osd.0's process: the daemon that does a run's I/O, which
 // telemetry watches.
 func (d *DB) PID() int { return d.osds[0].PID() }
+
+// EnginePIDs are every daemon's: monitor, manager, OSDs and, once
+// started, the gateway (engine.ProcessGroup).
+func (d *DB) EnginePIDs() []int {
+	var pids []int
+	for _, p := range append([]*server.Process{d.mon, d.mgr, d.gateway.proc.Load()}, d.osds...) {
+		if pid := p.PID(); pid > 0 {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
 
 // Check reports the first daemon that has exited, named, with its log's
 // tail.
