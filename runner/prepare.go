@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -70,7 +71,8 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			return nil, err
 		}
 	}
-	if s.ws, err = tier.NewWorkspace(ctx, opt.Ledger, s.rec.ID, tierSpecs(st)...); err != nil {
+	wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID, Volumes: rbd.Volumes{}}
+	if s.ws, err = wc.Open(ctx, tierSpecs(st)...); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/rbd"
 )
 
 // ErrNotResumable refuses `run --resume` of a study that is not interrupted.
@@ -92,8 +93,10 @@ func MarkInterrupted(r tier.Resource) error {
 	return store.PutStudy(ctx, st)
 }
 
-// Undoers are the ledger kinds the runner records and cleanup must undo
-// (see tier.Ledger.Undoers).
+// Undoers are the ledger kinds the runner and the rbd tiers it serves
+// record and cleanup must undo (see tier.Ledger.Undoers).
 func Undoers() map[string]func(tier.Resource) error {
-	return map[string]func(tier.Resource) error{tier.KindStudy: MarkInterrupted}
+	u := rbd.Undoers() // images mapped by the kernel's rbd driver
+	u[tier.KindStudy] = MarkInterrupted
+	return u
 }

@@ -111,6 +111,9 @@ type parser struct {
 	// a bad URL is one problem, not one plus four missing keys (misspelt
 	// then holds those keys too: their absence is explained).
 	hasTarget bool
+	// clusterRefs are the tiers rbd tiers place their clusters on, checked
+	// once every tier is declared.
+	clusterRefs []clusterRef
 }
 
 // addf records a problem at line (at least 1, so output always has the
@@ -396,6 +399,7 @@ func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool
 			s.Tiers = append(s.Tiers, t)
 		}
 	}
+	p.rbdClusters(s, names)
 	return names, true
 }
 
@@ -418,11 +422,11 @@ func (p *parser) distinct(earlier []Tier, t Tier, line int) {
 // storage tierbench provisions for the study. tierModifiers make a tier
 // emulate slower storage.
 var (
-	tierKinds     = []string{"path", "tmpfs", "loop", "pmem"}
+	tierKinds     = []string{"path", "tmpfs", "loop", "pmem", "rbd"}
 	tierModifiers = []string{"latency", "throttle"}
 )
 
-// tier reads one tier: exactly one of path, tmpfs, loop or pmem, and
+// tier reads one tier: exactly one of path, tmpfs, loop, pmem or rbd, and
 // optionally latency and throttle.
 func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	var kind *entry
@@ -440,7 +444,7 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 			continue
 		}
 		if kind != nil {
-			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs, loop or pmem", name, kind.key, f.key)
+			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs, loop, pmem or rbd", name, kind.key, f.key)
 			return Tier{}, false
 		}
 		kind = &fields[i]
@@ -461,8 +465,14 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		t, ok = p.loopTier(name, *kind)
 	case "pmem":
 		t, ok = p.pmemTier(name, *kind)
+	case "rbd":
+		t, ok = p.rbdTier(name, *kind)
 	default:
 		t, ok = p.pathTier(name, *kind)
+	}
+	if e, has := mods["latency"]; has && kind.key == "rbd" {
+		p.addf(e.k.Line, "tier %q: latency is not supported on an rbd tier, whose speed is its cluster's; place the cluster's components on emulated tiers instead", name)
+		return Tier{}, false
 	}
 	if e, has := mods["latency"]; has {
 		t.Latency = p.latency(name, e)
@@ -666,15 +676,7 @@ func (p *parser) loopTier(name string, e entry) (Tier, bool) {
 		spec.Backing = v
 		good = good && ok
 	}
-	if f, ok := m["fs"]; ok {
-		v, ok := p.scalar(f, "write fs: ext4 or fs: xfs")
-		if ok && !slices.Contains(tier.FilesystemNames(), v) {
-			p.addf(f.v.Line, "tier %q: fs %q is not supported; use %s", name, v, strings.Join(tier.FilesystemNames(), " or "))
-			good = false
-		}
-		spec.FS = v
-		good = good && ok
-	}
+	good = p.filesystem(name, m, &spec.FS) && good
 	if o, ok := m["mount_options"]; ok {
 		v, ok := p.scalar(o, `write mount_options: "noatime"`)
 		spec.MountOptions = v
@@ -684,6 +686,22 @@ func (p *parser) loopTier(name string, e entry) (Tier, bool) {
 		return Tier{}, false
 	}
 	return Tier{Spec: tier.Spec{Name: name, Loop: &spec}}, true
+}
+
+// filesystem reads the fs a tier tierbench formats is made with, when
+// given, into fs: one tierbench can make.
+func (p *parser) filesystem(name string, m map[string]entry, fs *string) bool {
+	f, has := m["fs"]
+	if !has {
+		return true
+	}
+	v, ok := p.scalar(f, "write fs: ext4 or fs: xfs")
+	if ok && !slices.Contains(tier.FilesystemNames(), v) {
+		p.addf(f.v.Line, "tier %q: fs %q is not supported; use %s", name, v, strings.Join(tier.FilesystemNames(), " or "))
+		return false
+	}
+	*fs = v
+	return ok
 }
 
 // placements returns the declared placement names, including ones with

@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"
+	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tier/throttle"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
@@ -143,14 +144,15 @@ func (c *preflight) tools(m Machine) {
 }
 
 // provisioned checks what provisioning each tier needs: root to mount,
-// mkfs and losetup for loop tiers, a real PMEM device, FUSE for latency and
-// the block I/O controller for throttle.
+// mkfs and losetup for loop tiers, a real PMEM device, Ceph, rbd and
+// rbd-fuse for rbd tiers, FUSE for latency and the block I/O controller
+// for throttle.
 func (c *preflight) provisioned() {
 	for _, t := range c.s.Tiers {
 		if !t.Provisioned() {
 			continue
 		}
-		if (t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil) && os.Geteuid() != 0 {
+		if (t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || t.Rbd != nil) && os.Geteuid() != 0 {
 			c.addf(t.Line, "tier %q is mounted by tierbench, which needs root: run tierbench as root (sudo), or give the tier as {path: <folder>}", t.Name)
 			continue
 		}
@@ -160,6 +162,8 @@ func (c *preflight) provisioned() {
 			err = tier.CheckLoopTools(t.Loop.FS)
 		case t.Pmem != nil:
 			err = tier.CheckPmem(t.Pmem.Device)
+		case t.Rbd != nil:
+			err = rbd.Preflight(*t.Rbd)
 		}
 		if err == nil && t.Latency != nil {
 			err = emulate.Supported()

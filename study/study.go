@@ -86,8 +86,8 @@ const (
 var CacheModes = []string{CacheWarm, CacheCold}
 
 // Tier is a named folder that run folders are created under: an existing
-// folder (Path), or storage tierbench provisions for the study (Tmpfs or
-// Loop), whose Path is known once it is mounted.
+// folder (Path), or storage tierbench provisions for the study (Tmpfs,
+// Loop, Pmem, Rbd), whose Path is known once it is mounted.
 type Tier struct {
 	// Spec is what package tier makes of it: its name, its path (the real
 	// folder: symlinks are followed once, when the study is read), what
@@ -99,7 +99,7 @@ type Tier struct {
 	Line int
 }
 
-// Size is the capacity tierbench gives a tmpfs or loop tier, and its kind
+// Size is the capacity tierbench gives a tmpfs, loop or rbd tier, and its kind
 // for messages; 0 for tiers whose size is the machine's (folders, PMEM).
 func (t Tier) Size() (int64, string) {
 	switch {
@@ -107,6 +107,8 @@ func (t Tier) Size() (int64, string) {
 		return t.Tmpfs.Size, "tmpfs"
 	case t.Loop != nil:
 		return t.Loop.Size, "loop"
+	case t.Rbd != nil:
+		return t.Rbd.Size, "rbd"
 	}
 	return 0, ""
 }

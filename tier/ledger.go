@@ -344,31 +344,44 @@ func sigkillPending(path string) bool {
 
 // Cleanup undoes every leftover, newest first (mounts before the loop
 // devices under them, loop devices before their files), and returns what it
-// undid. A resource already gone counts as undone.
+// undid. A resource already gone counts as undone. What fails is tried
+// once more after the others: a run folder on a filesystem whose device
+// died with tierbench (an rbd tier's, read-only after its I/O errors)
+// cannot be emptied, but is gone once its mount is undone.
 func (l *Ledger) Cleanup() ([]Resource, error) {
 	left, err := l.Leftovers()
 	if err != nil {
 		return nil, err
 	}
-	var done []Resource
-	var errs []error
+	var done, failed []Resource
 	for i := len(left) - 1; i >= 0; i-- {
-		r := left[i]
-		undo := Undo
-		if u, ok := l.Undoers[r.Kind]; ok {
-			undo = u
-		}
-		if err := undo(r); err != nil {
-			errs = append(errs, err)
+		if l.undo(left[i]) != nil {
+			failed = append(failed, left[i])
 			continue
 		}
-		if err := l.Done(r); err != nil {
+		done = append(done, left[i])
+	}
+	var errs []error
+	for _, r := range failed {
+		if err := l.undo(r); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		done = append(done, r)
 	}
 	return done, errors.Join(errs...)
+}
+
+// undo undoes one leftover and forgets it.
+func (l *Ledger) undo(r Resource) error {
+	undo := Undo
+	if u, ok := l.Undoers[r.Kind]; ok {
+		undo = u
+	}
+	if err := undo(r); err != nil {
+		return err
+	}
+	return l.Done(r)
 }
 
 // Undo reverses one resource; it is idempotent.

@@ -40,7 +40,7 @@ func (p *Provisioner) Pmem(ctx context.Context, name string, spec PmemSpec) (str
 	if fs != spec.FS {
 		return "", fmt.Errorf("tier %s: %s holds %s, not %s; set fs: %s or reformat it yourself", name, spec.Device, fs, spec.FS, fs)
 	}
-	dir, err := p.mountPoint(name)
+	dir, err := p.mountPoint(name, "")
 	if err != nil {
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}

@@ -85,6 +85,9 @@ func (p *Provisioner) Close() error {
 			errs = append(errs, err)
 			continue
 		}
+		if r.Kind == kindDeferred {
+			continue // never in the ledger
+		}
 		if err := p.Ledger.Done(r); err != nil {
 			errs = append(errs, err)
 		}
@@ -92,6 +95,39 @@ func (p *Provisioner) Close() error {
 	p.created, p.closers, p.group = nil, nil, nil
 	return errors.Join(errs...)
 }
+
+// Step records r in the ledger, then does it; Close undoes it (with Undo,
+// or what OnClose registered for it), as it does a step that failed.
+// Packages that make storage tier cannot make itself (see Volumes) record
+// their steps with it.
+func (p *Provisioner) Step(r Resource, do func() error) (Resource, error) { return p.step(r, do) }
+
+// OnClose has Close undo the resource of kind at path with fn instead of
+// Undo: for what this process still serves or holds (a server it can stop
+// in order).
+func (p *Provisioner) OnClose(kind, path string, fn func() error) { p.onClose(kind, path, fn) }
+
+// kindDeferred marks a step of Close that has no ledger record (Defer).
+const kindDeferred = "deferred"
+
+// Defer has Close call fn at this point of its reverse order, for what
+// the ledger records otherwise (a cluster whose processes are tracked one
+// by one) and must be stopped between the steps around it.
+func (p *Provisioner) Defer(what string, fn func() error) {
+	r := Resource{Kind: kindDeferred, Path: fmt.Sprintf("%s #%d", what, len(p.created))}
+	p.created = append(p.created, r)
+	p.onClose(r.Kind, r.Path, fn)
+}
+
+// MountPoint creates an empty folder, recorded, in the state folder for
+// tier name to mount something on; purpose tells the mounts of one tier
+// apart ("" for the tier's own).
+func (p *Provisioner) MountPoint(name, purpose string) (string, error) {
+	return p.mountPoint(name, purpose)
+}
+
+// Mkdir creates a folder, recorded, that Close removes with its contents.
+func (p *Provisioner) Mkdir(dir string) error { return p.mkdir(dir) }
 
 // step records r in the ledger, then does it; a failed step is undone at once.
 func (p *Provisioner) step(r Resource, do func() error) (Resource, error) {
@@ -107,12 +143,20 @@ func (p *Provisioner) step(r Resource, do func() error) (Resource, error) {
 }
 
 // mountPoint creates an empty folder to mount on, refusing one that exists:
-// tierbench never mounts over anything it did not create.
-func (p *Provisioner) mountPoint(name string) (string, error) {
-	if err := CheckName(strings.TrimSuffix(name, "-latency")); err != nil {
+// tierbench never mounts over anything it did not create. purpose (a
+// word) tells a tier's other mounts from its own.
+func (p *Provisioner) mountPoint(name, purpose string) (string, error) {
+	if err := CheckName(name); err != nil {
 		return "", err // a name such as ../../x must never leave the state folder
 	}
-	dir := filepath.Join(p.Ledger.Dir(), "mnt", p.Tag+"-"+name)
+	base := p.Tag + "-" + name
+	if purpose != "" {
+		if err := CheckName(purpose); err != nil {
+			return "", err
+		}
+		base += "-" + purpose
+	}
+	dir := filepath.Join(p.Ledger.Dir(), "mnt", base)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", filepath.Dir(dir), err)
 	}
@@ -138,7 +182,7 @@ func (p *Provisioner) mkdir(dir string) error {
 
 // Tmpfs mounts a tmpfs of the given size and returns its mount point.
 func (p *Provisioner) Tmpfs(name string, spec TmpfsSpec) (string, error) {
-	dir, err := p.mountPoint(name)
+	dir, err := p.mountPoint(name, "")
 	if err != nil {
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
@@ -155,15 +199,8 @@ func (p *Provisioner) Tmpfs(name string, spec TmpfsSpec) (string, error) {
 // Loop creates an image file, attaches it to a loop device, makes a
 // filesystem on it and mounts it; it returns the mount point.
 func (p *Provisioner) Loop(ctx context.Context, name string, spec LoopSpec) (string, error) {
-	mkfs, ok := mkfsTools[spec.FS]
-	if !ok {
-		return "", fmt.Errorf("tier %s: filesystem %q is not supported: use %s", name, spec.FS, strings.Join(FilesystemNames(), " or "))
-	}
-	if _, err := exec.LookPath(mkfs[0]); err != nil {
-		return "", fmt.Errorf("tier %s: %s is not installed: apt-get install %s", name, mkfs[0], mkfsPackage[spec.FS])
-	}
-	if _, err := exec.LookPath("losetup"); err != nil {
-		return "", fmt.Errorf("tier %s: losetup is not installed: apt-get install mount", name)
+	if err := CheckLoopTools(spec.FS); err != nil {
+		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
 	imgDir := filepath.Join(p.Ledger.Dir(), "img")
 	if spec.Backing == "ram" {
@@ -186,32 +223,41 @@ func (p *Provisioner) Loop(ctx context.Context, name string, spec LoopSpec) (str
 	if err != nil {
 		return "", fmt.Errorf("tier %s: create image %s (%d bytes): %w", name, img, spec.Size, err)
 	}
-	loopRec, err := p.step(Resource{Kind: KindLoop, Backing: img}, func() error { return nil })
-	if err != nil {
-		return "", err
+	return p.formatAndMount(ctx, name, "", img, false, spec.FS, spec.MountOptions)
+}
+
+// FormatAndMount makes filesystem fs on a block device dev, or, when dev
+// is "", on a loop device attached to file (direct I/O: the program that
+// serves the file caches what it is asked to, nothing more), and mounts
+// it (with mountOptions) on the tier's mount point, which it returns:
+// what a loop tier does with its image, for storage another package
+// serves (Volumes).
+func (p *Provisioner) FormatAndMount(ctx context.Context, name, dev, file, fs, mountOptions string) (string, error) {
+	if err := CheckLoopTools(fs); err != nil {
+		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
-	out, err := exec.CommandContext(ctx, "losetup", "--find", "--show", img).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("tier %s: attach loop device: %v: %s", name, err, strings.TrimSpace(string(out)))
+	return p.formatAndMount(ctx, name, dev, file, true, fs, mountOptions)
+}
+
+func (p *Provisioner) formatAndMount(ctx context.Context, name, dev, file string, directIO bool, fs, mountOptions string) (string, error) {
+	if dev == "" {
+		var err error
+		if dev, err = p.attachLoop(ctx, name, file, directIO); err != nil {
+			return "", err
+		}
 	}
-	dev := strings.TrimSpace(string(out))
-	attached := loopRec
-	attached.Path = dev
-	if err := p.Ledger.Update(loopRec, attached); err != nil {
-		return "", err
-	}
-	p.created[len(p.created)-1] = attached
+	mkfs := mkfsTools[fs]
 	if out, err := exec.CommandContext(ctx, mkfs[0], append(mkfs[1:], dev)...).CombinedOutput(); err != nil {
 		return "", fmt.Errorf("tier %s: %s %s: %v: %s", name, mkfs[0], dev, err, strings.TrimSpace(string(out)))
 	}
-	dir, err := p.mountPoint(name)
+	dir, err := p.mountPoint(name, "")
 	if err != nil {
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
 	_, err = p.step(Resource{Kind: KindMount, Path: dir}, func() error {
-		args := []string{"-t", spec.FS}
-		if spec.MountOptions != "" {
-			args = append(args, "-o", spec.MountOptions)
+		args := []string{"-t", fs}
+		if mountOptions != "" {
+			args = append(args, "-o", mountOptions)
 		}
 		out, err := exec.CommandContext(ctx, "mount", append(args, dev, dir)...).CombinedOutput()
 		if err != nil {
@@ -223,6 +269,33 @@ func (p *Provisioner) Loop(ctx context.Context, name string, spec LoopSpec) (str
 		return "", fmt.Errorf("tier %s: mount %s on %s: %w", name, dev, dir, err)
 	}
 	return dir, nil
+}
+
+// attachLoop attaches file to a free loop device, recorded (by its file
+// until the device is known), and returns the device. With directIO the
+// device reads and writes the file O_DIRECT, so the file's data is not
+// cached a second time beneath the tier's own page cache.
+func (p *Provisioner) attachLoop(ctx context.Context, name, file string, directIO bool) (string, error) {
+	var args []string
+	if directIO {
+		args = append(args, "--direct-io=on")
+	}
+	loopRec, err := p.step(Resource{Kind: KindLoop, Backing: file}, func() error { return nil })
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.CommandContext(ctx, "losetup", append(args, "--find", "--show", file)...).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("tier %s: attach loop device: %v: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	dev := strings.TrimSpace(string(out))
+	attached := loopRec
+	attached.Path = dev
+	if err := p.Ledger.Update(loopRec, attached); err != nil {
+		return "", err
+	}
+	p.created[len(p.created)-1] = attached
+	return dev, nil
 }
 
 // Throttle caps the loop device dev of tier name through the block I/O
@@ -288,7 +361,7 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec) (string, erro
 	if err := p.mkdir(backing); err != nil {
 		return "", fmt.Errorf("tier %s: create %s: %w", name, backing, err)
 	}
-	dir, err := p.mountPoint(name + "-latency")
+	dir, err := p.mountPoint(name, "latency")
 	if err != nil {
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}

@@ -9,14 +9,15 @@ import (
 )
 
 // Spec is one tier as a study declares it: a folder (Path), or what to
-// provision for it (at most one of Tmpfs, Loop, Pmem), optionally made to
-// emulate slower storage (Latency, Throttle).
+// provision for it (at most one of Tmpfs, Loop, Pmem, Rbd), optionally
+// made to emulate slower storage (Latency, Throttle).
 type Spec struct {
 	Name     string
 	Path     string
 	Tmpfs    *TmpfsSpec
 	Loop     *LoopSpec
 	Pmem     *PmemSpec
+	Rbd      *RbdSpec
 	Latency  *LatencySpec
 	Throttle *ThrottleSpec
 }
@@ -24,7 +25,48 @@ type Spec struct {
 // Provisioned reports whether tierbench creates or mounts anything for the
 // tier.
 func (s Spec) Provisioned() bool {
-	return s.Tmpfs != nil || s.Loop != nil || s.Pmem != nil || s.Latency != nil || s.Throttle != nil
+	return s.Tmpfs != nil || s.Loop != nil || s.Pmem != nil || s.Rbd != nil || s.Latency != nil || s.Throttle != nil
+}
+
+// RbdSpec asks for a block image in a Ceph cluster started for the study
+// on other tiers of it, formatted and mounted as a loop tier's image is.
+// Package tier/rbd serves it (see Volumes); package tier knows only its
+// shape.
+type RbdSpec struct {
+	Size int64 // bytes
+	FS   string
+	// Cluster places the cluster's components (Ceph's block, db, wal) on
+	// other tiers of the study, by component; every component is named.
+	Cluster map[string]string
+	// Options are the cluster engine's options, in normal form.
+	Options map[string]string
+}
+
+// Served reports whether a program outside package tier serves the
+// tier's storage (rbd), which Volumes makes once the other tiers are
+// ready.
+func (s Spec) Served() bool { return s.Rbd != nil }
+
+// Volumes make the storage of served tiers (rbd: an image of a Ceph
+// cluster, see package tier/rbd), which the workspace then formats and
+// mounts as it does a loop tier's image. It keeps package tier free of
+// what serves them.
+type Volumes interface {
+	// Volume makes served tier t's storage after the workspace's other
+	// tiers and its scratch folder (w), recording every step with p,
+	// whose Close undoes them after the tier's mount and loop device.
+	Volume(ctx context.Context, w *Workspace, p *Provisioner, t Spec) (Volume, error)
+}
+
+// Volume is a served tier's storage: a block device, or a file to attach
+// to a loop device; and how durable it is, which Inspect cannot see
+// through the program that serves it.
+type Volume struct {
+	Device string
+	File   string
+	// Durable and Note label the tier's Info.
+	Durable bool
+	Note    string
 }
 
 // Workspace is everything a study makes on its tiers and in the state
@@ -33,21 +75,45 @@ func (s Spec) Provisioned() bool {
 // folder for the whole study, and each run's fresh folders.
 type Workspace struct {
 	ledger  *Ledger
+	tag     string
+	volumes Volumes
 	prov    *Provisioner
+	// served holds one provisioner per served tier, undone before the
+	// scratch folder and the other tiers they live on.
+	served  []*Provisioner
 	tiers   map[string]Info
 	scratch string
 	// dropScratch removes the scratch folder (and forgets its record).
 	dropScratch func() error
 }
 
-// NewWorkspace provisions the tiers tierbench creates, then prepares and
-// inspects every tier, then makes the study's scratch folder; tag (the
-// study id) names what it provisions. Provisioned tiers need root and a
-// ledger; with a nil ledger only folder tiers are allowed, and nothing is
-// recorded. On failure, what was made is undone.
+// NewWorkspace is WorkspaceConfig{Ledger: ledger, Tag: tag}.Open: a
+// workspace without served tiers.
 func NewWorkspace(ctx context.Context, ledger *Ledger, tag string, tiers ...Spec) (*Workspace, error) {
-	ws := &Workspace{ledger: ledger, prov: &Provisioner{Ledger: ledger, Tag: tag}, tiers: map[string]Info{}}
+	return WorkspaceConfig{Ledger: ledger, Tag: tag}.Open(ctx, tiers...)
+}
+
+// WorkspaceConfig says where a workspace records what it makes (Ledger;
+// nil records nothing and allows folder tiers only), what names it (Tag:
+// the study id) and who makes the storage of served tiers (Volumes; nil
+// refuses them).
+type WorkspaceConfig struct {
+	Ledger  *Ledger
+	Tag     string
+	Volumes Volumes
+}
+
+// Open provisions the tiers tierbench creates and prepares and inspects
+// every tier, then makes the study's scratch folder, then the served
+// tiers, which live on the others and keep state in the scratch folder.
+// Provisioned tiers need root and a ledger. On failure, what was made is
+// undone.
+func (c WorkspaceConfig) Open(ctx context.Context, tiers ...Spec) (*Workspace, error) {
+	ws := &Workspace{ledger: c.Ledger, tag: c.Tag, volumes: c.Volumes, prov: &Provisioner{Ledger: c.Ledger, Tag: c.Tag}, tiers: map[string]Info{}}
 	for _, t := range tiers {
+		if t.Served() {
+			continue
+		}
 		info, err := ws.prepare(ctx, t)
 		if err != nil {
 			return nil, errors.Join(err, ws.Close())
@@ -55,10 +121,47 @@ func NewWorkspace(ctx context.Context, ledger *Ledger, tag string, tiers ...Spec
 		ws.tiers[t.Name] = info
 	}
 	var err error
-	if ws.scratch, ws.dropScratch, err = makeScratch(ledger, tag); err != nil {
+	if ws.scratch, ws.dropScratch, err = makeScratch(c.Ledger, c.Tag); err != nil {
 		return nil, errors.Join(err, ws.Close())
 	}
+	for _, t := range tiers {
+		if !t.Served() {
+			continue
+		}
+		info, err := ws.serve(ctx, t)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("provision tiers: %w", err), ws.Close())
+		}
+		ws.tiers[t.Name] = info
+	}
 	return ws, nil
+}
+
+// serve makes served tier t's volume, formats and mounts it, and
+// inspects it, labelled as the volume says.
+func (w *Workspace) serve(ctx context.Context, t Spec) (Info, error) {
+	if w.ledger == nil {
+		return Info{}, fmt.Errorf("tier %s: provisioned tiers need tierbench's state folder (no ledger given)", t.Name)
+	}
+	if w.volumes == nil {
+		return Info{}, fmt.Errorf("tier %s: nothing here serves rbd tiers (no Volumes given)", t.Name)
+	}
+	p := &Provisioner{Ledger: w.ledger, Tag: w.tag}
+	w.served = append(w.served, p)
+	vol, err := w.volumes.Volume(ctx, w, p, t)
+	if err != nil {
+		return Info{}, err
+	}
+	path, err := p.FormatAndMount(ctx, t.Name, vol.Device, vol.File, t.Rbd.FS, "")
+	if err != nil {
+		return Info{}, err
+	}
+	info, err := Prepare(t.Name, path)
+	if err != nil {
+		return Info{}, err
+	}
+	info.Durable, info.Note = vol.Durable, vol.Note
+	return info, nil
 }
 
 // prepare provisions tier t if tierbench creates it, and inspects it.
@@ -134,20 +237,32 @@ func (w *Workspace) Scratch() string { return w.scratch }
 // cleanup` kills one that outlives a killed tierbench; untrack forgets it
 // once it is gone. Without a ledger it records nothing.
 func (w *Workspace) TrackProcess(pid int) (untrack func()) {
-	if w.ledger == nil {
-		return func() {}
-	}
-	r, err := w.ledger.Intend(ProcessResource(pid, "engine server"))
-	if err != nil {
-		return func() {}
-	}
-	return func() { w.ledger.Done(r) }
+	return w.TrackProcessAs("engine server")(pid)
 }
 
-// Close removes the scratch folder and undoes the provisioned tiers,
-// newest first.
+// TrackProcessAs is TrackProcess for processes that label says what they
+// are ("ceph-osd of tier ceph1"), as the ledger and cleanup name them.
+func (w *Workspace) TrackProcessAs(label string) func(pid int) (untrack func()) {
+	return func(pid int) func() {
+		if w.ledger == nil {
+			return func() {}
+		}
+		r, err := w.ledger.Intend(ProcessResource(pid, label))
+		if err != nil {
+			return func() {}
+		}
+		return func() { w.ledger.Done(r) }
+	}
+}
+
+// Close undoes the served tiers, removes the scratch folder and undoes
+// the provisioned tiers, newest first.
 func (w *Workspace) Close() error {
 	var errs []error
+	for i := len(w.served) - 1; i >= 0; i-- {
+		errs = append(errs, w.served[i].Close())
+	}
+	w.served = nil
 	if w.dropScratch != nil {
 		errs = append(errs, w.dropScratch())
 		w.dropScratch = nil

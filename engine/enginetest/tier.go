@@ -15,25 +15,57 @@ import (
 // under them: every server runs in its data folder (PostgreSQL's
 // backends inherit the postmaster's).
 func ProcessesIn(dirs map[string]string) []string {
-	ents, _ := os.ReadDir("/proc")
 	var out []string
+	for _, p := range processes() {
+		for _, d := range dirs {
+			if within(p.cwd, d) {
+				out = append(out, p.pid+" "+p.comm)
+			}
+		}
+	}
+	return out
+}
+
+// ProcessesNaming lists live processes whose command line names dir or
+// whose working folder is under it, with their command lines: daemons
+// whose configuration, mount point or folders are there (Ceph's,
+// rbd-fuse).
+func ProcessesNaming(dir string) []string {
+	var out []string
+	for _, p := range processes() {
+		if strings.Contains(p.cmdline, dir) || within(p.cwd, dir) {
+			out = append(out, p.pid+" "+p.cmdline)
+		}
+	}
+	return out
+}
+
+func within(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+
+// proc is a live process as /proc shows it.
+type proc struct{ pid, comm, cwd, cmdline string }
+
+// processes lists the live processes whose working folder can be read
+// (not zombies, whose entry is all that is left).
+func processes() []proc {
+	ents, _ := os.ReadDir("/proc")
+	var out []proc
 	for _, e := range ents {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
 		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		dir := filepath.Join("/proc", e.Name())
+		cwd, err := os.Readlink(filepath.Join(dir, "cwd"))
 		if err != nil {
 			continue
 		}
-		if st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); strings.Contains(string(st), ") Z ") {
-			continue // exited; only its entry is left
+		if st, _ := os.ReadFile(filepath.Join(dir, "stat")); strings.Contains(string(st), ") Z ") {
+			continue
 		}
-		for _, d := range dirs {
-			if cwd == d || strings.HasPrefix(cwd, d+"/") {
-				comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-				out = append(out, e.Name()+" "+strings.TrimSpace(string(comm)))
-			}
-		}
+		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
+		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		out = append(out, proc{pid: e.Name(), comm: strings.TrimSpace(string(comm)), cwd: cwd,
+			cmdline: strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")})
 	}
 	return out
 }

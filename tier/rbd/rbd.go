@@ -1,0 +1,497 @@
+// Package rbd serves tierbench's rbd tiers: a block image in a Ceph
+// cluster that tierbench starts for the study on other tiers, formatted
+// and mounted so that any engine's component can be placed on Ceph.
+//
+//	tiers:
+//	  ssd:  {loop: {backing: disk, size: 8GiB, fs: xfs}}
+//	  pmem: {loop: {backing: ram, size: 4GiB, fs: ext4}}
+//	  ceph-ref1: {rbd: {size: 4GiB, fs: ext4, cluster: {block: ssd, db: pmem, wal: pmem}, options: {db_size: 1GiB}}}
+//
+// cluster places the cluster's components (engine/ceph's block, db, wal;
+// db goes with block and wal with db unless named) on the study's other
+// tiers, never on an rbd tier; options are engine/ceph's. Volumes makes
+// each rbd tier once per study, after the tiers it names, every step
+// recorded in the ledger: a folder per component on those tiers, the
+// cluster (engine/ceph's Open, durability sync, its daemons tracked), an
+// image of size in its pool (`rbd create`), then, since this kernel has no
+// rbd, nbd or ublk module, rbd-fuse in the foreground (own process group,
+// parent-death signal, tracked) exposing the image as a file in a FUSE
+// mount in the state folder, which the workspace attaches to a loop
+// device, formats (ext4 or xfs) and mounts at the tier's mount point.
+// Where the kernel's rbd driver is loaded (/sys/bus/rbd), the image is
+// mapped with `rbd map` and /dev/rbdN formatted instead; that path is
+// untested here. The workspace undoes it all in reverse on Close, on a
+// failure half-way and on Ctrl-C; after a kill -9 the daemons and rbd-fuse
+// die with tierbench (parent-death signal) and `tierbench cleanup`
+// unmounts, detaches and removes the rest in one pass.
+//
+// librbd's write-back cache is off (rbd_cache = false, in the clients'
+// configuration): with it on, an fsync would be answered by the client's
+// cache policy rather than by what the cluster does. The loop device
+// reads and writes the image's file with direct I/O, so the image is not
+// cached a second time beneath the tier's filesystem. Through rbd-fuse
+// (libfuse 2) the kernel's FUSE takes the file's lock for each write, so
+// the image takes one write at a time: here 4k random writes at queue
+// depth 32 reach about what one write in flight gives (the tier's probe
+// shows it), which understates Ceph at depth but not an fsync's latency.
+//
+// In a study's matrix: one cluster per rbd tier for the whole study, and
+// every run placed on that tier shares it. Runs get fresh folders on the
+// tier's filesystem, removed after each run, but the cluster's own state
+// (BlueStore's allocations, RocksDB's levels and WAL) carries over from
+// run to run; the image is thin, so the first runs also allocate the
+// objects later runs overwrite.
+package rbd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph"
+	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/emulate"
+)
+
+// ClusterSpec is the engine whose cluster serves an rbd tier: its
+// components are what cluster places, its options what options sets.
+func ClusterSpec() engine.Spec { return ceph.Engine{}.Spec() }
+
+// Options of engine/ceph that size the cluster against the image.
+const (
+	optOSDs      = "osds"
+	optReplicas  = "replicas"
+	optBlockSize = "block_size"
+	optDBSize    = "db_size"
+	optWALSize   = "wal_size"
+)
+
+// The image's share of each OSD's main device is at most 4/5: the rest is
+// for RocksDB when it lives in the main device and for Ceph's full
+// ratios (an OSD stops taking writes at 95%, and then the tier's I/O
+// would wait, not fail).
+const (
+	headroomNum, headroomDen = 5, 4
+	gib                      = int64(1) << 30
+)
+
+// ClusterOptions are the options spec's cluster is opened with: the
+// study's, with block_size, when not given, raised from engine/ceph's
+// default to hold the image (see Check).
+func ClusterOptions(spec tier.RbdSpec) map[string]string {
+	out := map[string]string{}
+	for k, v := range spec.Options {
+		out[k] = v
+	}
+	if _, given := out[optBlockSize]; given {
+		return out
+	}
+	o, err := ClusterSpec().ResolveOptions(spec.Options)
+	if err != nil {
+		return out // Check and the cluster's Open say what is wrong
+	}
+	need := (blockNeeded(spec.Size, o) + gib - 1) / gib * gib
+	out[optBlockSize] = strconv.FormatInt(max(o.Size(optBlockSize), need), 10)
+	return out
+}
+
+// blockNeeded is the main device size each OSD needs for its share of an
+// image of size bytes.
+func blockNeeded(size int64, o engine.Options) int64 {
+	perOSD := size * int64(o.Int(optReplicas)) / int64(max(o.Int(optOSDs), 1))
+	return perOSD * headroomNum / headroomDen
+}
+
+// Check refuses an rbd tier whose options engine/ceph does not take or
+// whose OSDs cannot hold its image (block_size given too small).
+func Check(spec tier.RbdSpec) error {
+	o, err := ClusterSpec().ResolveOptions(spec.Options)
+	if err != nil {
+		return err
+	}
+	if _, given := spec.Options[optBlockSize]; !given {
+		return nil
+	}
+	if need := blockNeeded(spec.Size, o); o.Size(optBlockSize) < need {
+		return fmt.Errorf("option block_size=%d cannot hold the image: %d OSD(s) with %d replica(s) of %d bytes need main devices of at least %d bytes each (a fifth spare for RocksDB and Ceph's full ratio); raise block_size to %dGiB, or leave it out and tierbench sizes it, or lower size",
+			o.Size(optBlockSize), o.Int(optOSDs), o.Int(optReplicas), spec.Size, need, (need+gib-1)/gib)
+	}
+	return nil
+}
+
+// DeviceBytes is what spec's cluster puts on each tier it names: its OSDs'
+// device files at full size, as engine/ceph places them (block.db only on
+// a tier other than block's, block.wal only on one other than db's), two
+// tiers taken for two filesystems. Nil when the options are wrong (Check
+// says why).
+func DeviceBytes(spec tier.RbdSpec) map[string]int64 {
+	o, err := ClusterSpec().ResolveOptions(ClusterOptions(spec))
+	if err != nil {
+		return nil
+	}
+	osds := int64(o.Int(optOSDs))
+	block, db, wal := spec.Cluster[ceph.Block], spec.Cluster[ceph.BlockDB], spec.Cluster[ceph.BlockWAL]
+	out := map[string]int64{block: osds * o.Size(optBlockSize)}
+	below := block
+	if db != block {
+		out[db] += osds * o.Size(optDBSize)
+		below = db
+	}
+	if wal != below {
+		out[wal] += osds * o.Size(optWALSize)
+	}
+	return out
+}
+
+// kernelRBD reports whether the kernel's rbd driver is loaded.
+func kernelRBD() bool {
+	_, err := os.Stat("/sys/bus/rbd")
+	return err == nil
+}
+
+// Preflight reports whether this machine can serve spec's tier: the rbd
+// tool, rbd-fuse (unless the kernel has rbd) and FUSE, the filesystem's
+// tools and losetup, and Ceph with spec's options (engine/ceph's
+// PreflightOptions).
+func Preflight(spec tier.RbdSpec) error {
+	need := []struct{ program, pkg string }{{"rbd", "ceph-common"}}
+	if !kernelRBD() {
+		need = append(need, struct{ program, pkg string }{"rbd-fuse", "rbd-fuse"})
+	}
+	for _, n := range need {
+		if _, err := exec.LookPath(n.program); err != nil {
+			return fmt.Errorf("%s is not installed: run `make setup` or apt-get install %s", n.program, n.pkg)
+		}
+	}
+	if !kernelRBD() {
+		if err := emulate.Supported(); err != nil {
+			return fmt.Errorf("rbd-fuse needs FUSE: %w", err)
+		}
+	}
+	if err := tier.CheckLoopTools(spec.FS); err != nil {
+		return err
+	}
+	if err := (ceph.Engine{}).PreflightOptions(ClusterOptions(spec)); err != nil {
+		return fmt.Errorf("its Ceph cluster: %w", err)
+	}
+	return nil
+}
+
+// Volumes serves rbd tiers for a workspace (tier.WorkspaceConfig).
+type Volumes struct{}
+
+var _ tier.Volumes = Volumes{}
+
+// Timing.
+const (
+	// imageTimeout bounds rbd-fuse's start until the image shows in its
+	// mount, and each rbd command.
+	imageTimeout = time.Minute
+	// fuseStop is how long rbd-fuse may take to unmount and exit after
+	// SIGTERM.
+	fuseStop = 20 * time.Second
+	// mountTimeout is the clients' client_mount_timeout, in seconds: how
+	// long a client waits for the monitor before it gives up.
+	mountTimeout = 30
+)
+
+// Volume starts t's cluster on the tiers it names, makes its image and
+// exposes it, every step recorded with p.
+func (Volumes) Volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
+	v, err := volume(ctx, w, p, t)
+	if err != nil {
+		return tier.Volume{}, fmt.Errorf("tier %s: %w", t.Name, err)
+	}
+	return v, nil
+}
+
+func volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
+	spec := *t.Rbd
+	dirs, used, err := componentDirs(p, w.Tiers(), t.Name, spec.Cluster)
+	if err != nil {
+		return tier.Volume{}, err
+	}
+	private := filepath.Join(w.Scratch(), "rbd-"+t.Name)
+	if err := p.Mkdir(private); err != nil {
+		return tier.Volume{}, err
+	}
+	if err := os.Chmod(private, 0o700); err != nil {
+		return tier.Volume{}, err
+	}
+	db, err := ceph.Engine{}.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: ClusterOptions(spec),
+		Scratch: w.Scratch(), Track: w.TrackProcessAs("Ceph daemon of tier " + t.Name)})
+	if err != nil {
+		return tier.Volume{}, fmt.Errorf("start its Ceph cluster: %w", err)
+	}
+	p.Defer("stop the Ceph cluster of tier "+t.Name, db.Close)
+	objects, err := engine.NeedObjects(db)
+	if err != nil {
+		return tier.Volume{}, err
+	}
+	c := client{rados: objects.Rados(), image: p.Tag + "-" + t.Name}
+	if c.conf, err = writeClientConf(private, c.rados); err != nil {
+		return tier.Volume{}, err
+	}
+	if err := c.create(ctx, spec.Size); err != nil {
+		return tier.Volume{}, err
+	}
+	vol := tier.Volume{Durable: true}
+	var how string
+	if kernelRBD() {
+		how = "Ceph RBD image mapped by the kernel's rbd driver"
+		vol.Device, err = c.mapImage(ctx, p)
+	} else {
+		how = "Ceph RBD image through rbd-fuse and a loop device (userspace: no kernel rbd here; FUSE takes one write at a time); librbd cache off"
+		vol.File, err = c.serveFUSE(ctx, w, p, t.Name, private)
+	}
+	if err != nil {
+		return tier.Volume{}, err
+	}
+	var volatile []string
+	for _, name := range used {
+		if info := w.Tiers()[name]; !info.Durable {
+			vol.Durable = false
+			volatile = append(volatile, fmt.Sprintf("tier %s: %s", name, info.Note))
+		}
+	}
+	vol.Note = fmt.Sprintf("%s; as durable as the cluster's tiers (%s)", how, clusterText(spec.Cluster))
+	if len(volatile) > 0 {
+		vol.Note += ", which are not: " + strings.Join(volatile, "; ")
+	}
+	return vol, nil
+}
+
+// components are the cluster's, in engine/ceph's order.
+var components = []string{ceph.Block, ceph.BlockDB, ceph.BlockWAL}
+
+// clusterText says where the cluster's components are: "block on ssd, db
+// and wal on pmem".
+func clusterText(cluster map[string]string) string {
+	var parts []string
+	var names []string
+	byTier := map[string][]string{}
+	for _, c := range components {
+		if _, seen := byTier[cluster[c]]; !seen {
+			names = append(names, cluster[c])
+		}
+		byTier[cluster[c]] = append(byTier[cluster[c]], c)
+	}
+	for _, n := range names {
+		parts = append(parts, strings.Join(byTier[n], " and ")+" on "+n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// componentDirs makes a folder per component, recorded, under
+// tierbench-rbd-<tier> on the tier cluster places it on, and returns the
+// folders and the tiers used.
+func componentDirs(p *tier.Provisioner, tiers map[string]tier.Info, name string, cluster map[string]string) (map[string]string, []string, error) {
+	dirs := map[string]string{}
+	roots := map[string]string{}
+	var used []string
+	for _, c := range components {
+		tname := cluster[c]
+		info, ok := tiers[tname]
+		if !ok {
+			return nil, nil, fmt.Errorf("the cluster's %s is on tier %q, which is not ready (an rbd tier, or not declared)", c, tname)
+		}
+		root, ok := roots[tname]
+		if !ok {
+			root = filepath.Join(info.Path, "tierbench-rbd-"+name)
+			if err := p.Mkdir(root); err != nil {
+				return nil, nil, fmt.Errorf("folder for the cluster on tier %s: %w", tname, err)
+			}
+			roots[tname] = root
+			used = append(used, tname)
+		}
+		dirs[c] = filepath.Join(root, c)
+		if err := os.Mkdir(dirs[c], 0o755); err != nil {
+			return nil, nil, fmt.Errorf("folder for the cluster's %s: %w", c, err)
+		}
+	}
+	return dirs, used, nil
+}
+
+// client reaches the cluster's image as client.admin.
+type client struct {
+	rados engine.RadosCluster
+	conf  string // writeClientConf's
+	image string // in rados.Pool
+}
+
+// spec is the image as rbd names it: pool/image.
+func (c client) spec() string { return c.rados.Pool + "/" + c.image }
+
+// writeClientConf writes the clients' configuration for the image: the
+// cluster's (monitors, keyring path: no key), librbd's cache off, and no
+// admin socket or log file of clients outside the private folder.
+func writeClientConf(private string, rados engine.RadosCluster) (string, error) {
+	base, err := os.ReadFile(rados.Conf)
+	if err != nil {
+		return "", fmt.Errorf("the cluster's client configuration: %w", err)
+	}
+	path := filepath.Join(private, "rbd.conf")
+	conf := string(base) + fmt.Sprintf(`
+[client]
+# fsync latencies must be the cluster's, not librbd's write-back cache's.
+rbd_cache = false
+client_mount_timeout = %d
+admin_socket = %s
+log_file = %s
+`, mountTimeout, filepath.Join(private, "$name.$pid.asok"), filepath.Join(private, "$name.$pid.log"))
+	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// rbd runs the rbd tool as the cluster's client and returns its output.
+func (c client) rbd(ctx context.Context, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, imageTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "rbd", append([]string{"--conf", c.conf, "--id", c.rados.ID}, args...)...)
+	errs := &server.TailWriter{Max: 4096}
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, errs
+	server.OwnGroup(cmd, true)
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		if tail := errs.Last(5); tail != "" {
+			err = fmt.Errorf("%w: %s", err, tail)
+		}
+		return "", fmt.Errorf("rbd %s: %w", strings.Join(args, " "), err)
+	}
+	return out.String(), nil
+}
+
+// create makes the image: thin, size bytes, with the features every
+// client (librbd and the kernel's driver) takes.
+func (c client) create(ctx context.Context, size int64) error {
+	_, err := c.rbd(ctx, "create", "--size", strconv.FormatInt(size, 10)+"B", "--image-feature", "layering,exclusive-lock", c.spec())
+	return err
+}
+
+// serveFUSE starts rbd-fuse on a mount point of its own, recorded before
+// it mounts, and returns the image's file in it once it shows at its
+// size. Close stops rbd-fuse, which unmounts.
+func (c client) serveFUSE(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, name, private string) (string, error) {
+	bin, err := exec.LookPath("rbd-fuse")
+	if err != nil {
+		return "", errors.New("rbd-fuse is not installed: run `make setup` or apt-get install rbd-fuse")
+	}
+	mnt, err := p.MountPoint(name, "rbd")
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(mnt, c.image)
+	_, err = p.Step(tier.Resource{Kind: tier.KindMount, Path: mnt}, func() error {
+		proc, err := server.Start(server.Spec{
+			Name: "rbd-fuse", Path: bin, Dir: private, Log: filepath.Join(private, "rbd-fuse.log"),
+			Track: w.TrackProcessAs("rbd-fuse of tier " + name),
+			// -f: in the foreground, so it is tracked and stopped as a
+			// process; -r: only this image.
+			Args: []string{mnt, "-f", "-c", c.conf, "-p", c.rados.Pool, "-r", c.image},
+		})
+		if err != nil {
+			return err
+		}
+		p.OnClose(tier.KindMount, mnt, func() error { return stopFUSE(proc, mnt) })
+		return waitFile(ctx, proc, file)
+	})
+	if err != nil {
+		return "", fmt.Errorf("expose the image with rbd-fuse on %s: %w", mnt, err)
+	}
+	return file, nil
+}
+
+// waitFile waits until rbd-fuse shows the image's file: it answers once
+// it has connected to the cluster.
+func waitFile(ctx context.Context, proc *server.Process, file string) error {
+	ctx, cancel := context.WithTimeout(ctx, imageTimeout)
+	defer cancel()
+	for {
+		if err := proc.Died(); err != nil {
+			return err
+		}
+		_, err := os.Stat(file)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not show: %w (last: %v); rbd-fuse's log: %s", file, ctx.Err(), err, proc.LogTail(5))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// stopFUSE stops rbd-fuse (SIGTERM: it unmounts and exits) and unmounts
+// what it may have left.
+func stopFUSE(proc *server.Process, mnt string) error {
+	return errors.Join(proc.Stop(fuseStop), tier.Undo(tier.Resource{Kind: tier.KindMount, Path: mnt}))
+}
+
+// KindMapped is a ledger record of an image the kernel's rbd driver
+// mapped (Path: pool/image), which Unmap undoes.
+const KindMapped = "rbd-mapped"
+
+// Undoers are the ledger kinds this package records that package tier
+// cannot undo itself (see tier.Ledger.Undoers).
+func Undoers() map[string]func(tier.Resource) error {
+	return map[string]func(tier.Resource) error{KindMapped: Unmap}
+}
+
+// mapImage maps the image with the kernel's driver, recorded first, and
+// returns its device. Untested here: this kernel has no rbd module.
+func (c client) mapImage(ctx context.Context, p *tier.Provisioner) (string, error) {
+	var dev string
+	r := tier.Resource{Kind: KindMapped, Path: c.spec()}
+	_, err := p.Step(r, func() error {
+		p.OnClose(r.Kind, r.Path, func() error { return Unmap(r) })
+		out, err := c.rbd(ctx, "map", c.spec())
+		dev = strings.TrimSpace(out)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("map the image: %w", err)
+	}
+	return dev, nil
+}
+
+// rbdBus is the kernel rbd driver's sysfs folder.
+const rbdBus = "/sys/bus/rbd"
+
+// Unmap removes the kernel's mappings of the image r records, by force:
+// after a kill its cluster is gone, and nothing that would wait for it
+// is left above it (the tier's mount is undone first). An image no longer
+// mapped counts as undone.
+func Unmap(r tier.Resource) error {
+	pool, image, _ := strings.Cut(r.Path, "/")
+	devs, _ := filepath.Glob(filepath.Join(rbdBus, "devices", "*"))
+	remove := filepath.Join(rbdBus, "remove_single_major")
+	if _, err := os.Stat(remove); err != nil {
+		remove = filepath.Join(rbdBus, "remove")
+	}
+	var errs []error
+	for _, d := range devs {
+		p, _ := os.ReadFile(filepath.Join(d, "pool"))
+		n, _ := os.ReadFile(filepath.Join(d, "name"))
+		if strings.TrimSpace(string(p)) != pool || strings.TrimSpace(string(n)) != image {
+			continue
+		}
+		if err := os.WriteFile(remove, []byte(filepath.Base(d)+" force"), 0o200); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("unmap rbd device %s (%s): %w", filepath.Base(d), r.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,51 @@
+package rbd
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/tier"
+)
+
+// TestSizing sizes a cluster to its image: block_size when left out,
+// what a given one must hold, and the device files on each tier.
+func TestSizing(t *testing.T) {
+	const g = int64(1) << 30
+	baseline := map[string]string{"block": "ssd", "db": "ssd", "wal": "ssd"}
+	ref1 := map[string]string{"block": "ssd", "db": "pmem", "wal": "pmem"}
+	apart := map[string]string{"block": "ssd", "db": "pmem", "wal": "nvme"}
+	for _, tc := range []struct {
+		name      string
+		spec      tier.RbdSpec
+		blockSize string // ClusterOptions' block_size
+		devices   map[string]int64
+		err       string // Check's, "" for none
+	}{
+		{"small image: engine/ceph's default", tier.RbdSpec{Size: g, Cluster: baseline}, "2147483648", map[string]int64{"ssd": 2 * g}, ""},
+		{"4GiB image: a fifth spare, rounded up", tier.RbdSpec{Size: 4 * g, Cluster: baseline}, "5368709120", map[string]int64{"ssd": 5 * g}, ""},
+		{"two OSDs share an image", tier.RbdSpec{Size: 8 * g, Cluster: baseline, Options: map[string]string{"osds": "2"}}, "5368709120", map[string]int64{"ssd": 10 * g}, ""},
+		{"db and wal on pmem together", tier.RbdSpec{Size: g, Cluster: ref1, Options: map[string]string{"db_size": "1073741824"}}, "2147483648",
+			map[string]int64{"ssd": 2 * g, "pmem": g}, ""},
+		{"each device apart", tier.RbdSpec{Size: g, Cluster: apart}, "2147483648", map[string]int64{"ssd": 2 * g, "pmem": g, "nvme": g}, ""},
+		{"block_size given too small", tier.RbdSpec{Size: 4 * g, Cluster: baseline, Options: map[string]string{"block_size": "2147483648"}}, "2147483648",
+			map[string]int64{"ssd": 2 * g}, "raise block_size to 5GiB"},
+		{"unknown option", tier.RbdSpec{Size: g, Cluster: baseline, Options: map[string]string{"pool": "x"}}, "", nil, `unknown option "pool" for engine ceph`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ClusterOptions(tc.spec)["block_size"]; got != tc.blockSize {
+				t.Errorf("block_size %q, want %q", got, tc.blockSize)
+			}
+			if got := DeviceBytes(tc.spec); !reflect.DeepEqual(got, tc.devices) {
+				t.Errorf("device bytes %v, want %v", got, tc.devices)
+			}
+			err := Check(tc.spec)
+			if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Check: %v, want %q", err, tc.err)
+			}
+		})
+	}
+	if got := clusterText(ref1); got != "block on ssd, db and wal on pmem" {
+		t.Errorf("clusterText: %q", got)
+	}
+}
