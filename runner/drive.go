@@ -79,8 +79,11 @@ func (r *run) drive(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}
-	if c, ok := r.db.(engine.Caveater); ok && err == nil {
-		r.rec.Caveats = c.Caveats(ctx)
+	if err == nil {
+		if c, ok := r.db.(engine.Caveater); ok {
+			r.rec.Caveats = c.Caveats(ctx)
+		}
+		r.rec.Caveats = append(r.rec.Caveats, r.ws.Caveats(ctx, r.cell.Placement.TierNames())...)
 	}
 	return err
 }

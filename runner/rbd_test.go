@@ -83,7 +83,9 @@ func TestRbdTierCarriesARun(t *testing.T) {
 		t.Skip("needs root for mounts, loop devices and Ceph's daemons")
 	}
 	spec := tier.RbdSpec{Size: 256 << 20, FS: "ext4", Cluster: map[string]string{"block": "blk", "db": "meta", "wal": "meta"},
-		Options: map[string]string{"block_size": "1073741824", "db_size": "734003200"}}
+		// A block.db too small for RocksDB's WAL files: it spills over to
+		// the main device at once, which each run must say.
+		Options: map[string]string{"block_size": "1073741824", "db_size": "67108864"}}
 	if err := rbd.Preflight(spec); err != nil {
 		t.Skip(err)
 	}
@@ -130,6 +132,13 @@ func TestRbdTierCarriesARun(t *testing.T) {
 	}
 	if info.Durable || !strings.Contains(info.Note, "rbd-fuse") || !strings.Contains(info.Note, "librbd cache off") || !strings.Contains(info.Note, "tier blk: tmpfs") {
 		t.Errorf("tier ceph's label: durable %v, %q", info.Durable, info.Note)
+	}
+	runs, err := store.Runs(context.Background(), sum.Study.ID)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	if c := runs[0].Caveats; len(c) != 1 || !strings.HasPrefix(c[0], "tier ceph: spilled over") {
+		t.Errorf("run caveats %q; want the rbd tier's cluster's spill-over", c)
 	}
 	if len(cat.order) != 2 {
 		t.Fatalf("component folders seen: %v", cat.order)

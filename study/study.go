@@ -7,6 +7,7 @@
 package study
 
 import (
+	"slices"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
@@ -121,6 +122,18 @@ type Placement struct {
 	// durability row (an in-memory reference: durability: memory places
 	// nothing and is compared with every row).
 	Durability engine.Durability
+}
+
+// TierNames are the tiers p puts components on, each once, sorted.
+func (p Placement) TierNames() []string {
+	var out []string
+	for _, t := range p.Components {
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // DurabilityIn returns the mode a run of p in durability row d applies.

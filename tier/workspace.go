@@ -67,6 +67,10 @@ type Volume struct {
 	// Durable and Note label the tier's Info.
 	Durable bool
 	Note    string
+	// Caveats, when set, says after a run what happened in what serves
+	// the tier that changes what the run measured (Ceph's RocksDB spilled
+	// over to the main device); see Workspace.Caveats.
+	Caveats func(ctx context.Context) []string
 }
 
 // Workspace is everything a study makes on its tiers and in the state
@@ -81,6 +85,7 @@ type Workspace struct {
 	// served holds one provisioner per served tier, undone before the
 	// scratch folder and the other tiers they live on.
 	served  []*Provisioner
+	caveats map[string]func(context.Context) []string // by served tier
 	tiers   map[string]Info
 	scratch string
 	// dropScratch removes the scratch folder (and forgets its record).
@@ -161,7 +166,27 @@ func (w *Workspace) serve(ctx context.Context, t Spec) (Info, error) {
 		return Info{}, err
 	}
 	info.Durable, info.Note = vol.Durable, vol.Note
+	if vol.Caveats != nil {
+		if w.caveats == nil {
+			w.caveats = map[string]func(context.Context) []string{}
+		}
+		w.caveats[t.Name] = vol.Caveats
+	}
 	return info, nil
+}
+
+// Caveats are the served tiers' caveats after a run, for the tiers it
+// used, each prefixed with its tier's name.
+func (w *Workspace) Caveats(ctx context.Context, tiers []string) []string {
+	var out []string
+	for _, name := range tiers {
+		if f := w.caveats[name]; f != nil {
+			for _, c := range f(ctx) {
+				out = append(out, "tier "+name+": "+c)
+			}
+		}
+	}
+	return out
 }
 
 // prepare provisions tier t if tierbench creates it, and inspects it.

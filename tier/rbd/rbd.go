@@ -244,6 +244,9 @@ func volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.
 		return tier.Volume{}, err
 	}
 	vol := tier.Volume{Durable: true}
+	if cv, ok := db.(engine.Caveater); ok {
+		vol.Caveats = cv.Caveats // the cluster's spill-over, as a ceph run's
+	}
 	var how string
 	if kernelRBD() {
 		how = "Ceph RBD image mapped by the kernel's rbd driver"
