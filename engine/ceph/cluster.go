@@ -1,7 +1,6 @@
 package ceph
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -269,25 +268,8 @@ func (c *cluster) ceph(ctx context.Context, args ...string) ([]byte, error) {
 }
 
 // runTool runs a client tool with its connection arguments (left out of
-// errors) and args, and returns its standard output; a failure says the
-// last lines of its standard error.
-func runTool(ctx context.Context, path string, conn []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, path, append(conn, args...)...)
-	var out bytes.Buffer
-	errs := &server.TailWriter{Max: 4096}
-	cmd.Stdout, cmd.Stderr = &out, errs
-	server.OwnGroup(cmd, true)
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		if tail := errs.Last(5); tail != "" {
-			err = fmt.Errorf("%w: %s", err, tail)
-		}
-		return nil, fmt.Errorf("%s %s: %w", filepath.Base(path), strings.Join(args, " "), err)
-	}
-	return out.Bytes(), nil
-}
+// errors) and args, and returns its standard output.
+var runTool = server.Output
 
 // pgStat is what `ceph pg stat -f json` says of the placement groups:
 // the manager's view, fresher than `ceph status`, whose copy from the

@@ -26,7 +26,9 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -420,6 +422,28 @@ func RunInput(ctx context.Context, userName, input, path string, args ...string)
 		return fmt.Errorf("%s %s: %v:\n%s", path, strings.Join(args, " "), err, lastLines(out, 15))
 	}
 	return nil
+}
+
+// Output runs a client tool (ceph, rbd) in its own process group, killed
+// with it, with its connection arguments conn (kept out of errors: they
+// name keyrings) and args, and returns its standard output; a failure
+// quotes the last lines of its standard error.
+func Output(ctx context.Context, path string, conn []string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, path, append(slices.Clip(conn), args...)...)
+	var out bytes.Buffer
+	errs := &TailWriter{Max: 4096}
+	cmd.Stdout, cmd.Stderr = &out, errs
+	OwnGroup(cmd, true)
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		if tail := errs.Last(5); tail != "" {
+			err = fmt.Errorf("%w: %s", err, tail)
+		}
+		return nil, fmt.Errorf("%s %s: %w", filepath.Base(path), strings.Join(args, " "), err)
+	}
+	return out.Bytes(), nil
 }
 
 // Find locates a server binary among candidates, or names the package to

@@ -360,21 +360,8 @@ log_file = %s
 func (c client) rbd(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "rbd", append([]string{"--conf", c.conf, "--id", c.rados.ID}, args...)...)
-	errs := &server.TailWriter{Max: 4096}
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, errs
-	server.OwnGroup(cmd, true)
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		if tail := errs.Last(5); tail != "" {
-			err = fmt.Errorf("%w: %s", err, tail)
-		}
-		return "", fmt.Errorf("rbd %s: %w", strings.Join(args, " "), err)
-	}
-	return out.String(), nil
+	out, err := server.Output(ctx, "rbd", []string{"--conf", c.conf, "--id", c.rados.ID}, args...)
+	return string(out), err
 }
 
 // create makes the image: thin, size bytes, with the features every
