@@ -108,7 +108,7 @@ func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
 	e, ok := top["driver"]
 	if !ok {
 		if only != "" {
-			p.addf(top["workload"].k.Line, "workload %s runs only with driver %s (tierbench's own driver cannot run it); add driver: %s", s.Workload.Name, only, only)
+			p.addf(top["workload"].k.Line, "workload %s runs only with driver %s (tierbench's own driver cannot run it); set driver: %s", s.Workload.Name, only, only)
 		}
 		return
 	}
@@ -135,7 +135,7 @@ func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
 			if v == tool.Builtin {
 				not = " (tierbench's own driver cannot run it)"
 			}
-			p.addf(n.Line, "workload %s runs only with driver %s%s; write driver: %s", s.Workload.Name, only, not, only)
+			p.addf(n.Line, "workload %s runs only with driver %s%s; set driver: %s", s.Workload.Name, only, not, only)
 			continue
 		}
 		if v == tool.Builtin {
