@@ -12,6 +12,7 @@ package tool
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/tierbench/tierbench/driver"
@@ -73,4 +74,18 @@ func Mismatch(drives string, engineOK bool, engineName string, workloadOK bool, 
 		not = append(not, "workload "+workloadName)
 	}
 	return fmt.Errorf("%s, not %s", drives, strings.Join(not, " or "))
+}
+
+// WorkDir returns the folder a tool's run writes its logs and files to:
+// dir when the runner gave one, else a new temporary folder named after
+// the tool. done removes what WorkDir made (nothing when dir was given).
+func WorkDir(dir, name string) (_ string, done func(), err error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "tierbench-"+name+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }

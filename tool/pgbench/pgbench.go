@@ -91,15 +91,11 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 		return nil, err
 	}
 	seconds := int(math.Ceil((cfg.Warmup + cfg.Duration).Seconds()))
-	dir := r.req.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "tierbench-pgbench-")
-		if err != nil {
-			return nil, fmt.Errorf("pgbench: %w", err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, done, err := tool.WorkDir(r.req.Dir, "pgbench")
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	prefix := filepath.Join(dir, "pgbench_log")
 	args := []string{"-h", ep.Host, "-p", strconv.Itoa(ep.Port), "-U", ep.User,
 		"-n", "-b", "tpcb-like", "-M", "prepared",

@@ -193,15 +193,11 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 	if cfg.TargetRate > 0 {
 		return nil, errors.New("rados bench: drives closed loop only; a target_rate (open loop) is not supported with driver rados-bench")
 	}
-	dir := d.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "tierbench-rados-bench-")
-		if err != nil {
-			return nil, fmt.Errorf("rados bench: %w", err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, done, err := tool.WorkDir(d.Dir, "rados-bench")
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	logf, err := os.OpenFile(filepath.Join(dir, "rados-bench.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("rados bench: log: %w", err)

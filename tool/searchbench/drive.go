@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/searchload"
 )
@@ -108,15 +109,11 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 	if err != nil {
 		return nil, fmt.Errorf("driver %s: %w", d.Name, err)
 	}
-	dir := d.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "tierbench-"+d.Name+"-")
-		if err != nil {
-			return nil, fmt.Errorf("driver %s: %w", d.Name, err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, done, err := tool.WorkDir(d.Dir, d.Name)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	track, home := filepath.Join(dir, trackDir), filepath.Join(dir, homeDir)
 	for _, sub := range []string{track, home} {
 		os.RemoveAll(sub) // an earlier Drive's, had it been killed

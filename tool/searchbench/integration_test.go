@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/engine/search/searchtest"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/searchbench"
 	"github.com/tierbench/tierbench/workload"
@@ -30,9 +31,6 @@ func TestMain(m *testing.M) { enginetest.Main(m, "searchbench") }
 // test ends; it skips unless the node and the tool can run here.
 func openNode(t *testing.T, b searchbench.Bench) engine.DB {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the nodes run as OS user tierbench")
-	}
 	if err := b.Preflight(); err != nil {
 		t.Skip(err)
 	}
@@ -40,24 +38,7 @@ func openNode(t *testing.T, b searchbench.Bench) engine.DB {
 	if !ok {
 		t.Fatalf("no engine %s", b.Engine)
 	}
-	if pf, ok := e.(engine.Preflighter); ok {
-		if err := pf.Preflight(); err != nil {
-			t.Skip(err)
-		}
-	}
-	k := enginetest.SQLEngine{Name: b.Engine, Engine: e, Components: []string{"data", "logs"}}
-	cfg := engine.Config{Dirs: enginetest.Folders(t, k, ""), Durability: engine.Sync,
-		Options: map[string]string{"heap": strconv.Itoa(512 << 20)}}
-	db, err := e.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return db
+	return searchtest.Open(t, e)
 }
 
 // loaded makes and loads workload name on db and returns the tool request.

@@ -172,15 +172,11 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 		op = cfg.Ops[0]
 	}
 
-	dir := d.Dir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "tierbench-sysbench-")
-		if err != nil {
-			return nil, fmt.Errorf("sysbench: %w", err)
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+	dir, done, err := tool.WorkDir(d.Dir, "sysbench")
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	optionsFile := ""
 	if d.Endpoint.Password != "" {
 		// The password goes in a file only we can read, not on the

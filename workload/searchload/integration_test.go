@@ -2,7 +2,6 @@ package searchload
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,39 +9,14 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/search"
+	"github.com/tierbench/tierbench/engine/search/searchtest"
 	"github.com/tierbench/tierbench/workload"
 )
 
 // Tests on real nodes. A node takes 20-60 s to start on 2 cores, so each
 // flavor starts one, and every workload runs on it in turn (Load makes
 // the index anew).
-
-// openNode starts a small node of e, closed when the test ends; it skips
-// unless the node can start here (root, java, user tierbench, make setup).
-func openNode(t *testing.T, e search.Engine) engine.DB {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the nodes run as OS user tierbench")
-	}
-	if err := e.Preflight(); err != nil {
-		t.Skip(err)
-	}
-	k := enginetest.SQLEngine{Name: e.Spec().Name, Engine: e, Components: []string{search.Data, search.Logs}}
-	cfg := engine.Config{Dirs: enginetest.Folders(t, k, ""), Durability: engine.Sync,
-		Options: map[string]string{"heap": strconv.Itoa(512 << 20)}}
-	db, err := e.Open(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := db.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return db
-}
 
 // newClients binds n clients of w to sessions of db, closed when the test
 // ends.
@@ -97,7 +71,7 @@ func verify(t *testing.T, w *Workload, db engine.DB, want int64) {
 func TestOnNodes(t *testing.T) {
 	for _, e := range []search.Engine{search.OpenSearch(), search.Elasticsearch()} {
 		t.Run(e.Spec().Name, func(t *testing.T) {
-			db := openNode(t, e)
+			db := searchtest.Open(t, e)
 			ctx := context.Background()
 			t.Run("ingest", func(t *testing.T) {
 				w := newLoaded(t, Ingest, db, map[string]string{"bulk_size": "100", "seed": "1"})
