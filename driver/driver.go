@@ -32,6 +32,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/hist"
 )
 
@@ -94,6 +95,31 @@ type Config struct {
 	// operations were issued in it (YCSB's operationcount): one pass over
 	// a query set measured from a cold start. 0 means no bound.
 	MaxOps int64
+	// Lanes, in closed loop, runs the clients on this many goroutines
+	// (driver/lane: pgbench's -j), when every client is a LaneClient that
+	// says it can; 0, or any client that cannot, means a goroutine each.
+	Lanes int
+}
+
+// LaneClient is a Client that can share a goroutine with others on a lane
+// (driver/lane): while an operation waits for its engine it waits only
+// through lane.From(ctx).Wait, never in Go's netpoller.
+type LaneClient interface {
+	Client
+	OnLane() bool
+}
+
+// onLanes reports whether cfg runs clients on lanes.
+func onLanes(cfg Config, clients []Client) bool {
+	if cfg.Lanes < 1 || cfg.TargetRate > 0 {
+		return false
+	}
+	for _, cl := range clients {
+		if lc, ok := cl.(LaneClient); !ok || !lc.OnLane() {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultStopGrace is how long operations in flight may take after the end.
@@ -161,6 +187,9 @@ type Result struct {
 	// FirstError is the first operation error seen, for the record.
 	FirstError error
 	OpenLoop   bool
+	// Lanes is how many goroutines ran the clients when they ran on
+	// lanes (Config.Lanes); 0 means a goroutine each.
+	Lanes int
 }
 
 // worker is one client's recording state.
@@ -363,10 +392,9 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	end := begin.Add(cfg.Warmup + cfg.Duration)
 	budget := newOpBudget(cfg.MaxOps, begin.Add(cfg.Warmup), len(clients))
 	var wg sync.WaitGroup
+	fns := make([]func(context.Context), len(clients))
 	for i, cl := range clients {
-		wg.Add(1)
-		go func(i int, cl Client) {
-			defer wg.Done()
+		fns[i] = func(runCtx context.Context) {
 			defer func() {
 				// An engine that panics fails the run instead of killing tierbench.
 				if p := recover(); p != nil {
@@ -385,7 +413,24 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 				runClosed(runCtx, cl, workers[i], &stop, budget)
 				budget.finished()
 			}
-		}(i, cl)
+		}
+	}
+	var laneErr error
+	if onLanes(cfg, clients) {
+		col.result.Lanes = min(cfg.Lanes, len(clients))
+		wg.Go(func() {
+			if err := lane.Run(runCtx, cfg.Lanes, fns); err != nil {
+				crashMu.Lock()
+				laneErr = err
+				crashMu.Unlock()
+				stop.Store(true)
+				cancel()
+			}
+		})
+	} else {
+		for _, fn := range fns {
+			wg.Go(func() { fn(runCtx) })
+		}
 	}
 
 	// Tick every cfg.Tick during warmup, exactly at its end, and every cfg.Tick
@@ -457,7 +502,7 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	res.Measured = *col.phases[Measured]
 	crashMu.Lock()
 	defer crashMu.Unlock()
-	return &res, errors.Join(ctxErr, crashed, hung)
+	return &res, errors.Join(ctxErr, crashed, hung, laneErr)
 }
 
 // waitTimeout waits for wg up to d and reports whether it finished.

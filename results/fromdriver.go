@@ -19,6 +19,7 @@ func FromDriver(r *Run, res *driver.Result) ([]Histogram, error) {
 	m := res.Measured
 	r.DurationS = m.Length.Seconds()
 	r.Ops, r.Errors, r.Late = m.Ops, m.Errors, m.Late
+	r.Lanes = res.Lanes
 	r.ThroughputOpsS = m.Throughput()
 	r.ByOp = map[string]OpSummary{}
 	var hists []Histogram

@@ -205,11 +205,14 @@ type Run struct {
 	LoadCopied bool    `json:"load_copied,omitempty"`
 	WarmupS    float64 `json:"warmup_s"`
 	// DurationS is the measured window's actual length.
-	DurationS      float64 `json:"duration_s"`
-	Ops            int64   `json:"ops"`
-	Errors         int64   `json:"errors"`
-	Late           int64   `json:"late_ops"`
-	OpenLoop       bool    `json:"open_loop"`
+	DurationS float64 `json:"duration_s"`
+	Ops       int64   `json:"ops"`
+	Errors    int64   `json:"errors"`
+	Late      int64   `json:"late_ops"`
+	OpenLoop  bool    `json:"open_loop"`
+	// Lanes is how many goroutines tierbench's driver ran the clients on,
+	// pgbench -j style (driver/lane); 0 means a goroutine per client.
+	Lanes          int     `json:"lanes,omitempty"`
 	ThroughputOpsS float64 `json:"throughput_ops_s"`
 	// Latency is from the intended start in open loop, from the actual start
 	// in closed loop; ServiceTime always from the actual start.

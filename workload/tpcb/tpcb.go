@@ -20,9 +20,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
+	"github.com/tierbench/tierbench/workload/sqlwork/pgwire"
 )
 
 // Parameter names; scale is pgbench's -s.
@@ -346,6 +348,10 @@ type Client struct {
 	// noPgx is set when a PostgreSQL connection turns out not to be pgx's.
 	noPgx bool
 	wire  wireSession // the PostgreSQL path's statements (pgx.go)
+	// onLane caches OnLane's answer; taken is the connection a lane runs
+	// the transactions on, taken from pgx at the first one (lane.go).
+	onLane *bool
+	taken  *pgwire.Conn
 }
 
 // prepare prepares the five statements once; it is lazy so it runs under
@@ -363,6 +369,10 @@ func (c *Client) prepare(ctx context.Context) error {
 
 // Close releases the prepared statements; the connection is the session's.
 func (c *Client) Close() error {
+	if c.taken != nil {
+		c.taken.Close(context.Background())
+		c.taken = nil
+	}
 	sqlwork.CloseAll(c.stmts[:])
 	c.ready = false
 	return nil
@@ -384,6 +394,9 @@ func (c *Client) Do(ctx context.Context) (int, error) {
 // wire protocol layer on PostgreSQL, database/sql elsewhere.
 func (c *Client) run(ctx context.Context, aid, tid, bid, delta int64) error {
 	if c.d == engine.Postgres && !c.noPgx {
+		if l := lane.From(ctx); l != nil {
+			return c.laneTxn(ctx, aid, tid, bid, delta)
+		}
 		return c.pgxTxn(ctx, aid, tid, bid, delta)
 	}
 	return c.txn(ctx, aid, tid, bid, delta)
