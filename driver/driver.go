@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -100,6 +101,15 @@ type Config struct {
 	// says it can; 0, or any client that cannot, means a goroutine each.
 	Lanes int
 }
+
+// DefaultLanes is the lanes a run uses: half the CPUs Go may use, at least
+// one. A lane waits in epoll_wait inside a system call; with every P in
+// one, Go's sysmon hands a P to a fresh thread after 20 µs of each wait, a
+// wake-up per round trip. With a P left idle it does not, and one lane
+// drives thousands of transactions per second per core. Measured on
+// tpcb, 2 cores, 8 clients: 91 µs of client CPU per transaction on one
+// lane, 116 µs on two.
+func DefaultLanes() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // LaneClient is a Client that can share a goroutine with others on a lane
 // (driver/lane): while an operation waits for its engine it waits only

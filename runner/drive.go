@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -53,7 +52,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 	dcfg := driver.Config{
 		Ops: r.w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration,
 		TargetRate: r.st.TargetRate, Arrival: driver.Arrival(r.st.Arrival), MaxOps: r.st.MaxOps,
-		Lanes: runtime.GOMAXPROCS(0), // as pgbench -j min(clients, CPUs)
+		Lanes: driver.DefaultLanes(),
 		OnTick: func(iv driver.Interval) {
 			r.opt.Progress.Live(fmt.Sprintf("%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d", r.label,
 				(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors))

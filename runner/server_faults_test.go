@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
@@ -148,5 +149,35 @@ func TestServerTierFull(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(tiers["small"]); len(ents) != 0 {
 		t.Errorf("run folder left on the full tier: %v", ents)
+	}
+}
+
+// TestTpcbRunsOnLanes: tpcb on PostgreSQL runs on the driver's lanes
+// (driver/lane), the run records how many, and its transactions all
+// commit.
+func TestTpcbRunsOnLanes(t *testing.T) {
+	root, tiers := serverTiers(t, "disk")
+	st := postgresStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}}, "")
+	st.Workload = study.Workload{Name: "tpcb", Params: map[string]string{"scale": "1"}}
+	st.Duration = time.Second
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.Runs(context.Background(), sum.Study.ID)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("%d runs, err %v", len(runs), err)
+	}
+	r := runs[0]
+	if r.Status != results.RunOK || r.Ops == 0 || r.Errors != 0 {
+		t.Fatalf("run: status %s (%s), %d ops, %d errors", r.Status, r.Error, r.Ops, r.Errors)
+	}
+	if want := driver.DefaultLanes(); r.Lanes != want {
+		t.Errorf("run on %d lanes, want %d", r.Lanes, want)
 	}
 }

@@ -89,6 +89,16 @@ func Run(ctx context.Context, n int, fns []func(context.Context)) error {
 	return errors.Join(errs...)
 }
 
+// Do runs f alone on a lane of its own and returns its error: one call on
+// a client that waits through Wait, outside a driven run.
+func Do(ctx context.Context, f func(context.Context) error) error {
+	var err error
+	if lerr := Run(ctx, 1, []func(context.Context){func(ctx context.Context) { err = f(ctx) }}); lerr != nil {
+		return lerr
+	}
+	return err
+}
+
 func open(ctx context.Context) (*Lane, error) {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"math/rand/v2"
 	"strings"
 
+	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/postgres/pgwire"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -82,6 +84,13 @@ type Client struct {
 	stmts [][nStmts]*sql.Stmt // per table, index 0 is sbtest1
 	ready bool
 	cbuf  []byte
+	// onLane caches OnLane's answer; taken is the connection a lane runs
+	// the events on, taken from pgx at the first one (lane.go).
+	onLane *bool
+	taken  *pgwire.Conn
+	names  [][nStmts]string // per table, the statements' names on taken
+	args   [4][]byte        // text arguments, reused
+	argv   [][]byte
 }
 
 // prepare prepares the statements the transaction uses on every table,
@@ -112,6 +121,10 @@ func (c *Client) prepare(ctx context.Context) error {
 
 // Close releases the prepared statements; the connection is the session's.
 func (c *Client) Close() error {
+	if c.taken != nil {
+		c.taken.Close(context.Background())
+		c.taken = nil
+	}
 	for t := range c.stmts {
 		sqlwork.CloseAll(c.stmts[t][:])
 	}
@@ -124,6 +137,9 @@ func (c *Client) Close() error {
 // or oltp_write_only's event(), COMMIT (none with skip_trx). A failed
 // transaction is rolled back and returned, labelled, never retried.
 func (c *Client) Do(ctx context.Context) (int, error) {
+	if lane.From(ctx) != nil {
+		return 0, c.laneDo(ctx)
+	}
 	if err := c.prepare(ctx); err != nil {
 		return 0, err
 	}
@@ -157,7 +173,7 @@ func (c *Client) body(ctx context.Context) (string, error) {
 		t := c.table()
 		for range o.pointSelects {
 			id := c.id()
-			if err := c.query(ctx, c.stmts[t][sPoint], id); err != nil {
+			if err := c.stmt(ctx, t, sPoint, id); err != nil {
 				return c.step(sPoint, t, id, err), err
 			}
 		}
@@ -169,7 +185,7 @@ func (c *Client) body(ctx context.Context) (string, error) {
 				t := c.table()
 				for range r.count {
 					id := c.id()
-					if err := c.query(ctx, c.stmts[t][r.kind], id, id+o.rangeSize-1); err != nil {
+					if err := c.stmt(ctx, t, r.kind, id, id+o.rangeSize-1); err != nil {
 						return c.step(r.kind, t, id, err), err
 					}
 				}
@@ -179,7 +195,7 @@ func (c *Client) body(ctx context.Context) (string, error) {
 	t := c.table()
 	for range o.indexUpdates {
 		id := c.id()
-		if _, err := c.stmts[t][sIndexUpdate].ExecContext(ctx, id); err != nil {
+		if err := c.stmt(ctx, t, sIndexUpdate, id); err != nil {
 			return c.step(sIndexUpdate, t, id, err), err
 		}
 	}
@@ -187,7 +203,7 @@ func (c *Client) body(ctx context.Context) (string, error) {
 	for range o.nonIndexUpdates {
 		cv := c.randString(cTemplate)
 		id := c.id()
-		if _, err := c.stmts[t][sNonIndexUpdate].ExecContext(ctx, cv, id); err != nil {
+		if err := c.stmt(ctx, t, sNonIndexUpdate, cv, id); err != nil {
 			return c.step(sNonIndexUpdate, t, id, err), err
 		}
 	}
@@ -195,19 +211,33 @@ func (c *Client) body(ctx context.Context) (string, error) {
 	for range o.deleteInserts {
 		id := c.id()
 		k := c.id()
-		if _, err := c.stmts[t][sDelete].ExecContext(ctx, id); err != nil {
+		if err := c.stmt(ctx, t, sDelete, id); err != nil {
 			return c.step(sDelete, t, id, err), err
 		}
 		cv, pad := c.randString(cTemplate), c.randString(padTemplate)
-		if _, err := c.stmts[t][sInsert].ExecContext(ctx, id, k, cv, pad); err != nil {
+		if err := c.stmt(ctx, t, sInsert, id, k, cv, pad); err != nil {
 			return c.step(sInsert, t, id, err), err
 		}
 	}
 	return "", nil
 }
 
-// query runs a SELECT and reads its rows to the end, as sysbench fetches
-// every result set.
+// stmt runs statement kind on table t: on the connection a lane took
+// (lane.go), or through database/sql, where a SELECT's rows are read to
+// the end as sysbench fetches every result set.
+func (c *Client) stmt(ctx context.Context, t, kind int, args ...any) error {
+	if c.taken != nil {
+		return c.laneStmt(ctx, t, kind, args)
+	}
+	st := c.stmts[t][kind]
+	if kind < sIndexUpdate {
+		return c.query(ctx, st, args...)
+	}
+	_, err := st.ExecContext(ctx, args...)
+	return err
+}
+
+// query runs a SELECT and reads its rows to the end.
 func (c *Client) query(ctx context.Context, st *sql.Stmt, args ...any) error {
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 	"github.com/tierbench/tierbench/workload/workloadtest"
 )
@@ -57,25 +58,33 @@ func TestLoadAndRun(t *testing.T) {
 			t.Errorf("index k_2: %d rows in the catalog, want 1", got)
 		}
 
+		// On PostgreSQL the runner runs the clients on lanes (a taken
+		// connection each, driver/lane): both ways are checked there.
+		runners := map[string]func(testing.TB, workload.Workload, engine.DB, int, int) []error{"goroutines": workloadtest.RunClients}
+		if name == "postgres" {
+			runners["a lane"] = workloadtest.RunClientsOnLane
+		}
 		for _, wname := range []string{ReadWrite, WriteOnly} {
-			ww := newW(t, wname, map[string]string{"tables": "2", "table_size": "2000"})
-			start := time.Now()
-			const clients, each = 2, 150
-			errs := workloadtest.RunClients(t, ww, db, clients, each)
-			t.Logf("%s %s: %d transactions in %v, %d failed", name, wname, clients*each, time.Since(start), len(errs))
-			for _, err := range errs {
-				if sqlwork.Conflict(err) == "" && !duplicateKey(err) {
-					t.Errorf("%s: %v", wname, err)
+			for how, run := range runners {
+				ww := newW(t, wname, map[string]string{"tables": "2", "table_size": "2000"})
+				start := time.Now()
+				const clients, each = 2, 150
+				errs := run(t, ww, db, clients, each)
+				t.Logf("%s %s on %s: %d transactions in %v, %d failed", name, wname, how, clients*each, time.Since(start), len(errs))
+				for _, err := range errs {
+					if sqlwork.Conflict(err) == "" && !duplicateKey(err) {
+						t.Errorf("%s: %v", wname, err)
+					}
 				}
-			}
-			if len(errs) > clients*each/10 {
-				t.Errorf("%s: %d of %d transactions failed; first: %v", wname, len(errs), clients*each, errs[0])
-			} else if len(errs) > 0 {
-				t.Logf("%s: conflicts between the clients, rolled back: %v", wname, errs[0])
-			}
-			for _, tbl := range []string{"sbtest1", "sbtest2"} {
-				if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tbl); got != size {
-					t.Errorf("after %s, %s has %d rows, want %d", wname, tbl, got, size)
+				if len(errs) > clients*each/10 {
+					t.Errorf("%s: %d of %d transactions failed; first: %v", wname, len(errs), clients*each, errs[0])
+				} else if len(errs) > 0 {
+					t.Logf("%s: conflicts between the clients, rolled back: %v", wname, errs[0])
+				}
+				for _, tbl := range []string{"sbtest1", "sbtest2"} {
+					if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tbl); got != size {
+						t.Errorf("after %s, %s has %d rows, want %d", wname, tbl, got, size)
+					}
 				}
 			}
 		}
@@ -87,9 +96,11 @@ func TestLoadAndRun(t *testing.T) {
 		// A single client has no one to conflict with: no error at all,
 		// with and without explicit transactions.
 		for _, skip := range []string{"off", "on"} {
-			ww := newW(t, ReadWrite, map[string]string{"tables": "2", "table_size": "2000", "skip_trx": skip})
-			if errs := workloadtest.RunClients(t, ww, db, 1, 100); len(errs) > 0 {
-				t.Errorf("skip_trx=%s, one client: %d errors; first: %v", skip, len(errs), errs[0])
+			for how, run := range runners {
+				ww := newW(t, ReadWrite, map[string]string{"tables": "2", "table_size": "2000", "skip_trx": skip})
+				if errs := run(t, ww, db, 1, 100); len(errs) > 0 {
+					t.Errorf("skip_trx=%s, one client on %s: %d errors; first: %v", skip, how, len(errs), errs[0])
+				}
 			}
 		}
 		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM sbtest2"); got != size {

@@ -219,17 +219,22 @@ func Txn(ctx context.Context, conn *sql.Conn, workloadName string, body func() (
 // transaction open on a connection that stays in use), with a bound of its
 // own.
 func Rollback(ctx context.Context, conn *sql.Conn, what string, err error) error {
-	if kind := Conflict(err); kind != "" {
-		err = fmt.Errorf("%s: %s, rolled back: %w", what, kind, err)
-	} else {
-		err = fmt.Errorf("%s: %w", what, err)
-	}
+	err = Labelled(what, err)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if _, rerr := conn.ExecContext(rctx, "ROLLBACK"); rerr != nil {
 		return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
 	}
 	return err
+}
+
+// Labelled labels a failed transaction's error with what, and with the
+// conflict kind when it is one (Conflict), as Rollback does.
+func Labelled(what string, err error) error {
+	if kind := Conflict(err); kind != "" {
+		return fmt.Errorf("%s: %s, rolled back: %w", what, kind, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // Conflict names the concurrency failure err is, or returns "": SQLSTATE

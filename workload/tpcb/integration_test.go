@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/workload/sqlwork"
@@ -48,9 +49,17 @@ func TestLoadAndRun(t *testing.T) {
 		if errs := workloadtest.RunClients(t, w, db, 2, 200); len(errs) > 0 {
 			t.Fatalf("%d of 400 transactions failed; first: %v", len(errs), errs[0])
 		}
-		t.Logf("%s: 400 transactions in %v", name, time.Since(start))
-		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory); got != 400 {
-			t.Errorf("history has %d rows, want 400", got)
+		want := int64(400)
+		if name == "postgres" {
+			// As the runner runs them there: on a lane, on taken connections.
+			if errs := workloadtest.RunClientsOnLane(t, w, db, 2, 200); len(errs) > 0 {
+				t.Fatalf("on a lane, %d of 400 transactions failed; first: %v", len(errs), errs[0])
+			}
+			want += 400
+		}
+		t.Logf("%s: %d transactions in %v", name, want, time.Since(start))
+		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory); got != want {
+			t.Errorf("history has %d rows, want %d", got, want)
 		}
 		b, err := w.Balances(ctx, db)
 		if err != nil {
@@ -87,85 +96,94 @@ func TestLoadAndRun(t *testing.T) {
 // for branch 1 first, so its deadlock_timeout expires first on PostgreSQL.
 func TestDeadlockRolledBackAndReturned(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
-		ctx := context.Background()
-		w, c := loadedClient(t, db)
-
-		xs, err := db.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer xs.Close()
-		x := xs.(engine.SQL).Conn()
-		p := xs.(engine.SQL).Dialect().Placeholder
-
-		const aid, tid, bid, delta = 5, 1, 1, 100
-		if err := c.prepare(ctx); err != nil {
-			t.Fatal(err)
-		}
-		var cerr, xerr error
-		for attempt := 1; attempt <= 3; attempt++ {
-			if _, err := x.ExecContext(ctx, "START TRANSACTION"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = abalance + 1 WHERE aid > 1000 AND aid <= 1200"); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := x.ExecContext(ctx, "UPDATE "+tBranches+" SET bbalance = bbalance + 1 WHERE bid = "+p(1), bid); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- c.run(ctx, aid, tid, bid, delta) }()
-			// The client locks account 5, then waits for branch 1; x must
-			// close the cycle well before PostgreSQL's deadlock_timeout
-			// (1s) makes the client look for one.
-			time.Sleep(300 * time.Millisecond)
-			_, xerr = x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = abalance + 1 WHERE aid = "+p(1), aid)
-			if _, err := x.ExecContext(ctx, "ROLLBACK"); err != nil {
-				t.Fatal(err)
-			}
-			cerr = <-done
-			if cerr != nil {
-				break
-			}
-			t.Logf("%s attempt %d: the other transaction was the victim (%v); again", name, attempt, xerr)
-			// The client committed: undo it so the balances stay zero.
-			if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = 0 WHERE aid = "+p(1), aid); err != nil {
-				t.Fatal(err)
-			}
-			enginetest.Exec(t, db, "UPDATE "+tTellers+" SET tbalance = 0", "UPDATE "+tBranches+" SET bbalance = 0", "DELETE FROM "+tHistory)
-		}
-		if cerr == nil {
-			t.Fatalf("the client never lost the deadlock")
-		}
-		if xerr != nil {
-			t.Errorf("both sides failed; the other: %v", xerr)
-		}
-		t.Logf("%s: %v", name, cerr)
-		if sqlwork.Conflict(cerr) == "" || !strings.Contains(cerr.Error(), "deadlock") || !strings.Contains(cerr.Error(), "rolled back") {
-			t.Errorf("error %q: want it labelled a deadlock, rolled back", cerr)
-		}
-		if !strings.Contains(cerr.Error(), "aid 5, tid 1, bid 1, delta 100") {
-			t.Errorf("error %q does not say which transaction", cerr)
-		}
-		// Rolled back: nothing of the client's transaction is left.
-		if got := enginetest.QueryInt(t, db, "SELECT abalance FROM "+tAccounts+" WHERE aid = 5"); got != 0 {
-			t.Errorf("account 5 has balance %d after the rollback, want 0", got)
-		}
-		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
-			t.Errorf("history has %d rows after the rollback, want 0", got)
-		}
-		// The connection is usable: the next transaction commits.
-		if err := c.run(ctx, aid, tid, bid, delta); err != nil {
-			t.Fatalf("transaction after the deadlock: %v", err)
-		}
-		b, err := w.Balances(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if b != (Balances{delta, delta, delta, delta}) {
-			t.Errorf("balances %+v, want all %d", b, delta)
+		for how, call := range callers(name) {
+			t.Logf("%s: the client runs on %s", name, how)
+			deadlockOnce(t, name, db, call)
 		}
 	})
+}
+
+func deadlockOnce(t *testing.T, name string, db engine.DB, call caller) {
+	ctx := context.Background()
+	w, c := loadedClient(t, db)
+
+	xs, err := db.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer xs.Close()
+	x := xs.(engine.SQL).Conn()
+	p := xs.(engine.SQL).Dialect().Placeholder
+
+	const aid, tid, bid, delta = 5, 1, 1, 100
+	if err := c.prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var cerr, xerr error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if _, err := x.ExecContext(ctx, "START TRANSACTION"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = abalance + 1 WHERE aid > 1000 AND aid <= 1200"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.ExecContext(ctx, "UPDATE "+tBranches+" SET bbalance = bbalance + 1 WHERE bid = "+p(1), bid); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- call(ctx, func(ctx context.Context) error { return c.run(ctx, aid, tid, bid, delta) })
+		}()
+		// The client locks account 5, then waits for branch 1; x must
+		// close the cycle well before PostgreSQL's deadlock_timeout
+		// (1s) makes the client look for one.
+		time.Sleep(300 * time.Millisecond)
+		_, xerr = x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = abalance + 1 WHERE aid = "+p(1), aid)
+		if _, err := x.ExecContext(ctx, "ROLLBACK"); err != nil {
+			t.Fatal(err)
+		}
+		cerr = <-done
+		if cerr != nil {
+			break
+		}
+		t.Logf("%s attempt %d: the other transaction was the victim (%v); again", name, attempt, xerr)
+		// The client committed: undo it so the balances stay zero.
+		if _, err := x.ExecContext(ctx, "UPDATE "+tAccounts+" SET abalance = 0 WHERE aid = "+p(1), aid); err != nil {
+			t.Fatal(err)
+		}
+		enginetest.Exec(t, db, "UPDATE "+tTellers+" SET tbalance = 0", "UPDATE "+tBranches+" SET bbalance = 0", "DELETE FROM "+tHistory)
+	}
+	if cerr == nil {
+		t.Fatalf("the client never lost the deadlock")
+	}
+	if xerr != nil {
+		t.Errorf("both sides failed; the other: %v", xerr)
+	}
+	t.Logf("%s: %v", name, cerr)
+	if sqlwork.Conflict(cerr) == "" || !strings.Contains(cerr.Error(), "deadlock") || !strings.Contains(cerr.Error(), "rolled back") {
+		t.Errorf("error %q: want it labelled a deadlock, rolled back", cerr)
+	}
+	if !strings.Contains(cerr.Error(), "aid 5, tid 1, bid 1, delta 100") {
+		t.Errorf("error %q does not say which transaction", cerr)
+	}
+	// Rolled back: nothing of the client's transaction is left.
+	if got := enginetest.QueryInt(t, db, "SELECT abalance FROM "+tAccounts+" WHERE aid = 5"); got != 0 {
+		t.Errorf("account 5 has balance %d after the rollback, want 0", got)
+	}
+	if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory); got != 0 {
+		t.Errorf("history has %d rows after the rollback, want 0", got)
+	}
+	// The connection is usable: the next transaction commits.
+	if err := call(ctx, func(ctx context.Context) error { return c.run(ctx, aid, tid, bid, delta) }); err != nil {
+		t.Fatalf("transaction after the deadlock: %v", err)
+	}
+	b, err := w.Balances(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != (Balances{delta, delta, delta, delta}) {
+		t.Errorf("balances %+v, want all %d", b, delta)
+	}
 }
 
 // TestMissingAccountRolledBack deletes an account and checks that a
@@ -173,23 +191,39 @@ func TestDeadlockRolledBackAndReturned(t *testing.T) {
 // that the client's next transaction commits.
 func TestMissingAccountRolledBack(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
-		ctx := context.Background()
-		w, c := loadedClient(t, db)
-		enginetest.Exec(t, db, "DELETE FROM "+tAccounts+" WHERE aid = 7")
-		err := c.run(ctx, 7, 2, 1, 50)
-		if err == nil || !strings.Contains(err.Error(), "account 7 is missing") || !strings.Contains(err.Error(), "select account") {
-			t.Fatalf("transaction on a deleted account: %v; want it to name the account and the step", err)
-		}
-		if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE aid = 7"); got != 0 {
-			t.Errorf("history has %d rows for the failed transaction", got)
-		}
-		if err := c.run(ctx, 8, 2, 1, 50); err != nil {
-			t.Fatalf("next transaction: %v", err)
-		}
-		if b, err := w.Balances(ctx, db); err != nil || b != (Balances{50, 50, 50, 50}) {
-			t.Errorf("balances %+v, %v; want all 50", b, err)
+		for how, call := range callers(name) {
+			ctx := context.Background()
+			w, c := loadedClient(t, db)
+			enginetest.Exec(t, db, "DELETE FROM "+tAccounts+" WHERE aid = 7")
+			err := call(ctx, func(ctx context.Context) error { return c.run(ctx, 7, 2, 1, 50) })
+			t.Logf("%s on %s: %v", name, how, err)
+			if err == nil || !strings.Contains(err.Error(), "account 7 is missing") || !strings.Contains(err.Error(), "select account") {
+				t.Fatalf("transaction on a deleted account: %v; want it to name the account and the step", err)
+			}
+			if got := enginetest.QueryInt(t, db, "SELECT COUNT(*) FROM "+tHistory+" WHERE aid = 7"); got != 0 {
+				t.Errorf("history has %d rows for the failed transaction", got)
+			}
+			if err := call(ctx, func(ctx context.Context) error { return c.run(ctx, 8, 2, 1, 50) }); err != nil {
+				t.Fatalf("next transaction: %v", err)
+			}
+			if b, err := w.Balances(ctx, db); err != nil || b != (Balances{50, 50, 50, 50}) {
+				t.Errorf("balances %+v, %v; want all 50", b, err)
+			}
 		}
 	})
+}
+
+// caller runs one call of a client's: on the calling goroutine, or on a
+// lane of its own (lane.Do) as the runner runs clients on PostgreSQL.
+type caller func(ctx context.Context, f func(context.Context) error) error
+
+// callers are the ways a client runs on engine name.
+func callers(name string) map[string]caller {
+	ways := map[string]caller{"its goroutine": func(ctx context.Context, f func(context.Context) error) error { return f(ctx) }}
+	if name == "postgres" {
+		ways["a lane"] = lane.Do
+	}
+	return ways
 }
 
 // loadedClient loads scale 1 and returns the workload and client 0 on its

@@ -6,7 +6,8 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/workload/sqlwork/pgwire"
+	"github.com/tierbench/tierbench/engine/postgres/pgwire"
+	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // OnLane reports whether the client can run on a lane (driver/lane): on
@@ -31,7 +32,7 @@ func (c *Client) laneTxn(ctx context.Context, aid, tid, bid, delta int64) error 
 	w, pw := &c.wire, c.taken
 	w.setArgs(aid, tid, bid, delta)
 	fail := func(step string, err error) error {
-		return pw.Rollback(ctx, fmt.Sprintf("tpcb (aid %d, tid %d, bid %d, delta %d): %s", aid, tid, bid, delta, step), err)
+		return pw.Rollback(ctx, sqlwork.Labelled(fmt.Sprintf("tpcb (aid %d, tid %d, bid %d, delta %d): %s", aid, tid, bid, delta, step), err))
 	}
 	if _, err := pw.Exec(ctx, pgwire.Call{Name: w.names[wBegin]},
 		pgwire.Call{Name: w.names[sUpdAccount], Args: w.args[sUpdAccount]}); err != nil {
@@ -57,13 +58,13 @@ func (c *Client) laneTxn(ctx context.Context, aid, tid, bid, delta int64) error 
 
 // take prepares the statements and takes the connection from pgx.
 func (c *Client) take(ctx context.Context) error {
-	seq := clientSeq.Add(1)
+	prefix := pgwire.Prefix("tpcb")
 	texts := [nWire]string{}
 	copy(texts[:], c.qs[:])
 	texts[wBegin], texts[wCommit] = "BEGIN", "COMMIT"
 	stmts := make([]pgwire.Statement, nWire)
 	for i, text := range texts {
-		c.wire.names[i] = "tierbench_tpcb_" + strconv.FormatInt(seq, 10) + "_" + strconv.Itoa(i)
+		c.wire.names[i] = prefix + strconv.Itoa(i)
 		stmts[i] = pgwire.Statement{Name: c.wire.names[i], SQL: text}
 	}
 	pw, err := pgwire.Take(ctx, c.conn, stmts)

@@ -22,9 +22,9 @@ import (
 
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/postgres/pgwire"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
-	"github.com/tierbench/tierbench/workload/sqlwork/pgwire"
 )
 
 // Parameter names; scale is pgbench's -s.

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/workload"
@@ -24,33 +26,47 @@ import (
 // its own session as the runner does, and returns every error.
 func RunClients(t testing.TB, w workload.Workload, db engine.DB, clients, ops int) []error {
 	t.Helper()
+	return runClients(t, w, db, clients, ops, false)
+}
+
+// RunClientsOnLane runs the clients as RunClients does, all on one lane
+// (driver/lane), as the runner does when every client says it can; it
+// fails the test if one cannot.
+func RunClientsOnLane(t testing.TB, w workload.Workload, db engine.DB, clients, ops int) []error {
+	t.Helper()
+	return runClients(t, w, db, clients, ops, true)
+}
+
+func runClients(t testing.TB, w workload.Workload, db engine.DB, clients, ops int, onLane bool) []error {
+	t.Helper()
 	ctx := context.Background()
 	var (
 		mu   sync.Mutex
 		errs []error
-		wg   sync.WaitGroup
 	)
 	fail := func(err error) {
 		mu.Lock()
 		errs = append(errs, err)
 		mu.Unlock()
 	}
+	fns := make([]func(context.Context), clients)
 	for i := range clients {
-		wg.Go(func() {
-			s, err := db.NewSession(ctx)
-			if err != nil {
-				fail(err)
-				return
-			}
-			defer s.Close()
-			c, err := w.NewClient(i, s)
-			if err != nil {
-				fail(err)
-				return
-			}
-			if cl, ok := c.(interface{ Close() error }); ok {
-				defer cl.Close()
-			}
+		s, err := db.NewSession(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		c, err := w.NewClient(i, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cl, ok := c.(interface{ Close() error }); ok {
+			defer cl.Close() // before the session's Close: defers run last first
+		}
+		if lc, ok := c.(driver.LaneClient); onLane && (!ok || !lc.OnLane()) {
+			t.Fatalf("client %d cannot run on a lane", i)
+		}
+		fns[i] = func(ctx context.Context) {
 			for range ops {
 				op, err := c.Do(ctx)
 				if err != nil {
@@ -60,7 +76,17 @@ func RunClients(t testing.TB, w workload.Workload, db engine.DB, clients, ops in
 					fail(errors.New("op index out of range"))
 				}
 			}
-		})
+		}
+	}
+	if onLane {
+		if err := lane.Run(ctx, 1, fns); err != nil {
+			t.Fatal(err)
+		}
+		return errs
+	}
+	var wg sync.WaitGroup
+	for _, fn := range fns {
+		wg.Go(func() { fn(ctx) })
 	}
 	wg.Wait()
 	return errs

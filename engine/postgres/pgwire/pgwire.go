@@ -15,6 +15,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -23,13 +25,21 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/driver/lane"
-	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // ErrNotPlain says a connection cannot be taken over: it is not pgx's, or
 // runs over TLS (whose records only crypto/tls can read). Callers fall back
 // to their goroutine-per-client path.
 var ErrNotPlain = errors.New("not a plain pgx connection")
+
+// clients numbers Prefix's callers.
+var clients atomic.Int64
+
+// Prefix returns a statement-name prefix no other client of the process
+// uses: tierbench_<workload>_<n>_.
+func Prefix(workload string) string {
+	return "tierbench_" + workload + "_" + strconv.FormatInt(clients.Add(1), 10) + "_"
+}
 
 // Statement is one statement to prepare under a name.
 type Statement struct{ Name, SQL string }
@@ -205,16 +215,11 @@ func (c *Conn) Simple(ctx context.Context, query string) error {
 	return err
 }
 
-// Rollback ends a failed transaction as sqlwork.Rollback does (the error
-// labelled with what, and with the conflict kind): it sends ROLLBACK when
-// the server says a transaction is open, and nothing when the connection
-// broke, as the server aborts a transaction whose connection closes.
-func (c *Conn) Rollback(ctx context.Context, what string, err error) error {
-	if kind := sqlwork.Conflict(err); kind != "" {
-		err = fmt.Errorf("%s: %s, rolled back: %w", what, kind, err)
-	} else {
-		err = fmt.Errorf("%s: %w", what, err)
-	}
+// Rollback ends a failed transaction and returns err (with the
+// ROLLBACK's own error, if it failed): it sends ROLLBACK when the server
+// says a transaction is open, and nothing when the connection broke, as
+// the server aborts a transaction whose connection closes.
+func (c *Conn) Rollback(ctx context.Context, err error) error {
 	if c.broken != nil || c.TxStatus == 'I' {
 		return err
 	}
