@@ -346,6 +346,9 @@ func (b *builder) matrixTable() table {
 	if st.TargetRate > 0 {
 		load = fmt.Sprintf("open loop at a target of %.0f ops/s, %s arrivals; latency counts from the intended start", st.TargetRate, orDash(st.Arrival))
 	}
+	if note := lanesNote(b.in.Runs); note != "" {
+		load += "; " + note
+	}
 	ok, failed := 0, 0
 	for _, r := range b.in.Runs {
 		if r.Status == results.RunOK {

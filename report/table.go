@@ -36,6 +36,9 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	if st.TargetRate > 0 {
 		mode = fmt.Sprintf("open loop at %.0f ops/s (%s arrivals)", st.TargetRate, st.Arrival)
 	}
+	if note := lanesNote(runs); note != "" {
+		mode += ", " + note
+	}
 	fmt.Fprintf(w, "warmup %gs, measured %gs, %d repeat(s), %s; host %s, %d cpus, kernel %s\n",
 		st.WarmupS, st.DurationS, st.Repeat, mode, st.Env.Hostname, st.Env.CPUs, st.Env.Kernel)
 	fmt.Fprintln(w, "tiers:")
@@ -292,4 +295,17 @@ func verifications(w io.Writer, runs []results.Run) {
 	for _, what := range order {
 		fmt.Fprintf(w, "\nverified after %d of %d ok run(s): %s\n", checked[what], ok, orDash(what))
 	}
+}
+
+// lanesNote says how tierbench's own driver ran its clients when it ran
+// them on lanes (driver/lane), or "".
+func lanesNote(runs []results.Run) string {
+	n := 0
+	for _, r := range runs {
+		n = max(n, r.Lanes)
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("builtin clients on %d lane(s) (a goroutine each, multiplexing its clients' connections as pgbench -j does)", n)
 }

@@ -52,3 +52,25 @@ func TestShowRatiosMediansAndFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestLanesNote: show and the report say when the builtin driver ran its
+// clients on lanes, and say nothing when it did not (other engines, tools).
+func TestLanesNote(t *testing.T) {
+	for _, c := range []struct {
+		lanes []int
+		want  string
+	}{
+		{nil, ""},
+		{[]int{0, 0}, ""},
+		{[]int{0, 1, 1}, "builtin clients on 1 lane(s)"},
+	} {
+		var runs []results.Run
+		for _, n := range c.lanes {
+			runs = append(runs, results.Run{Lanes: n})
+		}
+		got := lanesNote(runs)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("lanes %v: %q, want %q", c.lanes, got, c.want)
+		}
+	}
+}

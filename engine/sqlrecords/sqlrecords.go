@@ -28,6 +28,8 @@ type Records struct {
 	scan    *sql.Stmt
 	update  []*sql.Stmt // by field index, prepared on first use
 	all     *sql.Stmt   // update of every field
+	sql     statements  // the texts prepared
+	lane    laneState   // the connection a lane took (lane.go)
 	args    []any
 	dest    []any
 	rawDest []sql.RawBytes
@@ -89,28 +91,44 @@ func (r *Records) prepare(ctx context.Context, n int) error {
 	return r.Explain(r.prepareAll(ctx, n))
 }
 
+// statements are the records statements' texts for n fields.
+type statements struct {
+	insert, read, scan, all string
+	update                  []string // of one field, by index
+}
+
+func texts(d engine.Dialect, n int) statements {
+	names := fieldNames(n)
+	sets := make([]string, n)
+	st := statements{
+		insert: fmt.Sprintf("INSERT INTO %s (ycsb_key, %s) VALUES (%s)", Table, strings.Join(names, ", "), d.Placeholders(n+1)),
+		read:   fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key = %s", strings.Join(names, ", "), Table, d.Placeholder(1)),
+		scan: fmt.Sprintf("SELECT ycsb_key, %s FROM %s WHERE ycsb_key >= %s ORDER BY ycsb_key LIMIT %s",
+			strings.Join(names, ", "), Table, d.Placeholder(1), d.Placeholder(2)),
+		update: make([]string, n),
+	}
+	for i, f := range names {
+		sets[i] = f + " = " + d.Placeholder(i+1)
+		st.update[i] = fmt.Sprintf("UPDATE %s SET %s = %s WHERE ycsb_key = %s", Table, f, d.Placeholder(1), d.Placeholder(2))
+	}
+	st.all = fmt.Sprintf("UPDATE %s SET %s WHERE ycsb_key = %s", Table, strings.Join(sets, ", "), d.Placeholder(n+1))
+	return st
+}
+
 func (r *Records) prepareAll(ctx context.Context, n int) error {
 	r.fields = n
-	names := fieldNames(n)
+	r.sql = texts(r.d, n)
 	var err error
-	if r.insert, err = r.conn.PrepareContext(ctx, fmt.Sprintf("INSERT INTO %s (ycsb_key, %s) VALUES (%s)",
-		Table, strings.Join(names, ", "), r.d.Placeholders(n+1))); err != nil {
+	if r.insert, err = r.conn.PrepareContext(ctx, r.sql.insert); err != nil {
 		return fmt.Errorf("prepare insert: %w", err)
 	}
-	if r.read, err = r.conn.PrepareContext(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key = %s",
-		strings.Join(names, ", "), Table, r.d.Placeholder(1))); err != nil {
+	if r.read, err = r.conn.PrepareContext(ctx, r.sql.read); err != nil {
 		return fmt.Errorf("prepare read: %w", err)
 	}
-	if r.scan, err = r.conn.PrepareContext(ctx, fmt.Sprintf("SELECT ycsb_key, %s FROM %s WHERE ycsb_key >= %s ORDER BY ycsb_key LIMIT %s",
-		strings.Join(names, ", "), Table, r.d.Placeholder(1), r.d.Placeholder(2))); err != nil {
+	if r.scan, err = r.conn.PrepareContext(ctx, r.sql.scan); err != nil {
 		return fmt.Errorf("prepare scan: %w", err)
 	}
-	sets := make([]string, n)
-	for i, f := range names {
-		sets[i] = f + " = " + r.d.Placeholder(i+1)
-	}
-	if r.all, err = r.conn.PrepareContext(ctx, fmt.Sprintf("UPDATE %s SET %s WHERE ycsb_key = %s",
-		Table, strings.Join(sets, ", "), r.d.Placeholder(n+1))); err != nil {
+	if r.all, err = r.conn.PrepareContext(ctx, r.sql.all); err != nil {
 		return fmt.Errorf("prepare update: %w", err)
 	}
 	r.update = make([]*sql.Stmt, n)
@@ -127,6 +145,9 @@ func (r *Records) prepareAll(ctx context.Context, n int) error {
 func (r *Records) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	if err := r.prepare(ctx, len(fields)); err != nil {
 		return err
+	}
+	if pw, err := r.wire(ctx); pw != nil || err != nil {
+		return r.laneInsert(ctx, pw, err, key, fields)
 	}
 	r.args[0] = key
 	for i, f := range fields {
@@ -170,6 +191,9 @@ func (r *Records) Read(ctx context.Context, key []byte) (bool, error) {
 	if err := r.ensure(ctx); err != nil {
 		return false, err
 	}
+	if pw, err := r.wire(ctx); pw != nil || err != nil {
+		return r.laneRead(ctx, pw, err, key)
+	}
 	rows, err := r.read.QueryContext(ctx, key)
 	if err != nil {
 		return false, r.Explain(err)
@@ -188,6 +212,9 @@ func (r *Records) Read(ctx context.Context, key []byte) (bool, error) {
 func (r *Records) Update(ctx context.Context, key []byte, fields []engine.Field) error {
 	if err := r.ensure(ctx); err != nil {
 		return err
+	}
+	if pw, err := r.wire(ctx); pw != nil || err != nil {
+		return r.laneUpdate(ctx, pw, err, key, fields)
 	}
 	if len(fields) == r.fields {
 		for _, f := range fields {
@@ -214,8 +241,7 @@ func (r *Records) updateStmt(ctx context.Context, i int) (*sql.Stmt, error) {
 		return nil, fmt.Errorf("update of field %d: the table has %d fields", i, r.fields)
 	}
 	if r.update[i] == nil {
-		st, err := r.conn.PrepareContext(ctx, fmt.Sprintf("UPDATE %s SET field%d = %s WHERE ycsb_key = %s",
-			Table, i, r.d.Placeholder(1), r.d.Placeholder(2)))
+		st, err := r.conn.PrepareContext(ctx, r.sql.update[i])
 		if err != nil {
 			return nil, fmt.Errorf("prepare update of field%d: %w", i, r.Explain(err))
 		}
@@ -228,6 +254,9 @@ func (r *Records) updateStmt(ctx context.Context, i int) (*sql.Stmt, error) {
 func (r *Records) Scan(ctx context.Context, start []byte, count int) (int, error) {
 	if err := r.ensure(ctx); err != nil {
 		return 0, err
+	}
+	if pw, err := r.wire(ctx); pw != nil || err != nil {
+		return r.laneScan(ctx, pw, err, start, count)
 	}
 	rows, err := r.scan.QueryContext(ctx, start, count)
 	if err != nil {
@@ -264,8 +293,10 @@ func (r *Records) ensure(ctx context.Context) error {
 	return r.prepare(ctx, n)
 }
 
-// Close releases the prepared statements (the connection is the caller's).
+// Close releases the prepared statements (the connection is the caller's)
+// and ends the connection a lane took, if any.
 func (r *Records) Close() error {
+	r.lane.close()
 	for _, st := range append([]*sql.Stmt{r.insert, r.read, r.scan, r.all}, r.update...) {
 		if st != nil {
 			st.Close()

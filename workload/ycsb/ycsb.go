@@ -545,6 +545,13 @@ type Client struct {
 	upd      []engine.Field
 }
 
+// OnLane reports whether the client can run on a lane (driver/lane): when
+// its engine's records can (PostgreSQL's, on a connection taken from pgx).
+func (c *Client) OnLane() bool {
+	l, ok := c.rec.(interface{ OnLane() bool })
+	return ok && l.OnLane()
+}
+
 // Do performs one operation chosen by proportion and returns its index in
 // Workload.Ops().
 func (c *Client) Do(ctx context.Context) (int, error) {
