@@ -2,9 +2,7 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,7 +32,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 	var clients []driver.Client
 	if ext == nil {
 		var closeClients func() error
-		if clients, closeClients, err = r.newClients(ctx); err != nil {
+		if clients, closeClients, err = workload.NewClients(ctx, r.db, r.w, r.cell.Clients); err != nil {
 			return err
 		}
 		defer func() {
@@ -120,43 +118,6 @@ func (r *run) externalDriver() (ext driver.External, drop func(), err error) {
 		}
 	}
 	return ext, drop, nil
-}
-
-// newClients opens one session per client and binds a workload client to
-// each. closeAll closes them all, also after a failure here: first each
-// client that holds something of its own (prepared statements on its
-// session's connection: an io.Closer), then the sessions, whose errors
-// are not the run's.
-func (r *run) newClients(ctx context.Context) (clients []driver.Client, closeAll func() error, err error) {
-	var sessions []engine.Session
-	closeAll = func() error {
-		var errs []error
-		for _, c := range clients {
-			if c, ok := c.(io.Closer); ok {
-				errs = append(errs, c.Close())
-			}
-		}
-		for _, s := range sessions {
-			s.Close()
-		}
-		clients, sessions = nil, nil
-		return errors.Join(errs...)
-	}
-	for i := range r.cell.Clients {
-		sess, err := r.db.NewSession(ctx)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("client %d: %w", i, err)
-		}
-		sessions = append(sessions, sess)
-		c, err := r.w.NewClient(i, sess)
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("client %d: %w", i, err)
-		}
-		clients = append(clients, c)
-	}
-	return clients, closeAll, nil
 }
 
 // telemetryConfig is what the run's sampler watches: the devices of the

@@ -5,7 +5,9 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"sort"
 	"strconv"
@@ -223,4 +225,39 @@ func NewRand(seed int64, seeded bool, stream, id uint64) *rand.Rand {
 		return rand.New(rand.NewPCG(uint64(seed)+id, stream))
 	}
 	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+}
+
+// NewClients opens n sessions on db and a client of w on each, as a run
+// drives them; closeAll closes the clients, then the sessions. On error
+// everything opened so far is closed.
+func NewClients(ctx context.Context, db engine.DB, w Workload, n int) (clients []driver.Client, closeAll func() error, err error) {
+	var sessions []engine.Session
+	closeAll = func() error {
+		var errs []error
+		for _, c := range clients {
+			if c, ok := c.(io.Closer); ok {
+				errs = append(errs, c.Close())
+			}
+		}
+		for _, s := range sessions {
+			s.Close()
+		}
+		clients, sessions = nil, nil
+		return errors.Join(errs...)
+	}
+	for i := range n {
+		sess, err := db.NewSession(ctx)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("client %d: %w", i, err)
+		}
+		sessions = append(sessions, sess)
+		c, err := w.NewClient(i, sess)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("client %d: %w", i, err)
+		}
+		clients = append(clients, c)
+	}
+	return clients, closeAll, nil
 }

@@ -35,6 +35,7 @@ type Lane struct {
 	owner map[int32]*task
 	cur   *task // the client running now, nil between clients
 	live  int
+	ready []*task // yielded without waiting: resumed before the next wait
 }
 
 type task struct {
@@ -160,7 +161,11 @@ func (l *Lane) run(fns []func(context.Context)) error {
 	events := make([]unix.EpollEvent, 64)
 	cancelled := false
 	for l.live > 0 {
-		n, err := unix.EpollWait(l.epfd, events, -1)
+		timeout := -1
+		if len(l.ready) > 0 {
+			timeout = 0 // poll, then resume the yielded
+		}
+		n, err := unix.EpollWait(l.epfd, events, timeout)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -183,6 +188,11 @@ func (l *Lane) run(fns []func(context.Context)) error {
 			if t := l.owner[ev.Fd]; t != nil && t.waiting {
 				l.resume(t)
 			}
+		}
+		ready := l.ready
+		l.ready = nil
+		for _, t := range ready {
+			l.resume(t)
 		}
 	}
 	return nil
@@ -229,6 +239,22 @@ func (l *Lane) Wait(fd int, write bool) error {
 		defer l.ctl(unix.EPOLL_CTL_MOD, fd, unix.EPOLLIN|unix.EPOLLRDHUP)
 	}
 	t.waiting = true
+	if !t.yield(struct{}{}) {
+		return ErrStopped
+	}
+	return l.ctx.Err()
+}
+
+// Yield lets the lane's other clients run before the calling one goes on:
+// for a client that would otherwise not wait at all (its connection broke
+// and every operation fails at once), which would keep the others from
+// ever running.
+func (l *Lane) Yield() error {
+	t := l.cur
+	if t == nil {
+		return errors.New("lane: Yield called outside a client of the lane")
+	}
+	l.ready = append(l.ready, t)
 	if !t.yield(struct{}{}) {
 		return ErrStopped
 	}

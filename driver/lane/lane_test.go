@@ -170,3 +170,25 @@ func TestMisuse(t *testing.T) {
 		t.Errorf("Do returned %v, want f's error", err)
 	}
 }
+
+// TestYieldTakesTurns: clients that never wait but yield run in turns.
+func TestYieldTakesTurns(t *testing.T) {
+	var order []byte
+	client := func(name byte) func(context.Context) {
+		return func(ctx context.Context) {
+			for range 3 {
+				order = append(order, name)
+				if err := From(ctx).Yield(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}
+	if err := Run(context.Background(), 1, []func(context.Context){client('a'), client('b')}); err != nil {
+		t.Fatal(err)
+	}
+	if string(order) != "ababab" {
+		t.Errorf("order %q, want ababab", order)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/driver/stream"
 	"io"
 	"os"
 	"os/exec"
@@ -38,7 +39,7 @@ func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, err
 		"--keys=" + strconv.FormatInt(keys, 10),
 		"--value-size=" + strconv.Itoa(valueSize),
 	}, func(line []byte) {
-		if n, ok := loadedRecords(line); ok {
+		if n, ok := stream.LoadedRecords(line); ok {
 			loaded = n
 		}
 	})
@@ -54,11 +55,11 @@ func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, err
 
 // DriveCache runs one measured run in a client JVM with `clients`
 // producer threads and reads what it measured from its standard output
-// (protocol.go).
+// (driver/stream's protocol).
 func (d *DB) DriveCache(ctx context.Context, work engine.CacheWork, cfg driver.Config, clients int) (*driver.Result, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Warmup+cfg.Duration+runSlack)
 	defer cancel()
-	p := newParser(cfg)
+	p := stream.NewReader("the Ignite client", cfg)
 	err := d.runClient(ctx, "run", []string{
 		"--op=" + string(work.Mix),
 		"--threads=" + strconv.Itoa(clients),
@@ -66,8 +67,8 @@ func (d *DB) DriveCache(ctx context.Context, work engine.CacheWork, cfg driver.C
 		"--duration-ms=" + strconv.FormatInt(cfg.Duration.Milliseconds(), 10),
 		"--keys=" + strconv.FormatInt(work.Keys, 10),
 		"--value-size=" + strconv.Itoa(work.ValueSize),
-	}, p.line)
-	return p.result(err)
+	}, p.Line)
+	return p.Result(err)
 }
 
 // WatchLoad makes the measured runs' client JVMs report to w

@@ -28,7 +28,7 @@
 // The workloads run in a thick client JVM (java/ignite: io.tierbench.ignite.Main
 // client), which tierbench starts for the load and for each measured run:
 // the DB serves engine.Cache (the workloads are workload/cachekv's), and
-// protocol.go reads what the client reports. Engine sessions are not
+// driver/stream reads what the client reports. Engine sessions are not
 // served.
 package ignite
 

@@ -58,13 +58,9 @@ func (c *Client) laneTxn(ctx context.Context, aid, tid, bid, delta int64) error 
 
 // take prepares the statements and takes the connection from pgx.
 func (c *Client) take(ctx context.Context) error {
-	prefix := pgwire.Prefix("tpcb")
-	texts := [nWire]string{}
-	copy(texts[:], c.qs[:])
-	texts[wBegin], texts[wCommit] = "BEGIN", "COMMIT"
+	texts := c.wire.name(c.qs)
 	stmts := make([]pgwire.Statement, nWire)
 	for i, text := range texts {
-		c.wire.names[i] = prefix + strconv.Itoa(i)
 		stmts[i] = pgwire.Statement{Name: c.wire.names[i], SQL: text}
 	}
 	pw, err := pgwire.Take(ctx, c.conn, stmts)

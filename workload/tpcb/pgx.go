@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
+	"github.com/tierbench/tierbench/engine/postgres/pgwire"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
@@ -57,10 +57,6 @@ const (
 	nWire
 )
 
-// clientSeq numbers wire sessions so their statement names never collide
-// on a pooled connection that an earlier client prepared on.
-var clientSeq atomic.Int64
-
 // wireSession is one client's prepared statements and argument buffers on
 // its connection. Used by one goroutine.
 type wireSession struct {
@@ -73,18 +69,27 @@ type wireSession struct {
 
 // prepare prepares the statements on pc under names unique to this session.
 func (w *wireSession) prepare(ctx context.Context, pc *pgconn.PgConn, qs [nStmts]string) (string, error) {
-	seq := clientSeq.Add(1)
-	texts := [nWire]string{}
-	copy(texts[:], qs[:])
-	texts[wBegin], texts[wCommit] = "BEGIN", "COMMIT"
-	for i, text := range texts {
-		w.names[i] = "tierbench_tpcb_" + strconv.FormatInt(seq, 10) + "_" + strconv.Itoa(i)
+	for i, text := range w.name(qs) {
 		if _, err := pc.Prepare(ctx, w.names[i], text, nil); err != nil {
 			return "prepare " + wireName(i), err
 		}
 	}
 	w.conn = pc
 	return "", nil
+}
+
+// name names the session's statements, BEGIN and COMMIT included, under
+// a prefix no other client of the process uses (pgwire.Prefix: a pooled
+// connection may hold an earlier client's), and returns their texts.
+func (w *wireSession) name(qs [nStmts]string) [nWire]string {
+	prefix := pgwire.Prefix("tpcb")
+	texts := [nWire]string{}
+	copy(texts[:], qs[:])
+	texts[wBegin], texts[wCommit] = "BEGIN", "COMMIT"
+	for i := range texts {
+		w.names[i] = prefix + strconv.Itoa(i)
+	}
+	return texts
 }
 
 func wireName(i int) string {

@@ -10,7 +10,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 )
 
-func newW(t *testing.T, params map[string]string) *Workload {
+func newW(t testing.TB, params map[string]string) *Workload {
 	t.Helper()
 	w, err := Spec().New(params)
 	if err != nil {

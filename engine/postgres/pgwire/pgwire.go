@@ -170,12 +170,13 @@ func dupSocket(sc syscall.Conn) (int, error) {
 // a ROLLBACK. An I/O error or a cancelled context breaks the connection
 // for good (the reply's place in the stream is lost).
 func (c *Conn) Exec(ctx context.Context, calls ...Call) (Result, error) {
-	if c.broken != nil {
-		return Result{}, c.broken
-	}
 	l := lane.From(ctx)
 	if l == nil {
 		return Result{}, errors.New("pgwire: Exec called outside a lane")
+	}
+	if c.broken != nil {
+		l.Yield() // fails at once, every time: let the lane's others run
+		return Result{}, c.broken
 	}
 	c.w = c.w[:0]
 	for i := range calls {
@@ -197,12 +198,13 @@ func (c *Conn) Exec(ctx context.Context, calls ...Call) (Result, error) {
 // Simple runs one statement with the simple query protocol (ROLLBACK after
 // a failed statement) and returns its error.
 func (c *Conn) Simple(ctx context.Context, query string) error {
-	if c.broken != nil {
-		return c.broken
-	}
 	l := lane.From(ctx)
 	if l == nil {
 		return errors.New("pgwire: Simple called outside a lane")
+	}
+	if c.broken != nil {
+		l.Yield()
+		return c.broken
 	}
 	c.w = append(c.w[:0], 'Q', 0, 0, 0, 0)
 	c.w = append(c.w, query...)

@@ -1,4 +1,4 @@
-package ignite
+package stream
 
 import (
 	"errors"
@@ -107,14 +107,14 @@ func TestParse(t *testing.T) {
 			name:     "malformed JSON",
 			ops:      []string{opPut},
 			lines:    []string{`{"type":"interval",`, final("measured", "put", 5, 0, 1, h5)},
-			err:      "Ignite client output",
+			err:      "the Ignite client's output",
 			measured: map[string]int64{opPut: 5}, length: 1,
 		},
 		{
 			name:  "hung threads",
 			ops:   []string{opPut},
 			lines: []string{`{"type":"hung","threads":2}`, final("measured", "put", 5, 0, 7, h5)},
-			err:   "2 Ignite client threads", hung: true,
+			err:   "2 threads of the Ignite client", hung: true,
 			measured: map[string]int64{opPut: 5}, length: 7,
 		},
 		{
@@ -128,11 +128,11 @@ func TestParse(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var ticks []int64
-			p := newParser(driver.Config{Ops: c.ops, Duration: time.Second, OnTick: func(iv driver.Interval) { ticks = append(ticks, iv.Ops) }})
+			p := NewReader("the Ignite client", driver.Config{Ops: c.ops, Duration: time.Second, OnTick: func(iv driver.Interval) { ticks = append(ticks, iv.Ops) }})
 			for _, l := range c.lines {
-				p.line([]byte(l))
+				p.Line([]byte(l))
 			}
-			res, err := p.result(c.runErr)
+			res, err := p.Result(c.runErr)
 			if c.err == "" && err != nil {
 				t.Fatalf("error: %v", err)
 			}
@@ -169,8 +169,8 @@ func TestParse(t *testing.T) {
 }
 
 func TestIntervalFields(t *testing.T) {
-	p := newParser(driver.Config{Ops: []string{opPut, opGet}})
-	p.line([]byte(`{"type":"interval","phase":"measured","index":4,"start_ns":1500,"length_ns":1000,"ops":{"get":7,"put":2},"errors":{"put":1,"get":2},"p50_ns":11,"p99_ns":22,"max_ns":33}`))
+	p := NewReader("the Ignite client", driver.Config{Ops: []string{opPut, opGet}})
+	p.Line([]byte(`{"type":"interval","phase":"measured","index":4,"start_ns":1500,"length_ns":1000,"ops":{"get":7,"put":2},"errors":{"put":1,"get":2},"p50_ns":11,"p99_ns":22,"max_ns":33}`))
 	if p.bad != nil {
 		t.Fatal(p.bad)
 	}
@@ -187,7 +187,7 @@ func TestLoaded(t *testing.T) {
 		`{"type":"ready"}`: -1,
 		`loaded 1000`:      -1,
 	} {
-		n, ok := loadedRecords([]byte(line))
+		n, ok := LoadedRecords([]byte(line))
 		if (want < 0) == ok || (ok && n != want) {
 			t.Errorf("%s: %d, %v", line, n, ok)
 		}

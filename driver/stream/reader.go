@@ -1,4 +1,4 @@
-package ignite
+package stream
 
 import (
 	"bytes"
@@ -12,22 +12,6 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/hist"
 )
-
-// The launcher's client speaks this line protocol: its standard output,
-// which Preload and DriveCache read, is one JSON object per line (see
-// java/ignite/.../Client.java):
-//
-//	{"type":"ready"}
-//	{"type":"loaded","records":N,"length_ns":L}
-//	{"type":"interval","phase":"warmup|measured","index":i,"start_ns":s,"length_ns":l,
-//	 "ops":{"put":n},"errors":{"put":e},"p50_ns":..,"p99_ns":..,"max_ns":..}
-//	{"type":"error","op":"put","message":"..."}   the first failed operation
-//	{"type":"hung","threads":n}                   threads still busy 30 s after the end
-//	{"type":"final","phase":"measured","op":"put","ops":n,"errors":e,"length_ns":l,"hist":"<base64>"}
-//	{"type":"done"}
-//
-// hist is the standard compressed HDR encoding (V2), base64, as hist.Decode
-// reads it. Lines that are not JSON objects are ignored.
 
 // message is any one line; ops and errors are an object per op in an
 // interval and a number in a final.
@@ -63,8 +47,8 @@ func (m message) counts(ops, errs any) error {
 	return nil
 }
 
-// loadedRecords reads a "loaded" line: the number of records a load wrote.
-func loadedRecords(line []byte) (records int64, ok bool) {
+// LoadedRecords reads a "loaded" line: the number of records a load wrote.
+func LoadedRecords(line []byte) (records int64, ok bool) {
 	var m message
 	if !isObject(line) || json.Unmarshal(line, &m) != nil || m.Type != "loaded" {
 		return 0, false
@@ -74,8 +58,10 @@ func loadedRecords(line []byte) (records int64, ok bool) {
 
 func isObject(line []byte) bool { return bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")) }
 
-// parser turns a run's lines into a driver.Result.
-type parser struct {
+// Reader turns a run's lines into a driver.Result.
+type Reader struct {
+	// from names the producer in errors ("the Ignite client").
+	from      string
 	cfg       driver.Config
 	intervals []driver.Interval
 	phases    map[driver.Phase]*driver.PhaseResult
@@ -86,8 +72,11 @@ type parser struct {
 	bad       error // the first line that could not be understood
 }
 
-func newParser(cfg driver.Config) *parser {
-	p := &parser{cfg: cfg, phases: map[driver.Phase]*driver.PhaseResult{}, finals: map[driver.Phase]int{}}
+// NewReader reads the lines of a run driven with cfg (its Ops name the
+// ops the lines may report; its OnTick sees each interval as it is read).
+// from names the producer in errors: "the Ignite client", "tierbench drive".
+func NewReader(from string, cfg driver.Config) *Reader {
+	p := &Reader{from: from, cfg: cfg, phases: map[driver.Phase]*driver.PhaseResult{}, finals: map[driver.Phase]int{}}
 	for _, ph := range []driver.Phase{driver.Warmup, driver.Measured} {
 		pr := &driver.PhaseResult{ByOp: make([]driver.OpResult, len(cfg.Ops))}
 		for i, name := range cfg.Ops {
@@ -98,17 +87,18 @@ func newParser(cfg driver.Config) *parser {
 	return p
 }
 
-// line handles one line of the client's output.
-func (p *parser) line(b []byte) {
+// Line handles one line of the producer's output; lines that are not JSON
+// objects (a JVM's own messages) are skipped.
+func (p *Reader) Line(b []byte) {
 	if !isObject(b) {
 		return
 	}
 	if err := p.handle(b); err != nil && p.bad == nil {
-		p.bad = fmt.Errorf("Ignite client output %q: %w", truncate(string(b), 200), err)
+		p.bad = fmt.Errorf("%s's output %q: %w", p.from, truncate(string(b), 200), err)
 	}
 }
 
-func (p *parser) handle(b []byte) error {
+func (p *Reader) handle(b []byte) error {
 	var m message
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
@@ -137,7 +127,7 @@ func (p *parser) handle(b []byte) error {
 	return nil
 }
 
-func (p *parser) phase(name string) (driver.Phase, error) {
+func (p *Reader) phase(name string) (driver.Phase, error) {
 	switch ph := driver.Phase(name); ph {
 	case driver.Warmup, driver.Measured:
 		return ph, nil
@@ -145,7 +135,7 @@ func (p *parser) phase(name string) (driver.Phase, error) {
 	return "", fmt.Errorf("unknown phase %q", name)
 }
 
-func (p *parser) opIndex(name string) (int, error) {
+func (p *Reader) opIndex(name string) (int, error) {
 	i := slices.Index(p.cfg.Ops, name)
 	if i < 0 {
 		return 0, fmt.Errorf("op %q is not one of the workload's ops (%s)", name, strings.Join(p.cfg.Ops, ", "))
@@ -153,7 +143,7 @@ func (p *parser) opIndex(name string) (int, error) {
 	return i, nil
 }
 
-func (p *parser) interval(m message) error {
+func (p *Reader) interval(m message) error {
 	ph, err := p.phase(m.Phase)
 	if err != nil {
 		return err
@@ -186,7 +176,7 @@ func (p *parser) interval(m message) error {
 	return nil
 }
 
-func (p *parser) final(m message) error {
+func (p *Reader) final(m message) error {
 	ph, err := p.phase(m.Phase)
 	if err != nil {
 		return err
@@ -218,20 +208,20 @@ func (p *parser) final(m message) error {
 	return nil
 }
 
-// result assembles what was parsed; runErr is the client's own failure.
+// Result assembles what was read; runErr is the producer's own failure.
 // A run that ended without its measured figures is an error even when the
-// client exited 0.
-func (p *parser) result(runErr error) (*driver.Result, error) {
+// producer exited 0.
+func (p *Reader) Result(runErr error) (*driver.Result, error) {
 	res := &driver.Result{
 		Warmup: *p.phases[driver.Warmup], Measured: *p.phases[driver.Measured],
 		Intervals: p.intervals, FirstError: p.firstErr,
 	}
 	errs := []error{runErr, p.bad}
 	if p.hung > 0 {
-		errs = append(errs, fmt.Errorf("%w: %d Ignite client threads were still in an operation 30s after the run ended (cluster stuck?)", driver.ErrHung, p.hung))
+		errs = append(errs, fmt.Errorf("%w: %d threads of %s were still in an operation after the run ended (engine stuck?)", driver.ErrHung, p.hung, p.from))
 	}
 	if runErr == nil && p.bad == nil && p.finals[driver.Measured] == 0 {
-		errs = append(errs, errors.New("the Ignite client ended without reporting its measured figures"))
+		errs = append(errs, fmt.Errorf("%s ended without reporting its measured figures", p.from))
 	}
 	return res, errors.Join(errs...)
 }

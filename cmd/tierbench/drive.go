@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/driver/stream"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// passwordEnv holds the target's password for `drive`: a URL on the
+// command line would show it to every local user through ps.
+const passwordEnv = "TIERBENCH_TARGET_PASSWORD"
+
+// driveOptions are `tierbench drive`'s flags.
+type driveOptions struct {
+	engine, target, workload string
+	params                   []string
+	clients, loaders         int
+	warmup, duration         time.Duration
+	load                     bool
+}
+
+func newDriveCmd() *cobra.Command {
+	var o driveOptions
+	cmd := &cobra.Command{
+		Use:   "drive --engine E --target URL --workload W [flags]",
+		Short: "Drive one workload against a running server and write the run as JSON lines on standard output",
+		Long: `drive is tierbench's driver on its own: it connects to a server tierbench did
+not start (--target, without its password, which it reads from
+` + passwordEnv + `), optionally loads the workload's data set, runs the
+clients closed loop for the warmup and the measured window, and writes
+per-second intervals and each op's final HDR histograms as JSON lines on
+standard output (the protocol of package driver/stream). A study on
+Kubernetes runs it as the load generator's Job and reads its pod's log;
+locally, its output reads back into the same results as a run's.`,
+		Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return drive(cmd.Context(), catalog.Default(), o, cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.engine, "engine", "", "engine of the server: postgres, mariadb, redis")
+	f.StringVar(&o.target, "target", "", "the server's URL without a password (postgres://user@host:port/db)")
+	f.StringVar(&o.workload, "workload", "", "workload name (tierbench workloads)")
+	f.StringArrayVar(&o.params, "set", nil, "a workload parameter, name=value (repeatable)")
+	f.IntVar(&o.clients, "clients", 8, "concurrent clients")
+	f.DurationVar(&o.warmup, "warmup", 5*time.Second, "warmup before the measured window")
+	f.DurationVar(&o.duration, "duration", 30*time.Second, "measured window")
+	f.BoolVar(&o.load, "load", false, "load the workload's data set first (drops and recreates its tables)")
+	f.IntVar(&o.loaders, "loaders", 4, "parallel sessions of the load")
+	return cmd
+}
+
+// driveSetup is what drive checked before connecting.
+type driveSetup struct {
+	eng    engine.Engine
+	w      workload.Workload
+	target string // with the password
+}
+
+// check validates the flags and the environment; every problem is the
+// user's to fix (exit 2), and nothing has been contacted yet.
+func (o driveOptions) check(cat *catalog.Catalog) (driveSetup, error) {
+	var s driveSetup
+	eng, ok := cat.Engine(o.engine)
+	if !ok {
+		return s, fmt.Errorf("--engine %q: not an engine; one of %s", o.engine, strings.Join(cat.EngineNames(), ", "))
+	}
+	schemes := eng.Spec().TargetSchemes
+	if len(schemes) == 0 {
+		return s, fmt.Errorf("--engine %s: drive connects to a running server, and %s has none to connect to", o.engine, o.engine)
+	}
+	u, err := url.Parse(o.target)
+	if err != nil || o.target == "" || !slices.Contains(schemes, u.Scheme) {
+		return s, fmt.Errorf("--target %q: want the server's URL, %s://user@host:port/...", engine.RedactTarget(o.target), schemes[0])
+	}
+	if _, has := u.User.Password(); has {
+		return s, fmt.Errorf("--target carries a password, which every local user could read through ps: give the URL without it and the password in %s", passwordEnv)
+	}
+	if pw := os.Getenv(passwordEnv); pw != "" {
+		u.User = url.UserPassword(u.User.Username(), pw)
+	}
+	spec, ok := cat.Workload(o.workload)
+	if !ok {
+		return s, fmt.Errorf("--workload %q: not a workload; one of %s", o.workload, strings.Join(cat.WorkloadNames(), ", "))
+	}
+	if spec.Driver != "" {
+		return s, fmt.Errorf("--workload %s runs only with driver %s, not tierbench's own", o.workload, spec.Driver)
+	}
+	params := map[string]string{}
+	for _, p := range o.params {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || !spec.HasParam(name) {
+			return s, fmt.Errorf("--set %q: want name=value with name one of %s", p, strings.Join(spec.ParamNames(), ", "))
+		}
+		params[name] = value
+	}
+	w, err := spec.New(params)
+	if err != nil {
+		return s, fmt.Errorf("--workload %s: %w", o.workload, err)
+	}
+	switch {
+	case o.clients < 1:
+		return s, fmt.Errorf("--clients %d: want at least 1", o.clients)
+	case o.loaders < 1:
+		return s, fmt.Errorf("--loaders %d: want at least 1", o.loaders)
+	case o.duration <= 0 || o.warmup < 0:
+		return s, fmt.Errorf("--duration %v, --warmup %v: want a positive window and a warmup of 0 or more", o.duration, o.warmup)
+	}
+	return driveSetup{eng: eng, w: w, target: u.String()}, nil
+}
+
+// drive runs the workload against the target and writes the run to out.
+func drive(ctx context.Context, cat *catalog.Catalog, o driveOptions, out io.Writer) (err error) {
+	s, err := o.check(cat)
+	if err != nil {
+		return badInput(err)
+	}
+	db, err := s.eng.Open(ctx, engine.Config{Target: s.target})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close the connections: %w", cerr)
+		}
+	}()
+	sw := stream.NewWriter(out, s.w.Ops())
+	sw.Ready()
+	if o.load {
+		stats, err := s.w.Load(ctx, db, o.loaders)
+		if err != nil {
+			return fmt.Errorf("load: %w", err)
+		}
+		sw.Loaded(stats.Records, int64(stats.Duration))
+	}
+	clients, closeAll, err := workload.NewClients(ctx, db, s.w, o.clients)
+	if err != nil {
+		return err
+	}
+	res, runErr := driver.Run(ctx, driver.Config{Ops: s.w.Ops(), Warmup: o.warmup, Duration: o.duration,
+		Lanes: driver.DefaultLanes(), OnTick: sw.Interval}, clients)
+	runErr = errors.Join(runErr, closeAll())
+	if werr := sw.Finish(res, runErr); werr != nil {
+		return errors.Join(runErr, fmt.Errorf("write the run: %w", werr))
+	}
+	return runErr
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/driver/stream"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/postgres"
+	"github.com/tierbench/tierbench/workload/tpcb"
+)
+
+// TestDrive runs `tierbench drive` against a real PostgreSQL server it did
+// not start, with the password in the environment, and reads its standard
+// output with the stream reader the runner uses on a pod's log: the load,
+// the intervals and the final histograms arrive, and the password is in
+// neither output. A URL with a password is refused before anything runs.
+func TestDrive(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the server runs as its own OS user, which needs root")
+	}
+	if _, err := exec.LookPath("pgbench"); err != nil {
+		t.Skip("postgresql not installed")
+	}
+	work, err := os.MkdirTemp("/var/tmp", "tierbench-drive-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	dirs := map[string]string{"data": filepath.Join(work, "data"), "wal": filepath.Join(work, "wal")}
+	for _, d := range []string{work, dirs["data"], dirs["wal"]} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(d, 0o755)
+	}
+	db, err := postgres.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ep := db.(engine.Served).Endpoint()
+	password := ep.Password
+	ep.Password = ""
+	target := ep.URL()
+
+	r := tierbench(t, "drive", "--engine", "postgres", "--target", strings.Replace(target, "@", ":"+password+"@", 1),
+		"--workload", "tpcb")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, passwordEnv) || r.stdout != "" || strings.Contains(r.stderr, password) {
+		t.Errorf("a password in the URL: exit %d, stdout %q, stderr %q; want exit 2 naming %s", r.code, r.stdout, r.stderr, passwordEnv)
+	}
+
+	r = tierbenchEnv(t, "", []string{passwordEnv + "=" + password}, "drive", "--engine", "postgres", "--target", target,
+		"--workload", "tpcb", "--set", "scale=1", "--load", "--clients", "2", "--warmup", "200ms", "--duration", "1s")
+	if r.code != 0 {
+		t.Fatalf("drive exit %d\n%s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stdout+r.stderr, password) {
+		t.Error("the password is in drive's output")
+	}
+	ops := []string{tpcb.OpTPCB}
+	rd := stream.NewReader("tierbench drive", driver.Config{Ops: ops})
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc.Buffer(nil, 1<<20)
+	var loaded int64 = -1
+	for sc.Scan() {
+		if n, ok := stream.LoadedRecords(sc.Bytes()); ok {
+			loaded = n
+		}
+		rd.Line(sc.Bytes())
+	}
+	res, err := rd.Result(nil)
+	if err != nil {
+		t.Fatalf("reading drive's output: %v\n%s", err, r.stdout)
+	}
+	if loaded != 100000 {
+		t.Errorf("loaded %d records, want scale 1's 100000 accounts", loaded)
+	}
+	if res.Measured.Ops == 0 || res.Measured.Errors != 0 || len(res.Intervals) == 0 {
+		t.Errorf("measured %d ops, %d errors, %d intervals", res.Measured.Ops, res.Measured.Errors, len(res.Intervals))
+	}
+	if n := res.Measured.ByOp[0].Latency.TotalCount(); n != res.Measured.Ops {
+		t.Errorf("the final histogram holds %d transactions, the run %d", n, res.Measured.Ops)
+	}
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds a Kubernetes control plane for the tests of platform: kubernetes
+# (kube-apiserver, kube-controller-manager and kube-scheduler from
+# k8s.io/kubernetes, and kwok to fake nodes and pods), once per machine,
+# into $1 (default: tierbench's state folder, k8s/<version>). No kubelet or
+# container runtime runs here; etcd comes from Debian (etcd-server).
+#
+# k8s.io/kubernetes is not meant to be a dependency: its go.mod replaces
+# its 31 staging modules with folders of its own repository, which a module
+# download does not have. The throwaway module below requires it and
+# replaces each staging module with its published v0.x release instead.
+# The first build takes 20-40 minutes on 2 cores; later runs find the
+# binaries and return at once.
+set -euo pipefail
+
+k8s_version=1.34.1
+staging_version=0.34.1
+kwok_version=0.8.0
+dest="${1:?usage: kube-build.sh DEST}"
+
+want=(kube-apiserver kube-controller-manager kube-scheduler kwok)
+missing=()
+for b in "${want[@]}"; do
+	[ -x "$dest/$b" ] || missing+=("$b")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	exit 0
+fi
+
+staging=(api apiextensions-apiserver apimachinery apiserver cli-runtime client-go cloud-provider
+	cluster-bootstrap code-generator component-base component-helpers controller-manager cri-api
+	cri-client csi-translation-lib dynamic-resource-allocation endpointslice externaljwt kms
+	kube-aggregator kube-controller-manager kube-proxy kube-scheduler kubectl kubelet metrics
+	mount-utils pod-security-admission sample-apiserver sample-cli-plugin sample-controller)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$dest"
+
+echo "building the Kubernetes control plane for the tests (${missing[*]}) into $dest; the first time takes 20-40 minutes"
+cd "$work"
+{
+	echo "module tierbench.local/kubebuild"
+	echo
+	echo "go 1.24"
+	echo
+	echo "require k8s.io/kubernetes v$k8s_version"
+	for m in "${staging[@]}"; do
+		echo "replace k8s.io/$m => k8s.io/$m v$staging_version"
+	done
+} >go.mod
+cat >tools.go <<'EOF'
+//go:build tools
+
+package kubebuild
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+EOF
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+go mod tidy -e >/dev/null 2>&1 || true
+for b in "${missing[@]}"; do
+	case "$b" in
+	kwok)
+		GOBIN="$work/bin" go install "sigs.k8s.io/kwok/cmd/kwok@v$kwok_version"
+		install -m 0755 "$work/bin/kwok" "$dest/kwok.tmp"
+		;;
+	*)
+		go build -trimpath -o "$dest/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+		;;
+	esac
+	mv "$dest/$b.tmp" "$dest/$b"
+	echo "built $dest/$b"
+done
