@@ -87,6 +87,19 @@ func (c runCPU) perOpText() string {
 	return fmt.Sprintf("%.0f µs", c.loadPerOp)
 }
 
+// perOpRatioText is a group's load generator CPU per operation against its
+// baseline's: "0.85x [0.80-0.91]", or "-".
+func perOpRatioText(g *stats.Group) string {
+	ratio, ci, ok := g.LoadPerOpRatio()
+	switch {
+	case !ok:
+		return "-"
+	case ci == nil:
+		return fmt.Sprintf("%.2fx", ratio)
+	}
+	return fmt.Sprintf("%.2fx [%.2f-%.2f]", ratio, ci[0], ci[1])
+}
+
 // cpuTable writes, per durability, client count and series, the median
 // CPU of the engine and of the load generator over the measured window:
 // whether the clients took CPU the server needed. Nothing when no run
@@ -103,16 +116,16 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 				}
 				m := medianCPU(g.Runs)
 				any = any || m.load != nil
-				rows = append(rows, []string{d, fmt.Sprint(c), p.Name, pctText(m.engine), m.loadText(), m.perOpText()})
+				rows = append(rows, []string{d, fmt.Sprint(c), p.Name, pctText(m.engine), m.loadText(), m.perOpText(), perOpRatioText(g)})
 			}
 		}
 	}
 	if !any {
 		return
 	}
-	fmt.Fprintln(w, "\nCPU over the measured window, % of one core (medians over repeats); per op: the load generator's CPU per operation:")
+	fmt.Fprintln(w, "\nCPU over the measured window, % of one core (medians over repeats); per op: the load generator's CPU per operation, and its ratio to the baseline series' [95% CI]:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  durability\tclients\tseries\tengine\tload generator\tper op")
+	fmt.Fprintln(tw, "  durability\tclients\tseries\tengine\tload generator\tper op\tper op vs baseline")
 	for _, r := range rows {
 		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
 	}

@@ -76,6 +76,41 @@ type Group struct {
 	throughputs []float64
 	// lowerIsBetter is true when that figure is an elapsed time.
 	lowerIsBetter bool
+	// base is the group this one is compared with; nil for a baseline.
+	base *Group
+}
+
+// LoadPerOp is the load generator's CPU per operation (µs) of each ok run
+// that recorded one.
+func (g *Group) LoadPerOp() []float64 {
+	var v []float64
+	for _, r := range g.Runs {
+		if t := r.Telemetry; t != nil && t.LoadGen != nil && t.LoadGen.CPUUsPerOp > 0 {
+			v = append(v, t.LoadGen.CPUUsPerOp)
+		}
+	}
+	return v
+}
+
+// LoadPerOpRatio compares the load generator's CPU per operation with the
+// baseline group's (two drivers on the same server: which costs it more
+// CPU per transaction): the ratio of the medians and, from MinRepeats runs
+// on each side, its bootstrap 95% CI. ok is false for a baseline group or
+// without figures on both sides.
+func (g *Group) LoadPerOpRatio() (ratio float64, ci *[2]float64, ok bool) {
+	if g.base == nil {
+		return 0, nil, false
+	}
+	mine, theirs := g.LoadPerOp(), g.base.LoadPerOp()
+	if len(mine) == 0 || len(theirs) == 0 {
+		return 0, nil, false
+	}
+	ratio = Median(mine) / Median(theirs)
+	if len(mine) >= MinRepeats && len(theirs) >= MinRepeats {
+		lo, hi := BootstrapRatioCI(rngFor("loadperop", g.Key()), mine, theirs)
+		ci = &[2]float64{lo, hi}
+	}
+	return ratio, ci, true
 }
 
 // NoRunText says why a group has no ok run, for sentences that would
@@ -182,6 +217,9 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	}
 	for _, g := range a.Groups {
 		b := baselineOf[g.Series]
+		if g.Series != b {
+			g.base = a.index[Key{b, g.Durability, g.Clients}]
+		}
 		compareWithBaseline(g, a.index[Key{b, g.Durability, g.Clients}], g.Series == b)
 	}
 	return a

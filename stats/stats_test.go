@@ -6,6 +6,7 @@ import (
 
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/telemetry"
 )
 
 func study() *results.Study {
@@ -115,6 +116,47 @@ func TestVerdictDirection(t *testing.T) {
 	for _, tc := range cases {
 		if got := VerdictFor(tc.lo, tc.hi, tc.higher); got != tc.want {
 			t.Errorf("%+v: %s", tc, got)
+		}
+	}
+}
+
+// TestLoadPerOpRatio compares each series' load generator CPU per
+// operation with the baseline's: a ratio with a CI from enough repeats,
+// none for the baseline itself or without figures.
+func TestLoadPerOpRatio(t *testing.T) {
+	withCPU := func(p string, perOp ...float64) []results.Run {
+		rs := runs(p, 100, 100, 100)
+		for i := range rs {
+			if i < len(perOp) {
+				rs[i].Telemetry = &telemetry.Summary{LoadGen: &telemetry.LoadGenSummary{Name: "x", CPUUsPerOp: perOp[i]}}
+			}
+		}
+		return rs
+	}
+	var all []results.Run
+	all = append(all, withCPU("base", 200, 210, 190)...)
+	all = append(all, withCPU("fast", 100, 105, 95)...)
+	all = append(all, withCPU("same", 99)...)
+	all = append(all, withCPU("slow")...)
+	a := Analyze(study(), all)
+	for _, c := range []struct {
+		series string
+		ok     bool
+		ratio  float64
+		ci     bool
+	}{
+		{"base", false, 0, false},
+		{"fast", true, 0.5, true},
+		{"same", true, 99.0 / 200, false}, // one run: no interval
+		{"slow", false, 0, false},         // nothing recorded
+	} {
+		g := a.Group(Key{c.series, "sync", 4})
+		ratio, ci, ok := g.LoadPerOpRatio()
+		if ok != c.ok || math.Abs(ratio-c.ratio) > 1e-9 || (ci != nil) != c.ci {
+			t.Errorf("%s: ratio %v, ci %v, ok %v; want %v, ci %v, ok %v", c.series, ratio, ci, ok, c.ratio, c.ci, c.ok)
+		}
+		if ci != nil && (ci[0] > ratio || ci[1] < ratio) {
+			t.Errorf("%s: CI %v does not hold the ratio %v", c.series, ci, ratio)
 		}
 	}
 }
