@@ -2,8 +2,8 @@
 # Builds a Kubernetes control plane for the tests of platform: kubernetes
 # (kube-apiserver, kube-controller-manager and kube-scheduler from
 # k8s.io/kubernetes, and kwok to fake nodes and pods), once per machine,
-# into $1 (default: tierbench's state folder, k8s/<version>). No kubelet or
-# container runtime runs here; etcd comes from Debian (etcd-server).
+# into $1. No kubelet or container runtime runs here; etcd comes from
+# Debian (etcd-server).
 #
 # k8s.io/kubernetes is not meant to be a dependency: its go.mod replaces
 # its 31 staging modules with folders of its own repository, which a module
@@ -16,9 +16,13 @@ set -euo pipefail
 k8s_version=1.34.1
 staging_version=0.34.1
 kwok_version=0.8.0
-dest="${1:?usage: kube-build.sh DEST}"
-
-want=(kube-apiserver kube-controller-manager kube-scheduler kwok)
+dest="${1:?usage: kube-build.sh DEST [BINARY...]}"
+shift
+# The binaries to build: those named, or all four. The tests need only
+# kube-apiserver so far; pods need a scheduler (or kwok) to be placed and
+# claims the controller manager to be bound.
+want=("$@")
+[ "${#want[@]}" -gt 0 ] || want=(kube-apiserver kube-controller-manager kube-scheduler kwok)
 missing=()
 for b in "${want[@]}"; do
 	[ -x "$dest/$b" ] || missing+=("$b")
@@ -37,7 +41,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$dest"
 
-echo "building the Kubernetes control plane for the tests (${missing[*]}) into $dest; the first time takes 20-40 minutes"
+echo "setup: building the Kubernetes control plane for the tests (${missing[*]}) into $dest; this takes 20-40 minutes, once"
 cd "$work"
 {
 	echo "module tierbench.local/kubebuild"

@@ -38,6 +38,8 @@ for b in ceph-mon ceph-mgr ceph-osd radosgw:radosgw ceph:ceph-common rbd-fuse:rb
 	prog="${b%%:*}" pkg="${b#*:}"
 	command -v "$prog" >/dev/null 2>&1 || [ -x "/usr/bin/$prog" ] || missing+=("$pkg")
 done
+# etcd for the Kubernetes tests' control plane (platform/kube/kubetest).
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 if ((${#missing[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: missing Debian packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
@@ -118,3 +120,12 @@ tool_venv() { # venv package version
 }
 tool_venv "${TIERBENCH_OSB_VENV:-$state/venv-osb}" opensearch-benchmark 2.4.0
 tool_venv "${TIERBENCH_RALLY_VENV:-$state/venv-rally}" esrally 2.13.0
+
+# The Kubernetes tests' API server, built from k8s.io/kubernetes once per
+# machine into the state folder (20-40 minutes the first time; see
+# scripts/kube-build.sh), where platform/kube/kubetest looks for it
+# (TIERBENCH_KUBE_BIN overrides). The default state folder, not
+# TIERBENCH_STATE_DIR: tests point that at folders of their own.
+kube_state=/var/lib/tierbench
+[ "$(id -u)" -eq 0 ] || kube_state="$HOME/.local/state/tierbench"
+./scripts/kube-build.sh "${TIERBENCH_KUBE_BIN:-$kube_state/k8s/1.34.1}" kube-apiserver

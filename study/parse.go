@@ -239,7 +239,7 @@ func lineText(data []byte, n int) string {
 
 // topKeys are the keys a study may have, in the order the docs present them.
 var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
-	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "driver", "target"}
+	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "driver", "target", "platform"}
 
 // study checks the top-level mapping. The engine is resolved first because
 // placements, durability and options are only meaningful relative to it;
@@ -310,6 +310,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	}
 	p.choice(top, "probe", ProbeModes, &s.Probe)
 	p.caches(s, top)
+	p.platform(s, top, spec, engineOK)
 	return s
 }
 
@@ -422,8 +423,8 @@ func (p *parser) distinct(earlier []Tier, t Tier, line int) {
 // storage tierbench provisions for the study. tierModifiers make a tier
 // emulate slower storage.
 var (
-	tierKinds     = []string{"path", "tmpfs", "loop", "pmem", "rbd"}
-	tierModifiers = []string{"latency", "throttle"}
+	tierKinds     = []string{"path", "tmpfs", "loop", "pmem", "rbd", "storage_class"}
+	tierModifiers = []string{"latency", "throttle", "volume_mode"}
 )
 
 // tier reads one tier: exactly one of path, tmpfs, loop, pmem or rbd, and
@@ -467,8 +468,14 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		t, ok = p.pmemTier(name, *kind)
 	case "rbd":
 		t, ok = p.rbdTier(name, *kind)
+	case "storage_class":
+		return p.storageClassTier(name, *kind, mods)
 	default:
 		t, ok = p.pathTier(name, *kind)
+	}
+	if e, has := mods["volume_mode"]; has {
+		p.addf(e.k.Line, "tier %q: volume_mode is for a storage_class tier (a claim's volume mode on a Kubernetes cluster); remove it", name)
+		return Tier{}, false
 	}
 	if e, has := mods["latency"]; has && kind.key == "rbd" {
 		p.addf(e.k.Line, "tier %q: latency is not supported on an rbd tier, whose speed is its cluster's; place the cluster's components on emulated tiers instead", name)

@@ -38,9 +38,13 @@ type Machine interface {
 // It returns Problems, like Parse.
 func Preflight(s *Study, m Machine, stateDir string) error {
 	c := &preflight{s: s}
-	c.engine(m)
-	c.tools(m)
-	c.workload(m)
+	if s.Kubernetes == nil {
+		// On a cluster the engine, the tools and the workload's programs
+		// run in the cluster's images, not here.
+		c.engine(m)
+		c.tools(m)
+		c.workload(m)
+	}
 	if s.Probe == ProbeQuick || s.Probe == ProbeFull {
 		if err := probe.Available(); err != nil {
 			c.addf(0, "probe: %s runs fio on every tier, and %v; install it or set probe: cached", s.Probe, err)

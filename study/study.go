@@ -56,6 +56,9 @@ type Study struct {
 	// Target is the URL of an external server tierbench connects to instead
 	// of starting one; placements are then labels and nothing is placed.
 	Target string
+	// Kubernetes, when set, is the cluster the study runs on (platform:
+	// kubernetes): its tiers are storage classes there.
+	Kubernetes *Kubernetes
 	// Source is the study file's text, stored with the results.
 	Source string
 	// File names the study file in problems found after parsing.

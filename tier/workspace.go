@@ -20,6 +20,18 @@ type Spec struct {
 	Rbd      *RbdSpec
 	Latency  *LatencySpec
 	Throttle *ThrottleSpec
+	// StorageClass is a tier on a Kubernetes cluster (platform:
+	// kubernetes): volumes the cluster provisions from the class, nothing
+	// on this machine.
+	StorageClass *StorageClassSpec
+}
+
+// StorageClassSpec names a cluster's StorageClass and the volume mode of
+// the claims made from it.
+type StorageClassSpec struct {
+	Class string
+	// VolumeMode is Filesystem (the default) or Block.
+	VolumeMode string
 }
 
 // Provisioned reports whether tierbench creates or mounts anything for the

@@ -59,6 +59,9 @@ func newRunCmd() *cobra.Command {
 			if err := study.Preflight(st, cat, tier.StateDir()); err != nil {
 				return badInput(err)
 			}
+			if err := checkCluster(cmd.Context(), st); err != nil {
+				return badInput(err)
+			}
 			printTierNotes(os.Stderr, st)
 			ledger, err := tier.OpenLedger(tier.StateDir())
 			if err != nil {
@@ -177,6 +180,9 @@ func newValidateCmd() *cobra.Command {
 				return badInput(err)
 			}
 			if err := study.Preflight(st, cat, tier.StateDir()); err != nil {
+				return badInput(err)
+			}
+			if err := checkCluster(cmd.Context(), st); err != nil {
 				return badInput(err)
 			}
 			printTierNotes(os.Stdout, st)

@@ -43,6 +43,7 @@ type task struct {
 	stop    func()
 	yield   func(struct{}) bool
 	waiting bool
+	done    bool
 }
 
 type ctxKey struct{}
@@ -185,8 +186,14 @@ func (l *Lane) run(fns []func(context.Context)) error {
 				}
 				continue
 			}
-			if t := l.owner[ev.Fd]; t != nil && t.waiting {
+			switch t := l.owner[ev.Fd]; {
+			case t == nil:
+			case t.waiting:
 				l.resume(t)
+			case t.done:
+				// A finished client's socket that turned readable (the
+				// server closed it) would wake every wait from now on.
+				l.Release(int(ev.Fd))
 			}
 		}
 		ready := l.ready
@@ -204,6 +211,7 @@ func (l *Lane) resume(t *task) {
 	_, alive := t.next()
 	l.cur = nil
 	if !alive {
+		t.done = true
 		l.live--
 	}
 }

@@ -1,0 +1,134 @@
+// Package kube is tierbench's side of a Kubernetes cluster (platform:
+// kubernetes): it connects as kubectl does (a kubeconfig file and one of
+// its contexts) and checks that the study's tiers, the cluster's storage
+// classes, exist.
+//
+// Running a study's runs there (claims, the engine's pod, the load
+// generator's Job) is not built yet; see the README's Kubernetes section.
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Cluster is a connection to one cluster's API server.
+type Cluster struct {
+	cfg  *rest.Config
+	http *http.Client // authenticated as the kubeconfig says
+	// Where says which cluster, for messages: the context and server.
+	Where string
+}
+
+// Connect reads the kubeconfig (empty: $KUBECONFIG, then ~/.kube/config)
+// and uses context (empty: its current one).
+func Connect(kubeconfig, context string) (*Cluster, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if kubeconfig != "" {
+		rules.ExplicitPath = kubeconfig
+	}
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	name := context
+	if name == "" {
+		name = raw.CurrentContext
+	}
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client for %s: %w", cfg.Host, err)
+	}
+	return &Cluster{cfg: cfg, http: hc, Where: fmt.Sprintf("context %q (%s)", name, cfg.Host)}, nil
+}
+
+// get GETs an API path and decodes its JSON into v. The typed clients of
+// client-go would link every API group's types (tens of MB) for the few
+// fields tierbench reads.
+func (c *Cluster) get(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.Host, "/")+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var st struct{ Message string }
+		json.Unmarshal(body, &st)
+		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, st.Message)
+	}
+	return json.Unmarshal(body, v)
+}
+
+// MissingClassesError names the storage classes a study needs that the
+// cluster does not have, and those it has.
+type MissingClassesError struct {
+	Where   string
+	Missing []string // "tier pmem: local-pmem"
+	Have    []string
+}
+
+func (e *MissingClassesError) Error() string {
+	have := "none"
+	if len(e.Have) > 0 {
+		have = strings.Join(e.Have, ", ")
+	}
+	return fmt.Sprintf("the cluster of %s has no storage class for %s; it has: %s. Fix the tier's storage_class or create the class",
+		e.Where, strings.Join(e.Missing, "; "), have)
+}
+
+// CheckClasses checks that every tier's storage class (tier name → class)
+// exists on the cluster; a *MissingClassesError says which do not.
+func (c *Cluster) CheckClasses(ctx context.Context, classes map[string]string) error {
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name string }
+		}
+	}
+	if err := c.get(ctx, "/apis/storage.k8s.io/v1/storageclasses", &list); err != nil {
+		return fmt.Errorf("list the storage classes of the cluster of %s: %w", c.Where, err)
+	}
+	have := map[string]bool{}
+	var names []string
+	for _, sc := range list.Items {
+		have[sc.Metadata.Name] = true
+		names = append(names, sc.Metadata.Name)
+	}
+	sort.Strings(names)
+	var missing []string
+	tiers := make([]string, 0, len(classes))
+	for t := range classes {
+		tiers = append(tiers, t)
+	}
+	sort.Strings(tiers)
+	for _, t := range tiers {
+		if !have[classes[t]] {
+			missing = append(missing, fmt.Sprintf("tier %s: %s", t, classes[t]))
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingClassesError{Where: c.Where, Missing: missing, Have: names}
+	}
+	return nil
+}

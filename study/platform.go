@@ -1,0 +1,158 @@
+package study
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier"
+)
+
+// Kubernetes is a study's cluster (platform: {kubernetes: {...}}): its
+// tiers are the cluster's storage classes, each component a claim from its
+// tier's class, the engine a pod and the load generator a Job running
+// `tierbench drive` in Image.
+type Kubernetes struct {
+	// Kubeconfig is the kubeconfig file; empty means $KUBECONFIG, then
+	// ~/.kube/config, as kubectl reads them.
+	Kubeconfig string
+	// Context is the kubeconfig's context to use; empty means its current.
+	Context string
+	// Namespace holds every object of the study; "default" unless given.
+	Namespace string
+	// Image is the image with tierbench in it, for the load generator.
+	Image string
+	// Line is where platform is declared.
+	Line int
+}
+
+// platformKeys are the keys of platform: kubernetes.
+var platformKeys = []string{"kubeconfig", "context", "namespace", "image"}
+
+// dnsLabel is a Kubernetes object name of the kinds a study names
+// (namespaces, storage classes: RFC 1123 labels and subdomains).
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// platform reads platform: local (the default) or {kubernetes: {...}},
+// and checks that the tiers fit it: storage classes on a cluster, and
+// only there.
+func (p *parser) platform(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
+	const example = "platform: {kubernetes: {kubeconfig: ~/.kube/config, namespace: bench, image: registry.example/tierbench:1}}"
+	e, declared := top["platform"]
+	if declared {
+		if v := e.v.Value; e.v.Kind == yaml.ScalarNode && v == "local" {
+			// this machine, as without the key
+		} else if ents, ok := p.entries(e.v, "platform", "write "+example); ok {
+			s.Kubernetes = p.kubernetes(e, ents, example)
+		}
+	}
+	var classTiers []string
+	for _, t := range s.Tiers {
+		if t.StorageClass != nil {
+			classTiers = append(classTiers, t.Name)
+		} else if s.Kubernetes != nil {
+			p.addf(t.Line, "tier %q is on this machine, but the study runs on Kubernetes, whose tiers are storage classes; write %s: {storage_class: NAME}", t.Name, t.Name)
+		}
+	}
+	// A platform that was declared but is wrong is reported once, above.
+	if len(classTiers) > 0 && s.Kubernetes == nil && !declared && !p.misspelt["platform"] {
+		p.addf(s.tierLine(classTiers[0]), "tier %q is a storage class, which lives on a Kubernetes cluster; add %s", classTiers[0], example)
+	}
+	if s.Kubernetes != nil && engineOK && len(spec.TargetSchemes) == 0 {
+		p.addf(s.Kubernetes.Line, "engine %s runs inside tierbench's own process, which on a cluster is the load generator's pod: use a server engine there (see tierbench engines)", spec.Name)
+	}
+	if s.Kubernetes != nil && s.Target != "" {
+		p.addf(s.Kubernetes.Line, "a study with target measures a server you run; it places nothing on a cluster: remove platform or target")
+	}
+}
+
+func (p *parser) kubernetes(e entry, ents []entry, example string) *Kubernetes {
+	if len(ents) != 1 || ents[0].key != "kubernetes" {
+		p.addf(e.k.Line, "platform is local (the default) or kubernetes; write %s", example)
+		return nil
+	}
+	fields, ok := p.entries(ents[0].v, "platform kubernetes", "write "+example)
+	if !ok {
+		return nil
+	}
+	k := &Kubernetes{Namespace: "default", Line: e.k.Line}
+	good := true
+	for _, f := range fields {
+		if !slices.Contains(platformKeys, f.key) {
+			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in platform kubernetes", f.key), f.key, platformKeys, "known keys", "remove it")
+			good = false
+			continue
+		}
+		v, ok := p.scalar(f, fmt.Sprintf("write %s: VALUE", f.key))
+		if !ok {
+			good = false
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch f.key {
+		case "kubeconfig":
+			k.Kubeconfig = v
+		case "context":
+			k.Context = v
+		case "namespace":
+			if !dnsLabel.MatchString(v) || len(v) > 63 || strings.Contains(v, ".") {
+				p.addf(f.v.Line, "platform kubernetes namespace %q is not a namespace name (lower-case letters, digits and '-', at most 63)", v)
+				good = false
+			}
+			k.Namespace = v
+		case "image":
+			k.Image = v
+		}
+	}
+	if k.Image == "" && good {
+		p.addf(ents[0].k.Line, "platform kubernetes has no image: the image with tierbench in it runs the load generator (`tierbench drive`) as a Job; add image: REGISTRY/tierbench:TAG (README: Kubernetes)")
+		good = false
+	}
+	if !good {
+		return nil
+	}
+	return k
+}
+
+// storageClassTier reads a tier on a cluster: storage_class: NAME, and
+// optionally volume_mode: Filesystem | Block.
+func (p *parser) storageClassTier(name string, kind entry, mods map[string]entry) (Tier, bool) {
+	v, ok := p.scalar(kind, "write storage_class: NAME")
+	if !ok {
+		return Tier{}, false
+	}
+	v = strings.TrimSpace(v)
+	if !dnsLabel.MatchString(v) || len(v) > 253 {
+		p.addf(kind.v.Line, "tier %q: storage_class %q is not a storage class name (lower-case letters, digits, '-' and '.')", name, v)
+		return Tier{}, false
+	}
+	spec := &tier.StorageClassSpec{Class: v, VolumeMode: "Filesystem"}
+	for key, e := range mods {
+		if key != "volume_mode" {
+			p.addf(e.k.Line, "tier %q: %s is not supported on a storage_class tier, whose speed is the cluster's; remove it", name, key)
+			return Tier{}, false
+		}
+		m, ok := p.scalar(e, "write volume_mode: Filesystem or Block")
+		if !ok {
+			return Tier{}, false
+		}
+		if m != "Filesystem" && m != "Block" {
+			p.addf(e.v.Line, "tier %q: volume_mode %q must be Filesystem or Block", name, m)
+			return Tier{}, false
+		}
+		spec.VolumeMode = m
+	}
+	return Tier{Spec: tier.Spec{Name: name, StorageClass: spec}}, true
+}
+
+// tierLine is where tier name is declared (0 if it is not).
+func (s *Study) tierLine(name string) int {
+	if t, ok := s.Tier(name); ok {
+		return t.Line
+	}
+	return 0
+}
