@@ -2,14 +2,11 @@ package tpcb
 
 import (
 	"context"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/tierbench/tierbench/driver"
-	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
-	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/workloadtest"
 )
 
 // BenchmarkClientCPU measures the client's CPU per transaction (tierbench's
@@ -20,7 +17,8 @@ import (
 //
 //	go test -run '^$' -bench ClientCPU -benchtime 50x ./workload/tpcb/
 //
-// The figures to read are cpu-µs/txn and txn/s; ns/op is the window.
+// The figures to read are cpu-µs/op (per transaction) and ops/s; ns/op is
+// the window.
 func BenchmarkClientCPU(b *testing.B) {
 	var pg enginetest.SQLEngine
 	for _, e := range enginetest.SQLEngines(b) {
@@ -41,38 +39,7 @@ func BenchmarkClientCPU(b *testing.B) {
 		lanes int
 	}{{"lanes", driver.DefaultLanes()}, {"goroutines", 0}} {
 		b.Run(c.name, func(b *testing.B) {
-			cpuPerTxn(b, db, w, 8, c.lanes)
+			workloadtest.ClientCPU(b, db, w, 8, c.lanes)
 		})
 	}
-}
-
-func cpuPerTxn(b *testing.B, db engine.DB, w workload.Workload, clients, lanes int) {
-	ctx := context.Background()
-	cls, closeAll, err := workload.NewClients(ctx, db, w, clients)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer closeAll()
-	window := time.Duration(b.N) * 100 * time.Millisecond
-	b.ResetTimer()
-	before := cpuTime()
-	res, err := driver.Run(ctx, driver.Config{Ops: w.Ops(), Warmup: 500 * time.Millisecond, Duration: window, Lanes: lanes}, cls)
-	used := cpuTime() - before
-	b.StopTimer()
-	if err != nil {
-		b.Fatal(err)
-	}
-	txns := res.Warmup.Ops + res.Measured.Ops
-	if txns == 0 {
-		b.Fatal("no transaction committed")
-	}
-	b.ReportMetric(float64(used.Microseconds())/float64(txns), "cpu-µs/txn")
-	b.ReportMetric(res.Measured.Throughput(), "txn/s")
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -13,7 +13,9 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/driver/lane"
@@ -123,4 +125,41 @@ func CheckNotSQL(t *testing.T, w workload.Workload) {
 		_, err = v.Verify(ctx, db)
 		notSQL("Verify", err)
 	}
+}
+
+// ClientCPU drives clients of w on db closed loop for b.N x 100 ms (after
+// 500 ms of warmup) on lanes (driver/lane; 0: a goroutine each) and
+// reports the process's CPU per operation (user + system, from rusage,
+// over the whole driven part) as cpu-µs/op, and ops/s: the client's cost
+// on the whole path a run takes, for benchmarks.
+func ClientCPU(b *testing.B, db engine.DB, w workload.Workload, clients, lanes int) {
+	b.Helper()
+	ctx := context.Background()
+	cls, closeAll, err := workload.NewClients(ctx, db, w, clients)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeAll()
+	window := time.Duration(b.N) * 100 * time.Millisecond
+	b.ResetTimer()
+	before := cpuTime()
+	res, err := driver.Run(ctx, driver.Config{Ops: w.Ops(), Warmup: 500 * time.Millisecond, Duration: window, Lanes: lanes}, cls)
+	used := cpuTime() - before
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ops := res.Warmup.Ops + res.Measured.Ops
+	if ops == 0 {
+		b.Fatal("no operation succeeded")
+	}
+	b.ReportMetric(float64(used.Microseconds())/float64(ops), "cpu-µs/op")
+	b.ReportMetric(res.Measured.Throughput(), "ops/s")
+}
+
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

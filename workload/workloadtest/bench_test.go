@@ -1,0 +1,33 @@
+package workloadtest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/engine/enginetest"
+)
+
+// BenchmarkYCSBClientCPU measures tierbench's client CPU per operation of
+// ycsb-a on a real PostgreSQL server, 8 clients, on lanes (as runs go) and
+// on a goroutine each. Run it on a quiet machine:
+//
+//	go test -run '^$' -bench YCSBClientCPU -benchtime 50x ./workload/workloadtest/
+func BenchmarkYCSBClientCPU(b *testing.B) {
+	for _, e := range enginetest.SQLEngines(b) {
+		if e.Name != "postgres" {
+			continue
+		}
+		db := enginetest.Open(b, e)
+		w := ycsbA(b, 20000)
+		if _, err := w.Load(context.Background(), db, 2); err != nil {
+			b.Fatal(err)
+		}
+		for _, c := range []struct {
+			name  string
+			lanes int
+		}{{"lanes", driver.DefaultLanes()}, {"goroutines", 0}} {
+			b.Run(c.name, func(b *testing.B) { ClientCPU(b, db, w, 8, c.lanes) })
+		}
+	}
+}
