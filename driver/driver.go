@@ -1,6 +1,9 @@
 // Package driver runs clients against an engine and measures them.
 //
-// Each client runs in its own goroutine and records into its own HDR
+// Each client runs in its own goroutine, or, when every client can
+// (LaneClient) and the loop is closed, on a lane (driver/lane: a goroutine
+// running several clients as coroutines that wait for their sockets in one
+// epoll_wait, as pgbench's -j threads do). Each records into its own HDR
 // histograms (one per op type); a per-worker mutex is taken by the worker for
 // each record and by the ticker once a second to swap the histograms, so it
 // is never contended on the hot path and there is no global lock. At each

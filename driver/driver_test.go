@@ -272,3 +272,34 @@ func TestMaxOpsEndsTheMeasuredWindow(t *testing.T) {
 		t.Errorf("measured %d ops, want 22 (+ at most one per client straddling the warmup)", res.Measured.Ops)
 	}
 }
+
+// laneClient says whether it can run on a lane.
+type laneClient struct {
+	ClientFunc
+	can bool
+}
+
+func (c laneClient) OnLane() bool { return c.can }
+
+// TestOnLanes: clients share lanes only in closed loop, with lanes asked
+// for, and when every one of them can.
+func TestOnLanes(t *testing.T) {
+	can, cannot := laneClient{can: true}, laneClient{can: false}
+	plain := ClientFunc(nil)
+	for _, c := range []struct {
+		name    string
+		cfg     Config
+		clients []Client
+		want    bool
+	}{
+		{"all can", Config{Lanes: 1}, []Client{can, can}, true},
+		{"no lanes asked", Config{}, []Client{can}, false},
+		{"open loop", Config{Lanes: 1, TargetRate: 100}, []Client{can}, false},
+		{"one cannot", Config{Lanes: 2}, []Client{can, cannot}, false},
+		{"not a lane client", Config{Lanes: 2}, []Client{can, plain}, false},
+	} {
+		if got := onLanes(c.cfg, c.clients); got != c.want {
+			t.Errorf("%s: onLanes %v, want %v", c.name, got, c.want)
+		}
+	}
+}
