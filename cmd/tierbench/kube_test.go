@@ -27,6 +27,8 @@ tiers:
 placements:
   all-ssd: {data: ssd, wal: ssd}
   wal-pmem: {data: ssd, wal: pmem}
+baseline: all-ssd
+durability: [sync]
 workload: {name: tpcb, scale: 1}
 clients: [8]
 duration: 10s
