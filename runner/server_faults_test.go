@@ -130,19 +130,7 @@ func TestServerTierFull(t *testing.T) {
 	st := postgresStudy(t, tiers, []study.Placement{
 		{Name: "data-small", Components: map[string]string{"data": "small", "wal": "big"}},
 	}, "100000")
-	store, err := results.Open(filepath.Join(root, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := store.Runs(context.Background(), sum.Study.ID)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("%d runs, err %v", len(runs), err)
-	}
+	runs := runOne(t, root, st)
 	t.Logf("run on the small tier: %s", runs[0].Error)
 	if r := runs[0]; r.Status != results.RunFailed || !strings.HasPrefix(r.Error, "tier small full (") {
 		t.Errorf("status %s, error %q; want failed with \"tier small full (...\"", r.Status, r.Error)
@@ -160,6 +148,20 @@ func TestTpcbRunsOnLanes(t *testing.T) {
 	st := postgresStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}}, "")
 	st.Workload = study.Workload{Name: "tpcb", Params: map[string]string{"scale": "1"}}
 	st.Duration = time.Second
+	runs := runOne(t, root, st)
+	r := runs[0]
+	if r.Status != results.RunOK || r.Ops == 0 || r.Errors != 0 {
+		t.Fatalf("run: status %s (%s), %d ops, %d errors", r.Status, r.Error, r.Ops, r.Errors)
+	}
+	if want := driver.DefaultLanes(); r.Lanes != want {
+		t.Errorf("run on %d lanes, want %d", r.Lanes, want)
+	}
+}
+
+// runOne runs st, a study of one run, with its results under root, and
+// returns the stored run.
+func runOne(t *testing.T, root string, st *study.Study) []results.Run {
+	t.Helper()
 	store, err := results.Open(filepath.Join(root, "results"))
 	if err != nil {
 		t.Fatal(err)
@@ -173,11 +175,5 @@ func TestTpcbRunsOnLanes(t *testing.T) {
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("%d runs, err %v", len(runs), err)
 	}
-	r := runs[0]
-	if r.Status != results.RunOK || r.Ops == 0 || r.Errors != 0 {
-		t.Fatalf("run: status %s (%s), %d ops, %d errors", r.Status, r.Error, r.Ops, r.Errors)
-	}
-	if want := driver.DefaultLanes(); r.Lanes != want {
-		t.Errorf("run on %d lanes, want %d", r.Lanes, want)
-	}
+	return runs
 }

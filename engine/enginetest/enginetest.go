@@ -40,7 +40,8 @@ type SQLEngine struct {
 	Components []string
 }
 
-// sqlEngines are the SQL servers the integration tests run on.
+// sqlEngines are the SQL servers the integration tests run on; PostgreSQL
+// first (OpenPostgres).
 var sqlEngines = []SQLEngine{
 	{"postgres", postgres.Engine{}, []string{postgres.Data, postgres.WAL}},
 	{"mariadb", mariadb.Engine{}, []string{mariadb.Data, mariadb.Redo}},
@@ -88,6 +89,13 @@ func Servers(t testing.TB) []SQLEngine {
 	t.Helper()
 	root(t)
 	return append(append([]SQLEngine(nil), sqlEngines...), redisEngine)
+}
+
+// OpenPostgres opens a fresh PostgreSQL server as Open does (skipping t
+// when not root or not installed), for tests of what only PostgreSQL does.
+func OpenPostgres(t testing.TB) engine.DB {
+	t.Helper()
+	return Open(t, SQLEngines(t)[0])
 }
 
 // root returns the shared folder, making it on first use.

@@ -15,25 +15,19 @@ import (
 // operation on a lane, with the same statements prepared under names of
 // its own.
 type laneState struct {
-	checked, plain bool
-	taken          *pgwire.Conn
-	insert, read   string
-	scan, all      string
-	update         []string
-	args           [][]byte // reused
-	count          []byte
+	eligible     pgwire.Eligible
+	taken        *pgwire.Conn
+	insert, read string
+	scan, all    string
+	update       []string
+	args         [][]byte // reused
+	count        []byte
 }
 
 // OnLane reports whether the records can run on a lane: on PostgreSQL over
 // a plain pgx connection, whose socket the first operation on a lane takes
 // over.
-func (r *Records) OnLane() bool {
-	if !r.lane.checked {
-		r.lane.checked = true
-		r.lane.plain = r.d == engine.Postgres && pgwire.Plain(r.conn)
-	}
-	return r.lane.plain
-}
+func (r *Records) OnLane() bool { return r.lane.eligible.OnLane(r.conn, r.d) }
 
 // wire returns the taken connection when ctx runs on a lane, taking it at
 // the first call (after ensure or prepare set the field count), or nil.

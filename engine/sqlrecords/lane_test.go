@@ -20,64 +20,59 @@ func TestMain(m *testing.M) { enginetest.Main(m, "sqlrecords") }
 // reached the table; a failed statement (a duplicate key) returns the
 // server's error and leaves the connection usable.
 func TestRecordsOnLane(t *testing.T) {
-	for _, e := range enginetest.SQLEngines(t) {
-		if e.Name != "postgres" {
-			continue
-		}
-		ctx := context.Background()
-		db := enginetest.Open(t, e)
-		s, err := db.NewSession(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		rec := s.(*sqlrecords.Session)
-		if err := rec.SetupRecords(ctx, 2); err != nil {
-			t.Fatal(err)
-		}
-		if err := rec.Insert(ctx, []byte("user1"), [][]byte{[]byte("a"), []byte("b")}); err != nil {
-			t.Fatal(err)
-		}
-		if !rec.OnLane() {
-			t.Fatal("a PostgreSQL session says it cannot run on a lane")
-		}
-		err = lane.Do(ctx, func(ctx context.Context) error {
-			if err := rec.Insert(ctx, []byte("user2"), [][]byte{[]byte("c"), []byte("d")}); err != nil {
-				return err
-			}
-			for key, want := range map[string]bool{"user1": true, "user2": true, "user9": false} {
-				if found, err := rec.Read(ctx, []byte(key)); err != nil || found != want {
-					t.Errorf("read %s: found %v, %v; want %v", key, found, err, want)
-				}
-			}
-			if err := rec.Update(ctx, []byte("user1"), []engine.Field{{Index: 1, Value: []byte("B")}}); err != nil {
-				return err
-			}
-			if err := rec.Update(ctx, []byte("user2"), []engine.Field{{Index: 0, Value: []byte("C")}, {Index: 1, Value: []byte("D")}}); err != nil {
-				return err
-			}
-			if n, err := rec.Scan(ctx, []byte("user"), 10); err != nil || n != 2 {
-				t.Errorf("scan: %d records, %v; want 2", n, err)
-			}
-			dup := rec.Insert(ctx, []byte("user1"), [][]byte{[]byte("x"), []byte("y")})
-			var pe *pgconn.PgError
-			if !errors.As(dup, &pe) || pe.Code != "23505" {
-				t.Errorf("duplicate insert: %v; want the server's unique violation", dup)
-			}
-			_, err := rec.Read(ctx, []byte("user1")) // still usable
+	ctx := context.Background()
+	db := enginetest.OpenPostgres(t)
+	s, err := db.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec := s.(*sqlrecords.Session)
+	if err := rec.SetupRecords(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Insert(ctx, []byte("user1"), [][]byte{[]byte("a"), []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	if !rec.OnLane() {
+		t.Fatal("a PostgreSQL session says it cannot run on a lane")
+	}
+	err = lane.Do(ctx, func(ctx context.Context) error {
+		if err := rec.Insert(ctx, []byte("user2"), [][]byte{[]byte("c"), []byte("d")}); err != nil {
 			return err
-		})
-		if err != nil {
-			t.Fatal(err)
 		}
-		for q, want := range map[string]int64{
-			"SELECT COUNT(*) FROM usertable": 2,
-			"SELECT COUNT(*) FROM usertable WHERE ycsb_key = 'user1' AND field0 = 'a' AND field1 = 'B'": 1,
-			"SELECT COUNT(*) FROM usertable WHERE ycsb_key = 'user2' AND field0 = 'C' AND field1 = 'D'": 1,
-		} {
-			if got := enginetest.QueryInt(t, db, q); got != want {
-				t.Errorf("%s = %d, want %d", q, got, want)
+		for key, want := range map[string]bool{"user1": true, "user2": true, "user9": false} {
+			if found, err := rec.Read(ctx, []byte(key)); err != nil || found != want {
+				t.Errorf("read %s: found %v, %v; want %v", key, found, err, want)
 			}
+		}
+		if err := rec.Update(ctx, []byte("user1"), []engine.Field{{Index: 1, Value: []byte("B")}}); err != nil {
+			return err
+		}
+		if err := rec.Update(ctx, []byte("user2"), []engine.Field{{Index: 0, Value: []byte("C")}, {Index: 1, Value: []byte("D")}}); err != nil {
+			return err
+		}
+		if n, err := rec.Scan(ctx, []byte("user"), 10); err != nil || n != 2 {
+			t.Errorf("scan: %d records, %v; want 2", n, err)
+		}
+		dup := rec.Insert(ctx, []byte("user1"), [][]byte{[]byte("x"), []byte("y")})
+		var pe *pgconn.PgError
+		if !errors.As(dup, &pe) || pe.Code != "23505" {
+			t.Errorf("duplicate insert: %v; want the server's unique violation", dup)
+		}
+		_, err := rec.Read(ctx, []byte("user1")) // still usable
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]int64{
+		"SELECT COUNT(*) FROM usertable": 2,
+		"SELECT COUNT(*) FROM usertable WHERE ycsb_key = 'user1' AND field0 = 'a' AND field1 = 'B'": 1,
+		"SELECT COUNT(*) FROM usertable WHERE ycsb_key = 'user2' AND field0 = 'C' AND field1 = 'D'": 1,
+	} {
+		if got := enginetest.QueryInt(t, db, q); got != want {
+			t.Errorf("%s = %d, want %d", q, got, want)
 		}
 	}
 }

@@ -84,13 +84,14 @@ type Client struct {
 	stmts [][nStmts]*sql.Stmt // per table, index 0 is sbtest1
 	ready bool
 	cbuf  []byte
-	// onLane caches OnLane's answer; taken is the connection a lane runs
-	// the events on, taken from pgx at the first one (lane.go).
-	onLane *bool
-	taken  *pgwire.Conn
-	names  [][nStmts]string // per table, the statements' names on taken
-	args   [4][]byte        // text arguments, reused
-	argv   [][]byte
+	// eligible is whether the client can run on a lane; taken is the
+	// connection a lane runs the events on, taken from pgx at the first
+	// one (lane.go).
+	eligible pgwire.Eligible
+	taken    *pgwire.Conn
+	names    [][nStmts]string // per table, the statements' names on taken
+	args     [4][]byte        // text arguments, reused
+	argv     [][]byte
 }
 
 // prepare prepares the statements the transaction uses on every table,

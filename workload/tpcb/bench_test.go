@@ -20,16 +20,7 @@ import (
 // The figures to read are cpu-µs/op (per transaction) and ops/s; ns/op is
 // the window.
 func BenchmarkClientCPU(b *testing.B) {
-	var pg enginetest.SQLEngine
-	for _, e := range enginetest.SQLEngines(b) {
-		if e.Name == "postgres" {
-			pg = e
-		}
-	}
-	if pg.Name == "" {
-		b.Skip("postgresql not installed")
-	}
-	db := enginetest.Open(b, pg)
+	db := enginetest.OpenPostgres(b)
 	w := newW(b, map[string]string{pScale: "1"})
 	if _, err := w.Load(context.Background(), db, 2); err != nil {
 		b.Fatal(err)

@@ -5,20 +5,13 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/postgres/pgwire"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // OnLane reports whether the client can run on a lane (driver/lane): on
 // PostgreSQL over a plain pgx connection, whose socket it then takes over.
-func (c *Client) OnLane() bool {
-	if c.onLane == nil {
-		ok := c.d == engine.Postgres && !c.noPgx && pgwire.Plain(c.conn)
-		c.onLane = &ok
-	}
-	return *c.onLane
-}
+func (c *Client) OnLane() bool { return !c.noPgx && c.eligible.OnLane(c.conn, c.d) }
 
 // laneTxn runs the transaction as pgxTxn does (the same prepared
 // statements and round trips: BEGIN with the first UPDATE, then one each),

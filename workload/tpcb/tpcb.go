@@ -348,10 +348,11 @@ type Client struct {
 	// noPgx is set when a PostgreSQL connection turns out not to be pgx's.
 	noPgx bool
 	wire  wireSession // the PostgreSQL path's statements (pgx.go)
-	// onLane caches OnLane's answer; taken is the connection a lane runs
-	// the transactions on, taken from pgx at the first one (lane.go).
-	onLane *bool
-	taken  *pgwire.Conn
+	// eligible is whether the client can run on a lane; taken is the
+	// connection a lane runs the transactions on, taken from pgx at the
+	// first one (lane.go).
+	eligible pgwire.Eligible
+	taken    *pgwire.Conn
 }
 
 // prepare prepares the five statements once; it is lazy so it runs under

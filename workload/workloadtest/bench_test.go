@@ -14,20 +14,15 @@ import (
 //
 //	go test -run '^$' -bench YCSBClientCPU -benchtime 50x ./workload/workloadtest/
 func BenchmarkYCSBClientCPU(b *testing.B) {
-	for _, e := range enginetest.SQLEngines(b) {
-		if e.Name != "postgres" {
-			continue
-		}
-		db := enginetest.Open(b, e)
-		w := ycsbA(b, 20000)
-		if _, err := w.Load(context.Background(), db, 2); err != nil {
-			b.Fatal(err)
-		}
-		for _, c := range []struct {
-			name  string
-			lanes int
-		}{{"lanes", driver.DefaultLanes()}, {"goroutines", 0}} {
-			b.Run(c.name, func(b *testing.B) { ClientCPU(b, db, w, 8, c.lanes) })
-		}
+	db := enginetest.OpenPostgres(b)
+	w := ycsbA(b, 20000)
+	if _, err := w.Load(context.Background(), db, 2); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		lanes int
+	}{{"lanes", driver.DefaultLanes()}, {"goroutines", 0}} {
+		b.Run(c.name, func(b *testing.B) { ClientCPU(b, db, w, 8, c.lanes) })
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/driver/lane"
+	"github.com/tierbench/tierbench/engine"
 )
 
 // ErrNotPlain says a connection cannot be taken over: it is not pgx's, or
@@ -89,6 +90,20 @@ func Plain(conn *sql.Conn) bool {
 		}
 		return nil
 	}) == nil
+}
+
+// Eligible remembers whether a client's connection can run on a lane: a
+// PostgreSQL connection that Plain says can be taken over. Asking Plain
+// goes through database/sql's Raw, so the answer is kept.
+type Eligible struct{ checked, ok bool }
+
+// OnLane answers for conn, a connection in dialect d.
+func (e *Eligible) OnLane(conn *sql.Conn, d engine.Dialect) bool {
+	if !e.checked {
+		e.checked = true
+		e.ok = d == engine.Postgres && Plain(conn)
+	}
+	return e.ok
 }
 
 func pgConn(dc any) (*pgconn.PgConn, error) {

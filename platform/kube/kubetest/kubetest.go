@@ -147,10 +147,16 @@ func start(t testing.TB, dir, name, path string, args ...string) {
 	})
 }
 
+// client reaches the API server, whose certificate the server made for
+// itself at start (the test trusts it as it trusts the process it ran).
+func (cp *ControlPlane) client(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+}
+
 // waitReady waits until the API server answers /readyz.
 func (cp *ControlPlane) waitReady(t testing.TB) {
 	t.Helper()
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	client := cp.client(2 * time.Second)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, cp.Server+"/readyz", nil)
@@ -173,7 +179,7 @@ func (cp *ControlPlane) waitReady(t testing.TB) {
 // server, as kubectl create -f does, with the admin's token.
 func (cp *ControlPlane) Apply(t testing.TB, path string, body []byte) {
 	t.Helper()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	client := cp.client(10 * time.Second)
 	req, _ := http.NewRequest(http.MethodPost, cp.Server+path, bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+cp.token)
 	req.Header.Set("Content-Type", "application/yaml")
