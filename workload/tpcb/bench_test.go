@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/workload/workloadtest"
 )
@@ -25,12 +24,5 @@ func BenchmarkClientCPU(b *testing.B) {
 	if _, err := w.Load(context.Background(), db, 2); err != nil {
 		b.Fatal(err)
 	}
-	for _, c := range []struct {
-		name  string
-		lanes int
-	}{{"lanes", driver.DefaultLanes()}, {"goroutines", 0}} {
-		b.Run(c.name, func(b *testing.B) {
-			workloadtest.ClientCPU(b, db, w, 8, c.lanes)
-		})
-	}
+	workloadtest.ClientCPULanes(b, db, w, 8)
 }

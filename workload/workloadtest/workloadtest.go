@@ -127,6 +127,18 @@ func CheckNotSQL(t *testing.T, w workload.Workload) {
 	}
 }
 
+// ClientCPULanes runs ClientCPU as two sub-benchmarks: on the default
+// lanes (as runs go) and on a goroutine per client (as they went before).
+func ClientCPULanes(b *testing.B, db engine.DB, w workload.Workload, clients int) {
+	b.Helper()
+	for _, c := range []struct {
+		name  string
+		lanes int
+	}{{"lanes", driver.DefaultLanes()}, {"goroutines", 0}} {
+		b.Run(c.name, func(b *testing.B) { ClientCPU(b, db, w, clients, c.lanes) })
+	}
+}
+
 // ClientCPU drives clients of w on db closed loop for b.N x 100 ms (after
 // 500 ms of warmup) on lanes (driver/lane; 0: a goroutine each) and
 // reports the process's CPU per operation (user + system, from rusage,
