@@ -74,6 +74,10 @@ type Spec struct {
 	MaxClientsWhy string
 	// Models are the data models the engine serves (see Model).
 	Models []Model
+	// Image is the engine's official container image, which a study on
+	// Kubernetes runs (engine.Containerizer); empty for an engine that
+	// cannot run on a cluster yet.
+	Image string
 }
 
 // ComponentNames returns the component names in declaration order.

@@ -42,6 +42,7 @@ var rocksSpec = engine.Spec{
 	Modes:      []engine.Mode{{Durability: engine.Sync}},
 	// rocks stands in for a server engine too.
 	TargetSchemes: []string{"rocks"},
+	Image:         "rocks:1",
 }
 
 // ycsbSpec validates a few values the way a real workload's New would, so

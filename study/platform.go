@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tool"
 )
 
 // Kubernetes is a study's cluster (platform: {kubernetes: {...}}): its
@@ -26,12 +28,18 @@ type Kubernetes struct {
 	Namespace string
 	// Image is the image with tierbench in it, for the load generator.
 	Image string
+	// EngineImage overrides the engine's official image (engine.Spec.Image).
+	EngineImage string
+	// VolumeSize, when set, is every claim's size in bytes; else the data
+	// component's claim is sized from the workload's estimate and the
+	// others get DefaultVolumeSize.
+	VolumeSize int64
 	// Line is where platform is declared.
 	Line int
 }
 
 // platformKeys are the keys of platform: kubernetes.
-var platformKeys = []string{"kubeconfig", "context", "namespace", "image"}
+var platformKeys = []string{"kubeconfig", "context", "namespace", "image", "engine_image", "volume_size"}
 
 // dnsLabel is a Kubernetes object name of the kinds a study names
 // (namespaces, storage classes: RFC 1123 labels and subdomains).
@@ -68,6 +76,50 @@ func (p *parser) platform(s *Study, top map[string]entry, spec engine.Spec, engi
 	if s.Kubernetes != nil && s.Target != "" {
 		p.addf(s.Kubernetes.Line, "a study with target measures a server you run; it places nothing on a cluster: remove platform or target")
 	}
+	if s.Kubernetes != nil && engineOK && len(spec.TargetSchemes) > 0 {
+		p.clusterRuns(s, top, spec)
+	}
+}
+
+// clusterRuns refuses what a run on a cluster cannot do yet: an engine
+// without a container, another load generator than tierbench's own
+// driver (the Job runs tierbench drive), open loop, max_ops, cold cache
+// (which drops this machine's page cache, not the node's), and a raw
+// block volume for an engine that keeps its components in folders.
+func (p *parser) clusterRuns(s *Study, top map[string]entry, spec engine.Spec) {
+	line := s.Kubernetes.Line
+	if spec.Image == "" {
+		p.addf(line, "engine %s cannot run on a cluster yet (no container image is known for it); engines that can: postgres", spec.Name)
+	}
+	for _, d := range s.Drivers {
+		if d != tool.Builtin {
+			p.addf(p.lineOf(top, "driver", line), "driver %s cannot run on a cluster yet: the load generator's Job runs tierbench drive; use driver: builtin", d)
+		}
+	}
+	if s.TargetRate > 0 {
+		p.addf(p.lineOf(top, "target_rate", line), "target_rate (open loop) cannot run on a cluster yet: tierbench drive runs closed loop; remove target_rate")
+	}
+	if s.MaxOps > 0 {
+		p.addf(p.lineOf(top, "max_ops", line), "max_ops cannot run on a cluster yet: tierbench drive measures a duration; remove max_ops")
+	}
+	if slices.Contains(s.Caches, CacheCold) {
+		p.addf(p.lineOf(top, "cache", line), "cache: cold cannot run on a cluster: it drops the page cache of this machine, not of the engine's node; measure warm")
+	}
+	for _, t := range s.Tiers {
+		if t.StorageClass != nil && t.StorageClass.VolumeMode == "Block" && s.usesTier(t.Name) {
+			p.addf(t.Line, "tier %q is volume_mode Block (a raw device), but %s keeps its components in folders: use volume_mode: Filesystem", t.Name, spec.Name)
+		}
+	}
+}
+
+// usesTier reports whether a placement puts a component on tier name.
+func (s *Study) usesTier(name string) bool {
+	for _, pl := range s.Placements {
+		if slices.Contains(pl.TierNames(), name) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *parser) kubernetes(e entry, ents []entry, example string) *Kubernetes {
@@ -106,6 +158,15 @@ func (p *parser) kubernetes(e entry, ents []entry, example string) *Kubernetes {
 			k.Namespace = v
 		case "image":
 			k.Image = v
+		case "engine_image":
+			k.EngineImage = v
+		case "volume_size":
+			n, err := humanize.ParseBytes(v)
+			if err != nil || n < 1<<20 {
+				p.addf(f.v.Line, "platform kubernetes volume_size %q is not a size of at least 1MiB; write e.g. volume_size: 20GiB", v)
+				good = false
+			}
+			k.VolumeSize = int64(n)
 		}
 	}
 	if k.Image == "" && good {
@@ -155,4 +216,12 @@ func (s *Study) tierLine(name string) int {
 		return t.Line
 	}
 	return 0
+}
+
+// lineOf is the line of top-level key, or def when the study has none.
+func (p *parser) lineOf(top map[string]entry, key string, def int) int {
+	if e, ok := top[key]; ok {
+		return e.k.Line
+	}
+	return def
 }

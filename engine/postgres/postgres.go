@@ -92,6 +92,7 @@ func (Engine) Spec() engine.Spec {
 		Name:          "postgres",
 		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
 		TargetSchemes: []string{"postgres", "postgresql"},
+		Image:         Image,
 		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1, scram-sha-256 with a password per run), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
 		Components: []engine.Component{
 			{Name: Data, Doc: "the cluster folder (PGDATA): tables, indexes, catalogs, configuration and the server log"},
@@ -157,13 +158,6 @@ func parseSettings(cfg engine.Config) (settings, error) {
 // postgresql.conf, so these settings win over initdb's defaults. A file
 // rather than -c flags keeps a kept run folder startable by hand.
 func (s settings) autoConf(port int, sockDir string) string {
-	onOff := func(b bool) string {
-		if b {
-			return "on"
-		}
-		return "off"
-	}
-	minWAL := min(s.maxWALSizeMB, 80) // min_wal_size may not exceed max_wal_size
 	lines := []string{
 		"# Written by tierbench for this run.",
 		// Never a public address: a benchmark server is no one else's.
@@ -173,26 +167,43 @@ func (s settings) autoConf(port int, sockDir string) string {
 		// twice: by the folder's mode and by the socket's own.
 		fmt.Sprintf("unix_socket_directories = '%s'", sockDir),
 		"unix_socket_permissions = 0700",
-		"password_encryption = 'scram-sha-256'",
 		// Names the run's processes in ps ("postgres: tierbench-PORT: ...").
 		fmt.Sprintf("cluster_name = 'tierbench-%d'", port),
-		fmt.Sprintf("max_connections = %d", maxConnections),
 		// Dynamic shared memory as files in PGDATA/pg_dynshmem rather than
 		// POSIX segments in /dev/shm, which a crashed or killed server would
 		// leave behind: the run folder takes them away in every case.
 		"dynamic_shared_memory_type = mmap",
-		fmt.Sprintf("shared_buffers = '%dkB'", s.sharedBuffersKB),
-		fmt.Sprintf("max_wal_size = '%dMB'", s.maxWALSizeMB),
-		fmt.Sprintf("min_wal_size = '%dMB'", minWAL),
-		fmt.Sprintf("checkpoint_timeout = '%ds'", s.checkpointTimeout),
-		"fsync = " + onOff(s.fsync),
-		"synchronous_commit = " + onOff(s.syncCommit),
 		// The server's stderr is the run's log file (server.Start).
 		"logging_collector = off",
 		"log_destination = 'stderr'",
-		"log_checkpoints = on",
+	}
+	for _, p := range s.params() {
+		lines = append(lines, fmt.Sprintf("%s = '%s'", p[0], p[1]))
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// params are the run's server settings wherever the server runs: this
+// machine's postgresql.auto.conf and a container's -c flags.
+func (s settings) params() [][2]string {
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	minWAL := min(s.maxWALSizeMB, 80) // min_wal_size may not exceed max_wal_size
+	return [][2]string{
+		{"password_encryption", "scram-sha-256"},
+		{"max_connections", strconv.Itoa(maxConnections)},
+		{"shared_buffers", fmt.Sprintf("%dkB", s.sharedBuffersKB)},
+		{"max_wal_size", fmt.Sprintf("%dMB", s.maxWALSizeMB)},
+		{"min_wal_size", fmt.Sprintf("%dMB", minWAL)},
+		{"checkpoint_timeout", fmt.Sprintf("%ds", s.checkpointTimeout)},
+		{"fsync", onOff(s.fsync)},
+		{"synchronous_commit", onOff(s.syncCommit)},
+		{"log_checkpoints", "on"},
+	}
 }
 
 // Open starts a PostgreSQL server on a fresh cluster in cfg.Dirs, or, when

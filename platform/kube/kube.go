@@ -9,9 +9,7 @@ package kube
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -53,32 +51,6 @@ func Connect(kubeconfig, context string) (*Cluster, error) {
 		return nil, fmt.Errorf("kubernetes client for %s: %w", cfg.Host, err)
 	}
 	return &Cluster{cfg: cfg, http: hc, Where: fmt.Sprintf("context %q (%s)", name, cfg.Host)}, nil
-}
-
-// get GETs an API path and decodes its JSON into v. The typed clients of
-// client-go would link every API group's types (tens of MB) for the few
-// fields tierbench reads.
-func (c *Cluster) get(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.Host, "/")+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var st struct{ Message string }
-		json.Unmarshal(body, &st)
-		return fmt.Errorf("GET %s: %s: %s", path, resp.Status, st.Message)
-	}
-	return json.Unmarshal(body, v)
 }
 
 // MissingClassesError names the storage classes a study needs that the
