@@ -69,6 +69,9 @@ type Study struct {
 	// Target is the external server measured (password removed), when
 	// tierbench started none; its placements are then as the user gave them.
 	Target string `json:"target,omitempty"`
+	// Platform says where the runs ran when not on this machine: the
+	// Kubernetes cluster (context and server) and namespace.
+	Platform string `json:"platform,omitempty"`
 	// Probes are the fio figures of the tiers' storage, by tier name, where
 	// the study probed them or found a recent stored probe.
 	Probes map[string]*Probe `json:"probes,omitempty"`

@@ -51,10 +51,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 		Ops: r.w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration,
 		TargetRate: r.st.TargetRate, Arrival: driver.Arrival(r.st.Arrival), MaxOps: r.st.MaxOps,
 		Lanes: driver.DefaultLanes(),
-		OnTick: func(iv driver.Interval) {
-			r.opt.Progress.Live(fmt.Sprintf("%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d", r.label,
-				(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors))
-		},
+		OnTick: r.showInterval,
 	}
 	if ext != nil {
 		r.res, err = ext.Drive(ctx, dcfg, r.cell.Clients)
@@ -85,6 +82,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 		r.rec.Caveats = append(r.rec.Caveats, r.ws.Caveats(ctx, r.cell.Placement.TierNames())...)
 	}
 	return err
+}
+
+// showInterval shows a second of the run on the progress line.
+func (r *run) showInterval(iv driver.Interval) {
+	r.opt.Progress.Live(fmt.Sprintf("%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d", r.label,
+		(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors))
 }
 
 func fmtDur(d time.Duration) string { return hist.FormatMicros(float64(d) / 1e3) }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
@@ -33,6 +34,9 @@ type studyRun struct {
 	// data sets, by snapshotKey.
 	loadOnce  bool
 	snapshots map[string]snapshot
+	// cluster is the study's cluster (platform: kubernetes), whose
+	// storage classes are its tiers: it has no workspace.
+	cluster *kube.Cluster
 }
 
 // prepare finds the study's engine and workload, refuses to start over a
@@ -71,9 +75,15 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			return nil, err
 		}
 	}
-	wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID, Volumes: rbd.Volumes{}}
-	if s.ws, err = wc.Open(ctx, tierSpecs(st)...); err != nil {
-		return nil, err
+	if st.Kubernetes != nil {
+		if err := s.connectCluster(ctx); err != nil {
+			return nil, err
+		}
+	} else {
+		wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID, Volumes: rbd.Volumes{}}
+		if s.ws, err = wc.Open(ctx, tierSpecs(st)...); err != nil {
+			return nil, err
+		}
 	}
 	defer func() {
 		if err != nil {
@@ -81,9 +91,11 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			s = nil
 		}
 	}()
-	s.rec.Tiers = s.ws.Tiers()
-	if s.rec.Probes, err = probeTiers(ctx, st, s.rec.Tiers, opt); err != nil {
-		return s, err
+	if s.ws != nil {
+		s.rec.Tiers = s.ws.Tiers()
+		if s.rec.Probes, err = probeTiers(ctx, st, s.rec.Tiers, opt); err != nil {
+			return s, err
+		}
 	}
 	if err := opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec); err != nil {
 		return s, err
@@ -103,6 +115,9 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 // end forgets the study in the ledger and undoes its workspace.
 func (s *studyRun) end() {
 	s.forget()
+	if s.ws == nil {
+		return
+	}
 	if err := s.ws.Close(); err != nil {
 		s.opt.Progress.Line("warning: undo provisioned tiers: " + err.Error())
 	}

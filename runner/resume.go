@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
+	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/rbd"
@@ -98,5 +100,6 @@ func MarkInterrupted(r tier.Resource) error {
 func Undoers() map[string]func(tier.Resource) error {
 	u := rbd.Undoers() // images mapped by the kernel's rbd driver
 	u[tier.KindStudy] = MarkInterrupted
+	maps.Copy(u, kube.Undoers()) // a run's objects on a cluster
 	return u
 }

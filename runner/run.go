@@ -39,6 +39,8 @@ type run struct {
 	db      engine.DB
 	w       workload.Workload
 	res     *driver.Result
+	// onCluster is what a run on a cluster made (cluster.go).
+	onCluster *clusterRun
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
@@ -247,7 +249,7 @@ func (r *run) fail(ctx context.Context, err error) {
 		err = fmt.Errorf("engine %s: %w", r.st.Engine, err)
 	}
 	r.rec.Status = results.RunFailed
-	r.rec.Error = tierFull(err, r.cell.Placement, r.ws.Tiers()).Error()
+	r.rec.Error = tierFull(err, r.cell.Placement, r.studyRun.rec.Tiers).Error()
 	if ctx.Err() != nil {
 		r.rec.Status = results.RunInterrupted
 	}

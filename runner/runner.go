@@ -45,7 +45,11 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 			continue
 		}
 		r := s.newRun(cell, len(cells))
-		r.perform(ctx)
+		if s.cluster != nil {
+			r.performOnCluster(ctx)
+		} else {
+			r.perform(ctx)
+		}
 		if r.rec.Status == results.RunInterrupted {
 			break // the unfinished run is not stored
 		}

@@ -18,16 +18,31 @@ staging_version=0.34.1
 kwok_version=0.8.0
 dest="${1:?usage: kube-build.sh DEST [BINARY...]}"
 shift
-# The binaries to build: those named, or all four. The tests need only
-# kube-apiserver so far; pods need a scheduler (or kwok) to be placed and
-# claims the controller manager to be bound.
+# The binaries to build: those named, or all four. Pods need the
+# scheduler to be placed and kwok to "run"; Jobs and claims need the
+# controller manager.
 want=("$@")
 [ "${#want[@]}" -gt 0 ] || want=(kube-apiserver kube-controller-manager kube-scheduler kwok)
+# kwok's own stage definitions (node and pod "fast": nodes Ready, pods
+# Running and Ready, Job pods Succeeded, deleted pods gone), from the
+# module kwok is built from, for the tests' kwok to load.
+copy_stages() {
+	[ -d "$dest/kwok-stages" ] && return
+	local mod
+	mod="$(go env GOMODCACHE)/sigs.k8s.io/kwok@v$kwok_version/kustomize/stage"
+	if [ ! -d "$mod" ]; then
+		GOFLAGS=-mod=mod go mod download -x "sigs.k8s.io/kwok@v$kwok_version" >/dev/null 2>&1 || true
+	fi
+	mkdir -p "$dest/kwok-stages.tmp"
+	cp "$mod"/node/fast/node-initialize.yaml "$mod"/node/heartbeat/node-heartbeat.yaml "$mod"/pod/fast/pod-*.yaml "$dest/kwok-stages.tmp/"
+	mv "$dest/kwok-stages.tmp" "$dest/kwok-stages"
+}
 missing=()
 for b in "${want[@]}"; do
 	[ -x "$dest/$b" ] || missing+=("$b")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
+	[[ " ${want[*]} " != *" kwok "* ]] || copy_stages
 	exit 0
 fi
 
@@ -71,6 +86,7 @@ for b in "${missing[@]}"; do
 	kwok)
 		GOBIN="$work/bin" go install "sigs.k8s.io/kwok/cmd/kwok@v$kwok_version"
 		install -m 0755 "$work/bin/kwok" "$dest/kwok.tmp"
+		copy_stages
 		;;
 	*)
 		go build -trimpath -o "$dest/$b.tmp" "k8s.io/kubernetes/cmd/$b"

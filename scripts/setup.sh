@@ -121,11 +121,12 @@ tool_venv() { # venv package version
 tool_venv "${TIERBENCH_OSB_VENV:-$state/venv-osb}" opensearch-benchmark 2.4.0
 tool_venv "${TIERBENCH_RALLY_VENV:-$state/venv-rally}" esrally 2.13.0
 
-# The Kubernetes tests' API server, built from k8s.io/kubernetes once per
-# machine into the state folder (20-40 minutes the first time; see
+# The Kubernetes tests' control plane (kube-apiserver, kube-scheduler,
+# kube-controller-manager from k8s.io/kubernetes, and kwok), built once per
+# machine into the state folder (30-50 minutes the first time; see
 # scripts/kube-build.sh), where platform/kube/kubetest looks for it
 # (TIERBENCH_KUBE_BIN overrides). The default state folder, not
 # TIERBENCH_STATE_DIR: tests point that at folders of their own.
 kube_state=/var/lib/tierbench
 [ "$(id -u)" -eq 0 ] || kube_state="$HOME/.local/state/tierbench"
-./scripts/kube-build.sh "${TIERBENCH_KUBE_BIN:-$kube_state/k8s/1.34.1}" kube-apiserver
+./scripts/kube-build.sh "${TIERBENCH_KUBE_BIN:-$kube_state/k8s/1.34.1}"

@@ -35,7 +35,19 @@ const (
 	// interrupted in its results store, which a package above tier does
 	// (see Ledger.Undoers).
 	KindStudy = "study"
+	// KindKubeObjects are the objects of a run on a Kubernetes cluster,
+	// found by their label selector (Path) in Kube's namespace; package
+	// platform/kube undoes them (see Ledger.Undoers).
+	KindKubeObjects = "kube-objects"
 )
+
+// KubeRef is where a run's cluster objects live: how tierbench reached the
+// cluster and the namespace.
+type KubeRef struct {
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	Context    string `json:"context,omitempty"`
+	Namespace  string `json:"namespace"`
+}
 
 // Resource is one thing tierbench created. It is written to the ledger
 // before it is created, so a killed tierbench leaves a record of it.
@@ -52,7 +64,9 @@ type Resource struct {
 	// that existed before was not tierbench's (see Ledger.Mkdir).
 	Pending bool `json:"pending,omitempty"`
 	// Study is a study id (KindStudy: Path is its results folder).
-	Study string    `json:"study,omitempty"`
+	Study string `json:"study,omitempty"`
+	// Kube locates KindKubeObjects.
+	Kube  *KubeRef  `json:"kube,omitempty"`
 	Owner int       `json:"owner_pid"`
 	Since time.Time `json:"since"`
 }
@@ -70,7 +84,17 @@ func (r Resource) String() string {
 	if r.Kind == KindStudy {
 		return fmt.Sprintf("study %s (results in %s)", r.Study, r.Path)
 	}
+	if r.Kind == KindKubeObjects && r.Kube != nil {
+		return fmt.Sprintf("Kubernetes objects %s in namespace %s (context %s)", r.Path, r.Kube.Namespace, orCurrent(r.Kube.Context))
+	}
 	return r.Kind + " " + r.Path
+}
+
+func orCurrent(s string) string {
+	if s == "" {
+		return "current"
+	}
+	return s
 }
 
 func orUnknown(s string) string {

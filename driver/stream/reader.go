@@ -208,6 +208,10 @@ func (p *Reader) final(m message) error {
 	return nil
 }
 
+// Done reports whether the run's last line, done, was read: a follower
+// of a log that does not end with its producer (a pod's) stops there.
+func (p *Reader) Done() bool { return p.done }
+
 // Result assembles what was read; runErr is the producer's own failure.
 // A run that ended without its measured figures is an error even when the
 // producer exited 0.

@@ -1,10 +1,12 @@
 // Package kube is tierbench's side of a Kubernetes cluster (platform:
 // kubernetes): it connects as kubectl does (a kubeconfig file and one of
-// its contexts) and checks that the study's tiers, the cluster's storage
-// classes, exist.
-//
-// Running a study's runs there (claims, the engine's pod, the load
-// generator's Job) is not built yet; see the README's Kubernetes section.
+// its contexts), checks that the study's tiers, the cluster's storage
+// classes, exist, and makes and removes a run's objects (objects.go: a
+// claim per placed component, the engine's pod, Service and
+// NetworkPolicy, the load generator's Job), labelled with the study and
+// run and owned by the run's ConfigMap. It speaks the API's JSON over
+// client-go's authenticated HTTP client: the typed clients would link
+// every API group's types for the few fields tierbench writes and reads.
 package kube
 
 import (
@@ -24,6 +26,7 @@ type Cluster struct {
 	http *http.Client // authenticated as the kubeconfig says
 	// Where says which cluster, for messages: the context and server.
 	Where string
+	ref   Ref
 }
 
 // Connect reads the kubeconfig (empty: $KUBECONFIG, then ~/.kube/config)
@@ -50,7 +53,8 @@ func Connect(kubeconfig, context string) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client for %s: %w", cfg.Host, err)
 	}
-	return &Cluster{cfg: cfg, http: hc, Where: fmt.Sprintf("context %q (%s)", name, cfg.Host)}, nil
+	return &Cluster{cfg: cfg, http: hc, Where: fmt.Sprintf("context %q (%s)", name, cfg.Host),
+		ref: Ref{Kubeconfig: kubeconfig, Context: context}}, nil
 }
 
 // MissingClassesError names the storage classes a study needs that the

@@ -3,7 +3,8 @@
 // scripts/kube-build.sh) on 127.0.0.1, with a bearer token made per start
 // and both ports closed to every local user but root (nftables). There is
 // no kubelet or container runtime: objects are stored and admitted, pods
-// never run.
+// never run. Nodes adds a scheduler, a controller manager and kwok's fake
+// nodes, on which pods are scheduled and reported running.
 package kubetest
 
 import (
@@ -13,9 +14,14 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,6 +60,9 @@ type ControlPlane struct {
 	// Server is the API server's URL.
 	Server string
 	token  string
+	dir    string
+	table  string // the nftables table that closes the ports
+	ports  []int  // closed by table
 }
 
 // Start starts a control plane that stops when t ends. It skips t when
@@ -98,7 +107,7 @@ func Start(t testing.TB) *ControlPlane {
 	if err := os.WriteFile(tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token: token}
+	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token: token, dir: dir, table: table, ports: ports}
 	start(t, dir, "kube-apiserver", apiserver, "--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[2]),
 		"--cert-dir", filepath.Join(dir, "certs"), "--token-auth-file", tokens, "--authorization-mode", "RBAC",
@@ -218,8 +227,233 @@ func writeKey(t testing.TB, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	writeKeyPEM(t, path, k)
+}
+
+func writeKeyPEM(t testing.TB, path string, k *rsa.PrivateKey) {
 	b := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Nodes makes the control plane a cluster whose pods are scheduled and
+// "run" without a kubelet: it starts kube-scheduler and
+// kube-controller-manager (Jobs make pods, claims bind to volumes, a
+// deleted pod's claim is released) and kwok, which plays the kubelet of
+// the fake nodes it creates: their pods become Running and Ready, and
+// nothing runs in them. It skips t when those binaries are missing.
+func (cp *ControlPlane) Nodes(t testing.TB, names ...string) {
+	t.Helper()
+	bins := map[string]string{}
+	for _, b := range []string{"kube-scheduler", "kube-controller-manager", "kwok"} {
+		bins[b] = filepath.Join(BinDir(), b)
+		if _, err := os.Stat(bins[b]); err != nil {
+			t.Skipf("%s is not built (%v): run make setup", b, err)
+		}
+	}
+	ports := make([]int, 3)
+	for i := range ports {
+		var err error
+		if ports[i], err = server.FreePort(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp.ports = append(cp.ports, ports...)
+	if err := tier.LockPorts(cp.table, cp.ports, nil); err != nil {
+		t.Fatal(err)
+	}
+	saKey := filepath.Join(cp.dir, "sa.key")
+	start(t, cp.dir, "kube-scheduler", bins["kube-scheduler"], "--kubeconfig", cp.Kubeconfig,
+		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
+		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[0]),
+		"--cert-dir", filepath.Join(cp.dir, "scheduler-certs"))
+	start(t, cp.dir, "kube-controller-manager", bins["kube-controller-manager"], "--kubeconfig", cp.Kubeconfig,
+		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
+		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[1]),
+		"--cert-dir", filepath.Join(cp.dir, "kcm-certs"), "--service-account-private-key-file", saKey,
+		"--use-service-account-credentials=false", "--controllers", "*,-serviceaccount-token-controller,-node-ipam-controller")
+	cert, key := writeServingCert(t, cp.dir)
+	start(t, cp.dir, "kwok", bins["kwok"], "--kubeconfig", cp.Kubeconfig, "--manage-all-nodes=true",
+		"--node-ip", "127.0.0.1", "--node-port", strconv.Itoa(ports[2]), "--server-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
+		"--tls-cert-file", cert, "--tls-private-key-file", key, "--config", cp.kwokConfig(t))
+	for _, n := range names {
+		cp.Apply(t, "/api/v1/nodes", []byte(fmt.Sprintf(`apiVersion: v1
+kind: Node
+metadata:
+  name: %s
+  annotations: {kwok.x-k8s.io/node: fake, node.alpha.kubernetes.io/ttl: "0"}
+  labels: {kubernetes.io/hostname: %s, type: kwok}
+status:
+  allocatable: {cpu: "32", memory: 256Gi, pods: "110"}
+  capacity: {cpu: "32", memory: 256Gi, pods: "110"}
+`, n, n)))
+	}
+	// Pods made before the nodes are ready would wait out the
+	// scheduler's backoff.
+	for _, n := range names {
+		cp.waitFor(t, "/api/v1/nodes/"+n, "node "+n+" ready and untainted", func(raw []byte) bool {
+			var node struct {
+				Spec   struct{ Taints []any }
+				Status struct {
+					Conditions []struct{ Type, Status string }
+				}
+			}
+			json.Unmarshal(raw, &node)
+			for _, c := range node.Status.Conditions {
+				if c.Type == "Ready" && c.Status == "True" {
+					return len(node.Spec.Taints) == 0
+				}
+			}
+			return false
+		})
+	}
+}
+
+// waitFor polls an API path until ok says its JSON is what the test
+// needs, for at most 2 minutes.
+func (cp *ControlPlane) waitFor(t testing.TB, path, what string, ok func([]byte) bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		req, _ := http.NewRequest(http.MethodGet, cp.Server+path, nil)
+		req.Header.Set("Authorization", "Bearer "+cp.token)
+		if resp, err := cp.client(10 * time.Second).Do(req); err == nil {
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && ok(raw) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after 2 minutes (see the control plane's logs in %s)", what, cp.dir)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}
+
+// PodLog is the file kwok serves as the log of every pod's container
+// named "drive" (a Job's load generator), in the CRI log format a
+// kubelet writes; a test fills it with WritePodLog.
+func (cp *ControlPlane) PodLog() string { return filepath.Join(cp.dir, "drive.log") }
+
+// WritePodLog writes lines as a container's log in the CRI format
+// ("TIME stdout F LINE"), which kwok, as a kubelet, serves through the
+// API server's pods/log.
+func (cp *ControlPlane) WritePodLog(t testing.TB, lines []string) {
+	t.Helper()
+	var b bytes.Buffer
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	for _, l := range lines {
+		fmt.Fprintf(&b, "%s stdout F %s\n", now, l)
+	}
+	if err := os.WriteFile(cp.PodLog(), b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kwokConfig writes kwok's configuration: kwok's own stages (setup copies
+// them next to the binary) and the log every "drive" container serves.
+func (cp *ControlPlane) kwokConfig(t testing.TB) string {
+	t.Helper()
+	stages, err := filepath.Glob(filepath.Join(BinDir(), "kwok-stages", "*.yaml"))
+	if err != nil || len(stages) == 0 {
+		t.Skipf("kwok's stages are not next to it (%v): run make setup", err)
+	}
+	var b bytes.Buffer
+	for _, f := range stages {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(text)
+		b.WriteString("\n---\n")
+	}
+	fmt.Fprintf(&b, `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata: {name: drive}
+spec:
+  selector: {}
+  logs:
+  - containers: [drive]
+    logsFile: %s
+    follow: false
+`, cp.PodLog())
+	path := filepath.Join(cp.dir, "kwok.yaml")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cp.PodLog(), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Volumes creates n volumes of storage class class (hostPath, never
+// written: no pod runs) for the controller manager to bind claims to.
+func (cp *ControlPlane) Volumes(t testing.TB, class string, n int) {
+	t.Helper()
+	for i := range n {
+		cp.Apply(t, "/api/v1/persistentvolumes", []byte(fmt.Sprintf(`apiVersion: v1
+kind: PersistentVolume
+metadata: {name: %s-%d}
+spec:
+  storageClassName: %s
+  capacity: {storage: 1Ti}
+  accessModes: [ReadWriteOnce]
+  volumeMode: Filesystem
+  persistentVolumeReclaimPolicy: Retain
+  hostPath: {path: /nonexistent/kubetest/%s-%d}
+`, class, i, class, class, i)))
+		cp.waitFor(t, fmt.Sprintf("/api/v1/persistentvolumes/%s-%d", class, i), "volume available", func(raw []byte) bool {
+			var pv struct{ Status struct{ Phase string } }
+			json.Unmarshal(raw, &pv)
+			return pv.Status.Phase == "Available"
+		})
+	}
+}
+
+// writeServingCert writes a self-signed certificate for 127.0.0.1, which
+// kwok serves its kubelet API with (the API server does not check a
+// kubelet's certificate unless told to).
+func writeServingCert(t testing.TB, dir string) (certFile, keyFile string) {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kwok"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "kwok.crt"), filepath.Join(dir, "kwok.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeKeyPEM(t, keyFile, k)
+	return certFile, keyFile
+}
+
+// Namespace creates namespace name.
+func (cp *ControlPlane) Namespace(t testing.TB, name string) {
+	t.Helper()
+	cp.Apply(t, "/api/v1/namespaces", []byte(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", name)))
+}
+
+// Get reads an API path's JSON into v.
+func Get(t testing.TB, cp *ControlPlane, path string, v any) {
+	req, _ := http.NewRequest(http.MethodGet, cp.Server+path, nil)
+	req.Header.Set("Authorization", "Bearer "+cp.token)
+	resp, err := cp.client(10 * time.Second).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if json.Unmarshal(b, v) != nil {
+		t.Logf("%s: %s %q", path, resp.Status, b)
 	}
 }

@@ -1,0 +1,169 @@
+package kube_test
+
+import (
+	"bufio"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/postgres"
+	"github.com/tierbench/tierbench/platform/kube"
+	"github.com/tierbench/tierbench/platform/kube/kubetest"
+)
+
+// runSpec is a postgres run with its data and WAL on two classes.
+func runSpec(t *testing.T) kube.RunSpec {
+	t.Helper()
+	ctr, err := postgres.Engine{}.Container(engine.ContainerConfig{Durability: engine.Async})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube.RunSpec{Study: "20261122-120000-abcdef", Run: "20261122-120000-abcdef-001", Namespace: "bench",
+		Engine: "postgres", Server: ctr, Image: "registry.example/tierbench:1",
+		Claims: []kube.Claim{
+			{Component: "data", Tier: "ssd", Class: "local-ssd", Size: 2 << 30},
+			{Component: "wal", Tier: "pmem", Class: "local-pmem", Size: 1 << 30},
+		},
+		Drive: []string{"--workload", "tpcb", "--clients", "8"}}
+}
+
+// TestRunObjects makes a run's objects on a control plane with a
+// scheduler, a controller manager and a kwok node: claims of the right
+// classes bound, the engine's pod with each component mounted where the
+// image expects it, scheduled and ready, the Job's pod made and its log
+// read through the API, every object labelled and owned by the run's
+// anchor, and all of them gone after Remove.
+func TestRunObjects(t *testing.T) {
+	cp := kubetest.Start(t)
+	cp.Nodes(t, "node-1")
+	cp.Namespace(t, "bench")
+	for _, class := range []string{"local-ssd", "local-pmem"} {
+		cp.StorageClass(t, class)
+		cp.Volumes(t, class, 1)
+	}
+	cp.WritePodLog(t, []string{`{"type":"ready"}`, `{"type":"done"}`})
+	c, err := kube.Connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	spec := runSpec(t)
+	anchor := spec.Anchor()
+	uid, err := c.Create(ctx, spec.Namespace, anchor, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range spec.Objects("s3cret") {
+		kube.SetOwner(o, anchor, uid)
+		if _, err := c.Create(ctx, spec.Namespace, o, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	found, err := c.List(ctx, spec.Namespace, spec.Selector())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range found {
+		names = append(names, f.String())
+	}
+	for _, want := range []string{"Job/tb-" + spec.Run + "-driver", "Pod/tb-" + spec.Run + "-engine", "Service/tb-" + spec.Run + "-engine",
+		"NetworkPolicy/tb-" + spec.Run + "-engine", "PersistentVolumeClaim/tb-" + spec.Run + "-data",
+		"PersistentVolumeClaim/tb-" + spec.Run + "-wal", "Secret/tb-" + spec.Run + "-secret", "ConfigMap/tb-" + spec.Run} {
+		if !slices.Contains(names, want) {
+			t.Errorf("the run's objects lack %s: %v", want, names)
+		}
+	}
+	for _, f := range found {
+		var o struct {
+			Metadata struct {
+				Labels          map[string]string
+				OwnerReferences []struct{ Kind, Name, UID string }
+			}
+		}
+		if err := c.Get(ctx, spec.Namespace, f.Kind, f.Name, &o); err != nil {
+			t.Fatal(err)
+		}
+		if o.Metadata.Labels[kube.LabelRun] != spec.Run || o.Metadata.Labels[kube.LabelStudy] != spec.Study {
+			t.Errorf("%s: labels %v", f, o.Metadata.Labels)
+		}
+		owned := len(o.Metadata.OwnerReferences) == 1 && o.Metadata.OwnerReferences[0].UID == uid
+		if f.Kind != "ConfigMap" && !owned && !strings.HasPrefix(f.Name, spec.DriverJob()+"-") {
+			t.Errorf("%s: owners %v, want the run's ConfigMap", f, o.Metadata.OwnerReferences)
+		}
+	}
+	for comp, class := range map[string]string{"data": "local-ssd", "wal": "local-pmem"} {
+		var pvc struct {
+			Spec struct{ StorageClassName string }
+		}
+		if err := c.Get(ctx, spec.Namespace, "PersistentVolumeClaim", "tb-"+spec.Run+"-"+comp, &pvc); err != nil {
+			t.Fatal(err)
+		}
+		if pvc.Spec.StorageClassName != class {
+			t.Errorf("claim of %s: class %q, want %s", comp, pvc.Spec.StorageClassName, class)
+		}
+	}
+	var pod struct {
+		Spec struct {
+			Containers []struct {
+				Args         []string
+				VolumeMounts []struct{ Name, MountPath string }
+			}
+		}
+	}
+	if err := c.Get(ctx, spec.Namespace, "Pod", spec.EnginePod(), &pod); err != nil {
+		t.Fatal(err)
+	}
+	mounts := map[string]string{}
+	for _, m := range pod.Spec.Containers[0].VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	if mounts["data"] != "/var/lib/postgresql/data" || mounts["wal"] != "/var/lib/postgresql/wal" {
+		t.Errorf("engine mounts %v", mounts)
+	}
+	if args := strings.Join(pod.Spec.Containers[0].Args, " "); !strings.Contains(args, "synchronous_commit=off") {
+		t.Errorf("engine args %q lack the durability's setting", args)
+	}
+
+	node, err := c.WaitReady(ctx, spec.Namespace, spec.EnginePod(), 2*time.Minute)
+	if err != nil || node != "node-1" {
+		var pvs, pvcs any
+		kubetest.Get(t, cp, "/api/v1/persistentvolumes", &pvs)
+		kubetest.Get(t, cp, "/api/v1/namespaces/bench/persistentvolumeclaims", &pvcs)
+		t.Logf("PVs: %v\nPVCs: %v", pvs, pvcs)
+		t.Fatalf("engine pod ready on %q: %v", node, err)
+	}
+	driverPod, err := c.PodOf(ctx, spec.Namespace, spec.Selector()+","+kube.LabelRole+"="+kube.RoleDriver, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitStarted(ctx, spec.Namespace, driverPod, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	log, err := c.Logs(ctx, spec.Namespace, driverPod, "drive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The log is followed: it ends with the container, which kwok never
+	// ends, so read up to the run's last line.
+	var lines []string
+	for sc := bufio.NewScanner(log); !slices.Contains(lines, `{"type":"done"}`) && sc.Scan(); {
+		lines = append(lines, sc.Text())
+	}
+	log.Close()
+	if !slices.Equal(lines, []string{`{"type":"ready"}`, `{"type":"done"}`}) {
+		t.Errorf("the driver's log through the API: %q", lines)
+	}
+
+	if err := c.Remove(context.Background(), spec.Namespace, spec.Selector()); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := c.List(ctx, spec.Namespace, spec.Selector()); err != nil || len(left) > 0 {
+		t.Errorf("after Remove: %v %v", left, err)
+	}
+}

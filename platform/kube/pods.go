@@ -1,0 +1,156 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// pod is the part of a Pod's status tierbench reads.
+type pod struct {
+	Metadata struct{ Name string }
+	Spec     struct{ NodeName string }
+	Status   struct {
+		Phase      string
+		Conditions []struct {
+			Type, Status, Reason, Message string
+		}
+		ContainerStatuses []struct {
+			Name  string
+			State struct {
+				Waiting *struct {
+					Reason, Message string
+				}
+				Terminated *struct {
+					ExitCode        int
+					Reason, Message string
+				}
+			}
+		}
+	}
+}
+
+func (p *pod) condition(typ string) (status, why string) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ {
+			return c.Status, strings.TrimSpace(c.Reason + " " + c.Message)
+		}
+	}
+	return "", ""
+}
+
+func (p *pod) ended() bool { return p.Status.Phase == "Succeeded" || p.Status.Phase == "Failed" }
+
+// describe says where the pod is, for an error: its phase, why it is not
+// scheduled, and what its containers wait for or ended with.
+func (p *pod) describe() string {
+	parts := []string{"phase " + orNone(p.Status.Phase)}
+	if st, why := p.condition("PodScheduled"); st == "False" {
+		parts = append(parts, "not scheduled: "+why)
+	}
+	if p.Spec.NodeName != "" {
+		parts = append(parts, "on node "+p.Spec.NodeName)
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil {
+			parts = append(parts, fmt.Sprintf("container %s waiting: %s", c.Name, strings.TrimSpace(w.Reason+" "+w.Message)))
+		}
+		if t := c.State.Terminated; t != nil {
+			parts = append(parts, fmt.Sprintf("container %s ended with exit code %d: %s", c.Name, t.ExitCode, strings.TrimSpace(t.Reason+" "+t.Message)))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none yet)"
+	}
+	return s
+}
+
+// waitPod polls pod name until done says so or timeout passes.
+func (c *Cluster) waitPod(ctx context.Context, ns, name, what string, timeout time.Duration, done func(*pod) (bool, error)) (*pod, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var p pod
+		if err := c.Get(ctx, ns, "Pod", name, &p); err != nil && !IsNotFound(err) {
+			return nil, err
+		} else if err == nil {
+			if ok, err := done(&p); ok || err != nil {
+				return &p, err
+			}
+		}
+		if time.Now().After(deadline) {
+			return &p, fmt.Errorf("pod %s is not %s after %s: %s", name, what, timeout, p.describe())
+		}
+		select {
+		case <-ctx.Done():
+			return &p, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// WaitReady waits until the pod passes its readiness probe; a pod that
+// ended first is an error naming its containers' exit.
+func (c *Cluster) WaitReady(ctx context.Context, ns, name string, timeout time.Duration) (node string, err error) {
+	p, err := c.waitPod(ctx, ns, name, "ready", timeout, func(p *pod) (bool, error) {
+		if p.ended() {
+			return false, fmt.Errorf("pod %s ended before it was ready: %s", name, p.describe())
+		}
+		st, _ := p.condition("Ready")
+		return st == "True", nil
+	})
+	if p != nil {
+		node = p.Spec.NodeName
+	}
+	return node, err
+}
+
+// WaitStarted waits until the pod's containers have started (or ended),
+// so its log can be read.
+func (c *Cluster) WaitStarted(ctx context.Context, ns, name string, timeout time.Duration) error {
+	_, err := c.waitPod(ctx, ns, name, "started", timeout, func(p *pod) (bool, error) {
+		return p.Status.Phase == "Running" || p.ended(), nil
+	})
+	return err
+}
+
+// WaitEnded waits until the pod has ended, and returns an error unless it
+// succeeded.
+func (c *Cluster) WaitEnded(ctx context.Context, ns, name string, timeout time.Duration) error {
+	p, err := c.waitPod(ctx, ns, name, "finished", timeout, func(p *pod) (bool, error) { return p.ended(), nil })
+	if err != nil {
+		return err
+	}
+	if p.Status.Phase != "Succeeded" {
+		return fmt.Errorf("pod %s failed: %s", name, p.describe())
+	}
+	return nil
+}
+
+// PodOf waits until a pod matches selector (a Job's, once its controller
+// made it) and returns its name.
+func (c *Cluster) PodOf(ctx context.Context, ns, selector string, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var list struct{ Items []pod }
+		if err := c.get(ctx, "/api/v1/namespaces/"+ns+"/pods?labelSelector="+url.QueryEscape(selector), &list); err != nil {
+			return "", err
+		}
+		if len(list.Items) > 0 {
+			return list.Items[0].Metadata.Name, nil
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no pod matches %s after %s (does the cluster run the Job controller?)", selector, timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

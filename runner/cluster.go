@@ -1,0 +1,247 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/driver/stream"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/platform/kube"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/tier"
+)
+
+// A run on a cluster (platform: kubernetes) has the same record as a run
+// here; its phases differ: apply the run's objects (a claim per placed
+// component from its tier's storage class, the engine's pod, the load
+// generator's Job running tierbench drive, which loads and drives), wait
+// for the engine to be ready, read the Job's pod log into the driver's
+// result, and remove every object.
+
+// DefaultVolumeSize is a claim's size when the study does not set one
+// and the workload gives no estimate for the component.
+const DefaultVolumeSize = 2 << 30
+
+// clusterTimeout bounds each wait on the cluster: the engine's pod to be
+// scheduled, pull its image and pass its readiness probe; the Job's pod
+// to appear and start.
+const clusterTimeout = 5 * time.Minute
+
+// connectCluster reaches the study's cluster and checks its namespace
+// and storage classes; the tiers are recorded as the classes they are.
+func (s *studyRun) connectCluster(ctx context.Context) error {
+	k := s.st.Kubernetes
+	c, err := kube.Connect(k.Kubeconfig, k.Context)
+	if err != nil {
+		return err
+	}
+	if err := c.Namespace(ctx, k.Namespace); err != nil {
+		return err
+	}
+	classes := map[string]string{}
+	s.rec.Tiers = map[string]tier.Info{}
+	for _, t := range s.st.Tiers {
+		sc := t.StorageClass
+		classes[t.Name] = sc.Class
+		s.rec.Tiers[t.Name] = tier.Info{Name: t.Name, Path: fmt.Sprintf("storage class %s (%s)", sc.Class, sc.VolumeMode),
+			Note: "a storage class of the cluster, not probed by tierbench: its durability is the class's"}
+	}
+	if err := c.CheckClasses(ctx, classes); err != nil {
+		return err
+	}
+	s.cluster = c
+	s.rec.Platform = fmt.Sprintf("kubernetes: %s, namespace %s", c.Where, k.Namespace)
+	return nil
+}
+
+// clusterRun is what a run on a cluster made, for its removal.
+type clusterRun struct {
+	spec   kube.RunSpec
+	forget func() error // the ledger's record of its objects
+}
+
+// performOnCluster carries out one run on the study's cluster.
+func (r *run) performOnCluster(ctx context.Context) {
+	defer r.close(ctx)
+	defer r.removeFromCluster(ctx)
+	for _, phase := range []func(context.Context) error{r.applyOnCluster, r.engineReadyOnCluster, r.driveOnCluster} {
+		if err := phase(ctx); err != nil {
+			r.fail(ctx, err)
+			return
+		}
+	}
+	r.judge(ctx)
+}
+
+// runSpec is the run's objects' description: the engine's container as
+// its adapter makes it for the run's durability and options, a claim per
+// placed component, and the drive command of the cell.
+func (r *run) runSpec() (kube.RunSpec, error) {
+	k := r.st.Kubernetes
+	cz, ok := r.eng.(engine.Containerizer)
+	if !ok {
+		return kube.RunSpec{}, fmt.Errorf("engine %s cannot run on a cluster", r.st.Engine)
+	}
+	durability := r.cell.Placement.DurabilityIn(r.cell.Durability)
+	if durability != r.cell.Durability {
+		r.rec.AppliedDurability = string(durability)
+	}
+	ctr, err := cz.Container(engine.ContainerConfig{Durability: durability, Options: r.rec.Options, Image: k.EngineImage})
+	if err != nil {
+		return kube.RunSpec{}, err
+	}
+	spec := kube.RunSpec{Study: r.studyRun.rec.ID, Run: r.rec.ID, Namespace: k.Namespace, Engine: r.st.Engine,
+		Server: ctr, Image: k.Image}
+	for _, comp := range slices.Sorted(maps.Keys(r.cell.Placement.Components)) {
+		tierName := r.cell.Placement.Components[comp]
+		t, _ := r.st.Tier(tierName)
+		spec.Claims = append(spec.Claims, kube.Claim{Component: comp, Tier: tierName, Class: t.StorageClass.Class,
+			VolumeMode: t.StorageClass.VolumeMode, Size: r.volumeSize(comp)})
+	}
+	spec.Drive = []string{"--workload", r.st.Workload.Name}
+	for _, name := range slices.Sorted(maps.Keys(r.st.Workload.Params)) {
+		spec.Drive = append(spec.Drive, "--set", name+"="+r.st.Workload.Params[name])
+	}
+	spec.Drive = append(spec.Drive, "--load", "--loaders", fmt.Sprint(loaders(r.cell.Clients)),
+		"--clients", fmt.Sprint(r.cell.Clients), "--warmup", r.st.WarmupIn(r.cell).String(), "--duration", r.st.Duration.String())
+	return spec, nil
+}
+
+// volumeSize is a component's claim: the study's volume_size, else for
+// the data set's component four times the workload's estimate (indexes,
+// free space, the engine's own files), else DefaultVolumeSize.
+func (r *run) volumeSize(component string) int64 {
+	if n := r.st.Kubernetes.VolumeSize; n > 0 {
+		return n
+	}
+	if component == r.st.DataComponent && r.st.Workload.EstimatedBytes > 0 {
+		return max(4*r.st.Workload.EstimatedBytes, DefaultVolumeSize)
+	}
+	return DefaultVolumeSize
+}
+
+// applyOnCluster creates the run's objects: the ledger first (so a kill
+// -9 leaves a record), then its anchor, which owns the rest.
+func (r *run) applyOnCluster(ctx context.Context) error {
+	spec, err := r.runSpec()
+	if err != nil {
+		return err
+	}
+	password, err := server.NewSecret()
+	if err != nil {
+		return err
+	}
+	c, ns := r.cluster, spec.Namespace
+	forget, err := c.Record(r.opt.Ledger, ns, spec.Selector())
+	if err != nil {
+		return err
+	}
+	r.onCluster = &clusterRun{spec: spec, forget: forget}
+	r.opt.Progress.Live(r.label + " creating the run's objects on the cluster...")
+	anchor := spec.Anchor()
+	uid, err := c.Create(ctx, ns, anchor, false)
+	if err != nil {
+		return err
+	}
+	for _, o := range spec.Objects(password) {
+		kube.SetOwner(o, anchor, uid)
+		if _, err := c.Create(ctx, ns, o, false); err != nil {
+			return err
+		}
+	}
+	for _, cl := range spec.Claims {
+		r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("%s on claim %s-%s of storage class %s (%s, %s)",
+			cl.Component, "tb-"+r.rec.ID, cl.Component, cl.Class, cl.VolumeMode, humanize.IBytes(uint64(cl.Size))))
+	}
+	return nil
+}
+
+// engineReadyOnCluster waits for the engine's pod to pass its readiness
+// probe.
+func (r *run) engineReadyOnCluster(ctx context.Context) error {
+	spec := r.onCluster.spec
+	r.opt.Progress.Live(r.label + " waiting for the engine's pod " + spec.EnginePod() + "...")
+	node, err := r.cluster.WaitReady(ctx, spec.Namespace, spec.EnginePod(), clusterTimeout)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	r.rec.EngineVersion = spec.Server.Image + " (image)"
+	r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("engine pod %s on node %s; no telemetry is collected on a cluster yet (CPU, memory, device flushes)", spec.EnginePod(), node))
+	return nil
+}
+
+// driveOnCluster reads the load generator's pod log as it runs, through
+// the same stream reader a local tierbench drive's output goes through,
+// and waits for its pod's end.
+func (r *run) driveOnCluster(ctx context.Context) error {
+	spec, c := r.onCluster.spec, r.cluster
+	w, err := r.wspec.New(r.st.Workload.Params)
+	if err != nil {
+		return fmt.Errorf("workload %s: %w", r.wspec.Name, err)
+	}
+	r.w = w
+	pod, err := c.PodOf(ctx, spec.Namespace, spec.Selector()+","+kube.LabelRole+"="+kube.RoleDriver, clusterTimeout)
+	if err != nil {
+		return fmt.Errorf("load generator: %w", err)
+	}
+	if err := c.WaitStarted(ctx, spec.Namespace, pod, clusterTimeout); err != nil {
+		return fmt.Errorf("load generator: %w", err)
+	}
+	log, err := c.Logs(ctx, spec.Namespace, pod, "drive")
+	if err != nil {
+		return fmt.Errorf("load generator: %w", err)
+	}
+	defer log.Close()
+	dcfg := driver.Config{Ops: w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration, OnTick: r.showInterval}
+	rd := stream.NewReader("tierbench drive in pod "+pod, dcfg)
+	sc := bufio.NewScanner(log)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		if n, ok := stream.LoadedRecords(sc.Bytes()); ok {
+			r.rec.LoadRecords = n
+		}
+		rd.Line(sc.Bytes())
+	}
+	runErr := sc.Err()
+	if err := c.WaitEnded(ctx, spec.Namespace, pod, clusterTimeout); err != nil {
+		runErr = errors.Join(runErr, err)
+	}
+	r.res, err = rd.Result(runErr)
+	if r.res != nil {
+		var ferr error
+		if r.hists, ferr = results.FromDriver(r.rec, r.res); ferr != nil {
+			err = errors.Join(err, ferr)
+		}
+	}
+	return err
+}
+
+// removeFromCluster deletes every object of the run and waits until they
+// are gone; a run whose objects stay is failed, and the ledger keeps them
+// for cleanup.
+func (r *run) removeFromCluster(ctx context.Context) {
+	cr := r.onCluster
+	if cr == nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := r.cluster.Remove(ctx, cr.spec.Namespace, cr.spec.Selector()); err != nil {
+		r.opt.Progress.Line(fmt.Sprintf("%s warning: %v; tierbench cleanup removes them", r.label, err))
+		if r.rec.Status == results.RunOK {
+			r.fail(ctx, err)
+		}
+		return
+	}
+	if err := cr.forget(); err != nil {
+		r.opt.Progress.Line(fmt.Sprintf("%s warning: %v", r.label, err))
+	}
+}
