@@ -361,6 +361,9 @@ func (b *builder) matrixTable() table {
 	if st.Target != "" {
 		rows = append(rows, kv{"target", st.Target + " (a server tierbench did not start: placement and durability as stated, not applied)"})
 	}
+	if st.Platform != "" {
+		rows = append(rows, kv{"platform", st.Platform + " (no telemetry from the cluster yet)"})
+	}
 	return kvTable(append(rows, []kv{{"workload parameters", orDash(params(st.WorkloadParams))},
 		{"engine options", orDash(params(st.Options))}, {"baseline", orDash(st.Baseline)},
 		{"durability modes", orDash(strings.Join(durs, "; "))}, {"client counts", orDash(strings.Join(clients, ", "))},

@@ -28,6 +28,9 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	if st.Target != "" {
 		fmt.Fprintf(w, "target %s: a server tierbench did not start; placements and durability are as the study states them, not applied\n", st.Target)
 	}
+	if st.Platform != "" {
+		fmt.Fprintf(w, "ran on %s; no telemetry from the cluster yet\n", st.Platform)
+	}
 	fmt.Fprintf(w, "  %s\n", params(st.WorkloadParams))
 	mode := "closed loop"
 	if st.MaxOps > 0 {

@@ -36,6 +36,10 @@ const DefaultVolumeSize = 2 << 30
 // to appear and start.
 const clusterTimeout = 5 * time.Minute
 
+// podLifetime bounds the load generator's pod (its load and its run): a
+// pod still running after a day is stuck, and the run fails.
+const podLifetime = 24 * time.Hour
+
 // connectCluster reaches the study's cluster and checks its namespace
 // and storage classes; the tiers are recorded as the classes they are.
 func (s *studyRun) connectCluster(ctx context.Context) error {
@@ -196,25 +200,9 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 	if err := c.WaitStarted(ctx, spec.Namespace, pod, clusterTimeout); err != nil {
 		return fmt.Errorf("load generator: %w", err)
 	}
-	log, err := c.Logs(ctx, spec.Namespace, pod, "drive")
-	if err != nil {
-		return fmt.Errorf("load generator: %w", err)
-	}
-	defer log.Close()
 	dcfg := driver.Config{Ops: w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration, OnTick: r.showInterval}
 	rd := stream.NewReader("tierbench drive in pod "+pod, dcfg)
-	sc := bufio.NewScanner(log)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		if n, ok := stream.LoadedRecords(sc.Bytes()); ok {
-			r.rec.LoadRecords = n
-		}
-		rd.Line(sc.Bytes())
-	}
-	runErr := sc.Err()
-	if err := c.WaitEnded(ctx, spec.Namespace, pod, clusterTimeout); err != nil {
-		runErr = errors.Join(runErr, err)
-	}
+	runErr := r.followLog(ctx, pod, rd)
 	r.res, err = rd.Result(runErr)
 	if r.res != nil {
 		var ferr error
@@ -223,6 +211,48 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// logGrace is how long a log is read after its pod ended: a kubelet ends
+// the stream itself; the wait covers one that does not (kwok's).
+const logGrace = 10 * time.Second
+
+// followLog reads the load generator's pod log into rd as it is written,
+// until the run's last line, or until its pod ended and logGrace passed;
+// it returns the pod's failure (its exit) or the log's.
+func (r *run) followLog(ctx context.Context, pod string, rd *stream.Reader) error {
+	c, ns := r.cluster, r.onCluster.spec.Namespace
+	logCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	ended := make(chan error, 1)
+	go func() {
+		ended <- c.WaitEnded(logCtx, ns, pod, podLifetime)
+		time.AfterFunc(logGrace, stop)
+	}()
+	log, err := c.Logs(logCtx, ns, pod, "drive")
+	if err != nil {
+		return fmt.Errorf("load generator: %w", err)
+	}
+	defer log.Close()
+	sc := bufio.NewScanner(log)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for !rd.Done() && sc.Scan() {
+		if n, ok := stream.LoadedRecords(sc.Bytes()); ok {
+			r.rec.LoadRecords = n
+		}
+		rd.Line(sc.Bytes())
+	}
+	podErr := <-ended
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if podErr != nil {
+		return fmt.Errorf("load generator: %w", podErr)
+	}
+	if err := sc.Err(); err != nil && !rd.Done() {
+		return fmt.Errorf("load generator: read the log of pod %s: %w", pod, err)
+	}
+	return nil
 }
 
 // removeFromCluster deletes every object of the run and waits until they

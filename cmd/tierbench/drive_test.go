@@ -16,12 +16,10 @@ import (
 	"github.com/tierbench/tierbench/workload/tpcb"
 )
 
-// TestDrive runs `tierbench drive` against a real PostgreSQL server it did
-// not start, with the password in the environment, and reads its standard
-// output with the stream reader the runner uses on a pod's log: the load,
-// the intervals and the final histograms arrive, and the password is in
-// neither output. A URL with a password is refused before anything runs.
-func TestDrive(t *testing.T) {
+// drivePostgres starts a PostgreSQL server tierbench's engine manages
+// and returns it with its target URL (without the password) and password.
+func drivePostgres(t *testing.T) (target, password string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("the server runs as its own OS user, which needs root")
 	}
@@ -32,7 +30,7 @@ func TestDrive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(work)
+	t.Cleanup(func() { os.RemoveAll(work) })
 	dirs := map[string]string{"data": filepath.Join(work, "data"), "wal": filepath.Join(work, "wal")}
 	for _, d := range []string{work, dirs["data"], dirs["wal"]} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -44,19 +42,18 @@ func TestDrive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	ep := db.(engine.Served).Endpoint()
-	password := ep.Password
+	password = ep.Password
 	ep.Password = ""
-	target := ep.URL()
+	return ep.URL(), password
+}
 
-	r := tierbench(t, "drive", "--engine", "postgres", "--target", strings.Replace(target, "@", ":"+password+"@", 1),
-		"--workload", "tpcb")
-	if r.code != exitBadInput || !strings.Contains(r.stderr, passwordEnv) || r.stdout != "" || strings.Contains(r.stderr, password) {
-		t.Errorf("a password in the URL: exit %d, stdout %q, stderr %q; want exit 2 naming %s", r.code, r.stdout, r.stderr, passwordEnv)
-	}
-
-	r = tierbenchEnv(t, "", []string{passwordEnv + "=" + password}, "drive", "--engine", "postgres", "--target", target,
+// driveTPCB runs `tierbench drive` on tpcb against a real server and
+// returns its standard output.
+func driveTPCB(t *testing.T, target, password string) string {
+	t.Helper()
+	r := tierbenchEnv(t, "", []string{passwordEnv + "=" + password}, "drive", "--engine", "postgres", "--target", target,
 		"--workload", "tpcb", "--set", "scale=1", "--load", "--clients", "2", "--warmup", "200ms", "--duration", "1s")
 	if r.code != 0 {
 		t.Fatalf("drive exit %d\n%s", r.code, r.stderr)
@@ -64,9 +61,27 @@ func TestDrive(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, password) {
 		t.Error("the password is in drive's output")
 	}
+	return r.stdout
+}
+
+// TestDrive runs `tierbench drive` against a real PostgreSQL server it did
+// not start, with the password in the environment, and reads its standard
+// output with the stream reader the runner uses on a pod's log: the load,
+// the intervals and the final histograms arrive, and the password is in
+// neither output. A URL with a password is refused before anything runs.
+// (TestKubernetesStudy reads the same output through a pod's log.)
+func TestDrive(t *testing.T) {
+	target, password := drivePostgres(t)
+	r := tierbench(t, "drive", "--engine", "postgres", "--target", strings.Replace(target, "@", ":"+password+"@", 1),
+		"--workload", "tpcb")
+	if r.code != exitBadInput || !strings.Contains(r.stderr, passwordEnv) || r.stdout != "" || strings.Contains(r.stderr, password) {
+		t.Errorf("a password in the URL: exit %d, stdout %q, stderr %q; want exit 2 naming %s", r.code, r.stdout, r.stderr, passwordEnv)
+	}
+
+	out := driveTPCB(t, target, password)
 	ops := []string{tpcb.OpTPCB}
 	rd := stream.NewReader("tierbench drive", driver.Config{Ops: ops})
-	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<20)
 	var loaded int64 = -1
 	for sc.Scan() {
@@ -77,7 +92,7 @@ func TestDrive(t *testing.T) {
 	}
 	res, err := rd.Result(nil)
 	if err != nil {
-		t.Fatalf("reading drive's output: %v\n%s", err, r.stdout)
+		t.Fatalf("reading drive's output: %v\n%s", err, out)
 	}
 	if loaded != 100000 {
 		t.Errorf("loaded %d records, want scale 1's 100000 accounts", loaded)

@@ -1,55 +1,160 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/platform/kube/kubetest"
 )
 
-// TestKubernetesStudy validates and runs a study on a real API server's
-// cluster: a missing storage class is named with those that exist, and
-// both commands refuse the study (exit 2, nothing written) since running
-// on a cluster is not built yet.
-func TestKubernetesStudy(t *testing.T) {
-	cp := kubetest.Start(t)
-	cp.StorageClass(t, "local-ssd")
-	dir := t.TempDir()
-	st := writeStudy(t, dir, fmt.Sprintf(`name: kube
+const kubeStudy = `name: kube
 engine: postgres
-platform: {kubernetes: {kubeconfig: %s, namespace: bench, image: registry.example/tierbench:1}}
+platform: {kubernetes: {kubeconfig: %s, namespace: %s, image: registry.example/tierbench:1}}
 tiers:
-  ssd: {storage_class: local-ssd, volume_mode: Block}
-  pmem: {storage_class: local-pmem}
+  ssd: {storage_class: local-ssd}
+  pmem: {storage_class: %s}
 placements:
   all-ssd: {data: ssd, wal: ssd}
   wal-pmem: {data: ssd, wal: pmem}
 baseline: all-ssd
 durability: [sync]
 workload: {name: tpcb, scale: 1}
-clients: [8]
-duration: 10s
-`, cp.Kubeconfig))
-	for _, cmd := range []string{"validate", "run"} {
-		results := filepath.Join(dir, "results-"+cmd)
-		args := []string{cmd, st}
-		if cmd == "run" {
-			args = append(args, "--results", results)
-		}
-		r := tierbench(t, args...)
-		if r.code != exitBadInput {
-			t.Fatalf("%s: exit %d\n%s%s", cmd, r.code, r.stdout, r.stderr)
-		}
-		for _, want := range []string{"tier pmem: local-pmem", "it has: local-ssd", "not built yet"} {
-			if !strings.Contains(r.stderr, want) {
-				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, r.stderr)
+clients: [2]
+warmup: 200ms
+duration: 1s
+`
+
+// TestKubernetesStudy runs a study on a real control plane whose pods kwok
+// reports running (nothing runs in them): validate and run refuse a
+// missing storage class or namespace (exit 2, nothing written); a run
+// creates its objects, waits for the engine's pod, and reads the load
+// generator's pod log, which kwok serves from the output of a real
+// tierbench drive against a real PostgreSQL server, into ok runs; and
+// nothing of the study is left on the cluster or in the ledger after it.
+func TestKubernetesStudy(t *testing.T) {
+	cp := kubetest.Start(t)
+	cp.Nodes(t, "node-1")
+	cp.Namespace(t, "bench")
+	cp.StorageClass(t, "local-ssd")
+	cp.Volumes(t, "local-ssd", 3)
+	cp.StorageClass(t, "local-pmem")
+	cp.Volumes(t, "local-pmem", 1)
+	dir := t.TempDir()
+
+	for _, bad := range []struct{ ns, class, want string }{
+		{"bench", "local-pmme", "tier pmem: local-pmme"},
+		{"nobench", "local-pmem", `namespace "nobench" does not exist`},
+	} {
+		st := writeStudy(t, dir, fmt.Sprintf(kubeStudy, cp.Kubeconfig, bad.ns, bad.class))
+		for _, cmd := range []string{"validate", "run"} {
+			results := filepath.Join(dir, "results-"+cmd)
+			args := []string{cmd, st}
+			if cmd == "run" {
+				args = append(args, "--results", results)
+			}
+			r := tierbench(t, args...)
+			if r.code != exitBadInput || !strings.Contains(r.stderr, bad.want) {
+				t.Errorf("%s: exit %d, want 2 naming %q:\n%s%s", cmd, r.code, bad.want, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(results); err == nil {
+				t.Errorf("%s wrote %s", cmd, results)
 			}
 		}
-		if _, err := os.Stat(results); err == nil {
-			t.Errorf("%s wrote %s", cmd, results)
+	}
+
+	target, password := drivePostgres(t)
+	cp.WritePodLog(t, strings.Split(strings.TrimSpace(driveTPCB(t, target, password)), "\n"))
+	st := writeStudy(t, dir, fmt.Sprintf(kubeStudy, cp.Kubeconfig, "bench", "local-pmem"))
+	results := filepath.Join(dir, "results")
+	if r := tierbench(t, "validate", st); r.code != 0 {
+		t.Fatalf("validate: exit %d\n%s", r.code, r.stderr)
+	}
+	r := tierbench(t, "run", st, "--results", results)
+	if r.code != 0 || strings.Count(r.stderr, " ok: ") != 2 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = tierbench(t, "show", "--results", results, "--format", "json")
+	var got showJSON
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("show json: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	for _, run := range got.Runs {
+		if run.Status != "ok" || run.Ops == 0 || run.Throughput == 0 {
+			t.Errorf("run %s: %s, %d ops, %.0f ops/s", run.ID, run.Status, run.Ops, run.Throughput)
 		}
+	}
+	if r = tierbench(t, "show", "--results", results); !strings.Contains(r.stdout, `ran on kubernetes: context "test"`) {
+		t.Errorf("show does not say where the study ran:\n%s", r.stdout)
+	}
+	noneLeft(t, cp, "after the study")
+	if r = tierbench(t, "cleanup"); !strings.Contains(r.stdout, "nothing to clean up") {
+		t.Errorf("the ledger kept something after the study:\n%s", r.stdout)
+	}
+}
+
+// noneLeft fails t if any object tierbench made is on the cluster.
+func noneLeft(t *testing.T, cp *kubetest.ControlPlane, when string) {
+	t.Helper()
+	c, err := kube.Connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := c.List(context.Background(), "bench", kube.LabelManagedBy+"=tierbench")
+	if err != nil || len(left) > 0 {
+		t.Errorf("%s: objects left on the cluster: %v %v", when, left, err)
+	}
+}
+
+// TestKubernetesKill9 kills tierbench with -9 while a run's objects are on
+// the cluster (its engine's pod waits for a volume that never comes), and
+// `tierbench cleanup` removes them in one pass, by their labels.
+func TestKubernetesKill9(t *testing.T) {
+	cp := kubetest.Start(t)
+	cp.Nodes(t, "node-1")
+	cp.Namespace(t, "bench")
+	cp.StorageClass(t, "local-ssd")
+	cp.StorageClass(t, "local-pmem") // no volumes: the claims wait
+	dir := t.TempDir()
+	st := writeStudy(t, dir, fmt.Sprintf(kubeStudy, cp.Kubeconfig, "bench", "local-pmem"))
+	cmd := exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results"))
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := kube.Connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		left, _ := c.List(context.Background(), "bench", kube.LabelManagedBy+"=tierbench")
+		if slices.ContainsFunc(left, func(f kube.Found) bool { return f.Kind == "Job" }) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run's objects never appeared: %v\n%s", left, errb.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	r := tierbench(t, "cleanup")
+	if r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
+		t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	noneLeft(t, cp, "after cleanup")
+	if r = tierbench(t, "cleanup"); !strings.Contains(r.stdout, "nothing to clean up") {
+		t.Errorf("cleanup needed a second pass:\n%s", r.stdout)
 	}
 }
