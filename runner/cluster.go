@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/tier"
 )
@@ -86,49 +87,56 @@ func (r *run) performOnCluster(ctx context.Context) {
 	r.judge(ctx)
 }
 
-// runSpec is the run's objects' description: the engine's container as
-// its adapter makes it for the run's durability and options, a claim per
-// placed component, and the drive command of the cell.
+// runSpec is the run's objects' description (see RunSpec).
 func (r *run) runSpec() (kube.RunSpec, error) {
-	k := r.st.Kubernetes
-	cz, ok := r.eng.(engine.Containerizer)
-	if !ok {
-		return kube.RunSpec{}, fmt.Errorf("engine %s cannot run on a cluster", r.st.Engine)
-	}
 	durability := r.cell.Placement.DurabilityIn(r.cell.Durability)
 	if durability != r.cell.Durability {
 		r.rec.AppliedDurability = string(durability)
 	}
-	ctr, err := cz.Container(engine.ContainerConfig{Durability: durability, Options: r.rec.Options, Image: k.EngineImage})
+	return RunSpec(r.st, r.eng, r.studyRun.rec.ID, r.rec.ID, r.cell)
+}
+
+// RunSpec describes the objects of one cell of st on its cluster: the
+// engine's container as its adapter makes it for the cell's durability
+// and options, a claim per placed component from its tier's storage
+// class, and the load generator's tierbench drive command. The runner and
+// `tierbench render` both make a run's objects from it.
+func RunSpec(st *study.Study, eng engine.Engine, studyID, runID string, cell study.Cell) (kube.RunSpec, error) {
+	k := st.Kubernetes
+	cz, ok := eng.(engine.Containerizer)
+	if !ok || k == nil {
+		return kube.RunSpec{}, fmt.Errorf("engine %s cannot run on a cluster", st.Engine)
+	}
+	ctr, err := cz.Container(engine.ContainerConfig{Durability: cell.Placement.DurabilityIn(cell.Durability),
+		Options: st.OptionsIn(cell.Variant), Image: k.EngineImage})
 	if err != nil {
 		return kube.RunSpec{}, err
 	}
-	spec := kube.RunSpec{Study: r.studyRun.rec.ID, Run: r.rec.ID, Namespace: k.Namespace, Engine: r.st.Engine,
-		Server: ctr, Image: k.Image}
-	for _, comp := range slices.Sorted(maps.Keys(r.cell.Placement.Components)) {
-		tierName := r.cell.Placement.Components[comp]
-		t, _ := r.st.Tier(tierName)
+	spec := kube.RunSpec{Study: studyID, Run: runID, Namespace: k.Namespace, Engine: st.Engine, Server: ctr, Image: k.Image}
+	for _, comp := range slices.Sorted(maps.Keys(cell.Placement.Components)) {
+		tierName := cell.Placement.Components[comp]
+		t, _ := st.Tier(tierName)
 		spec.Claims = append(spec.Claims, kube.Claim{Component: comp, Tier: tierName, Class: t.StorageClass.Class,
-			VolumeMode: t.StorageClass.VolumeMode, Size: r.volumeSize(comp)})
+			VolumeMode: t.StorageClass.VolumeMode, Size: volumeSize(st, comp)})
 	}
-	spec.Drive = []string{"--workload", r.st.Workload.Name}
-	for _, name := range slices.Sorted(maps.Keys(r.st.Workload.Params)) {
-		spec.Drive = append(spec.Drive, "--set", name+"="+r.st.Workload.Params[name])
+	spec.Drive = []string{"--workload", st.Workload.Name}
+	for _, name := range slices.Sorted(maps.Keys(st.Workload.Params)) {
+		spec.Drive = append(spec.Drive, "--set", name+"="+st.Workload.Params[name])
 	}
-	spec.Drive = append(spec.Drive, "--load", "--loaders", fmt.Sprint(loaders(r.cell.Clients)),
-		"--clients", fmt.Sprint(r.cell.Clients), "--warmup", r.st.WarmupIn(r.cell).String(), "--duration", r.st.Duration.String())
+	spec.Drive = append(spec.Drive, "--load", "--loaders", fmt.Sprint(loaders(cell.Clients)),
+		"--clients", fmt.Sprint(cell.Clients), "--warmup", st.WarmupIn(cell).String(), "--duration", st.Duration.String())
 	return spec, nil
 }
 
 // volumeSize is a component's claim: the study's volume_size, else for
 // the data set's component four times the workload's estimate (indexes,
 // free space, the engine's own files), else DefaultVolumeSize.
-func (r *run) volumeSize(component string) int64 {
-	if n := r.st.Kubernetes.VolumeSize; n > 0 {
+func volumeSize(st *study.Study, component string) int64 {
+	if n := st.Kubernetes.VolumeSize; n > 0 {
 		return n
 	}
-	if component == r.st.DataComponent && r.st.Workload.EstimatedBytes > 0 {
-		return max(4*r.st.Workload.EstimatedBytes, DefaultVolumeSize)
+	if component == st.DataComponent && st.Workload.EstimatedBytes > 0 {
+		return max(4*st.Workload.EstimatedBytes, DefaultVolumeSize)
 	}
 	return DefaultVolumeSize
 }

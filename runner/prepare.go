@@ -132,12 +132,21 @@ func tierSpecs(st *study.Study) []tier.Spec {
 	return out
 }
 
-func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
+// NewStudyID is a new study's id: when it started, and 6 random hex
+// digits.
+func NewStudyID(now time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
+	return now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// RunID is the id of a study's run number seq.
+func RunID(studyID string, seq int) string { return fmt.Sprintf("%s-%03d", studyID, seq) }
+
+func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	now := time.Now().UTC()
 	rec := &results.Study{
-		ID:   now.Format("20060102-150405") + "-" + hex.EncodeToString(b[:]),
+		ID:   NewStudyID(now),
 		Name: st.Name, Engine: st.Engine, Workload: st.Workload.Name, Baseline: st.Baseline,
 		StartedAt: now, Status: results.StudyRunning, Env: hostenv.Capture(),
 		Clients: st.Clients, WorkloadParams: params, Options: st.Options,

@@ -45,7 +45,7 @@ type run struct {
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
 	rec := &results.Run{
-		ID: fmt.Sprintf("%s-%03d", s.rec.ID, cell.Seq), StudyID: s.rec.ID, Seq: cell.Seq,
+		ID: RunID(s.rec.ID, cell.Seq), StudyID: s.rec.ID, Seq: cell.Seq,
 		Placement: cell.Placement.Name, Components: cell.Placement.Components,
 		Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat, Driver: cell.Driver,
 		Options: s.st.OptionsIn(cell.Variant), Cache: cell.Variant.Cache,

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/platform/kube/kubetest"
@@ -156,5 +160,72 @@ func TestKubernetesKill9(t *testing.T) {
 	noneLeft(t, cp, "after cleanup")
 	if r = tierbench(t, "cleanup"); !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("cleanup needed a second pass:\n%s", r.stdout)
+	}
+}
+
+// TestRender writes a study's manifests and has the API server check
+// every object with a server-side dry run; bad input writes nothing.
+func TestRender(t *testing.T) {
+	cp := kubetest.Start(t)
+	cp.Namespace(t, "bench")
+	dir := t.TempDir()
+	st := writeStudy(t, dir, fmt.Sprintf(kubeStudy, cp.Kubeconfig, "bench", "local-pmem"))
+	r := tierbench(t, "render", st, "--platform", "kubernetes")
+	if r.code != 0 {
+		t.Fatalf("render: exit %d\n%s", r.code, r.stderr)
+	}
+	c, err := kube.Connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(r.stdout))
+	kinds := map[string]int{}
+	for {
+		var o map[string]any
+		if err := dec.Decode(&o); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		obj := kube.Object(o)
+		if _, err := c.Create(context.Background(), "bench", obj, true); err != nil {
+			t.Errorf("dry run of %s %s: %v", obj.Kind(), obj.Name(), err)
+		}
+		kinds[obj.Kind()]++
+	}
+	want := map[string]int{"ConfigMap": 2, "Secret": 2, "PersistentVolumeClaim": 4, "Pod": 2, "Service": 2, "NetworkPolicy": 2, "Job": 2}
+	if !maps.Equal(kinds, want) {
+		t.Errorf("rendered %v, want %v", kinds, want)
+	}
+	noneLeft(t, cp, "after a dry run")
+
+	out := filepath.Join(dir, "manifests")
+	if r = tierbench(t, "render", st, "--platform", "kubernetes", "--out", out); r.code != 0 {
+		t.Fatalf("render --out: exit %d\n%s", r.code, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "run-*.yaml"))
+	if len(files) != 2 {
+		t.Errorf("render --out wrote %v", files)
+	}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v, want mode 0600 (it holds a password)", f, fi.Mode(), err)
+		}
+	}
+
+	ldir := t.TempDir()
+	local := writeStudy(t, ldir, fmt.Sprintf(tinyStudy, filepath.Join(ldir, "ram"), filepath.Join(ldir, "disk")))
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"render", st, "--platform", "local"}, "--platform"},
+		{[]string{"render", local, "--platform", "kubernetes"}, "runs on this machine"},
+		{[]string{"render", st, "--platform", "kubernetes", "--out", out}, "files in it"},
+	} {
+		r := tierbench(t, bad.args...)
+		if r.code != exitBadInput || !strings.Contains(r.stderr, bad.want) || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 naming %q", bad.args, r.code, r.stdout, r.stderr, bad.want)
+		}
 	}
 }
