@@ -14,10 +14,10 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/driver/stream"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/tier"
 )
 
