@@ -33,10 +33,11 @@ type Container struct {
 	// the server (from the run's Secret, never the object's text); empty
 	// when the server reads it from a file (PasswordFile).
 	PasswordEnv string
-	// PasswordFile, when set, is a file the Secret is mounted as (its
-	// folder is the Secret's mount), for servers that read a password
-	// from a file rather than the environment.
-	PasswordFile string
+	// PasswordFile, when set, is a file the server reads its password
+	// from (a config file): the run's Secret holds its text,
+	// PasswordFileText with the password in place of its one %s, and is
+	// mounted read-only in the file's folder.
+	PasswordFile, PasswordFileText string
 	// Mounts maps each component to the folder it is mounted at.
 	Mounts map[string]string
 	// Port is the server's TCP port.

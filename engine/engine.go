@@ -7,7 +7,10 @@
 // (Cache, of engines that run their own client, a DB implements); a
 // workload finds them with a type assertion (NeedRecords, NeedSQL,
 // NeedCache in model.go), so an engine grows new abilities without
-// changing this package's core, and no engine imports a workload.
+// changing this package's core, and no engine imports a workload. A server
+// engine that can run on a cluster is a Containerizer (container.go): it
+// describes its server as a container with the same settings it writes for
+// a local run.
 package engine
 
 import (

@@ -8,7 +8,10 @@
 // its swept option values and cache state (study.Variant), which the run
 // records. A run that fails is stored as failed and the study goes on; a
 // cancelled context (Ctrl-C) stops the study, which is stored as
-// interrupted. The runner records and does not analyse: bottlenecks and
+// interrupted. On a Kubernetes cluster (platform: kubernetes) a run's
+// phases are cluster.go's instead: create the run's objects, wait for the
+// engine's pod, read the load generator's pod log, remove the objects;
+// the record is the same. The runner records and does not analyse: bottlenecks and
 // statistics are computed from the stored results when they are shown.
 package runner
 

@@ -89,7 +89,13 @@ func (p *parser) platform(s *Study, top map[string]entry, spec engine.Spec, engi
 func (p *parser) clusterRuns(s *Study, top map[string]entry, spec engine.Spec) {
 	line := s.Kubernetes.Line
 	if spec.Image == "" {
-		p.addf(line, "engine %s cannot run on a cluster yet (no container image is known for it); engines that can: postgres", spec.Name)
+		var can []string
+		for _, name := range sortedCopy(p.cat.EngineNames()) {
+			if e, ok := p.cat.EngineSpec(name); ok && e.Image != "" {
+				can = append(can, name)
+			}
+		}
+		p.addf(line, "engine %s cannot run on a cluster yet (no container image is known for it); engines that can: %s", spec.Name, strings.Join(can, ", "))
 	}
 	for _, d := range s.Drivers {
 		if d != tool.Builtin {

@@ -98,6 +98,7 @@ func (Engine) Spec() engine.Spec {
 		Name:          "redis",
 		Models:        []engine.Model{engine.ModelRecords},
 		TargetSchemes: []string{"redis", "rediss"},
+		Image:         Image,
 		Doc:           "Redis in-memory key-value server (redis-server, run as OS user redis on 127.0.0.1 with a password per run), records as hashes like YCSB's Redis binding; the tier holds the AOF",
 		Components: []engine.Component{
 			{Name: Data, Doc: "the dir: append-only file (appendonlydir/), RDB snapshot and the server log"},

@@ -26,8 +26,12 @@ const (
 	RoleDriver = "driver"
 )
 
-// secretKey is the key of the run's password in its Secret.
-const secretKey = "password"
+// Keys of the run's Secret: the password, and the engine's file that
+// holds it (engine.Container.PasswordFile).
+const (
+	secretKey     = "password"
+	secretFileKey = "file"
+)
 
 // driverUID runs the load generator's container: not root, and not a uid
 // an image is likely to give a user of its own.
@@ -126,7 +130,11 @@ func (r RunSpec) Anchor() Object {
 func (r RunSpec) Objects(password string) []Object {
 	secret := r.object("v1", "Secret", r.name("secret"), r.labels(""))
 	secret["type"] = "Opaque"
-	secret["stringData"] = map[string]any{secretKey: password}
+	data := map[string]any{secretKey: password}
+	if r.Server.PasswordFile != "" {
+		data[secretFileKey] = fmt.Sprintf(r.Server.PasswordFileText, password)
+	}
+	secret["stringData"] = data
 	out := []Object{secret}
 	for _, c := range r.Claims {
 		out = append(out, r.claim(c))
@@ -191,7 +199,7 @@ func (r RunSpec) enginePod() Object {
 	if s.PasswordFile != "" {
 		volumes = append(volumes, map[string]any{"name": "secret", "secret": map[string]any{
 			"secretName": r.name("secret"), "defaultMode": 0o400,
-			"items": []any{map[string]any{"key": secretKey, "path": baseName(s.PasswordFile)}}}})
+			"items": []any{map[string]any{"key": secretFileKey, "path": baseName(s.PasswordFile)}}}})
 		container["volumeMounts"] = append(mounts, map[string]any{"name": "secret", "mountPath": dirName(s.PasswordFile), "readOnly": true})
 	}
 	o["spec"] = map[string]any{

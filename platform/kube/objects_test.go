@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/platform/kube"
@@ -165,5 +166,54 @@ func TestRunObjects(t *testing.T) {
 	}
 	if left, err := c.List(ctx, spec.Namespace, spec.Selector()); err != nil || len(left) > 0 {
 		t.Errorf("after Remove: %v %v", left, err)
+	}
+}
+
+// TestEngineObjects has the API server check (server-side dry run) the
+// objects of a run of every engine that can run on a cluster, in every
+// durability mode it has: what the adapter makes is a valid pod.
+func TestEngineObjects(t *testing.T) {
+	cp := kubetest.Start(t)
+	cp.Namespace(t, "bench")
+	c, err := kube.Connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := catalog.Default()
+	var tested []string
+	for _, name := range cat.EngineNames() {
+		eng, _ := cat.Engine(name)
+		cz, ok := eng.(engine.Containerizer)
+		if !ok {
+			continue
+		}
+		tested = append(tested, name)
+		spec := eng.Spec()
+		if spec.Image == "" {
+			t.Errorf("%s runs in a container but its spec names no image", name)
+		}
+		for _, mode := range spec.Modes {
+			ctr, err := cz.Container(engine.ContainerConfig{Durability: mode.Durability})
+			if err != nil {
+				t.Errorf("%s %s: %v", name, mode.Durability, err)
+				continue
+			}
+			if ctr.Image != spec.Image || len(ctr.Mounts) != len(spec.Components) || ctr.User == 0 {
+				t.Errorf("%s %s: image %q, mounts %v, uid %d; want the spec's image, every component mounted, not root",
+					name, mode.Durability, ctr.Image, ctr.Mounts, ctr.User)
+			}
+			rs := kube.RunSpec{Study: "s", Run: "s-001", Namespace: "bench", Engine: name, Server: ctr, Image: "tierbench:1"}
+			for _, comp := range spec.ComponentNames() {
+				rs.Claims = append(rs.Claims, kube.Claim{Component: comp, Class: "local-ssd", Size: 1 << 30})
+			}
+			for _, o := range append([]kube.Object{rs.Anchor()}, rs.Objects("pw")...) {
+				if _, err := c.Create(context.Background(), "bench", o, true); err != nil {
+					t.Errorf("%s %s: %v", name, mode.Durability, err)
+				}
+			}
+		}
+	}
+	if !slices.Contains(tested, "postgres") || !slices.Contains(tested, "redis") {
+		t.Errorf("engines in containers: %v", tested)
 	}
 }
