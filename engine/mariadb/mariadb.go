@@ -69,6 +69,7 @@ func (Engine) Spec() engine.Spec {
 		Name:          "mariadb",
 		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
 		TargetSchemes: []string{"mysql", "mariadb"},
+		Image:         Image,
 		Doc:           "MariaDB server (mariadbd, InnoDB) per run on 127.0.0.1; SQL and records over server-side prepared statements",
 		Components: []engine.Component{
 			{Name: Data, Doc: "datadir: InnoDB tablespaces (ibdata1, <db>/<table>.ibd), undo, system tables; the binary log when on"},

@@ -213,7 +213,7 @@ func TestEngineObjects(t *testing.T) {
 			}
 		}
 	}
-	if !slices.Contains(tested, "postgres") || !slices.Contains(tested, "redis") {
+	if !slices.Contains(tested, "postgres") || !slices.Contains(tested, "redis") || !slices.Contains(tested, "mariadb") {
 		t.Errorf("engines in containers: %v", tested)
 	}
 }
