@@ -362,7 +362,7 @@ func (b *builder) matrixTable() table {
 		rows = append(rows, kv{"target", st.Target + " (a server tierbench did not start: placement and durability as stated, not applied)"})
 	}
 	if st.Platform != "" {
-		rows = append(rows, kv{"platform", st.Platform + " (no telemetry from the cluster yet)"})
+		rows = append(rows, kv{"platform", st.Platform + " (telemetry: the pods' CPU and memory from the kubelets; no device I/O or fsync waits)"})
 	}
 	return kvTable(append(rows, []kv{{"workload parameters", orDash(params(st.WorkloadParams))},
 		{"engine options", orDash(params(st.Options))}, {"baseline", orDash(st.Baseline)},

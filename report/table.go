@@ -29,7 +29,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		fmt.Fprintf(w, "target %s: a server tierbench did not start; placements and durability are as the study states them, not applied\n", st.Target)
 	}
 	if st.Platform != "" {
-		fmt.Fprintf(w, "ran on %s; no telemetry from the cluster yet\n", st.Platform)
+		fmt.Fprintf(w, "ran on %s; telemetry there is the pods' CPU and memory from the kubelets, with no device I/O or fsync waits\n", st.Platform)
 	}
 	fmt.Fprintf(w, "  %s\n", params(st.WorkloadParams))
 	mode := "closed loop"

@@ -18,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -70,8 +71,9 @@ func (s *studyRun) connectCluster(ctx context.Context) error {
 
 // clusterRun is what a run on a cluster made, for its removal.
 type clusterRun struct {
-	spec   kube.RunSpec
-	forget func() error // the ledger's record of its objects
+	spec       kube.RunSpec
+	forget     func() error // the ledger's record of its objects
+	engineNode string
 }
 
 // performOnCluster carries out one run on the study's cluster.
@@ -186,8 +188,9 @@ func (r *run) engineReadyOnCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
+	r.onCluster.engineNode = node
 	r.rec.EngineVersion = spec.Server.Image + " (image)"
-	r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("engine pod %s on node %s; no telemetry is collected on a cluster yet (CPU, memory, device flushes)", spec.EnginePod(), node))
+	r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("engine pod %s on node %s; telemetry on a cluster is the pods' CPU and memory from the kubelets' summary API (cAdvisor, refreshed about every 10 s): no device I/O, flushes or fsync waits", spec.EnginePod(), node))
 	return nil
 }
 
@@ -205,20 +208,99 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load generator: %w", err)
 	}
-	if err := c.WaitStarted(ctx, spec.Namespace, pod, clusterTimeout); err != nil {
+	node, err := c.WaitStarted(ctx, spec.Namespace, pod, clusterTimeout)
+	if err != nil {
 		return fmt.Errorf("load generator: %w", err)
 	}
-	dcfg := driver.Config{Ops: w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration, OnTick: r.showInterval}
+	watch := &podWatch{c: c, ns: spec.Namespace, pods: []*watchedPod{
+		{node: r.onCluster.engineNode, name: spec.EnginePod()}, {node: node, name: pod}}}
+	dcfg := driver.Config{Ops: w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration,
+		OnTick: func(iv driver.Interval) {
+			r.showInterval(iv)
+			if iv.Phase == driver.Measured {
+				watch.sample(ctx, false)
+			}
+		}}
 	rd := stream.NewReader("tierbench drive in pod "+pod, dcfg)
 	runErr := r.followLog(ctx, pod, rd)
+	watch.sample(ctx, true)
+	r.rec.Telemetry = watch.summary()
 	r.res, err = rd.Result(runErr)
 	if r.res != nil {
 		var ferr error
 		if r.hists, ferr = results.FromDriver(r.rec, r.res); ferr != nil {
 			err = errors.Join(err, ferr)
 		}
+		r.rec.Telemetry.LoadGen.PerOp(r.rec.Ops)
 	}
 	return err
+}
+
+// podWatch reads the kubelets' figures of the run's pods (engine, then
+// load generator) over the measured window: the first reading when the
+// window starts, the last one at most every sampleEvery and once more at
+// the end (a finished pod may be gone from its kubelet's summary, so the
+// last reading that worked counts).
+type podWatch struct {
+	c    *kube.Cluster
+	ns   string
+	pods []*watchedPod
+	last time.Time
+	errs []string
+}
+
+type watchedPod struct {
+	node, name  string
+	first, last *kube.PodStats
+	maxWorking  uint64
+}
+
+// sampleEvery spaces the readings: cAdvisor refreshes its figures about
+// every 10 seconds.
+const sampleEvery = 5 * time.Second
+
+func (w *podWatch) sample(ctx context.Context, final bool) {
+	if !final && !w.last.IsZero() && time.Since(w.last) < sampleEvery {
+		return
+	}
+	w.last = time.Now()
+	for _, p := range w.pods {
+		s, err := w.c.PodStats(ctx, p.node, w.ns, p.name)
+		if err != nil {
+			if p.last == nil && !slices.Contains(w.errs, err.Error()) {
+				w.errs = append(w.errs, err.Error())
+			}
+			continue
+		}
+		if p.first == nil {
+			p.first = &s
+		}
+		p.last = &s
+		p.maxWorking = max(p.maxWorking, s.WorkingSetBytes)
+	}
+}
+
+// summary is what the readings say: the engine's CPU and peak working
+// set, the load generator's CPU, and the readings that failed.
+func (w *podWatch) summary() *telemetry.Summary {
+	sum := &telemetry.Summary{Source: telemetry.SourceKubelet}
+	eng, load := w.pods[0], w.pods[1]
+	if eng.first != nil {
+		sum.Engine.RSSBytesMax = eng.maxWorking
+		if pct, ok := kube.CPUPct(*eng.first, *eng.last); ok {
+			sum.Engine.CPUPct = pct
+		} else {
+			w.errs = append(w.errs, "the engine's CPU: the kubelet did not refresh it within the window")
+		}
+	}
+	if load.first != nil {
+		if pct, ok := kube.CPUPct(*load.first, *load.last); ok {
+			sum.LoadGen = &telemetry.LoadGenSummary{Name: "tierbench drive", CPUPct: pct,
+				CPUSeconds: float64(load.last.CPUCoreNanoSeconds-load.first.CPUCoreNanoSeconds) / 1e9}
+		}
+	}
+	sum.Errors = w.errs
+	return sum
 }
 
 // logGrace is how long a log is read after its pod ended: a kubelet ends

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/telemetry"
 )
@@ -85,6 +87,9 @@ func Explain(st *results.Study, runs []results.Run) []results.Run {
 func Attribute(r *results.Run, st *results.Study) *results.Bottleneck {
 	if r.Telemetry == nil {
 		return &results.Bottleneck{Kind: BoundNone, Text: "unknown: no telemetry was recorded for this run"}
+	}
+	if r.Telemetry.Source == telemetry.SourceKubelet {
+		return clusterUnknown(r.Telemetry)
 	}
 	v := newView(r, st)
 	if b := fsyncBound(v); b != nil {
@@ -507,4 +512,25 @@ func upper(s string) string {
 		return "WAL"
 	}
 	return s
+}
+
+// clusterUnknown is the sentence of a run on a cluster: a kubelet reports
+// its pods' CPU and memory, not the devices or fsync waits the rules
+// need, so it names no bottleneck and says what it saw.
+func clusterUnknown(t *telemetry.Summary) *results.Bottleneck {
+	var saw []string
+	if t.Engine.CPUPct > 0 || t.Engine.RSSBytesMax > 0 {
+		saw = append(saw, fmt.Sprintf("the engine's pod used %.0f%% of one core (working set up to %s)", t.Engine.CPUPct, humanize.IBytes(t.Engine.RSSBytesMax)))
+	}
+	if t.LoadGen != nil {
+		saw = append(saw, fmt.Sprintf("the load generator's pod %.0f%%", t.LoadGen.CPUPct))
+	}
+	text := "unknown on a cluster: the kubelet reports no device I/O or fsync waits to name a bottleneck from"
+	if len(saw) > 0 {
+		text += "; " + strings.Join(saw, ", ")
+	}
+	if len(t.Errors) > 0 {
+		text += "; unavailable: " + strings.Join(t.Errors, "; ")
+	}
+	return &results.Bottleneck{Kind: BoundNone, Text: text}
 }

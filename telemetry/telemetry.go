@@ -135,7 +135,15 @@ type Summary struct {
 	// Errors repeats Report.Errors so that a stored summary with zeros can
 	// be told apart from one whose source was unreadable.
 	Errors []string `json:"errors,omitempty"`
+	// Source is SourceKubelet for a run on a cluster, whose figures are
+	// the pods' CPU and memory from the kubelets' summary API only (no
+	// host CPU split, device I/O or fsync waits); empty for this machine's
+	// sampler.
+	Source string `json:"source,omitempty"`
 }
+
+// SourceKubelet marks a Summary of a run on a Kubernetes cluster.
+const SourceKubelet = "kubelet"
 
 // TierSummary is a tier's disk figures over the window.
 type TierSummary struct {

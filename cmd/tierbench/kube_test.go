@@ -45,6 +45,8 @@ duration: 1s
 // generator's pod log, which kwok serves from the output of a real
 // tierbench drive against a real PostgreSQL server, into ok runs; and
 // nothing of the study is left on the cluster or in the ledger after it.
+// kwok serves no kubelet summary, so the runs record that their telemetry
+// was unavailable.
 func TestKubernetesStudy(t *testing.T) {
 	cp := kubetest.Start(t)
 	cp.Nodes(t, "node-1")
@@ -86,6 +88,11 @@ func TestKubernetesStudy(t *testing.T) {
 	r := tierbench(t, "run", st, "--results", results)
 	if r.code != 0 || strings.Count(r.stderr, " ok: ") != 2 {
 		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// kwok serves no kubelet summary: the record says so, and names no
+	// bottleneck.
+	if !strings.Contains(r.stderr, "bottleneck: unknown on a cluster") || !strings.Contains(r.stderr, "unavailable: the kubelet's summary of node node-1") {
+		t.Errorf("the runs' bottleneck sentences do not say what a cluster's telemetry lacks:\n%s", r.stderr)
 	}
 	r = tierbench(t, "show", "--results", results, "--format", "json")
 	var got showJSON

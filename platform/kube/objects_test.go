@@ -143,8 +143,8 @@ func TestRunObjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WaitStarted(ctx, spec.Namespace, driverPod, time.Minute); err != nil {
-		t.Fatal(err)
+	if node, err := c.WaitStarted(ctx, spec.Namespace, driverPod, time.Minute); err != nil || node != "node-1" {
+		t.Fatalf("driver pod started on %q: %v", node, err)
 	}
 	log, err := c.Logs(ctx, spec.Namespace, driverPod, "drive")
 	if err != nil {

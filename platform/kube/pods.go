@@ -111,12 +111,15 @@ func (c *Cluster) WaitReady(ctx context.Context, ns, name string, timeout time.D
 }
 
 // WaitStarted waits until the pod's containers have started (or ended),
-// so its log can be read.
-func (c *Cluster) WaitStarted(ctx context.Context, ns, name string, timeout time.Duration) error {
-	_, err := c.waitPod(ctx, ns, name, "started", timeout, func(p *pod) (bool, error) {
+// so its log can be read, and returns its node.
+func (c *Cluster) WaitStarted(ctx context.Context, ns, name string, timeout time.Duration) (node string, err error) {
+	p, err := c.waitPod(ctx, ns, name, "started", timeout, func(p *pod) (bool, error) {
 		return p.Status.Phase == "Running" || p.ended(), nil
 	})
-	return err
+	if p != nil {
+		node = p.Spec.NodeName
+	}
+	return node, err
 }
 
 // WaitEnded waits until the pod has ended, and returns an error unless it
