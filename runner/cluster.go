@@ -173,8 +173,8 @@ func (r *run) applyOnCluster(ctx context.Context) error {
 		}
 	}
 	for _, cl := range spec.Claims {
-		r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("%s on claim %s-%s of storage class %s (%s, %s)",
-			cl.Component, "tb-"+r.rec.ID, cl.Component, cl.Class, cl.VolumeMode, humanize.IBytes(uint64(cl.Size))))
+		r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("%s on claim %s of storage class %s (%s, %s)",
+			cl.Component, spec.ClaimName(cl.Component), cl.Class, cl.VolumeMode, humanize.IBytes(uint64(cl.Size))))
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -34,6 +36,16 @@ type Cluster struct {
 func Connect(kubeconfig, context string) (*Cluster, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if kubeconfig != "" {
+		// As a shell would: ~ is the home folder. Absolute, so that the
+		// ledger's record reaches the cluster from any folder.
+		if rest, ok := strings.CutPrefix(kubeconfig, "~/"); ok {
+			if home, err := os.UserHomeDir(); err == nil {
+				kubeconfig = filepath.Join(home, rest)
+			}
+		}
+		if abs, err := filepath.Abs(kubeconfig); err == nil {
+			kubeconfig = abs
+		}
 		rules.ExplicitPath = kubeconfig
 	}
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})

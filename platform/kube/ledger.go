@@ -17,9 +17,6 @@ const goneTimeout = 2 * time.Minute
 // cleanup after a kill -9 finds the cluster).
 type Ref = tier.KubeRef
 
-// Ref is how this cluster was reached (kubeconfig and context).
-func (r *Cluster) Ref() Ref { return r.ref }
-
 // Remove deletes every object selector matches in namespace ns and waits
 // until they are gone; an error names what is left.
 func (c *Cluster) Remove(ctx context.Context, ns, selector string) error {

@@ -108,9 +108,9 @@ func (r RunSpec) object(apiVersion, kind, name string, labels map[string]any) Ob
 		"metadata": map[string]any{"name": name, "namespace": r.Namespace, "labels": labels}}
 }
 
-// claimName is a component's claim: component names may hold "_",
+// ClaimName is a component's claim: component names may hold "_",
 // which object names may not.
-func (r RunSpec) claimName(component string) string {
+func (r RunSpec) ClaimName(component string) string {
 	return r.name(strings.ReplaceAll(component, "_", "-"))
 }
 
@@ -143,7 +143,7 @@ func (r RunSpec) Objects(password string) []Object {
 }
 
 func (r RunSpec) claim(c Claim) Object {
-	o := r.object("v1", "PersistentVolumeClaim", r.claimName(c.Component), r.labels("", LabelComponent, c.Component))
+	o := r.object("v1", "PersistentVolumeClaim", r.ClaimName(c.Component), r.labels("", LabelComponent, c.Component))
 	mode := c.VolumeMode
 	if mode == "" {
 		mode = "Filesystem"
@@ -176,7 +176,7 @@ func (r RunSpec) enginePod() Object {
 	for _, c := range r.Claims {
 		vol := strings.ReplaceAll(c.Component, "_", "-")
 		volumes = append(volumes, map[string]any{"name": vol,
-			"persistentVolumeClaim": map[string]any{"claimName": r.claimName(c.Component)}})
+			"persistentVolumeClaim": map[string]any{"claimName": r.ClaimName(c.Component)}})
 		if c.VolumeMode == "Block" {
 			devices = append(devices, map[string]any{"name": vol, "devicePath": s.Mounts[c.Component]})
 		} else {
