@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -80,6 +81,7 @@ func Start(t testing.TB) *ControlPlane {
 	if err != nil {
 		t.Skip("etcd is not installed: apt-get install etcd-server (make setup)")
 	}
+	sweepLocks()
 	dir := t.TempDir()
 	ports := make([]int, 3) // etcd client, etcd peer, API server
 	for i := range ports {
@@ -87,7 +89,7 @@ func Start(t testing.TB) *ControlPlane {
 			t.Fatal(err)
 		}
 	}
-	table := tier.PortLockTable("kubetest-" + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
+	table := tier.PortLockTable(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
 	if err := tier.LockPorts(table, ports, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -455,5 +457,30 @@ func Get(t testing.TB, cp *ControlPlane, path string, v any) {
 	b, _ := io.ReadAll(resp.Body)
 	if json.Unmarshal(b, v) != nil {
 		t.Logf("%s: %s %q", path, resp.Status, b)
+	}
+}
+
+// lockPrefix starts the name of a control plane's port lock, followed by
+// the test process's pid.
+const lockPrefix = "kubetest-"
+
+// sweepLocks removes the port locks of test processes that are gone: a
+// test binary killed before its cleanup (a -timeout panic, a kill) leaves
+// its nftables table behind.
+func sweepLocks() {
+	out, err := exec.Command("nft", "list", "tables").Output()
+	if err != nil {
+		return
+	}
+	prefix := tier.PortLockTable(lockPrefix)
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "table" || f[1] != "inet" || !strings.HasPrefix(f[2], prefix) {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(f[2], prefix), "_", 2)[0])
+		if err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
+			tier.UnlockPorts(f[2])
+		}
 	}
 }
