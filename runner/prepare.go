@@ -105,7 +105,10 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 		return s, err
 	}
 	for _, t := range st.Tiers {
-		if info := s.rec.Tiers[t.Name]; !info.Durable {
+		switch info := s.rec.Tiers[t.Name]; {
+		case t.StorageClass != nil:
+			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not probed, and reports show it as not durable: %s", t.Name, info.Path, info.Note))
+		case !info.Durable:
 			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not durable: %s", t.Name, info.Path, info.Note))
 		}
 	}
