@@ -20,6 +20,14 @@ type ContainerConfig struct {
 	Image string
 }
 
+// ImageOr is the image to run: the study's, else the engine's official.
+func (c ContainerConfig) ImageOr(official string) string {
+	if c.Image != "" {
+		return c.Image
+	}
+	return official
+}
+
 // Container is how a server engine runs as one container.
 type Container struct {
 	// Image is the engine's image (its official one unless overridden).

@@ -50,19 +50,14 @@ func (s *studyRun) connectCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := c.Namespace(ctx, k.Namespace); err != nil {
+	if err := c.Check(ctx, k.Namespace, s.st.StorageClasses()); err != nil {
 		return err
 	}
-	classes := map[string]string{}
 	s.rec.Tiers = map[string]tier.Info{}
 	for _, t := range s.st.Tiers {
 		sc := t.StorageClass
-		classes[t.Name] = sc.Class
 		s.rec.Tiers[t.Name] = tier.Info{Name: t.Name, Path: fmt.Sprintf("storage class %s (%s)", sc.Class, sc.VolumeMode),
 			Note: "a storage class of the cluster, not probed by tierbench: its durability is the class's"}
-	}
-	if err := c.CheckClasses(ctx, classes); err != nil {
-		return err
 	}
 	s.cluster = c
 	s.rec.Platform = fmt.Sprintf("kubernetes: %s, namespace %s", c.Where, k.Namespace)

@@ -118,6 +118,17 @@ func (p *parser) clusterRuns(s *Study, top map[string]entry, spec engine.Spec) {
 	}
 }
 
+// StorageClasses maps each storage_class tier to its class.
+func (s *Study) StorageClasses() map[string]string {
+	out := map[string]string{}
+	for _, t := range s.Tiers {
+		if t.StorageClass != nil {
+			out[t.Name] = t.StorageClass.Class
+		}
+	}
+	return out
+}
+
 // usesTier reports whether a placement puts a component on tier name.
 func (s *Study) usesTier(name string) bool {
 	for _, pl := range s.Placements {

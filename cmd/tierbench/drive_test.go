@@ -2,48 +2,22 @@ package main
 
 import (
 	"bufio"
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/driver/stream"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/postgres"
+	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/workload/tpcb"
 )
 
 // drivePostgres starts a PostgreSQL server tierbench's engine manages
-// and returns it with its target URL (without the password) and password.
+// (enginetest.OpenPostgres) and returns its target URL without the
+// password, and the password.
 func drivePostgres(t *testing.T) (target, password string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("the server runs as its own OS user, which needs root")
-	}
-	if _, err := exec.LookPath("pgbench"); err != nil {
-		t.Skip("postgresql not installed")
-	}
-	work, err := os.MkdirTemp("/var/tmp", "tierbench-drive-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(work) })
-	dirs := map[string]string{"data": filepath.Join(work, "data"), "wal": filepath.Join(work, "wal")}
-	for _, d := range []string{work, dirs["data"], dirs["wal"]} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		os.Chmod(d, 0o755)
-	}
-	db, err := postgres.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Async})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ep := db.(engine.Served).Endpoint()
+	ep := enginetest.OpenPostgres(t).(engine.Served).Endpoint()
 	password = ep.Password
 	ep.Password = ""
 	return ep.URL(), password

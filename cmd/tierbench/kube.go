@@ -23,17 +23,10 @@ func checkCluster(ctx context.Context, st *study.Study) error {
 		add("platform kubernetes: " + err.Error())
 		return probs
 	}
-	if err := c.Namespace(ctx, k.Namespace); err != nil {
-		add(err.Error())
-	}
-	classes := map[string]string{}
-	for _, t := range st.Tiers {
-		if t.StorageClass != nil {
-			classes[t.Name] = t.StorageClass.Class
+	if err := c.Check(ctx, k.Namespace, st.StorageClasses()); err != nil {
+		for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+			add(e.Error())
 		}
-	}
-	if err := c.CheckClasses(ctx, classes); err != nil {
-		add(err.Error())
 	}
 	if len(probs) == 0 {
 		return nil

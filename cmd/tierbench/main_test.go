@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
@@ -42,7 +43,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build tierbench: %v\n%s", err, out)
 		os.Exit(1)
 	}
+	enginetest.Name("cmd")
 	code := m.Run()
+	enginetest.Done()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -64,12 +64,21 @@ var shared struct {
 // Main runs the tests and then removes the folder Open made. Call it from
 // TestMain; name labels the folder (/var/tmp/tierbench-NAME-test-*).
 func Main(m *testing.M, name string) {
-	shared.prefix = "tierbench-" + name + "-test-"
+	Name(name)
 	code := m.Run()
+	Done()
+	os.Exit(code)
+}
+
+// Name labels the shared folder, for a TestMain of its own that calls
+// Done after its tests instead of Main.
+func Name(name string) { shared.prefix = "tierbench-" + name + "-test-" }
+
+// Done removes the shared folder Open made, if it made one.
+func Done() {
 	if shared.root != "" {
 		os.RemoveAll(shared.root)
 	}
-	os.Exit(code)
 }
 
 // SQLEngines returns the SQL server engines to test on. It skips t when not

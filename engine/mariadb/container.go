@@ -44,12 +44,8 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 	if i := slices.Index(args, "--bind-address=127.0.0.1"); i >= 0 {
 		args[i] = "--bind-address=0.0.0.0"
 	}
-	image := cfg.Image
-	if image == "" {
-		image = Image
-	}
 	return engine.Container{
-		Image: image,
+		Image: cfg.ImageOr(Image),
 		Args:  append([]string{"mariadbd"}, args...),
 		Env: []engine.EnvVar{
 			{Name: "MARIADB_DATABASE", Value: Database},

@@ -39,12 +39,8 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 	for _, p := range set.params() {
 		args = append(args, "-c", p[0]+"="+p[1])
 	}
-	image := cfg.Image
-	if image == "" {
-		image = Image
-	}
 	return engine.Container{
-		Image: image,
+		Image: cfg.ImageOr(Image),
 		Args:  args,
 		Env: []engine.EnvVar{
 			{Name: "PGDATA", Value: dataMount + "/pgdata"},

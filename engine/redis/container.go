@@ -35,12 +35,8 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 	if i := slices.Index(args, "--bind"); i >= 0 {
 		args[i+1] = "0.0.0.0"
 	}
-	image := cfg.Image
-	if image == "" {
-		image = Image
-	}
 	return engine.Container{
-		Image: image,
+		Image: cfg.ImageOr(Image),
 		Args:  append([]string{"redis-server", confMount}, append(args, "--port", fmt.Sprint(containerPort))...),
 		// redis-cli, the readiness probe, reads the password from here.
 		PasswordEnv:      "REDISCLI_AUTH",

@@ -195,18 +195,16 @@ func (c *Cluster) Delete(ctx context.Context, ns, selector string) error {
 // WaitGone polls until nothing matches selector, or until timeout, when
 // it returns what is left.
 func (c *Cluster) WaitGone(ctx context.Context, ns, selector string, timeout time.Duration) ([]Found, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		left, err := c.List(ctx, ns, selector)
-		if err != nil || len(left) == 0 || time.Now().After(deadline) {
-			return left, err
-		}
-		select {
-		case <-ctx.Done():
-			return left, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
+	var left []Found
+	err := poll(ctx, timeout, 500*time.Millisecond, func() (bool, error) {
+		var err error
+		left, err = c.List(ctx, ns, selector)
+		return len(left) == 0, err
+	})
+	if errors.Is(err, errTimedOut) {
+		err = nil // what is left says it
 	}
+	return left, err
 }
 
 // Logs follows a container's log from its start until the container

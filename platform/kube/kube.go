@@ -11,6 +11,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -119,4 +120,11 @@ func (c *Cluster) CheckClasses(ctx context.Context, classes map[string]string) e
 		return &MissingClassesError{Where: c.Where, Missing: missing, Have: names}
 	}
 	return nil
+}
+
+// Check checks that namespace ns and every tier's storage class (tier
+// name -> class) exist on the cluster: what a study on it needs before
+// anything is created. Each problem is one error of the join.
+func (c *Cluster) Check(ctx context.Context, ns string, classes map[string]string) error {
+	return errors.Join(c.Namespace(ctx, ns), c.CheckClasses(ctx, classes))
 }

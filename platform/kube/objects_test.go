@@ -133,10 +133,6 @@ func TestRunObjects(t *testing.T) {
 
 	node, err := c.WaitReady(ctx, spec.Namespace, spec.EnginePod(), 2*time.Minute)
 	if err != nil || node != "node-1" {
-		var pvs, pvcs any
-		kubetest.Get(t, cp, "/api/v1/persistentvolumes", &pvs)
-		kubetest.Get(t, cp, "/api/v1/namespaces/bench/persistentvolumeclaims", &pvcs)
-		t.Logf("PVs: %v\nPVCs: %v", pvs, pvcs)
 		t.Fatalf("engine pod ready on %q: %v", node, err)
 	}
 	driverPod, err := c.PodOf(ctx, spec.Namespace, spec.Selector()+","+kube.LabelRole+"="+kube.RoleDriver, time.Minute)

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -71,27 +72,49 @@ func orNone(s string) string {
 	return s
 }
 
-// waitPod polls pod name until done says so or timeout passes.
-func (c *Cluster) waitPod(ctx context.Context, ns, name, what string, timeout time.Duration, done func(*pod) (bool, error)) (*pod, error) {
+// errTimedOut is poll's answer when its time ran out.
+var errTimedOut = errors.New("timed out")
+
+// poll calls try every interval until it is done or fails, ctx ends
+// (ctx.Err()) or timeout passes (errTimedOut), each after one last try.
+func poll(ctx context.Context, timeout, interval time.Duration, try func() (done bool, err error)) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		var p pod
-		if err := c.Get(ctx, ns, "Pod", name, &p); err != nil && !IsNotFound(err) {
-			return nil, err
-		} else if err == nil {
-			if ok, err := done(&p); ok || err != nil {
-				return &p, err
-			}
+		if done, err := try(); done || err != nil {
+			return err
 		}
 		if time.Now().After(deadline) {
-			return &p, fmt.Errorf("pod %s is not %s after %s: %s", name, what, timeout, p.describe())
+			return errTimedOut
 		}
 		select {
 		case <-ctx.Done():
-			return &p, ctx.Err()
-		case <-time.After(time.Second):
+			return ctx.Err()
+		case <-time.After(interval):
 		}
 	}
+}
+
+// waitPod polls pod name until done says so or timeout passes.
+func (c *Cluster) waitPod(ctx context.Context, ns, name, what string, timeout time.Duration, done func(*pod) (bool, error)) (*pod, error) {
+	var p pod
+	err := poll(ctx, timeout, time.Second, func() (bool, error) {
+		p = pod{}
+		if err := c.Get(ctx, ns, "Pod", name, &p); err != nil {
+			return false, ignoreNotFound(err)
+		}
+		return done(&p)
+	})
+	if errors.Is(err, errTimedOut) {
+		err = fmt.Errorf("pod %s is not %s after %s: %s", name, what, timeout, p.describe())
+	}
+	return &p, err
+}
+
+func ignoreNotFound(err error) error {
+	if IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 // WaitReady waits until the pod passes its readiness probe; a pod that
@@ -138,22 +161,19 @@ func (c *Cluster) WaitEnded(ctx context.Context, ns, name string, timeout time.D
 // PodOf waits until a pod matches selector (a Job's, once its controller
 // made it) and returns its name.
 func (c *Cluster) PodOf(ctx context.Context, ns, selector string, timeout time.Duration) (string, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	var name string
+	err := poll(ctx, timeout, time.Second, func() (bool, error) {
 		var list struct{ Items []pod }
 		if err := c.get(ctx, "/api/v1/namespaces/"+ns+"/pods?labelSelector="+url.QueryEscape(selector), &list); err != nil {
-			return "", err
+			return false, err
 		}
 		if len(list.Items) > 0 {
-			return list.Items[0].Metadata.Name, nil
+			name = list.Items[0].Metadata.Name
 		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("no pod matches %s after %s (does the cluster run the Job controller?)", selector, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(time.Second):
-		}
+		return name != "", nil
+	})
+	if errors.Is(err, errTimedOut) {
+		err = fmt.Errorf("no pod matches %s after %s (does the cluster run the Job controller?)", selector, timeout)
 	}
+	return name, err
 }

@@ -9,7 +9,6 @@ package kubetest
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
@@ -116,7 +115,7 @@ func Start(t testing.TB) *ControlPlane {
 		"--service-account-issuer", "https://kubernetes.default.svc", "--service-account-key-file", saKey,
 		"--service-account-signing-key-file", saKey, "--service-cluster-ip-range", "10.96.0.0/24",
 		"--disable-admission-plugins", "ServiceAccount", "--enable-priority-and-fairness=false")
-	cp.waitReady(t)
+	cp.waitFor(t, "/readyz", "kube-apiserver ready", func([]byte) bool { return true })
 	cp.Kubeconfig = filepath.Join(dir, "kubeconfig")
 	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -162,28 +161,6 @@ func start(t testing.TB, dir, name, path string, args ...string) {
 // itself at start (the test trusts it as it trusts the process it ran).
 func (cp *ControlPlane) client(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-}
-
-// waitReady waits until the API server answers /readyz.
-func (cp *ControlPlane) waitReady(t testing.TB) {
-	t.Helper()
-	client := cp.client(2 * time.Second)
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, cp.Server+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+cp.token)
-		resp, err := client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kube-apiserver not ready after 2 minutes (last: %v); see its log in the test's folder", err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
 }
 
 // Apply creates the objects of a YAML or JSON manifest through the API
@@ -443,21 +420,6 @@ func writeServingCert(t testing.TB, dir string) (certFile, keyFile string) {
 func (cp *ControlPlane) Namespace(t testing.TB, name string) {
 	t.Helper()
 	cp.Apply(t, "/api/v1/namespaces", []byte(fmt.Sprintf("apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n", name)))
-}
-
-// Get reads an API path's JSON into v.
-func Get(t testing.TB, cp *ControlPlane, path string, v any) {
-	req, _ := http.NewRequest(http.MethodGet, cp.Server+path, nil)
-	req.Header.Set("Authorization", "Bearer "+cp.token)
-	resp, err := cp.client(10 * time.Second).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if json.Unmarshal(b, v) != nil {
-		t.Logf("%s: %s %q", path, resp.Status, b)
-	}
 }
 
 // lockPrefix starts the name of a control plane's port lock, followed by
