@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -20,6 +21,7 @@ import (
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/workload"
 )
 
 // A run on a cluster (platform: kubernetes) has the same record as a run
@@ -66,9 +68,9 @@ func (s *studyRun) connectCluster(ctx context.Context) error {
 
 // clusterRun is what a run on a cluster made, for its removal.
 type clusterRun struct {
-	spec       kube.RunSpec
-	forget     func() error // the ledger's record of its objects
-	engineNode string
+	spec   kube.RunSpec
+	forget func() error  // the ledger's record of its objects
+	engine []*watchedPod // the engine's pods and their nodes, once ready
 }
 
 // performOnCluster carries out one run on the study's cluster.
@@ -90,31 +92,57 @@ func (r *run) runSpec() (kube.RunSpec, error) {
 	if durability != r.cell.Durability {
 		r.rec.AppliedDurability = string(durability)
 	}
-	return RunSpec(r.st, r.eng, r.studyRun.rec.ID, r.rec.ID, r.cell)
+	w, err := r.wspec.New(r.st.Workload.Params)
+	if err != nil {
+		return kube.RunSpec{}, fmt.Errorf("workload %s: %w", r.wspec.Name, err)
+	}
+	r.w = w
+	return RunSpec(r.st, r.eng, w, r.studyRun.rec.ID, r.rec.ID, r.cell)
 }
 
 // RunSpec describes the objects of one cell of st on its cluster: the
 // engine's container as its adapter makes it for the cell's durability
-// and options, a claim per placed component from its tier's storage
-// class, and the load generator's tierbench drive command. The runner and
-// `tierbench render` both make a run's objects from it.
-func RunSpec(st *study.Study, eng engine.Engine, studyID, runID string, cell study.Cell) (kube.RunSpec, error) {
+// and options, a claim per component it mounts from its tier's storage
+// class, and the load generator: tierbench drive's command, or the
+// engine's own client for workload w. The runner and `tierbench render`
+// both make a run's objects from it.
+func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, runID string, cell study.Cell) (kube.RunSpec, error) {
 	k := st.Kubernetes
 	cz, ok := eng.(engine.Containerizer)
 	if !ok || k == nil {
 		return kube.RunSpec{}, fmt.Errorf("engine %s cannot run on a cluster", st.Engine)
 	}
-	ctr, err := cz.Container(engine.ContainerConfig{Durability: cell.Placement.DurabilityIn(cell.Durability),
-		Options: st.OptionsIn(cell.Variant), Image: k.EngineImage})
+	spec := kube.RunSpec{Study: studyID, Run: runID, Namespace: k.Namespace, Engine: st.Engine, Image: k.Image}
+	cfg := engine.ContainerConfig{Durability: cell.Placement.DurabilityIn(cell.Durability),
+		Options: st.OptionsIn(cell.Variant), Image: k.EngineImage, Placement: cell.Placement.Components,
+		Name: spec.EngineService()}
+	ctr, err := cz.Container(cfg)
 	if err != nil {
 		return kube.RunSpec{}, err
 	}
-	spec := kube.RunSpec{Study: studyID, Run: runID, Namespace: k.Namespace, Engine: st.Engine, Server: ctr, Image: k.Image}
+	spec.Server = ctr
 	for _, comp := range slices.Sorted(maps.Keys(cell.Placement.Components)) {
+		if _, mounted := ctr.Mounts[comp]; !mounted {
+			continue
+		}
 		tierName := cell.Placement.Components[comp]
 		t, _ := st.Tier(tierName)
 		spec.Claims = append(spec.Claims, kube.Claim{Component: comp, Tier: tierName, Class: t.StorageClass.Class,
 			VolumeMode: t.StorageClass.VolumeMode, Size: volumeSize(st, comp)})
+	}
+	if cc, ok := eng.(engine.ClientContainerizer); ok {
+		cw, ok := w.(engine.CacheWorkload)
+		if !ok {
+			return kube.RunSpec{}, fmt.Errorf("engine %s runs its workloads in its own client, which does not run workload %s", st.Engine, st.Workload.Name)
+		}
+		work, preload := cw.CacheWork()
+		client, err := cc.ClientContainer(cfg, engine.ClientRun{Work: work, Preload: preload, Clients: cell.Clients,
+			Warmup: st.WarmupIn(cell), Duration: st.Duration})
+		if err != nil {
+			return kube.RunSpec{}, err
+		}
+		spec.Client = &client
+		return spec, nil
 	}
 	spec.Drive = []string{"--workload", st.Workload.Name}
 	for _, name := range slices.Sorted(maps.Keys(st.Workload.Params)) {
@@ -168,37 +196,52 @@ func (r *run) applyOnCluster(ctx context.Context) error {
 		}
 	}
 	for _, cl := range spec.Claims {
-		r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("%s on claim %s of storage class %s (%s, %s)",
-			cl.Component, spec.ClaimName(cl.Component), cl.Class, cl.VolumeMode, humanize.IBytes(uint64(cl.Size))))
+		names := spec.ClaimNames(cl.Component)
+		r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("%s on %s %s of storage class %s (%s, %s each)",
+			cl.Component, plural(len(names), "claim"), strings.Join(names, ", "), cl.Class, cl.VolumeMode, humanize.IBytes(uint64(cl.Size))))
 	}
 	return nil
 }
 
-// engineReadyOnCluster waits for the engine's pod to pass its readiness
-// probe.
+// engineReadyOnCluster waits for the engine's pods to pass their
+// readiness probes, and says where they run.
 func (r *run) engineReadyOnCluster(ctx context.Context) error {
 	spec := r.onCluster.spec
-	r.opt.Progress.Live(r.label + " waiting for the engine's pod " + spec.EnginePod() + "...")
-	node, err := r.cluster.WaitReady(ctx, spec.Namespace, spec.EnginePod(), clusterTimeout)
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
+	var where []string
+	nodes := map[string]bool{}
+	for _, pod := range spec.EnginePods() {
+		r.opt.Progress.Live(r.label + " waiting for the engine's pod " + pod + "...")
+		node, err := r.cluster.WaitReady(ctx, spec.Namespace, pod, clusterTimeout)
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		r.onCluster.engine = append(r.onCluster.engine, &watchedPod{node: node, name: pod})
+		where = append(where, pod+" on node "+node)
+		nodes[node] = true
 	}
-	r.onCluster.engineNode = node
 	r.rec.EngineVersion = spec.Server.Image + " (image)"
-	r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("engine pod %s on node %s; telemetry on a cluster is the pods' CPU and memory from the kubelets' summary API (cAdvisor, refreshed about every 10 s): no device I/O, flushes or fsync waits", spec.EnginePod(), node))
+	placed := strings.Join(where, ", ")
+	if len(where) > 1 {
+		placed = fmt.Sprintf("%s (%d pods on %s)", placed, len(where), plural(len(nodes), "node"))
+	}
+	r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("engine %s %s; telemetry on a cluster is the pods' CPU and memory from the kubelets' summary API (cAdvisor, refreshed about every 10 s): no device I/O, flushes or fsync waits",
+		map[bool]string{false: "pod", true: "pods"}[len(where) > 1], placed))
 	return nil
+}
+
+// plural is n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // driveOnCluster reads the load generator's pod log as it runs, through
 // the same stream reader a local tierbench drive's output goes through,
 // and waits for its pod's end.
 func (r *run) driveOnCluster(ctx context.Context) error {
-	spec, c := r.onCluster.spec, r.cluster
-	w, err := r.wspec.New(r.st.Workload.Params)
-	if err != nil {
-		return fmt.Errorf("workload %s: %w", r.wspec.Name, err)
-	}
-	r.w = w
+	spec, c, w := r.onCluster.spec, r.cluster, r.w
 	pod, err := c.PodOf(ctx, spec.Namespace, spec.Selector()+","+kube.LabelRole+"="+kube.RoleDriver, clusterTimeout)
 	if err != nil {
 		return fmt.Errorf("load generator: %w", err)
@@ -207,8 +250,7 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load generator: %w", err)
 	}
-	watch := &podWatch{c: c, ns: spec.Namespace, pods: []*watchedPod{
-		{node: r.onCluster.engineNode, name: spec.EnginePod()}, {node: node, name: pod}}}
+	watch := &podWatch{c: c, ns: spec.Namespace, engine: r.onCluster.engine, load: &watchedPod{node: node, name: pod}}
 	dcfg := driver.Config{Ops: w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration,
 		OnTick: func(iv driver.Interval) {
 			r.showInterval(iv)
@@ -216,10 +258,17 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 				watch.sample(ctx, false)
 			}
 		}}
-	rd := stream.NewReader("tierbench drive in pod "+pod, dcfg)
+	what := "tierbench drive"
+	if spec.Client != nil {
+		what = "the engine's client"
+	}
+	rd := stream.NewReader(what+" in pod "+pod, dcfg)
 	runErr := r.followLog(ctx, pod, rd)
+	if err := c.Restarted(ctx, spec.Namespace, spec.EnginePods()); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("engine: %w: the run measured a restart", err))
+	}
 	watch.sample(ctx, true)
-	r.rec.Telemetry = watch.summary()
+	r.rec.Telemetry = watch.summary(what)
 	r.res, err = rd.Result(runErr)
 	if r.res != nil {
 		var ferr error
@@ -231,17 +280,18 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 	return err
 }
 
-// podWatch reads the kubelets' figures of the run's pods (engine, then
-// load generator) over the measured window: the first reading when the
+// podWatch reads the kubelets' figures of the run's pods (the engine's,
+// the load generator's) over the measured window: the first reading when the
 // window starts, the last one at most every sampleEvery and once more at
 // the end (a finished pod may be gone from its kubelet's summary, so the
 // last reading that worked counts).
 type podWatch struct {
-	c    *kube.Cluster
-	ns   string
-	pods []*watchedPod
-	last time.Time
-	errs []string
+	c      *kube.Cluster
+	ns     string
+	engine []*watchedPod
+	load   *watchedPod
+	last   time.Time
+	errs   []string
 }
 
 type watchedPod struct {
@@ -259,7 +309,7 @@ func (w *podWatch) sample(ctx context.Context, final bool) {
 		return
 	}
 	w.last = time.Now()
-	for _, p := range w.pods {
+	for _, p := range append(slices.Clone(w.engine), w.load) {
 		s, err := w.c.PodStats(ctx, p.node, w.ns, p.name)
 		if err != nil {
 			if p.last == nil && !slices.Contains(w.errs, err.Error()) {
@@ -276,21 +326,29 @@ func (w *podWatch) sample(ctx context.Context, final bool) {
 }
 
 // summary is what the readings say: the engine's CPU and peak working
-// set, the load generator's CPU, and the readings that failed.
-func (w *podWatch) summary() *telemetry.Summary {
+// set (summed over a cluster engine's pods), the load generator's CPU,
+// and the readings that failed.
+func (w *podWatch) summary(loadGen string) *telemetry.Summary {
 	sum := &telemetry.Summary{Source: telemetry.SourceKubelet}
-	eng, load := w.pods[0], w.pods[1]
-	if eng.first != nil {
-		sum.Engine.RSSBytesMax = eng.maxWorking
-		if pct, ok := kube.CPUPct(*eng.first, *eng.last); ok {
-			sum.Engine.CPUPct = pct
+	read := 0
+	for _, p := range w.engine {
+		if p.first == nil {
+			continue
+		}
+		sum.Engine.RSSBytesMax += p.maxWorking
+		if pct, ok := kube.CPUPct(*p.first, *p.last); ok {
+			sum.Engine.CPUPct += pct
+			read++
 		} else {
-			w.errs = append(w.errs, "the engine's CPU: the kubelet did not refresh it within the window")
+			w.errs = append(w.errs, "the CPU of engine pod "+p.name+": the kubelet did not refresh it within the window")
 		}
 	}
-	if load.first != nil {
+	if read > 0 && read < len(w.engine) {
+		w.errs = append(w.errs, fmt.Sprintf("the engine's CPU is that of %d of its %d pods", read, len(w.engine)))
+	}
+	if load := w.load; load.first != nil {
 		if pct, ok := kube.CPUPct(*load.first, *load.last); ok {
-			sum.LoadGen = &telemetry.LoadGenSummary{Name: "tierbench drive", CPUPct: pct,
+			sum.LoadGen = &telemetry.LoadGenSummary{Name: loadGen, CPUPct: pct,
 				CPUSeconds: float64(load.last.CPUCoreNanoSeconds-load.first.CPUCoreNanoSeconds) / 1e9}
 		}
 	}
@@ -314,7 +372,7 @@ func (r *run) followLog(ctx context.Context, pod string, rd *stream.Reader) erro
 		ended <- c.WaitEnded(logCtx, ns, pod, podLifetime)
 		time.AfterFunc(logGrace, stop)
 	}()
-	log, err := c.Logs(logCtx, ns, pod, "drive")
+	log, err := c.Logs(logCtx, ns, pod, kube.DriverContainer)
 	if err != nil {
 		return fmt.Errorf("load generator: %w", err)
 	}

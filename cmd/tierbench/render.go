@@ -65,11 +65,16 @@ func render(cat *catalog.Catalog, path, platform, out string, stdout io.Writer) 
 		}
 	}
 	eng, _ := cat.Engine(st.Engine)
+	wspec, _ := cat.Workload(st.Workload.Name)
+	w, err := wspec.New(st.Workload.Params)
+	if err != nil {
+		return badInput(fmt.Errorf("workload %s: %w", st.Workload.Name, err))
+	}
 	id := runner.NewStudyID(time.Now().UTC())
 	var docs [][]byte
 	for _, cell := range st.Matrix() {
 		runID := runner.RunID(id, cell.Seq)
-		spec, err := runner.RunSpec(st, eng, id, runID, cell)
+		spec, err := runner.RunSpec(st, eng, w, id, runID, cell)
 		if err != nil {
 			return badInput(fmt.Errorf("run %d: %w", cell.Seq, err))
 		}

@@ -60,15 +60,21 @@ func (d *DB) DriveCache(ctx context.Context, work engine.CacheWork, cfg driver.C
 	ctx, cancel := context.WithTimeout(ctx, cfg.Warmup+cfg.Duration+runSlack)
 	defer cancel()
 	p := stream.NewReader("the Ignite client", cfg)
-	err := d.runClient(ctx, "run", []string{
+	err := d.runClient(ctx, "run", runArgs(work, cfg.Warmup, cfg.Duration, clients), p.Line)
+	return p.Result(err)
+}
+
+// runArgs are the client's arguments for a measured run of work with
+// `clients` threads.
+func runArgs(work engine.CacheWork, warmup, duration time.Duration, clients int) []string {
+	return []string{
 		"--op=" + string(work.Mix),
 		"--threads=" + strconv.Itoa(clients),
-		"--warmup-ms=" + strconv.FormatInt(cfg.Warmup.Milliseconds(), 10),
-		"--duration-ms=" + strconv.FormatInt(cfg.Duration.Milliseconds(), 10),
+		"--warmup-ms=" + strconv.FormatInt(warmup.Milliseconds(), 10),
+		"--duration-ms=" + strconv.FormatInt(duration.Milliseconds(), 10),
 		"--keys=" + strconv.FormatInt(work.Keys, 10),
 		"--value-size=" + strconv.Itoa(work.ValueSize),
-	}, p.Line)
-	return p.Result(err)
+	}
 }
 
 // WatchLoad makes the measured runs' client JVMs report to w
@@ -96,6 +102,7 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 	args := append([]string{"client",
 		"--mode=" + mode,
 		"--discovery=" + strings.Join(d.discovery, ","),
+		"--local-host=" + loopback,
 		"--comm-port=" + strconv.Itoa(port),
 		"--work-dir=" + work,
 		"--activate-servers=" + strconv.Itoa(len(d.nodes)),

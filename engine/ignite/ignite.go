@@ -101,6 +101,7 @@ var _ engine.Engine = Engine{}
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:   "ignite",
+		Image:  Image,
 		Models: []engine.Model{engine.ModelCache},
 		Doc:    "Apache Ignite 2.16 cluster (3 server JVMs on 127.0.0.1 by default) with native persistence, driven by a thick Java client; workloads puts, gets, putget",
 		Components: []engine.Component{
@@ -253,7 +254,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 			return nil, err
 		}
 		d.nodes = append(d.nodes, n)
-		d.discovery = append(d.discovery, "127.0.0.1:"+strconv.Itoa(n.discoPort))
+		d.discovery = append(d.discovery, loopback+":"+strconv.Itoa(n.discoPort))
 	}
 	// Nodes that fail to start exit soon; once open, a node may take its
 	// time to stop (a checkpoint).

@@ -72,6 +72,9 @@ var javaCandidates = []string{"java", "/usr/lib/jvm/java-17-openjdk-amd64/bin/ja
 type launcher struct {
 	java string
 	dir  string // holds tierbench-ignite.jar and lib/
+	// libs are further classpath entries: in a pod, the image's own
+	// Ignite jars, which lib/ then leaves out.
+	libs []string
 }
 
 // findLauncher finds java and the built jar, or says how to get them.
@@ -143,7 +146,8 @@ func (l *launcher) args(heap int64, command ...string) []string {
 		args = append(args, "--add-opens="+o+"=ALL-UNNAMED")
 	}
 	args = append(args, javaProps...)
-	args = append(args, "-cp", filepath.Join(l.dir, jarName)+":"+filepath.Join(l.dir, "lib", "*"), mainClass)
+	cp := append([]string{filepath.Join(l.dir, jarName), filepath.Join(l.dir, "lib", "*")}, l.libs...)
+	args = append(args, "-cp", strings.Join(cp, ":"), mainClass)
 	return append(args, command...)
 }
 

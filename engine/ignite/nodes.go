@@ -32,27 +32,8 @@ func (d *DB) startNodes(dirs []string) error {
 		if err := os.MkdirAll(work, 0o755); err != nil {
 			return err
 		}
-		args := []string{"server",
-			"--consistent-id=" + n.id,
-			"--disco-port=" + strconv.Itoa(n.discoPort),
-			"--comm-port=" + strconv.Itoa(n.commPort),
-			"--discovery=" + strings.Join(d.discovery, ","),
-			"--work-dir=" + work,
-			"--persistence=" + strconv.FormatBool(d.set.persistence),
-			"--region-size=" + strconv.FormatInt(d.set.regionSize, 10),
-			"--backups=" + strconv.Itoa(d.set.backups),
-			"--atomicity=" + d.set.atomicity,
-		}
-		if d.set.persistence {
-			args = append(args,
-				"--storage-path="+dirs[0],
-				"--wal-path="+dirs[1],
-				"--wal-archive-path="+dirs[2],
-				"--wal-mode="+d.set.walMode,
-				"--wal-segment-size="+strconv.FormatInt(d.set.walSegmentSize, 10),
-				"--wal-archive-size="+strconv.FormatInt(d.set.walArchiveSize, 10),
-			)
-		}
+		args := serverArgs(d.set, nodeAddr{id: n.id, host: loopback, discoPort: n.discoPort, commPort: n.commPort},
+			d.discovery, work, dirs)
 		if i == 0 {
 			args = append(args, "--activate-servers="+strconv.Itoa(len(d.nodes)))
 		}
@@ -64,6 +45,45 @@ func (d *DB) startNodes(dirs []string) error {
 		n.proc = proc
 	}
 	return nil
+}
+
+// loopback is where every node and client listens on this machine.
+const loopback = "127.0.0.1"
+
+// nodeAddr is where one server node listens and what it is called.
+type nodeAddr struct {
+	id, host            string
+	discoPort, commPort int
+}
+
+// serverArgs is the launcher's server command for one node with the run's
+// settings: here and in a pod on a cluster (where id and host are the
+// pod's, as $(VAR) references). dirs are the persistence, wal and archive
+// folders (unused in memory mode).
+func serverArgs(set settings, n nodeAddr, discovery []string, work string, dirs []string) []string {
+	args := []string{"server",
+		"--consistent-id=" + n.id,
+		"--local-host=" + n.host,
+		"--disco-port=" + strconv.Itoa(n.discoPort),
+		"--comm-port=" + strconv.Itoa(n.commPort),
+		"--discovery=" + strings.Join(discovery, ","),
+		"--work-dir=" + work,
+		"--persistence=" + strconv.FormatBool(set.persistence),
+		"--region-size=" + strconv.FormatInt(set.regionSize, 10),
+		"--backups=" + strconv.Itoa(set.backups),
+		"--atomicity=" + set.atomicity,
+	}
+	if set.persistence {
+		args = append(args,
+			"--storage-path="+dirs[0],
+			"--wal-path="+dirs[1],
+			"--wal-archive-path="+dirs[2],
+			"--wal-mode="+set.walMode,
+			"--wal-segment-size="+strconv.FormatInt(set.walSegmentSize, 10),
+			"--wal-archive-size="+strconv.FormatInt(set.walArchiveSize, 10),
+		)
+	}
+	return args
 }
 
 // readyLine is what a node prints once it has started (the first node:

@@ -17,9 +17,11 @@ import (
 type resource struct{ kind, group, version, plural string }
 
 // resources are the kinds a run creates, in the order cleanup deletes
-// them (the load generator first, the claims after the pods using them).
+// them (the load generator first, a StatefulSet before its pods so that
+// it makes no more, the claims after the pods using them).
 var resources = []resource{
 	{"Job", "batch", "v1", "jobs"},
+	{"StatefulSet", "apps", "v1", "statefulsets"},
 	{"Pod", "", "v1", "pods"},
 	{"Service", "", "v1", "services"},
 	{"NetworkPolicy", "networking.k8s.io", "v1", "networkpolicies"},

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"encoding/base64"
 	"fmt"
 	"maps"
 	"slices"
@@ -65,11 +66,15 @@ type RunSpec struct {
 	// Engine names the engine; Server is how it runs (engine.Containerizer).
 	Engine string
 	Server engine.Container
+	// Claims are the placed components the server mounts.
 	Claims []Claim
 	// Image is the image with tierbench in it, for the load generator.
 	Image string
 	// Drive are `tierbench drive`'s arguments but --engine and --target.
 	Drive []string
+	// Client, when set, is the load generator instead of tierbench drive:
+	// the engine's own client (engine.ClientContainerizer).
+	Client *engine.Container
 }
 
 // Names of a run's objects: all start with tb-RUN (an id starting with a
@@ -82,11 +87,23 @@ func (r RunSpec) name(suffix string) string {
 	return n
 }
 
-// EngineService is the Service name the load generator connects to.
+// EngineService is the Service name the load generator connects to (and,
+// for a cluster engine, its StatefulSet's).
 func (r RunSpec) EngineService() string { return r.name(RoleEngine) }
 
-// EnginePod and DriverJob name the run's engine pod and driver Job.
-func (r RunSpec) EnginePod() string { return r.name(RoleEngine) }
+// EnginePods names the engine's pods: one, or a cluster engine's nodes.
+func (r RunSpec) EnginePods() []string {
+	if r.Server.Nodes == 0 {
+		return []string{r.name(RoleEngine)}
+	}
+	out := make([]string, r.Server.Nodes)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", r.name(RoleEngine), i)
+	}
+	return out
+}
+
+// DriverJob names the run's load generator's Job.
 func (r RunSpec) DriverJob() string { return r.name(RoleDriver) }
 
 // Selector selects every object of the run.
@@ -108,11 +125,22 @@ func (r RunSpec) object(apiVersion, kind, name string, labels map[string]any) Ob
 		"metadata": map[string]any{"name": name, "namespace": r.Namespace, "labels": labels}}
 }
 
-// ClaimName is a component's claim: component names may hold "_",
-// which object names may not.
-func (r RunSpec) ClaimName(component string) string {
-	return r.name(strings.ReplaceAll(component, "_", "-"))
+// ClaimNames are a component's claims: one, or one per node of a cluster
+// engine (its StatefulSet's, named after the claim template). Component
+// names may hold "_", which object names may not.
+func (r RunSpec) ClaimNames(component string) []string {
+	vol := volumeName(component)
+	if r.Server.Nodes == 0 {
+		return []string{r.name(vol)}
+	}
+	var out []string
+	for _, p := range r.EnginePods() {
+		out = append(out, vol+"-"+p)
+	}
+	return out
 }
+
+func volumeName(component string) string { return strings.ReplaceAll(component, "_", "-") }
 
 // Anchor is the run's ConfigMap: it says what the run is, and every
 // other object of the run names it as its owner, so deleting it takes the
@@ -124,7 +152,8 @@ func (r RunSpec) Anchor() Object {
 }
 
 // Objects are the run's objects but its anchor, in the order they are
-// created: the password's Secret, the claims, the engine's pod, Service
+// created: the password's Secret, the files the containers read, the
+// claims, the engine's pod (or a cluster engine's StatefulSet), Service
 // and NetworkPolicy, and the load generator's Job. password fills the
 // Secret (render: a fresh one per run).
 func (r RunSpec) Objects(password string) []Object {
@@ -136,14 +165,20 @@ func (r RunSpec) Objects(password string) []Object {
 	}
 	secret["stringData"] = data
 	out := []Object{secret}
+	if files := r.files(); files != nil {
+		out = append(out, files)
+	}
+	if r.Server.Nodes > 0 {
+		return append(out, r.engineSet(), r.service(), r.networkPolicy(), r.driverJob())
+	}
 	for _, c := range r.Claims {
-		out = append(out, r.claim(c))
+		out = append(out, r.claim(r.name(volumeName(c.Component)), c))
 	}
 	return append(out, r.enginePod(), r.service(), r.networkPolicy(), r.driverJob())
 }
 
-func (r RunSpec) claim(c Claim) Object {
-	o := r.object("v1", "PersistentVolumeClaim", r.ClaimName(c.Component), r.labels("", LabelComponent, c.Component))
+func (r RunSpec) claim(name string, c Claim) Object {
+	o := r.object("v1", "PersistentVolumeClaim", name, r.labels("", LabelComponent, c.Component))
 	mode := c.VolumeMode
 	if mode == "" {
 		mode = "Filesystem"
@@ -157,38 +192,106 @@ func (r RunSpec) claim(c Claim) Object {
 	return o
 }
 
+// filesKey is a file's key in the files ConfigMap: its path under
+// FilesDir, with "/" (which keys may not hold) as "_".
+func filesKey(rel string) string { return strings.ReplaceAll(rel, "/", "_") }
+
+// files is the ConfigMap of the files the engine's and the client's
+// containers read, or nil when they read none.
+func (r RunSpec) files() Object {
+	all := map[string]any{}
+	for _, c := range r.containers() {
+		for rel, b := range c.Files {
+			all[filesKey(rel)] = base64.StdEncoding.EncodeToString(b)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	o := r.object("v1", "ConfigMap", r.name("files"), r.labels(""))
+	o["binaryData"] = all
+	return o
+}
+
+func (r RunSpec) containers() []engine.Container {
+	if r.Client != nil {
+		return []engine.Container{r.Server, *r.Client}
+	}
+	return []engine.Container{r.Server}
+}
+
 func (r RunSpec) secretEnv(name string) map[string]any {
 	return map[string]any{"name": name, "valueFrom": map[string]any{
 		"secretKeyRef": map[string]any{"name": r.name("secret"), "key": secretKey}}}
 }
 
-func (r RunSpec) enginePod() Object {
-	s := r.Server
-	o := r.object("v1", "Pod", r.EnginePod(), r.labels(RoleEngine))
+// container is c as a pod's container named name, and the volumes it
+// needs but its claims: its password file, files and scratch folder.
+func (r RunSpec) container(name string, c engine.Container) (container map[string]any, volumes []any) {
 	var env []any
-	for _, e := range s.Env {
-		env = append(env, map[string]any{"name": e.Name, "value": e.Value})
+	for _, e := range c.Env {
+		if e.Field != "" {
+			env = append(env, map[string]any{"name": e.Name, "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": e.Field}}})
+		} else {
+			env = append(env, map[string]any{"name": e.Name, "value": e.Value})
+		}
 	}
-	if s.PasswordEnv != "" {
-		env = append(env, r.secretEnv(s.PasswordEnv))
+	if c.PasswordEnv != "" {
+		env = append(env, r.secretEnv(c.PasswordEnv))
 	}
-	var mounts, devices, volumes []any
+	container = map[string]any{"name": name, "image": c.Image, "args": toAny(c.Args),
+		"securityContext": map[string]any{"allowPrivilegeEscalation": false}}
+	if len(env) > 0 {
+		container["env"] = env
+	}
+	if len(c.Command) > 0 {
+		container["command"] = toAny(c.Command)
+	}
+	var mounts []any
+	if c.PasswordFile != "" {
+		volumes = append(volumes, map[string]any{"name": "secret", "secret": map[string]any{
+			"secretName": r.name("secret"), "defaultMode": 0o400,
+			"items": []any{map[string]any{"key": secretFileKey, "path": baseName(c.PasswordFile)}}}})
+		mounts = append(mounts, map[string]any{"name": "secret", "mountPath": dirName(c.PasswordFile), "readOnly": true})
+	}
+	if len(c.Files) > 0 {
+		var items []any
+		for _, rel := range slices.Sorted(maps.Keys(c.Files)) {
+			items = append(items, map[string]any{"key": filesKey(rel), "path": rel})
+		}
+		volumes = append(volumes, map[string]any{"name": "files", "configMap": map[string]any{
+			"name": r.name("files"), "defaultMode": 0o444, "items": items}})
+		mounts = append(mounts, map[string]any{"name": "files", "mountPath": c.FilesDir, "readOnly": true})
+	}
+	if c.Scratch != "" {
+		volumes = append(volumes, map[string]any{"name": "scratch", "emptyDir": map[string]any{}})
+		mounts = append(mounts, map[string]any{"name": "scratch", "mountPath": c.Scratch})
+	}
+	if len(mounts) > 0 {
+		container["volumeMounts"] = mounts
+	}
+	return container, volumes
+}
+
+// enginePodSpec is the engine's pod: its container with each claim
+// mounted where the engine expects it. claimVolumes adds the claims as
+// volumes (a StatefulSet's come from its claim templates instead).
+func (r RunSpec) enginePodSpec(restartPolicy string, claimVolumes bool) map[string]any {
+	s := r.Server
+	container, volumes := r.container(r.Engine, s)
+	var devices []any
+	mounts, _ := container["volumeMounts"].([]any)
 	for _, c := range r.Claims {
-		vol := strings.ReplaceAll(c.Component, "_", "-")
-		volumes = append(volumes, map[string]any{"name": vol,
-			"persistentVolumeClaim": map[string]any{"claimName": r.ClaimName(c.Component)}})
+		vol := volumeName(c.Component)
+		if claimVolumes {
+			volumes = append(volumes, map[string]any{"name": vol,
+				"persistentVolumeClaim": map[string]any{"claimName": r.name(vol)}})
+		}
 		if c.VolumeMode == "Block" {
 			devices = append(devices, map[string]any{"name": vol, "devicePath": s.Mounts[c.Component]})
 		} else {
 			mounts = append(mounts, map[string]any{"name": vol, "mountPath": s.Mounts[c.Component]})
 		}
-	}
-	container := map[string]any{
-		"name": r.Engine, "image": s.Image, "args": toAny(s.Args), "env": env,
-		"ports": []any{map[string]any{"containerPort": s.Port, "name": "server"}},
-		"readinessProbe": map[string]any{"exec": map[string]any{"command": toAny(s.ReadyCommand)},
-			"periodSeconds": 2, "failureThreshold": 3},
-		"securityContext": map[string]any{"allowPrivilegeEscalation": false},
 	}
 	if len(mounts) > 0 {
 		container["volumeMounts"] = mounts
@@ -196,47 +299,109 @@ func (r RunSpec) enginePod() Object {
 	if len(devices) > 0 {
 		container["volumeDevices"] = devices
 	}
-	if s.PasswordFile != "" {
-		volumes = append(volumes, map[string]any{"name": "secret", "secret": map[string]any{
-			"secretName": r.name("secret"), "defaultMode": 0o400,
-			"items": []any{map[string]any{"key": secretFileKey, "path": baseName(s.PasswordFile)}}}})
-		container["volumeMounts"] = append(mounts, map[string]any{"name": "secret", "mountPath": dirName(s.PasswordFile), "readOnly": true})
+	var ports []any
+	for i, p := range append([]int{s.Port}, s.PeerPorts...) {
+		ports = append(ports, map[string]any{"containerPort": p, "name": fmt.Sprintf("server-%d", i)})
 	}
-	o["spec"] = map[string]any{
-		// A server that dies fails the run; it is not restarted behind
-		// the measurement's back.
-		"restartPolicy":                "Never",
+	container["ports"] = ports
+	probe := map[string]any{"periodSeconds": 2, "failureThreshold": 3}
+	if len(s.ReadyCommand) > 0 {
+		probe["exec"] = map[string]any{"command": toAny(s.ReadyCommand)}
+	} else {
+		probe["tcpSocket"] = map[string]any{"port": s.Port}
+	}
+	container["readinessProbe"] = probe
+	spec := map[string]any{
+		"restartPolicy":                restartPolicy,
 		"automountServiceAccountToken": false,
 		"securityContext": map[string]any{"runAsNonRoot": true, "runAsUser": s.User, "runAsGroup": s.FSGroup,
 			"fsGroup": s.FSGroup},
 		"containers": []any{container},
-		"volumes":    volumes,
+	}
+	if len(volumes) > 0 {
+		spec["volumes"] = volumes
+	}
+	return spec
+}
+
+func (r RunSpec) enginePod() Object {
+	o := r.object("v1", "Pod", r.EnginePods()[0], r.labels(RoleEngine))
+	// A server that dies fails the run; it is not restarted behind the
+	// measurement's back.
+	o["spec"] = r.enginePodSpec("Never", true)
+	return o
+}
+
+// engineSet is a cluster engine's nodes: a StatefulSet whose pods start
+// together, each with its own claims (deleted with it), spread over the
+// cluster's hosts where it can.
+func (r RunSpec) engineSet() Object {
+	o := r.object("apps/v1", "StatefulSet", r.EngineService(), r.labels(RoleEngine))
+	spec := r.enginePodSpec("Always", false) // the only policy a StatefulSet allows; the runner fails a run whose node restarted
+	mine := map[string]any{LabelRun: r.Run, LabelRole: RoleEngine}
+	spec["affinity"] = map[string]any{"podAntiAffinity": map[string]any{
+		"preferredDuringSchedulingIgnoredDuringExecution": []any{map[string]any{"weight": 100,
+			"podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname",
+				"labelSelector": map[string]any{"matchLabels": mine}}}}}}
+	var templates []any
+	for _, c := range r.Claims {
+		claim := r.claim(volumeName(c.Component), c)
+		delete(claim.meta(), "namespace")
+		templates = append(templates, map[string]any{"metadata": claim["metadata"], "spec": claim["spec"]})
+	}
+	o["spec"] = map[string]any{
+		"serviceName":                          r.EngineService(),
+		"replicas":                             r.Server.Nodes,
+		"podManagementPolicy":                  "Parallel",
+		"selector":                             map[string]any{"matchLabels": mine},
+		"template":                             map[string]any{"metadata": map[string]any{"labels": r.labels(RoleEngine)}, "spec": spec},
+		"volumeClaimTemplates":                 templates,
+		"persistentVolumeClaimRetentionPolicy": map[string]any{"whenDeleted": "Delete", "whenScaled": "Delete"},
 	}
 	return o
 }
 
+func (r RunSpec) ports() []int { return append([]int{r.Server.Port}, r.Server.PeerPorts...) }
+
+// service reaches the engine: a cluster engine's is headless, so each
+// node has a name (before it is ready: nodes find each other to start).
 func (r RunSpec) service() Object {
 	o := r.object("v1", "Service", r.EngineService(), r.labels(RoleEngine))
-	o["spec"] = map[string]any{
+	var ports []any
+	for i, p := range r.ports() {
+		ports = append(ports, map[string]any{"name": fmt.Sprintf("server-%d", i), "port": p, "targetPort": p})
+	}
+	spec := map[string]any{
 		"type":     "ClusterIP",
 		"selector": map[string]any{LabelRun: r.Run, LabelRole: RoleEngine},
-		"ports":    []any{map[string]any{"name": "server", "port": r.Server.Port, "targetPort": r.Server.Port}},
+		"ports":    ports,
 	}
+	if r.Server.Nodes > 0 {
+		spec["clusterIP"] = "None"
+		spec["publishNotReadyAddresses"] = true
+	}
+	o["spec"] = spec
 	return o
 }
 
-// networkPolicy admits the run's load generator to the engine and no one
-// else (on a cluster whose network plugin enforces policies; the
-// password holds on every cluster).
+// networkPolicy admits the run's load generator to the engine and, for a
+// cluster engine, its nodes to each other; no one else (on a cluster
+// whose network plugin enforces policies; the password holds on every
+// cluster, for an engine that has one).
 func (r RunSpec) networkPolicy() Object {
 	o := r.object("networking.k8s.io/v1", "NetworkPolicy", r.name(RoleEngine), r.labels(RoleEngine))
+	from := []any{map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{LabelRun: r.Run, LabelRole: RoleDriver}}}}
+	if r.Server.Nodes > 0 {
+		from = append(from, map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{LabelRun: r.Run, LabelRole: RoleEngine}}})
+	}
+	var ports []any
+	for _, p := range r.ports() {
+		ports = append(ports, map[string]any{"port": p, "protocol": "TCP"})
+	}
 	o["spec"] = map[string]any{
 		"podSelector": map[string]any{"matchLabels": map[string]any{LabelRun: r.Run, LabelRole: RoleEngine}},
 		"policyTypes": []any{"Ingress"},
-		"ingress": []any{map[string]any{
-			"from":  []any{map[string]any{"podSelector": map[string]any{"matchLabels": map[string]any{LabelRun: r.Run, LabelRole: RoleDriver}}}},
-			"ports": []any{map[string]any{"port": r.Server.Port, "protocol": "TCP"}},
-		}},
+		"ingress":     []any{map[string]any{"from": from, "ports": ports}},
 	}
 	return o
 }
@@ -247,25 +412,44 @@ func (r RunSpec) DriverTarget() string {
 	return strings.Replace(r.Server.Target, engine.TargetHost, r.EngineService(), 1)
 }
 
+// driverContainer is the load generator: tierbench drive in the
+// tierbench image, or the engine's own client.
+func (r RunSpec) driverContainer() (map[string]any, []any) {
+	if r.Client != nil {
+		return r.container(DriverContainer, *r.Client)
+	}
+	args := append([]string{"drive", "--engine", r.Engine, "--target", r.DriverTarget()}, r.Drive...)
+	return map[string]any{
+		"name": DriverContainer, "image": r.Image, "command": []any{"tierbench"}, "args": toAny(args),
+		"env":             []any{r.secretEnv("TIERBENCH_TARGET_PASSWORD")},
+		"securityContext": map[string]any{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true},
+	}, nil
+}
+
+// DriverContainer names the load generator's container, whose log is the
+// run's stream.
+const DriverContainer = "drive"
+
 func (r RunSpec) driverJob() Object {
 	o := r.object("batch/v1", "Job", r.DriverJob(), r.labels(RoleDriver))
-	args := append([]string{"drive", "--engine", r.Engine, "--target", r.DriverTarget()}, r.Drive...)
+	container, volumes := r.driverContainer()
+	user := int64(driverUID)
+	if r.Client != nil {
+		user = r.Client.User
+	}
+	spec := map[string]any{
+		"restartPolicy":                "Never",
+		"automountServiceAccountToken": false,
+		"securityContext":              map[string]any{"runAsNonRoot": true, "runAsUser": user, "runAsGroup": user},
+		"containers":                   []any{container},
+	}
+	if len(volumes) > 0 {
+		spec["volumes"] = volumes
+	}
 	o["spec"] = map[string]any{
 		// One attempt: a failed load generator fails the run.
 		"backoffLimit": 0,
-		"template": map[string]any{
-			"metadata": map[string]any{"labels": r.labels(RoleDriver)},
-			"spec": map[string]any{
-				"restartPolicy":                "Never",
-				"automountServiceAccountToken": false,
-				"securityContext":              map[string]any{"runAsNonRoot": true, "runAsUser": driverUID, "runAsGroup": driverUID},
-				"containers": []any{map[string]any{
-					"name": "drive", "image": r.Image, "command": []any{"tierbench"}, "args": toAny(args),
-					"env":             []any{r.secretEnv("TIERBENCH_TARGET_PASSWORD")},
-					"securityContext": map[string]any{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true},
-				}},
-			},
-		},
+		"template":     map[string]any{"metadata": map[string]any{"labels": r.labels(RoleDriver)}, "spec": spec},
 	}
 	return o
 }

@@ -19,8 +19,9 @@ type pod struct {
 			Type, Status, Reason, Message string
 		}
 		ContainerStatuses []struct {
-			Name  string
-			State struct {
+			Name         string
+			RestartCount int
+			State        struct {
 				Waiting *struct {
 					Reason, Message string
 				}
@@ -176,4 +177,23 @@ func (c *Cluster) PodOf(ctx context.Context, ns, selector string, timeout time.D
 		err = fmt.Errorf("no pod matches %s after %s (does the cluster run the Job controller?)", selector, timeout)
 	}
 	return name, err
+}
+
+// Restarted says which of the pods had a container restarted (a
+// StatefulSet's pods restart on failure), or nil when none did.
+func (c *Cluster) Restarted(ctx context.Context, ns string, names []string) error {
+	var errs []error
+	for _, name := range names {
+		var p pod
+		if err := c.Get(ctx, ns, "Pod", name, &p); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if cs.RestartCount > 0 {
+				errs = append(errs, fmt.Errorf("pod %s: container %s restarted %d times", name, cs.Name, cs.RestartCount))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }

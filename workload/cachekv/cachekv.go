@@ -94,6 +94,7 @@ type Workload struct {
 var (
 	_ workload.Workload  = (*Workload)(nil)
 	_ workload.Delegated = (*Workload)(nil)
+	_ engine.CacheWorkload = (*Workload)(nil)
 )
 
 func newWorkload(k kind, params []workload.Param, overrides map[string]string) (*Workload, error) {
@@ -193,3 +194,7 @@ func (e *external) Drive(ctx context.Context, cfg driver.Config, clients int) (*
 	}
 	return e.cache.DriveCache(ctx, e.w.work, cfg, clients)
 }
+
+// CacheWork says what the engine's client does in a run on a cluster,
+// where it loads and drives in one pod.
+func (w *Workload) CacheWork() (engine.CacheWork, int64) { return w.work, w.preload }

@@ -24,6 +24,8 @@ import org.apache.ignite.configuration.IgniteConfiguration;
  * <pre>
  *   --mode=load  --keys=N --value-size=B              stream keys 0..N-1
  *   --mode=run   --op=put|get|putget --threads=N --warmup-ms=W --duration-ms=D --keys=N --value-size=B
+ *                [--preload=K]                         stream keys 0..K-1 first (one JVM loads and runs:
+ *                                                      a pod's log then holds one run, ending in done)
  *   --activate-servers=N                               activate once N servers are up (optional)
  * </pre>
  *
@@ -74,10 +76,14 @@ final class Client {
                     code = 0;
                     break;
                 case "load":
-                    code = load(out, ignite, args);
+                    code = load(out, ignite, Main.longArg(args, "keys"), args);
                     break;
                 case "run":
-                    code = new Client.Run(out, cache, args).go();
+                    long preload = Long.parseLong(args.getOrDefault("preload", "0"));
+                    code = preload > 0 ? load(out, ignite, preload, args) : 0;
+                    if (code == 0) {
+                        code = new Client.Run(out, cache, args).go();
+                    }
                     break;
                 default:
                     throw new IllegalArgumentException("unknown --mode=" + mode);
@@ -107,8 +113,8 @@ final class Client {
         }
     }
 
-    static int load(PrintStream out, Ignite ignite, Map<String, String> args) {
-        long keys = Main.longArg(args, "keys");
+    /** Streams keys 0..keys-1 with values of --value-size bytes. */
+    static int load(PrintStream out, Ignite ignite, long keys, Map<String, String> args) {
         int valueSize = Integer.parseInt(Main.need(args, "value-size"));
         byte[] value = new byte[valueSize];
         ThreadLocalRandom.current().nextBytes(value);

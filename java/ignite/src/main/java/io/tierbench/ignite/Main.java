@@ -33,13 +33,13 @@ import org.apache.ignite.spi.discovery.tcp.ipfinder.vm.TcpDiscoveryVmIpFinder;
  *   server --consistent-id=ID --disco-port=P --comm-port=P --discovery=127.0.0.1:P,... --work-dir=D
  *          --persistence=true|false [--storage-path=D --wal-path=D --wal-archive-path=D --wal-mode=FSYNC
  *          --wal-segment-size=B --wal-archive-size=B] --region-size=B --backups=N --atomicity=ATOMIC|TRANSACTIONAL
- *          [--activate-servers=N]
+ *          [--activate-servers=N] [--local-host=ADDR]
  *   client --mode=activate|load|run ... (see Client)
  *   histtest   prints one encoded histogram (values 1..1000 us) for the Go side's decoding test
  * </pre>
  *
- * Everything binds to 127.0.0.1; discovery uses a static IP finder (no
- * multicast). A server prints "TIERBENCH READY consistentId" on stdout once
+ * Everything binds to 127.0.0.1 (or, on a cluster, to --local-host: the
+ * pod's address); discovery uses a static IP finder (no multicast). A server prints "TIERBENCH READY consistentId" on stdout once
  * it has started (and, with --activate-servers, once it has seen that many
  * servers, activated the cluster and found the cache).
  */
@@ -101,11 +101,16 @@ public final class Main {
         return Long.parseLong(need(args, key));
     }
 
-    /** The settings servers and clients share: loopback only, static discovery, no extras. */
+    /**
+     * The settings servers and clients share: one address (loopback unless
+     * --local-host names the pod's own on a cluster), static discovery, no
+     * extras.
+     */
     static IgniteConfiguration base(Map<String, String> args, String name) {
+        String host = args.getOrDefault("local-host", "127.0.0.1");
         IgniteConfiguration cfg = new IgniteConfiguration();
         cfg.setIgniteInstanceName(name);
-        cfg.setLocalHost("127.0.0.1");
+        cfg.setLocalHost(host);
         cfg.setWorkDirectory(need(args, "work-dir"));
         cfg.setPeerClassLoadingEnabled(false);
         cfg.setMetricsLogFrequency(0);
@@ -123,7 +128,7 @@ public final class Main {
         finder.setAddresses(addrs);
         TcpDiscoverySpi disco = new TcpDiscoverySpi();
         disco.setIpFinder(finder);
-        disco.setLocalAddress("127.0.0.1");
+        disco.setLocalAddress(host);
         if (args.containsKey("disco-port")) {
             disco.setLocalPort(Integer.parseInt(args.get("disco-port")));
             disco.setLocalPortRange(0);
@@ -131,7 +136,7 @@ public final class Main {
         cfg.setDiscoverySpi(disco);
 
         TcpCommunicationSpi comm = new TcpCommunicationSpi();
-        comm.setLocalAddress("127.0.0.1");
+        comm.setLocalAddress(host);
         comm.setLocalPort(Integer.parseInt(need(args, "comm-port")));
         comm.setLocalPortRange(0);
         // 0: the OS's (autotuned) socket buffers instead of Ignite's fixed
