@@ -148,6 +148,12 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 	for _, name := range slices.Sorted(maps.Keys(st.Workload.Params)) {
 		spec.Drive = append(spec.Drive, "--set", name+"="+st.Workload.Params[name])
 	}
+	// The durability and options reach the client too: an engine whose
+	// client applies them (opensearch's index settings) reads them there.
+	spec.Drive = append(spec.Drive, "--durability", string(cfg.Durability))
+	for _, name := range slices.Sorted(maps.Keys(cfg.Options)) {
+		spec.Drive = append(spec.Drive, "--option", name+"="+cfg.Options[name])
+	}
 	spec.Drive = append(spec.Drive, "--load", "--loaders", fmt.Sprint(loaders(cell.Clients)),
 		"--clients", fmt.Sprint(cell.Clients), "--warmup", st.WarmupIn(cell).String(), "--duration", st.Duration.String())
 	return spec, nil

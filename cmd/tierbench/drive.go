@@ -28,6 +28,8 @@ const passwordEnv = "TIERBENCH_TARGET_PASSWORD"
 type driveOptions struct {
 	engine, target, workload string
 	params                   []string
+	durability               string
+	options                  []string
 	clients, loaders         int
 	warmup, duration         time.Duration
 	load                     bool
@@ -52,10 +54,12 @@ locally, its output reads back into the same results as a run's.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.engine, "engine", "", "engine of the server: postgres, mariadb, redis")
+	f.StringVar(&o.engine, "engine", "", "engine of the server: postgres, mariadb, redis, opensearch, elasticsearch")
 	f.StringVar(&o.target, "target", "", "the server's URL without a password (postgres://user@host:port/db)")
 	f.StringVar(&o.workload, "workload", "", "workload name (tierbench workloads)")
 	f.StringArrayVar(&o.params, "set", nil, "a workload parameter, name=value (repeatable)")
+	f.StringVar(&o.durability, "durability", "", "the durability mode the client applies, for an engine whose client sets it (opensearch: the index's translog durability); default the engine's first mode")
+	f.StringArrayVar(&o.options, "option", nil, "an engine option the client applies, name=value (opensearch: shards, replicas, refresh_interval; repeatable)")
 	f.IntVar(&o.clients, "clients", 8, "concurrent clients")
 	f.DurationVar(&o.warmup, "warmup", 5*time.Second, "warmup before the measured window")
 	f.DurationVar(&o.duration, "duration", 30*time.Second, "measured window")
@@ -66,9 +70,9 @@ locally, its output reads back into the same results as a run's.`,
 
 // driveSetup is what drive checked before connecting.
 type driveSetup struct {
-	eng    engine.Engine
-	w      workload.Workload
-	target string // with the password
+	eng engine.Engine
+	w   workload.Workload
+	cfg engine.Config // the target with its password, durability and options
 }
 
 // check validates the flags and the environment; every problem is the
@@ -92,6 +96,10 @@ func (o driveOptions) check(cat *catalog.Catalog) (driveSetup, error) {
 	}
 	if pw := os.Getenv(passwordEnv); pw != "" {
 		u.User = url.UserPassword(u.User.Username(), pw)
+	}
+	cfg, err := o.engineConfig(eng.Spec())
+	if err != nil {
+		return s, err
 	}
 	spec, ok := cat.Workload(o.workload)
 	if !ok {
@@ -120,7 +128,35 @@ func (o driveOptions) check(cat *catalog.Catalog) (driveSetup, error) {
 	case o.duration <= 0 || o.warmup < 0:
 		return s, fmt.Errorf("--duration %v, --warmup %v: want a positive window and a warmup of 0 or more", o.duration, o.warmup)
 	}
-	return driveSetup{eng: eng, w: w, target: u.String()}, nil
+	cfg.Target = u.String()
+	return driveSetup{eng: eng, w: w, cfg: cfg}, nil
+}
+
+// engineConfig is the durability and options the client applies (an
+// engine whose server holds them ignores them).
+func (o driveOptions) engineConfig(spec engine.Spec) (engine.Config, error) {
+	cfg := engine.Config{Durability: engine.Durability(o.durability), Options: map[string]string{}}
+	var modes []string
+	for _, m := range spec.Modes {
+		modes = append(modes, string(m.Durability))
+	}
+	switch {
+	case o.durability == "" && len(spec.Modes) > 0:
+		cfg.Durability = spec.Modes[0].Durability
+	case o.durability != "" && !slices.Contains(modes, o.durability):
+		return cfg, fmt.Errorf("--durability %q: engine %s has %s", o.durability, spec.Name, strings.Join(modes, ", "))
+	}
+	for _, opt := range o.options {
+		name, value, ok := strings.Cut(opt, "=")
+		if !ok {
+			return cfg, fmt.Errorf("--option %q: want name=value", opt)
+		}
+		cfg.Options[name] = value
+	}
+	if _, err := spec.ResolveOptions(cfg.Options); err != nil {
+		return cfg, fmt.Errorf("--option: %w", err)
+	}
+	return cfg, nil
 }
 
 // drive runs the workload against the target and writes the run to out.
@@ -129,7 +165,7 @@ func drive(ctx context.Context, cat *catalog.Catalog, o driveOptions, out io.Wri
 	if err != nil {
 		return badInput(err)
 	}
-	db, err := s.eng.Open(ctx, engine.Config{Target: s.target})
+	db, err := s.eng.Open(ctx, s.cfg)
 	if err != nil {
 		return err
 	}

@@ -203,6 +203,9 @@ func exists(path string) bool {
 
 // node is one node's start: its folders, ports and name.
 type node struct {
+	// host is the address the node listens on: 127.0.0.1 here, every
+	// address in a pod (empty: 127.0.0.1).
+	host          string
 	java          string
 	data, logs    string
 	private       string // conf/, base/ and tmp/ of this run, 0700
@@ -212,13 +215,17 @@ type node struct {
 	heap          []string
 }
 
-// settings every node gets, whoever made it: loopback only, one node,
+// settings every node gets, whoever made it: loopback only (here), one node,
 // and no disk watermarks, so that a tier that fills fails writes with
 // "No space left on device" as with every engine, instead of the node
 // blocking writes at 95% full.
 func (n node) settings() []string {
+	host := n.host
+	if host == "" {
+		host = "127.0.0.1"
+	}
 	return []string{
-		"network.host=127.0.0.1",
+		"network.host=" + host,
 		"http.port=" + strconv.Itoa(n.httpPort),
 		"transport.port=" + strconv.Itoa(n.transportPort),
 		"discovery.type=single-node",

@@ -54,12 +54,12 @@ var (
 // its cluster is yellow or green. Folders a node had before (a cold
 // restart) are opened with their indices.
 func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err error) {
-	if cfg.Target != "" {
-		return nil, errNotSupported
-	}
 	set, err := e.parseSettings(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Target != "" {
+		return e.openTarget(ctx, cfg.Target, set)
 	}
 	dirs, err := server.RunDirs(cfg.Dirs, Data, Logs)
 	if err != nil {
@@ -268,7 +268,7 @@ func (d *DB) ready(ctx context.Context) error {
 	if err := d.getJSON(ctx, "/", &root); err != nil {
 		return err
 	}
-	if root.ClusterName != d.cluster {
+	if d.cluster != "" && root.ClusterName != d.cluster {
 		return fmt.Errorf("%s answers for cluster %q, not this run's %s", d.url, root.ClusterName, d.cluster)
 	}
 	var health struct {
@@ -330,11 +330,23 @@ func (d *DB) Version() string {
 func (d *DB) URL() string { return d.url }
 
 // PID is the node's process id: its JVM (a distribution's script execs
-// it; Elasticsearch 8's is the launcher JVM, whose child is the node).
-func (d *DB) PID() int { return d.proc.PID() }
+// it; Elasticsearch 8's is the launcher JVM, whose child is the node); 0
+// for a target.
+func (d *DB) PID() int {
+	if d.proc == nil {
+		return 0
+	}
+	return d.proc.PID()
+}
 
-// Check reports a node that has exited, with the tail of its console log.
-func (d *DB) Check() error { return d.proc.Died() }
+// Check reports a node that has exited, with the tail of its console log
+// (nil for a target: its server is not ours to watch).
+func (d *DB) Check() error {
+	if d.proc == nil {
+		return nil
+	}
+	return d.proc.Died()
+}
 
 // NewSession returns a client's handle on the node: the same node with an
 // HTTP client of its own, so no two clients share a connection pool.
@@ -349,7 +361,7 @@ func (d *DB) NewSession(context.Context) (engine.Session, error) {
 // private config folder; the component folders are left for the caller.
 // A node that had already exited is reported with its log.
 func (d *DB) Close() error {
-	died := d.proc.Died()
+	died := d.Check()
 	err := d.closers.Close()
 	if died != nil {
 		return fmt.Errorf("close %s: node had already stopped: %w", d.flavor, died)

@@ -44,7 +44,6 @@
 package search
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -124,8 +123,10 @@ func (e Engine) Spec() engine.Spec {
 		},
 		MaxClients: 128,
 	}
+	s.TargetSchemes = []string{"http"}
 	switch e.flavor {
 	case engine.FlavorOpenSearch:
+		s.Image = Image
 		s.Doc = "OpenSearch 2.19 single node (embedded runner from Maven Central, or your distribution with option home) on 127.0.0.1 as OS user tierbench, no authentication of its own, so the kernel closes its ports to other local users (nftables); workloads ingest, search, ingest-search"
 		s.MaxClientsWhy = "indexing pressure caps the bytes of bulks in flight at 10% of the heap: 128 clients with bulks of 1,000 event documents (~0.7 MB) fill a 1GiB heap's share; more are rejected (429)"
 	default:
@@ -226,6 +227,3 @@ func (e Engine) PreflightOptions(options map[string]string) error {
 	_, err := e.bundled()
 	return err
 }
-
-// errNotSupported is a target: this adapter starts its node.
-var errNotSupported = errors.New("a target (a node tierbench did not start) is not supported")

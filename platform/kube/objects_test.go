@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ignite"
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/platform/kube/kubetest"
@@ -184,14 +185,11 @@ func TestEngineObjects(t *testing.T) {
 	for _, name := range cat.EngineNames() {
 		eng, _ := cat.Engine(name)
 		cz, ok := eng.(engine.Containerizer)
-		if !ok {
+		spec := eng.Spec()
+		if !ok || spec.Image == "" { // no image: validate refuses it on a cluster
 			continue
 		}
 		tested = append(tested, name)
-		spec := eng.Spec()
-		if spec.Image == "" {
-			t.Errorf("%s runs in a container but its spec names no image", name)
-		}
 		for _, mode := range spec.Modes {
 			cfg := engine.ContainerConfig{Durability: mode.Durability, Placement: map[string]string{}, Name: "tb-s-001-engine"}
 			for _, comp := range spec.ComponentNames() {
@@ -230,9 +228,153 @@ func TestEngineObjects(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"postgres", "redis", "mariadb", "ignite"} {
+	for _, want := range []string{"postgres", "redis", "mariadb", "ignite", "opensearch"} {
 		if !slices.Contains(tested, want) {
 			t.Errorf("engines in containers: %v, want %s among them", tested, want)
 		}
+	}
+}
+
+// TestClusterEngineObjects makes the objects of an Ignite run (three
+// nodes) on a control plane with three kwok nodes: the StatefulSet's pods
+// are ready on three different nodes, each with claims of its own from
+// the tiers' classes, the nodes reach each other by name under a headless
+// Service, the load generator runs the engine's client with the launcher
+// mounted, and everything, the StatefulSet's claims too, is gone after
+// Remove.
+func TestClusterEngineObjects(t *testing.T) {
+	cp := kubetest.Start(t)
+	cp.Nodes(t, "node-1", "node-2", "node-3")
+	cp.Namespace(t, "bench")
+	for _, class := range []string{"local-ssd", "local-pmem"} {
+		cp.StorageClass(t, class)
+		cp.Volumes(t, class, 3)
+	}
+	cp.WritePodLog(t, []string{`{"type":"ready"}`, `{"type":"done"}`})
+	c, err := kube.Connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	spec := kube.RunSpec{Study: "20261122-120000-abcdef", Run: "20261122-120000-abcdef-002", Namespace: "bench", Engine: "ignite"}
+	cfg := engine.ContainerConfig{Durability: engine.Sync, Name: spec.EngineService(),
+		Placement: map[string]string{ignite.Persistence: "ssd", ignite.WAL: "pmem", ignite.WALArchive: "pmem"}}
+	if spec.Server, err = (ignite.Engine{}).Container(cfg); err != nil {
+		t.Fatal(err)
+	}
+	client, err := ignite.Engine{}.ClientContainer(cfg, engine.ClientRun{Work: engine.CacheWork{Mix: engine.CachePuts, Keys: 100, ValueSize: 10},
+		Preload: 100, Clients: 2, Warmup: time.Second, Duration: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Client = &client
+	spec.Claims = []kube.Claim{
+		{Component: ignite.Persistence, Tier: "ssd", Class: "local-ssd", Size: 1 << 30},
+		{Component: ignite.WAL, Tier: "pmem", Class: "local-pmem", Size: 1 << 30},
+	}
+	if _, archived := spec.Server.Mounts[ignite.WALArchive]; archived {
+		t.Errorf("the WAL archive on wal's tier has a mount of its own: %v", spec.Server.Mounts)
+	}
+	anchor := spec.Anchor()
+	uid, err := c.Create(ctx, spec.Namespace, anchor, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range spec.Objects("unused") {
+		kube.SetOwner(o, anchor, uid)
+		if _, err := c.Create(ctx, spec.Namespace, o, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	pods := spec.EnginePods()
+	nodes := map[string]bool{}
+	for _, pod := range pods {
+		node, err := c.WaitReady(ctx, spec.Namespace, pod, 2*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[node] = true
+	}
+	if len(pods) != 3 || len(nodes) != 3 {
+		t.Errorf("engine pods %v on nodes %v, want three pods on three nodes", pods, nodes)
+	}
+	for _, comp := range []string{ignite.Persistence, ignite.WAL} {
+		for _, name := range spec.ClaimNames(comp) {
+			var pvc struct {
+				Metadata struct{ Labels map[string]string }
+				Spec     struct{ StorageClassName string }
+				Status   struct{ Phase string }
+			}
+			if err := c.Get(ctx, spec.Namespace, "PersistentVolumeClaim", name, &pvc); err != nil {
+				t.Fatal(err)
+			}
+			if pvc.Status.Phase != "Bound" || pvc.Metadata.Labels[kube.LabelRun] != spec.Run {
+				t.Errorf("claim %s: phase %s, labels %v", name, pvc.Status.Phase, pvc.Metadata.Labels)
+			}
+		}
+	}
+	var pod struct {
+		Spec struct {
+			Containers []struct {
+				Args         []string
+				VolumeMounts []struct{ Name, MountPath string }
+			}
+		}
+	}
+	if err := c.Get(ctx, spec.Namespace, "Pod", pods[1], &pod); err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(pod.Spec.Containers[0].Args, " ")
+	for _, want := range []string{"--consistent-id=$(POD_NAME)", "--wal-mode=FSYNC", "--wal-path=/var/lib/ignite/wal",
+		"--wal-archive-path=/var/lib/ignite/wal ", spec.EngineService() + "-2." + spec.EngineService() + ":47500"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("engine args %q lack %q", args, want)
+		}
+	}
+	var svc struct {
+		Spec struct {
+			ClusterIP                string
+			PublishNotReadyAddresses bool
+		}
+	}
+	if err := c.Get(ctx, spec.Namespace, "Service", spec.EngineService(), &svc); err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.ClusterIP != "None" || !svc.Spec.PublishNotReadyAddresses {
+		t.Errorf("engine Service %+v, want headless with not-ready addresses", svc.Spec)
+	}
+
+	driverPod, err := c.PodOf(ctx, spec.Namespace, spec.Selector()+","+kube.LabelRole+"="+kube.RoleDriver, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dp struct {
+		Spec struct {
+			Containers []struct {
+				Image        string
+				Command      []string
+				VolumeMounts []struct{ Name, MountPath string }
+			}
+		}
+	}
+	if err := c.Get(ctx, spec.Namespace, "Pod", driverPod, &dp); err != nil {
+		t.Fatal(err)
+	}
+	if ctr := dp.Spec.Containers[0]; ctr.Image != ignite.Image || !slices.Equal(ctr.Command, []string{"java"}) ||
+		!slices.ContainsFunc(ctr.VolumeMounts, func(m struct{ Name, MountPath string }) bool { return m.MountPath == "/opt/tierbench" }) {
+		t.Errorf("load generator container %+v, want the image's java with the launcher mounted", ctr)
+	}
+	if err := c.Restarted(ctx, spec.Namespace, pods); err != nil {
+		t.Error(err)
+	}
+
+	if err := c.Remove(context.Background(), spec.Namespace, spec.Selector()); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := c.List(ctx, spec.Namespace, spec.Selector()); err != nil || len(left) > 0 {
+		t.Errorf("after Remove: %v %v", left, err)
 	}
 }

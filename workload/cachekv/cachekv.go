@@ -92,8 +92,8 @@ type Workload struct {
 }
 
 var (
-	_ workload.Workload  = (*Workload)(nil)
-	_ workload.Delegated = (*Workload)(nil)
+	_ workload.Workload    = (*Workload)(nil)
+	_ workload.Delegated   = (*Workload)(nil)
 	_ engine.CacheWorkload = (*Workload)(nil)
 )
 
