@@ -159,6 +159,26 @@ func TestNodes(t *testing.T) {
 			}
 			s.Close()
 
+			// The same node as a target (a node tierbench did not start, as
+			// tierbench drive reaches one on a cluster): the index settings
+			// are the target run's own, its cluster may have any name, and
+			// closing it leaves the node running.
+			target, err := tc.e.Open(context.Background(), engine.Config{Target: d.url, Durability: other, Options: testOptions})
+			if err != nil {
+				t.Fatalf("open as a target: %v", err)
+			}
+			if got := target.(*DB).SearchNode(); got.IndexSettings["index.translog.durability"] != otherSet.indexSettings()["index.translog.durability"] ||
+				got.URL != d.url || target.(*DB).Version() != tc.version {
+				t.Errorf("target: node %+v, version %q", got, target.(*DB).Version())
+			}
+			if err := target.Close(); err != nil || d.Check() != nil {
+				t.Errorf("close the target: %v; the node: %v", err, d.Check())
+			}
+			withUser := strings.Replace(d.url, "http://", "http://elastic@", 1)
+			if _, err := tc.e.Open(context.Background(), engine.Config{Target: withUser, Durability: tc.d}); err == nil || !strings.Contains(err.Error(), "no authentication") {
+				t.Errorf("a target with a user: %v, want it refused", err)
+			}
+
 			// Data: the indices and their translog; logs: the node's own.
 			dataFiles, logFiles := filesUnder(t, dirs[Data]), filesUnder(t, dirs[Logs])
 			if !anyMatch(dataFiles, "/translog/translog-", ".tlog") || !anyMatch(dataFiles, "/indices/", ".si") {
