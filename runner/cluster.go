@@ -398,7 +398,9 @@ func (r *run) followLog(ctx context.Context, pod string, rd *stream.Reader) erro
 	if podErr != nil {
 		return fmt.Errorf("load generator: %w", podErr)
 	}
-	if err := sc.Err(); err != nil && !rd.Done() {
+	// After the pod's end and the grace, the log was cut on purpose: what
+	// the stream lacks then is the reader's to say.
+	if err := sc.Err(); err != nil && !rd.Done() && logCtx.Err() == nil {
 		return fmt.Errorf("load generator: read the log of pod %s: %w", pod, err)
 	}
 	return nil

@@ -70,13 +70,14 @@ func (p *parser) platform(s *Study, top map[string]entry, spec engine.Spec, engi
 	if len(classTiers) > 0 && s.Kubernetes == nil && !declared && !p.misspelt["platform"] {
 		p.addf(s.tierLine(classTiers[0]), "tier %q is a storage class, which lives on a Kubernetes cluster; add %s", classTiers[0], example)
 	}
-	if s.Kubernetes != nil && engineOK && len(spec.TargetSchemes) == 0 {
+	inProcess := len(spec.TargetSchemes) == 0 && spec.Image == ""
+	if s.Kubernetes != nil && engineOK && inProcess {
 		p.addf(s.Kubernetes.Line, "engine %s runs inside tierbench's own process, which on a cluster is the load generator's pod: use a server engine there (see tierbench engines)", spec.Name)
 	}
 	if s.Kubernetes != nil && s.Target != "" {
 		p.addf(s.Kubernetes.Line, "a study with target measures a server you run; it places nothing on a cluster: remove platform or target")
 	}
-	if s.Kubernetes != nil && engineOK && len(spec.TargetSchemes) > 0 {
+	if s.Kubernetes != nil && engineOK && !inProcess {
 		p.clusterRuns(s, top, spec)
 	}
 }

@@ -113,6 +113,67 @@ func TestKubernetesStudy(t *testing.T) {
 	}
 }
 
+const igniteKubeStudy = `name: ignite-kube
+engine: ignite
+platform: {kubernetes: {kubeconfig: %s, namespace: bench, image: registry.example/tierbench:1}}
+tiers:
+  ssd: {storage_class: local-ssd}
+  pmem: {storage_class: local-pmem}
+placements:
+  wal-pmem: {persistence: ssd, wal: pmem}
+baseline: wal-pmem
+durability: [sync]
+workload: {name: puts, keys: 1000}
+clients: [2]
+warmup: 200ms
+duration: 1s
+`
+
+// TestKubernetesClusterEngine runs an Ignite study on a control plane with
+// three kwok nodes: the run's StatefulSet puts a node on each, every node
+// with claims of its own, and the record says where they ran. The load
+// generator's log (kwok's) holds no run, so the run is failed with the
+// stream's cause, and still nothing is left on the cluster. (The client's
+// command line itself runs for real in engine/ignite's
+// TestPodCommandLines.)
+func TestKubernetesClusterEngine(t *testing.T) {
+	cp := kubetest.Start(t)
+	cp.Nodes(t, "node-1", "node-2", "node-3")
+	cp.Namespace(t, "bench")
+	for _, class := range []string{"local-ssd", "local-pmem"} {
+		cp.StorageClass(t, class)
+		cp.Volumes(t, class, 3)
+	}
+	cp.WritePodLog(t, []string{`{"type":"ready"}`})
+	dir := t.TempDir()
+	st := writeStudy(t, dir, fmt.Sprintf(igniteKubeStudy, cp.Kubeconfig))
+	if r := tierbench(t, "validate", st); r.code != 0 {
+		t.Fatalf("validate: exit %d\n%s", r.code, r.stderr)
+	}
+	results := filepath.Join(dir, "results")
+	r := tierbench(t, "run", st, "--results", results)
+	if r.code != 1 || !strings.Contains(r.stderr, "the engine's client in pod") {
+		t.Fatalf("run: exit %d, want 1 with the client's stream failed\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = tierbench(t, "show", "--results", results, "--format", "json")
+	var got struct {
+		Runs []struct {
+			Status, Error string
+			Caveats       []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || len(got.Runs) != 1 {
+		t.Fatalf("show json: %v\n%s%s", err, r.stdout, r.stderr)
+	}
+	caveats := strings.Join(got.Runs[0].Caveats, "\n")
+	for _, want := range []string{"(3 pods on 3 nodes)", "persistence on 3 claims", "of storage class local-ssd", "wal on 3 claims"} {
+		if !strings.Contains(caveats, want) {
+			t.Errorf("the run's caveats lack %q:\n%s", want, caveats)
+		}
+	}
+	noneLeft(t, cp, "after the study")
+}
+
 // noneLeft fails t if any object tierbench made is on the cluster.
 func noneLeft(t *testing.T, cp *kubetest.ControlPlane, when string) {
 	t.Helper()
