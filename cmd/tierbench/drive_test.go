@@ -78,3 +78,22 @@ func TestDrive(t *testing.T) {
 		t.Errorf("the final histogram holds %d transactions, the run %d", n, res.Measured.Ops)
 	}
 }
+
+// TestDriveBadInput: drive refuses what it cannot run before it connects
+// to anything (exit 2, nothing on standard output), naming the flag.
+func TestDriveBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--engine", "pebble", "--target", "x://y", "--workload", "ycsb-a"}, "--engine pebble"},
+		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--durability", "nosync"}, `--durability "nosync": engine opensearch has sync, async`},
+		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--option", "shards"}, `--option "shards": want name=value`},
+		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--option", "shard=2"}, "--option: "},
+	} {
+		r := tierbench(t, append([]string{"drive"}, tc.args...)...)
+		if r.code != exitBadInput || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("drive %v: exit %d, stdout %q, stderr %q; want exit 2 naming %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+}

@@ -30,6 +30,12 @@
 // the DB serves engine.Cache (the workloads are workload/cachekv's), and
 // driver/stream reads what the client reports. Engine sessions are not
 // served.
+//
+// On a Kubernetes cluster (container.go) the same launcher runs each node
+// in a pod of a StatefulSet, in Ignite's official image, with the same
+// server command line but the pod's name and address; the client runs as
+// the load generator's Job in the same image and loads and drives in one
+// JVM.
 package ignite
 
 import (
@@ -117,7 +123,7 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.Memory, Doc: "native persistence off: data lives only in the nodes' off-heap data regions; nothing is written to the tiers (the persistence folder holds only logs and work files). Every stop or crash loses everything."},
 		},
 		Options: []engine.Option{
-			{Name: optNodes, Kind: engine.KindInt, Default: "3", Doc: "server nodes, one JVM each, all on 127.0.0.1"},
+			{Name: optNodes, Kind: engine.KindInt, Default: "3", Doc: "server nodes, one JVM each, all on 127.0.0.1 (on a cluster: one pod each)"},
 			{Name: optRegionSize, Kind: engine.KindSize, Memory: true, Default: "1GiB", Doc: "default data region maxSize per node: off-heap memory for pages (the whole data set in memory mode, so it must fit)"},
 			{Name: optWALSegmentSize, Kind: engine.KindSize, Default: "64MiB", Doc: "walSegmentSize (512KiB to under 2GiB)"},
 			{Name: optWALArchiveSize, Kind: engine.KindSize, Default: "512MiB", Doc: "maxWalArchiveSize per node: WAL kept beyond what recovery needs (also bounds the WAL folder when archiving is off)"},

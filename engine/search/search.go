@@ -41,6 +41,15 @@
 // drivers) and the node's own: an nftables table per run
 // (server.LockPorts), recorded in the ledger so `tierbench cleanup` removes
 // it after a kill.
+//
+// A node tierbench did not start is reached with a target
+// (http://host:port, no user: such a node has no authentication either);
+// the run's durability and options then become the index settings the
+// workload creates its index with, as on a node of tierbench's own. That
+// is how `tierbench drive` reaches engine opensearch on a Kubernetes
+// cluster (container.go: the node in OpenSearch's official image, with
+// the same settings as here; only the run's NetworkPolicy keeps other
+// pods off it).
 package search
 
 import (
