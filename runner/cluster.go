@@ -275,6 +275,9 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 	}
 	watch.sample(ctx, true)
 	r.rec.Telemetry = watch.summary(what)
+	if used := watch.volumesUsed(); used != "" {
+		r.rec.Caveats = append(r.rec.Caveats, "claims used at the window's end (kubelet): "+used)
+	}
 	r.res, err = rd.Result(runErr)
 	if r.res != nil {
 		var ferr error
@@ -360,6 +363,21 @@ func (w *podWatch) summary(loadGen string) *telemetry.Summary {
 	}
 	sum.Errors = w.errs
 	return sum
+}
+
+// volumesUsed says what the engine's claims held at the last reading
+// ("" when no kubelet said).
+func (w *podWatch) volumesUsed() string {
+	var out []string
+	for _, p := range w.engine {
+		if p.last == nil {
+			continue
+		}
+		for _, claim := range slices.Sorted(maps.Keys(p.last.VolumeUsedBytes)) {
+			out = append(out, claim+" "+humanize.IBytes(p.last.VolumeUsedBytes[claim]))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // logGrace is how long a log is read after its pod ended: a kubelet ends
