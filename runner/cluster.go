@@ -226,12 +226,11 @@ func (r *run) engineReadyOnCluster(ctx context.Context) error {
 		nodes[node] = true
 	}
 	r.rec.EngineVersion = spec.Server.Image + " (image)"
-	placed := strings.Join(where, ", ")
+	placed := "engine pod " + where[0]
 	if len(where) > 1 {
-		placed = fmt.Sprintf("%s (%d pods on %s)", placed, len(where), plural(len(nodes), "node"))
+		placed = fmt.Sprintf("engine pods %s (%d pods on %s)", strings.Join(where, ", "), len(where), plural(len(nodes), "node"))
 	}
-	r.rec.Caveats = append(r.rec.Caveats, fmt.Sprintf("engine %s %s; telemetry on a cluster is the pods' CPU and memory from the kubelets' summary API (cAdvisor, refreshed about every 10 s): no device I/O, flushes or fsync waits",
-		map[bool]string{false: "pod", true: "pods"}[len(where) > 1], placed))
+	r.rec.Caveats = append(r.rec.Caveats, placed+"; telemetry on a cluster is the pods' CPU and memory from the kubelets' summary API (cAdvisor, refreshed about every 10 s): no device I/O, flushes or fsync waits")
 	return nil
 }
 

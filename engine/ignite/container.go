@@ -60,12 +60,17 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 	for comp := range cfg.Placement {
 		ctr.Mounts[comp] = podMounts + "/" + strings.ReplaceAll(comp, "_", "-")
 	}
-	work := podScratch + "/work"
+	if ctr.Mounts[Persistence] == "" || ctr.Mounts[WAL] == "" {
+		return engine.Container{}, fmt.Errorf("ignite needs components %s and %s placed", Persistence, WAL)
+	}
+	// As here, each node's work folder is on the persistence tier.
+	work := ctr.Mounts[Persistence] + "/work"
 	var dirs []string
-	if set.persistence {
-		if ctr.Mounts[Persistence] == "" || ctr.Mounts[WAL] == "" {
-			return engine.Container{}, fmt.Errorf("ignite with durability %s needs components %s and %s placed", cfg.Durability, Persistence, WAL)
-		}
+	if !set.persistence {
+		// In memory nothing is written to the WAL's tiers: no claims.
+		delete(ctr.Mounts, WAL)
+		delete(ctr.Mounts, WALArchive)
+	} else {
 		dirs = []string{ctr.Mounts[Persistence], ctr.Mounts[WAL], ctr.Mounts[WALArchive]}
 		// As here: the archive on wal's tier is wal's own folder, which
 		// turns archiving off; its claim is then not made.
@@ -73,7 +78,6 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 			dirs[2] = dirs[1]
 			delete(ctr.Mounts, WALArchive)
 		}
-		work = ctr.Mounts[Persistence] + "/work"
 	}
 	l := podLauncher()
 	ctr.Args = l.args(set.heap, serverArgs(set, podAddr, peers(cfg, set.nodes), work, dirs)...)
