@@ -140,10 +140,7 @@ func TestKubernetesClusterEngine(t *testing.T) {
 	cp := kubetest.Start(t)
 	cp.Nodes(t, "node-1", "node-2", "node-3")
 	cp.Namespace(t, "bench")
-	for _, class := range []string{"local-ssd", "local-pmem"} {
-		cp.StorageClass(t, class)
-		cp.Volumes(t, class, 3)
-	}
+	cp.Classes(t, 3, "local-ssd", "local-pmem")
 	cp.WritePodLog(t, []string{`{"type":"ready"}`})
 	dir := t.TempDir()
 	st := writeStudy(t, dir, fmt.Sprintf(igniteKubeStudy, cp.Kubeconfig))

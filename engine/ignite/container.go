@@ -48,11 +48,7 @@ var _ engine.ClientContainerizer = Engine{}
 // its own claims, joined by discovery at the pods' names under the
 // engine's Service.
 func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
-	set, err := parseSettings(engine.Config{Durability: cfg.Durability, Options: cfg.Options})
-	if err != nil {
-		return engine.Container{}, err
-	}
-	ctr, err := podContainer(cfg)
+	set, ctr, err := podContainer(cfg)
 	if err != nil {
 		return engine.Container{}, err
 	}
@@ -90,11 +86,7 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 // joins the nodes, activates the cluster once all have joined, preloads,
 // and drives one run.
 func (Engine) ClientContainer(cfg engine.ContainerConfig, run engine.ClientRun) (engine.Container, error) {
-	set, err := parseSettings(engine.Config{Durability: cfg.Durability, Options: cfg.Options})
-	if err != nil {
-		return engine.Container{}, err
-	}
-	ctr, err := podContainer(cfg)
+	set, ctr, err := podContainer(cfg)
 	if err != nil {
 		return engine.Container{}, err
 	}
@@ -112,13 +104,18 @@ func (Engine) ClientContainer(cfg engine.ContainerConfig, run engine.ClientRun) 
 }
 
 // podContainer is what the nodes' and the client's containers share: the
-// image, java, the launcher's jars, the pod's name and address.
-func podContainer(cfg engine.ContainerConfig) (engine.Container, error) {
+// run's settings, the image, java, the launcher's jars, the pod's name and
+// address.
+func podContainer(cfg engine.ContainerConfig) (settings, engine.Container, error) {
+	set, err := parseSettings(engine.Config{Durability: cfg.Durability, Options: cfg.Options})
+	if err != nil {
+		return set, engine.Container{}, err
+	}
 	files, err := launcherFiles()
 	if err != nil {
-		return engine.Container{}, err
+		return set, engine.Container{}, err
 	}
-	return engine.Container{
+	return set, engine.Container{
 		Image:    cfg.ImageOr(Image),
 		Command:  []string{"java"},
 		Env:      podEnv,

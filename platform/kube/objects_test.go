@@ -32,6 +32,23 @@ func runSpec(t *testing.T) kube.RunSpec {
 		Drive: []string{"--workload", "tpcb", "--clients", "8"}}
 }
 
+// startCluster starts a control plane with the nodes, namespace bench,
+// classes local-ssd and local-pmem with `volumes` volumes each, and a
+// driver log of an empty run, and connects to it.
+func startCluster(t *testing.T, volumes int, nodes ...string) *kube.Cluster {
+	t.Helper()
+	cp := kubetest.Start(t)
+	cp.Nodes(t, nodes...)
+	cp.Namespace(t, "bench")
+	cp.Classes(t, volumes, "local-ssd", "local-pmem")
+	cp.WritePodLog(t, []string{`{"type":"ready"}`, `{"type":"done"}`})
+	c, err := kube.Connect(cp.Kubeconfig, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // TestRunObjects makes a run's objects on a control plane with a
 // scheduler, a controller manager and a kwok node: claims of the right
 // classes bound, the engine's pod with each component mounted where the
@@ -39,18 +56,7 @@ func runSpec(t *testing.T) kube.RunSpec {
 // read through the API, every object labelled and owned by the run's
 // anchor, and all of them gone after Remove.
 func TestRunObjects(t *testing.T) {
-	cp := kubetest.Start(t)
-	cp.Nodes(t, "node-1")
-	cp.Namespace(t, "bench")
-	for _, class := range []string{"local-ssd", "local-pmem"} {
-		cp.StorageClass(t, class)
-		cp.Volumes(t, class, 1)
-	}
-	cp.WritePodLog(t, []string{`{"type":"ready"}`, `{"type":"done"}`})
-	c, err := kube.Connect(cp.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := startCluster(t, 1, "node-1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	spec := runSpec(t)
@@ -244,27 +250,18 @@ func TestEngineObjects(t *testing.T) {
 // mounted, and everything, the StatefulSet's claims too, is gone after
 // Remove.
 func TestClusterEngineObjects(t *testing.T) {
-	cp := kubetest.Start(t)
-	cp.Nodes(t, "node-1", "node-2", "node-3")
-	cp.Namespace(t, "bench")
-	for _, class := range []string{"local-ssd", "local-pmem"} {
-		cp.StorageClass(t, class)
-		cp.Volumes(t, class, 3)
-	}
-	cp.WritePodLog(t, []string{`{"type":"ready"}`, `{"type":"done"}`})
-	c, err := kube.Connect(cp.Kubeconfig, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := startCluster(t, 3, "node-1", "node-2", "node-3")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
 	spec := kube.RunSpec{Study: "20261122-120000-abcdef", Run: "20261122-120000-abcdef-002", Namespace: "bench", Engine: "ignite"}
 	cfg := engine.ContainerConfig{Durability: engine.Sync, Name: spec.EngineService(),
 		Placement: map[string]string{ignite.Persistence: "ssd", ignite.WAL: "pmem", ignite.WALArchive: "pmem"}}
-	if spec.Server, err = (ignite.Engine{}).Container(cfg); err != nil {
+	server, err := ignite.Engine{}.Container(cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
+	spec.Server = server
 	client, err := ignite.Engine{}.ClientContainer(cfg, engine.ClientRun{Work: engine.CacheWork{Mix: engine.CachePuts, Keys: 100, ValueSize: 10},
 		Preload: 100, Clients: 2, Warmup: time.Second, Duration: 2 * time.Second})
 	if err != nil {

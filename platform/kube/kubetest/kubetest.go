@@ -369,6 +369,15 @@ spec:
 	return path
 }
 
+// Classes creates each storage class with n volumes of it.
+func (cp *ControlPlane) Classes(t testing.TB, n int, classes ...string) {
+	t.Helper()
+	for _, class := range classes {
+		cp.StorageClass(t, class)
+		cp.Volumes(t, class, n)
+	}
+}
+
 // Volumes creates n volumes of storage class class (hostPath, never
 // written: no pod runs) for the controller manager to bind claims to.
 func (cp *ControlPlane) Volumes(t testing.TB, class string, n int) {
