@@ -709,7 +709,7 @@ func missingNote(g *stats.Group) string {
 
 func (b *builder) throughputSection() chartSection {
 	s := chartSection{ID: "chart-throughput", Heading: "Throughput vs clients",
-		Intro: fmt.Sprintf(b.metricIntro()+"Median throughput over the ok repeats of each placement; whiskers are 95%% bootstrap confidence intervals (shown from %d ok repeats on).", stats.MinRepeats)}
+		Intro: fmt.Sprintf(b.metricIntro()+"Median throughput over the ok rounds of each placement; whiskers are 95%% t intervals on logs (shown from %d ok rounds on).", stats.MinRounds)}
 	for _, d := range b.st.Durability {
 		c := &chart{Title: "Throughput vs clients, durability " + d, X: b.clientAxis(),
 			Y: axis{Label: "median " + b.st.ThroughputUnit(), ZeroBased: true}}

@@ -12,7 +12,7 @@ import (
 func TestCompareTableShowsWhyNothingToCompare(t *testing.T) {
 	rows := []stats.Row{
 		{Metric: "throughput", Unit: "ops/s", Group: "sync c=16", Contender: "wal-ram", Baseline: 100, Value: 150, Diff: 50, DiffPct: 50,
-			Verdict: stats.NoInterval, HigherBest: true},
+			Verdict: stats.Inconclusive, HigherBest: true},
 		{Metric: "throughput", Unit: "ops/s", Group: "sync c=64", Contender: "wal-quick", Verdict: stats.NoData, HigherBest: true,
 			Note: "wal-quick: no ok run (2 failed: tier quick full), nothing to compare"},
 	}

@@ -90,14 +90,14 @@ func (c runCPU) perOpText() string {
 // perOpRatioText is a group's load generator CPU per operation against its
 // baseline's: "0.85x [0.80-0.91]", or "-".
 func perOpRatioText(g *stats.Group) string {
-	ratio, ci, ok := g.LoadPerOpRatio()
+	c, ok := g.LoadPerOpRatio()
 	switch {
 	case !ok:
 		return "-"
-	case ci == nil:
-		return fmt.Sprintf("%.2fx", ratio)
+	case c.CI95 == nil:
+		return fmt.Sprintf("%.2fx", c.Ratio)
 	}
-	return fmt.Sprintf("%.2fx [%.2f-%.2f]", ratio, ci[0], ci[1])
+	return fmt.Sprintf("%.2fx [%.2f-%.2f] %s", c.Ratio, c.CI95[0], c.CI95[1], c.Verdict)
 }
 
 // cpuTable writes, per durability, client count and series, the median

@@ -50,11 +50,13 @@ func HTML(w io.Writer, in Input) error {
 
 // doc is a report's content, independent of its output format.
 type doc struct {
-	Title      string
-	Facts      []kv
-	Question   string
-	Clients    int
-	Verdicts   []string
+	Title    string
+	Facts    []kv
+	Question string
+	Clients  int
+	Verdicts []string
+	// Method says how figures, intervals and verdicts were computed.
+	Method     string
 	Notes      []string // tiers that are not durable or emulated
 	Warnings   []string // failed runs, missing verdicts
 	Env        table
@@ -140,7 +142,8 @@ func buildDoc(in Input) (*doc, error) {
 		Facts:    b.facts(),
 		Question: b.question(),
 		Clients:  b.clients,
-		Verdicts: Verdicts(b.st, b.a, b.clients),
+		Verdicts: Verdicts(b.st, b.a, in.Clients),
+		Method:   MethodNote(b.st),
 		Notes:    NotDurableNotes(b.st),
 		Warnings: b.warnings(),
 		Env:      b.envTable(),
@@ -185,8 +188,12 @@ func (b *builder) question() string {
 			base += " (" + PlacementText(p) + ")"
 		}
 	}
-	return fmt.Sprintf("How does the throughput of %s running %s change when its components are placed on other storage tiers, compared with the baseline placement %s? The answer is given at %d clients; the charts and tables cover every client count.",
-		orDash(b.st.Engine), orDash(b.st.Workload), base, b.clients)
+	at := "Each answer runs across the client counts measured, from the first to the last"
+	if b.in.Clients != 0 {
+		at = fmt.Sprintf("The answer is given at %d clients; the charts and tables cover every client count", b.clients)
+	}
+	return fmt.Sprintf("How does the throughput of %s running %s change when its components are placed on other storage tiers, compared with the baseline placement %s? %s.",
+		orDash(b.st.Engine), orDash(b.st.Workload), base, at)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -367,7 +374,7 @@ func (b *builder) matrixTable() table {
 	return kvTable(append(rows, []kv{{"workload parameters", orDash(params(st.WorkloadParams))},
 		{"engine options", orDash(params(st.Options))}, {"baseline", orDash(st.Baseline)},
 		{"durability modes", orDash(strings.Join(durs, "; "))}, {"client counts", orDash(strings.Join(clients, ", "))},
-		{"repeats per cell", strconv.Itoa(st.Repeat)}, {"warmup", fmtSeconds(st.WarmupS)},
+		{"rounds", roundsText(st) + orderText(st)}, {"warmup", fmtSeconds(st.WarmupS)},
 		{"measured duration", fmtSeconds(st.DurationS)}, {"load", load},
 		{"runs", fmt.Sprintf("%d (%d ok, %d not ok)", len(b.in.Runs), ok, failed)}}...))
 }
@@ -510,7 +517,6 @@ func runRow(r results.Run) row {
 // pageTemplate is the HTML page. html/template escapes every string; only
 // chart SVG (escaped when built) is inserted as trusted markup.
 var pageTemplate = template.Must(template.New("page").
-	Funcs(template.FuncMap{"minRepeats": func() int { return stats.MinRepeats }}).
 	Parse(pageHTML))
 
 const pageHTML = `<!DOCTYPE html>
@@ -561,7 +567,8 @@ pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}
 <h2>The question and the answer</h2>
 <p class="question">{{.Question}}</p>
 {{if .Verdicts}}<ul class="verdicts">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>
-{{else}}<p>No verdict: no placement other than the baseline has data at {{.Clients}} clients.</p>{{end}}
+{{else}}<p>No verdict: no placement other than the baseline has data to compare.</p>{{end}}
+<p class="note">{{.Method}}</p>
 {{if .Notes}}<div class="callout warn" role="note"><strong>Read these figures with care:</strong><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Warnings}}<div class="callout" role="note"><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 </section>
@@ -591,7 +598,7 @@ pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}
 <section id="results">
 <h2>Results</h2>
 <h3>Per group</h3>
-<p class="note">Medians over the ok repeats of each placement x durability x clients cell (p50 and p99 are the medians of the runs' own percentiles); intervals are 95% bootstrap CIs, given from {{minRepeats}} ok repeats on. Click a header to sort.</p>
+<p class="note">One row per placement x durability x clients cell; p50 and p99 are the medians of the runs' own percentiles. {{.Method}} Click a header to sort.</p>
 {{template "table" .Groups}}
 <h3>Every run</h3>
 <p class="note">Latency percentiles are each run's own, from its measured window. Click a header to sort.</p>

@@ -31,8 +31,8 @@ func TestHTMLReportContents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	verdicts := Verdicts(f.st, in.Analysis, 16)
-	if len(verdicts) != 3 || !strings.HasPrefix(verdicts[2], "At 16 clients, durability nosync against sync on each placement: all-disk ") {
+	verdicts := Verdicts(f.st, in.Analysis, 0)
+	if len(verdicts) != 5 || !strings.HasPrefix(verdicts[4], "Durability nosync against sync, on each placement: all-disk ") {
 		t.Fatalf("want a verdict per durability mode and one comparing the modes, got %q", verdicts)
 	}
 	for _, v := range verdicts {

@@ -25,7 +25,7 @@ func JSON(w io.Writer, st *results.Study, runs []results.Run) error {
 	runs = stats.Explain(st, runs)
 	view, viewRuns := results.SeriesView(st, runs)
 	a := stats.Analyze(view, viewRuns)
-	doc := Document{Study: st, Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, HeadlineClients(view, 0))}
+	doc := Document{Study: st, Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, 0)}
 	if doc.Verdicts == nil {
 		doc.Verdicts = []string{}
 	}

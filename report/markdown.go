@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tierbench/tierbench/stats"
 )
 
 // Markdown writes the report to w and its charts as SVG files into chartDir,
@@ -73,9 +72,10 @@ func (m *mdWriter) answer(d *doc) {
 	}
 	m.printf("%s\n\n## The question and the answer\n\n*%s*\n\n", strings.Join(facts, " · "), md(d.Question))
 	if len(d.Verdicts) == 0 {
-		m.printf("No verdict: no placement other than the baseline has data at %d clients.\n\n", d.Clients)
+		m.printf("No verdict: no placement other than the baseline has data to compare.\n\n")
 	}
 	m.list(d.Verdicts, "- **", "**")
+	m.printf("%s\n\n", md(d.Method))
 	if len(d.Notes) > 0 {
 		m.printf("> **Read these figures with care:**\n>\n")
 		m.list(d.Notes, "> - ", "")
@@ -151,7 +151,7 @@ func (m *mdWriter) chartLink(slug string) string {
 
 func (m *mdWriter) results(d *doc) {
 	m.printf("## Results\n\n### Per group\n\n")
-	m.printf("Medians over the ok repeats of each placement x durability x clients cell (p50 and p99 are the medians of the runs' own percentiles); intervals are 95%% bootstrap CIs, given from %d ok repeats on.\n\n", stats.MinRepeats)
+	m.printf("One row per placement x durability x clients cell; p50 and p99 are the medians of the runs' own percentiles. %s\n\n", d.Method)
 	m.table(d.Groups)
 	m.printf("### Every run\n\nLatency percentiles are each run's own, from its measured window; CPU is in percent of one core over that window, the load generator's also per operation.\n\n")
 	m.table(d.Runs)

@@ -42,8 +42,8 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	if note := lanesNote(runs); note != "" {
 		mode += ", " + note
 	}
-	fmt.Fprintf(w, "warmup %gs, measured %gs, %d repeat(s), %s; host %s, %d cpus, kernel %s\n",
-		st.WarmupS, st.DurationS, st.Repeat, mode, st.Env.Hostname, st.Env.CPUs, st.Env.Kernel)
+	fmt.Fprintf(w, "warmup %gs, measured %gs, %s%s, %s; host %s, %d cpus, kernel %s\n",
+		st.WarmupS, st.DurationS, roundsText(st), orderText(st), mode, st.Env.Hostname, st.Env.CPUs, st.Env.Kernel)
 	fmt.Fprintln(w, "tiers:")
 	names := sortedTierNames(st)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -99,13 +99,11 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		}
 	}
 	tw.Flush()
-	if st.Repeat > 1 {
-		fmt.Fprintf(w, "\nfigures are medians over %d repeats; [brackets] are 95%% bootstrap CIs (given from %d repeats on)\n", st.Repeat, stats.MinRepeats)
-	}
+	fmt.Fprintln(w, "\n"+MethodNote(st))
 	cpuTable(w, st, a)
 	journalTable(w, st, a)
 	fmt.Fprintln(w)
-	for _, v := range Verdicts(st, a, HeadlineClients(st, 0)) {
+	for _, v := range Verdicts(st, a, 0) {
 		fmt.Fprintln(w, v)
 	}
 	bottlenecks(w, st, runs)

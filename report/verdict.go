@@ -13,9 +13,8 @@ import (
 	"github.com/tierbench/tierbench/stats"
 )
 
-// HeadlineClients picks the client count the verdict sentences speak of:
-// want if the study has it, else the largest client count (where placement
-// differences under load show most).
+// HeadlineClients picks the client count a chart of one client count
+// shows: want if the study has it, else the largest client count.
 func HeadlineClients(st *results.Study, want int) int {
 	for _, c := range st.Clients {
 		if c == want {
@@ -46,31 +45,101 @@ func durabilityPhrase(d string) string {
 	return "With durability " + d
 }
 
-// Verdicts returns one sentence per durability mode answering the study's
-// question at the given client count, e.g. "With synced commits, at 16
-// clients, wal-ram delivers 2.10x (95% CI 1.90-2.30x) the throughput of
-// all-disk; all-ram 2.40x (95% CI 2.20-2.60x)." A side without an ok run is
-// named with why, never given a ratio: "wal-quick: no ok run (2 failed:
-// tier quick full), nothing to compare".
+// Verdicts answers the study's question, one sentence per comparison,
+// each summarising every client count (or only clients, when it is not 0):
+// "With synced commits, wal-ram delivers 7.60x [7.10-8.20] the throughput
+// of all-disk at 1 client, falling to 1.50x [1.40-1.60] at 64 clients:
+// better at every client count." Ratios are paired by round with their
+// 95% CIs, and the verdict words are stats' four. A side without an ok run
+// is named with why, never given a ratio.
 func Verdicts(st *results.Study, a *stats.Analysis, clients int) []string {
+	cs := st.Clients
+	if clients != 0 {
+		cs = []int{clients}
+	}
 	var out []string
 	for _, d := range st.Durability {
-		if s := verdict(st, a, d, clients); s != "" {
-			out = append(out, s)
+		out = append(out, baselineVerdicts(st, a, d, cs)...)
+	}
+	out = append(out, durabilityVerdicts(st, a, cs)...)
+	return append(out, sweepVerdicts(st, a, cs)...)
+}
+
+// baselineVerdicts compares each series with its baseline in durability d.
+func baselineVerdicts(st *results.Study, a *stats.Analysis, d string, cs []int) []string {
+	var out []string
+	for _, p := range st.Placements {
+		if st.IsBaseline(p) {
+			continue
+		}
+		base := st.BaselineOf(p)
+		var pts []atCount
+		for _, c := range cs {
+			g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: c})
+			if g != nil {
+				pts = append(pts, atCount{clients: c, cmp: g, base: a.Group(stats.Key{Series: base, Durability: d, Clients: c})})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		prefix := durabilityPhrase(d) + ", "
+		if baselineNeverRan(pts) {
+			out = append(out, fmt.Sprintf("%s%s: there is nothing to compare: the baseline %s has %s.", prefix, p.Name, base, pts[0].base.NoRunText()))
+			continue
+		}
+		out = append(out, prefix+p.Name+" "+span(pts, verb(st)+" ", " the "+throughputNoun(st)+" of "+base)+".")
+	}
+	return out
+}
+
+// baselineNeverRan is true when the baseline has no ok run at any of pts'
+// client counts.
+func baselineNeverRan(pts []atCount) bool {
+	for _, p := range pts {
+		if p.base != nil && p.base.N > 0 {
+			return false
 		}
 	}
-	out = append(out, durabilityVerdicts(st, a, clients)...)
-	return append(out, sweepVerdicts(st, a, clients)...)
+	return pts[0].base != nil
+}
+
+// durabilityVerdicts compares each further durability mode with the
+// study's first on every placement (what FSYNC costs against LOG_ONLY):
+// "Durability sync against async, on each placement: ssd 0.35x
+// [0.33-0.37] at 1 client, ...: worse at every client count; ...".
+// Placements that pin their own mode run the same in every row and are
+// left out.
+func durabilityVerdicts(st *results.Study, a *stats.Analysis, cs []int) []string {
+	if len(st.Durability) < 2 {
+		return nil
+	}
+	ref := st.Durability[0]
+	var out []string
+	for _, d := range st.Durability[1:] {
+		var parts []string
+		for _, p := range st.Placements {
+			if p.Durability != "" {
+				continue
+			}
+			if pts := versusPoints(a, cs, stats.Key{Series: p.Name, Durability: d}, stats.Key{Series: p.Name, Durability: ref}); len(pts) > 0 {
+				parts = append(parts, p.Name+" "+span(pts, "", ""))
+			}
+		}
+		if len(parts) > 0 {
+			out = append(out, fmt.Sprintf("Durability %s against %s, on each placement: %s.", d, ref, strings.Join(parts, "; ")))
+		}
+	}
+	return out
 }
 
 // sweepVerdicts compares, for each swept dimension, each further value
 // with the dimension's first, the rest held equal, on every placement:
-// "With synced commits, at 16 clients, heap=4g against heap=1g: all-sata
-// 1.10x (95% CI ...); all-pmem ..." and "warm against cold: ...". This is
-// the question of a cache or heap sweep (how much does a bigger cache
-// buy?), which the baseline comparison, made within one combination,
-// leaves out.
-func sweepVerdicts(st *results.Study, a *stats.Analysis, clients int) []string {
+// "With synced commits, heap=4g against heap=1g: all-sata 1.10x [...] at
+// 1 client, ...; all-pmem ..." and "warm against cold: ...". This is the
+// question of a cache or heap sweep (how much does a bigger cache buy?),
+// which the baseline comparison, made within one combination, leaves out.
+func sweepVerdicts(st *results.Study, a *stats.Analysis, cs []int) []string {
 	var out []string
 	for _, d := range st.Durability {
 		for i, dim := range st.Dims() {
@@ -84,17 +153,15 @@ func sweepVerdicts(st *results.Study, a *stats.Analysis, clients int) []string {
 					if !ok {
 						continue
 					}
-					g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: clients})
-					base := a.Group(stats.Key{Series: q.Name, Durability: d, Clients: clients})
-					if g == nil || base == nil {
+					pts := versusPoints(a, cs, stats.Key{Series: p.Name, Durability: d}, stats.Key{Series: q.Name, Durability: d})
+					if len(pts) == 0 {
 						continue
 					}
 					name := strings.Join(append([]string{p.Of}, slices.Delete(slices.Clone(p.Settings), i, i+1)...), " ")
-					parts = append(parts, name+" "+versusText(g, base, v, dim.Labels[0]))
+					parts = append(parts, name+" "+span(pts, "", ""))
 				}
 				if len(parts) > 0 {
-					out = append(out, fmt.Sprintf("%s, at %d clients, %s against %s: %s.", durabilityPhrase(d), clients, v, dim.Labels[0],
-						strings.Join(parts, "; ")))
+					out = append(out, fmt.Sprintf("%s, %s against %s: %s.", durabilityPhrase(d), v, dim.Labels[0], strings.Join(parts, "; ")))
 				}
 			}
 		}
@@ -115,130 +182,146 @@ func sameBut(st *results.Study, p results.Placement, i int, v string) (results.P
 	return results.Placement{}, false
 }
 
-// verdict is Verdicts' sentence for durability d, "" when the study has no
-// placement to compare. Series are compared with their own baseline (the
-// baseline placement in the same swept combination): one clause per
-// baseline.
-func verdict(st *results.Study, a *stats.Analysis, d string, clients int) string {
-	var baselines []string
-	byBase := map[string][]results.Placement{}
-	for _, p := range st.Placements {
-		b := st.BaselineOf(p)
-		if !slices.Contains(baselines, b) {
-			baselines = append(baselines, b)
+// versusPoints compares the groups of key g with those of key base (their
+// Clients unset) at each client count, paired by round (stats.Versus).
+func versusPoints(a *stats.Analysis, cs []int, g, base stats.Key) []atCount {
+	var pts []atCount
+	for _, c := range cs {
+		g.Clients, base.Clients = c, c
+		gg, bg := a.Group(g), a.Group(base)
+		if gg == nil || bg == nil {
+			continue
 		}
-		if !st.IsBaseline(p) {
-			byBase[b] = append(byBase[b], p)
+		cmp := gg
+		if gg.N > 0 && bg.N > 0 {
+			cmp = stats.Versus(gg, bg)
 		}
+		pts = append(pts, atCount{clients: c, cmp: cmp, base: bg})
 	}
-	var clauses []string
-	for _, b := range baselines {
-		if c := verdictClause(st, a, b, byBase[b], d, clients); c != "" {
-			clauses = append(clauses, c)
-		}
-	}
-	if len(clauses) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s, at %d clients, ", durabilityPhrase(d), clients) + strings.Join(clauses, "; ") + "."
+	return pts
 }
 
-// verdictClause compares placements with their baseline series base:
-// "wal-ram delivers 2.10x (95% CI 1.90-2.30x, better) the throughput of
-// all-disk; all-ram 2.40x (...)".
-func verdictClause(st *results.Study, a *stats.Analysis, base string, ps []results.Placement, d string, clients int) string {
-	var measured, missing []string
-	noInterval := 0
-	for _, p := range ps {
-		g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: clients})
+// atCount is one client count's comparison: cmp holds the ratio to base
+// (the analysis' own group for a baseline comparison, a stats.Versus copy
+// otherwise).
+type atCount struct {
+	clients   int
+	cmp, base *stats.Group
+}
+
+// span summarises a comparison across client counts: the ratio at the
+// first and the last (and where the effect is largest, when that is
+// neither), each with its 95% CI, then the verdicts: "2.10x [1.90-2.30]
+// at 1 client, falling to 1.20x [1.10-1.30] at 64 clients: better at
+// every client count". verb goes before the first ratio and of after it
+// ("delivers 2.10x [...] the throughput of all-disk at 1 client"). Client
+// counts where a side has no ok run are named with why.
+func span(pts []atCount, verb, of string) string {
+	var ok []atCount
+	var gaps []string
+	for _, p := range pts {
 		switch {
-		case g == nil:
-			continue
-		case g.N == 0:
-			missing = append(missing, p.Name+": "+g.NoRunText())
-			continue
-		case g.Verdict == stats.NoInterval:
-			noInterval = g.N
-			measured = append(measured, fmt.Sprintf("%s %.2fx", p.Name, g.Ratio))
-			continue
+		case p.cmp.N == 0:
+			gaps = append(gaps, fmt.Sprintf("at %s: %s", clientsText(p.clients), p.cmp.NoRunText()))
+		case p.base == nil || p.base.N == 0:
+			name := "the baseline"
+			if p.base != nil {
+				name += " " + p.base.Series + " has " + p.base.NoRunText()
+			}
+			gaps = append(gaps, fmt.Sprintf("at %s: %s", clientsText(p.clients), name))
+		case p.cmp.Ratio == 0:
+			gaps = append(gaps, fmt.Sprintf("at %s: no round has an ok run of both sides", clientsText(p.clients)))
+		default:
+			ok = append(ok, p)
 		}
-		measured = append(measured, p.Name+" "+RatioText(g))
-	}
-	if len(measured) == 0 && len(missing) == 0 {
-		return ""
-	}
-	if bg := a.Group(stats.Key{Series: base, Durability: d, Clients: clients}); bg != nil && bg.N == 0 {
-		return fmt.Sprintf("there is nothing to compare: the baseline %s has %s", base, bg.NoRunText())
 	}
 	var s string
-	if len(measured) > 0 {
-		first := measured[0]
-		if i := strings.Index(first, " "); i > 0 {
-			first = first[:i] + " " + verb(st) + first[i:] + " the " + throughputNoun(st) + " of " + base
+	switch len(ok) {
+	case 0:
+	case 1:
+		s = fmt.Sprintf("%s%s%s at %s: %s", verb, ratioCI(ok[0].cmp), of, clientsText(ok[0].clients), ok[0].cmp.Verdict)
+	default:
+		first, last := ok[0], ok[len(ok)-1]
+		dir := "rising to"
+		if last.cmp.Ratio < first.cmp.Ratio {
+			dir = "falling to"
 		}
-		s = strings.Join(append([]string{first}, measured[1:]...), "; ")
-		if noInterval > 0 {
-			s += fmt.Sprintf(" (no confidence interval from %d repeat(s); use repeat: %d or more)", noInterval, stats.MinRepeats)
+		s = fmt.Sprintf("%s%s%s at %s, %s %s at %s", verb, ratioCI(first.cmp), of, clientsText(first.clients), dir, ratioCI(last.cmp), clientsText(last.clients))
+		if top := largest(ok); top != first && top != last {
+			s += fmt.Sprintf(" (largest: %s at %s)", ratioCI(top.cmp), clientsText(top.clients))
 		}
+		s += ": " + verdictsAcross(ok)
 	}
-	if len(missing) > 0 {
-		gap := strings.Join(missing, "; ") + ", nothing to compare"
+	if len(gaps) > 0 {
+		gap := strings.Join(gaps, "; ") + ", nothing to compare"
 		if s == "" {
-			s = gap
-		} else {
-			s += "; " + gap
+			return gap
 		}
+		s += "; " + gap
 	}
 	return s
 }
 
-// durabilityVerdicts compares each further durability mode with the
-// study's first on every placement (what FSYNC costs against LOG_ONLY),
-// e.g. "At 128 clients, sync against async on each placement: ssd 0.35x
-// (95% CI 0.33-0.37x, worse); ...". Placements that pin their own mode
-// run the same in every row and are left out.
-func durabilityVerdicts(st *results.Study, a *stats.Analysis, clients int) []string {
-	if len(st.Durability) < 2 {
-		return nil
-	}
-	ref := st.Durability[0]
-	var out []string
-	for _, d := range st.Durability[1:] {
-		var parts []string
-		for _, p := range st.Placements {
-			if p.Durability != "" {
-				continue
-			}
-			g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: clients})
-			base := a.Group(stats.Key{Series: p.Name, Durability: ref, Clients: clients})
-			if g == nil || base == nil {
-				continue
-			}
-			parts = append(parts, p.Name+" "+versusText(g, base, d, ref))
-		}
-		if len(parts) > 0 {
-			out = append(out, fmt.Sprintf("At %d clients, durability %s against %s on each placement: %s.", clients, d, ref, strings.Join(parts, "; ")))
+// largest is the atCount whose ratio is furthest from 1 (either way).
+func largest(pts []atCount) atCount {
+	top := pts[0]
+	for _, p := range pts[1:] {
+		if math.Abs(math.Log(p.cmp.Ratio)) > math.Abs(math.Log(top.cmp.Ratio)) {
+			top = p
 		}
 	}
-	return out
+	return top
 }
 
-// versusText is g's ratio to base (the same placement in durability mode
-// ref), or which of the two has no ok run and why.
-func versusText(g, base *stats.Group, d, ref string) string {
-	var missing []string
-	for _, side := range []struct {
-		g    *stats.Group
-		mode string
-	}{{g, d}, {base, ref}} {
-		if side.g.N == 0 {
-			missing = append(missing, side.mode+": "+side.g.NoRunText())
+// verdictsAcross says each verdict and where it holds: "better at every
+// client count", or "better at 1, 4 and 16 clients, inconclusive at 64".
+func verdictsAcross(pts []atCount) string {
+	var order []string
+	at := map[string][]string{}
+	for _, p := range pts {
+		v := p.cmp.Verdict
+		if _, seen := at[v]; !seen {
+			order = append(order, v)
 		}
+		at[v] = append(at[v], strconv.Itoa(p.clients))
 	}
-	if len(missing) > 0 {
-		return "(" + strings.Join(missing, "; ") + "), nothing to compare"
+	if len(order) == 1 {
+		return order[0] + " at every client count"
 	}
-	return RatioText(stats.Versus(g, base))
+	parts := make([]string, len(order))
+	for i, v := range order {
+		cs := at[v]
+		list := cs[0]
+		if len(cs) > 1 {
+			list = strings.Join(cs[:len(cs)-1], ", ") + " and " + cs[len(cs)-1]
+		}
+		parts[i] = v + " at " + list
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clientsText is "1 client" or "16 clients".
+func clientsText(c int) string {
+	if c == 1 {
+		return "1 client"
+	}
+	return fmt.Sprintf("%d clients", c)
+}
+
+// ratioCI is a ratio with its 95% CI, "2.10x [1.90-2.30]", or with why
+// it has none, "2.10x (no interval: 1 round)".
+func ratioCI(g *stats.Group) string {
+	if g.RatioCI == nil {
+		return fmt.Sprintf("%.2fx (no interval: %d round%s; run %d or more)", g.Ratio, g.Pairs, plural(g.Pairs), stats.MinRounds)
+	}
+	return fmt.Sprintf("%.2fx [%.2f-%.2f]", g.Ratio, g.RatioCI[0], g.RatioCI[1])
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // RatioText renders a group's ratio to the baseline with its CI and verdict;
@@ -250,15 +333,49 @@ func RatioText(g *stats.Group) string {
 			return g.NoRunText() + ", nothing to compare"
 		}
 		return "nothing to compare: the baseline has no ok run"
-	case stats.NoInterval:
-		return fmt.Sprintf("%.2fx (no interval: %d repeat(s); use repeat: %d or more)", g.Ratio, g.N, stats.MinRepeats)
 	case stats.IsBaseline:
 		if g.N == 0 {
 			return "baseline, " + g.NoRunText()
 		}
 		return "1.00x (baseline)"
 	}
+	if g.RatioCI == nil {
+		return ratioCI(g) + ", " + g.Verdict
+	}
 	return fmt.Sprintf("%.2fx (95%% CI %.2f-%.2fx, %s)", g.Ratio, g.RatioCI[0], g.RatioCI[1], g.Verdict)
+}
+
+// MethodNote says how the figures and verdicts were computed, for every
+// output that shows them.
+func MethodNote(st *results.Study) string {
+	return fmt.Sprintf("Figures are medians over %s; [brackets] are 95%% CIs: a t interval on logs for a figure, "+
+		"and for a ratio the paired one (the geometric mean of the per-round ratios, each round's sides having run back to back), from %d rounds on. "+
+		"Verdicts: better or worse when the 95%% CI excludes 1, equivalent when the 90%% CI lies within ±%s, inconclusive otherwise.",
+		roundsText(st), stats.MinRounds, strconv.FormatFloat(st.EquivalenceMargin()*100, 'f', -1, 64)+"%")
+}
+
+// orderText says how each round's cells were ordered: "; each round's
+// compared cells shuffled (seed 42)", or "" for a fixed order.
+func orderText(st *results.Study) string {
+	if st.Order != results.OrderShuffled {
+		return "; cells in the study's order in every round"
+	}
+	return fmt.Sprintf("; each round's compared cells shuffled (order seed %d)", st.OrderSeed)
+}
+
+// roundsText says how many rounds ran, and why no more did.
+func roundsText(st *results.Study) string {
+	n := st.RoundsRun()
+	s := fmt.Sprintf("%d round%s", n, plural(n))
+	switch st.StopReason {
+	case results.StopConverged:
+		s += fmt.Sprintf(" (stopped when every ratio's 95%% CI was within ±%s)", strconv.FormatFloat(st.RepeatPlan.Until*100, 'f', -1, 64)+"%")
+	case results.StopBudget:
+		s += " (stopped by its time budget)"
+	case results.StopMax:
+		s += " (the most it could run)"
+	}
+	return s
 }
 
 // NotDurableNotes names the tiers whose figures are not durable or emulated.

@@ -27,19 +27,21 @@ func TestVerdictsWithNothingToCompare(t *testing.T) {
 	}{
 		{"contender failed, another not run",
 			[]results.Run{ok("on-disk", 1000), failed("wal-quick", "tier quick full"), failed("wal-quick", "tier quick full")},
-			[]string{"With synced commits, at 16 clients, on-ram: not run; wal-quick: no ok run (2 failed: tier quick full), nothing to compare."},
+			[]string{"With synced commits, on-ram at 16 clients: not run, nothing to compare.",
+				"With synced commits, wal-quick at 16 clients: no ok run (2 failed: tier quick full), nothing to compare."},
 			nil},
 		{"one measured, one failed with different errors",
 			[]results.Run{ok("on-disk", 1000), ok("on-ram", 2000), failed("wal-quick", "tier quick full"), failed("wal-quick", "server died")},
-			[]string{"on-ram delivers 2.00x the throughput of on-disk", "; wal-quick: no ok run (2 failed; the first: tier quick full), nothing to compare"},
+			[]string{"on-ram delivers 2.00x (no interval: 1 round; run 2 or more) the throughput of on-disk at 16 clients: inconclusive.",
+				"wal-quick at 16 clients: no ok run (2 failed; the first: tier quick full), nothing to compare"},
 			nil},
 		{"baseline failed",
 			[]results.Run{failed("on-disk", "engine: open WAL: no space left on device"), ok("on-ram", 2000), ok("wal-quick", 1500)},
-			[]string{"there is nothing to compare: the baseline on-disk has no ok run (1 failed: engine: open WAL: no space left on device)."},
+			[]string{"With synced commits, on-ram: there is nothing to compare: the baseline on-disk has no ok run (1 failed: engine: open WAL: no space left on device)."},
 			[]string{"delivers"}},
 		{"a long error is cut",
 			[]results.Run{ok("on-disk", 1000), failed("on-ram", strings.Repeat("x", 300))},
-			[]string{"on-ram: no ok run (1 failed: " + strings.Repeat("x", 119) + "…)"},
+			[]string{"on-ram at 16 clients: no ok run (1 failed: " + strings.Repeat("x", 119) + "…)"},
 			nil},
 	}
 	for _, tc := range cases {
@@ -69,7 +71,7 @@ func TestDurabilityVerdictsWithNothingToCompare(t *testing.T) {
 		{Placement: "ssd", Durability: "sync", Clients: 128, Status: results.RunFailed, Error: "tier ssd full"},
 	}
 	got := strings.Join(Verdicts(st, stats.Analyze(st, runs), 128), "\n")
-	want := "At 128 clients, durability sync against async on each placement: ssd (sync: no ok run (1 failed: tier ssd full)), nothing to compare."
+	want := "Durability sync against async, on each placement: ssd at 128 clients: no ok run (1 failed: tier ssd full), nothing to compare."
 	if !strings.Contains(got, want) {
 		t.Errorf("verdicts\n%s\nlack %q", got, want)
 	}

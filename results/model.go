@@ -57,7 +57,25 @@ type Study struct {
 	Metric     *Metric `json:"metric,omitempty"`
 	WarmupS    float64 `json:"warmup_s"`
 	DurationS  float64 `json:"duration_s"`
-	Repeat     int     `json:"repeat"`
+	// Repeat is the rounds a fixed study runs (repeat: 3), or the most an
+	// adaptive one may run (RepeatPlan.Max).
+	Repeat int `json:"repeat"`
+	// RepeatPlan is an adaptive study's rule (repeat: {min, max, until,
+	// budget}); nil for a fixed number of rounds.
+	RepeatPlan *RepeatPlan `json:"repeat_plan,omitempty"`
+	// Rounds is how many rounds ran, and StopReason why no more did
+	// (StopFixed, StopConverged, StopMax, StopBudget, StopInterrupted).
+	Rounds     int    `json:"rounds,omitempty"`
+	StopReason string `json:"stop_reason,omitempty"`
+	// Order is OrderShuffled (each round's compared cells in an order drawn
+	// from OrderSeed) or OrderFixed (the study's own order); studies
+	// stored before shuffling have none, and ran fixed.
+	Order     string `json:"order,omitempty"`
+	OrderSeed uint64 `json:"order_seed,omitempty"`
+	// Margin is the equivalence margin m: a ratio whose 90% CI lies within
+	// [1/(1+m), 1+m] is equivalent. 0 in studies stored before margins
+	// (EquivalenceMargin gives the default).
+	Margin     float64 `json:"margin,omitempty"`
 	TargetRate float64 `json:"target_rate,omitempty"`
 	// MaxOps ends each run's measured window after that many operations.
 	MaxOps        int64  `json:"max_ops,omitempty"`
@@ -81,6 +99,51 @@ type Study struct {
 	// view, in a SeriesView, keeps the swept dimensions, whose runs are
 	// already series of their own.
 	view []Dim
+}
+
+// RepeatPlan is an adaptive study's rule: whole rounds from Min on, until
+// every comparison with a baseline has a 95% CI half-width of at most
+// Until, or Max rounds, or the next round would pass Budget.
+type RepeatPlan struct {
+	Min     int     `json:"min"`
+	Max     int     `json:"max"`
+	Until   float64 `json:"until"`
+	BudgetS float64 `json:"budget_s,omitempty"`
+}
+
+// Why an adaptive (or fixed) study stopped running rounds.
+const (
+	StopFixed       = "fixed"       // repeat: N ran its N rounds
+	StopConverged   = "converged"   // every comparison reached until
+	StopMax         = "max"         // max rounds ran
+	StopBudget      = "budget"      // the next round would pass the budget
+	StopInterrupted = "interrupted" // Ctrl-C or a kill
+)
+
+// Round orders.
+const (
+	OrderShuffled = "shuffled"
+	OrderFixed    = "fixed"
+)
+
+// DefaultMargin is the equivalence margin of a study that sets none: 5%.
+const DefaultMargin = 0.05
+
+// EquivalenceMargin is the study's margin, DefaultMargin when it set none.
+func (s *Study) EquivalenceMargin() float64 {
+	if s.Margin > 0 {
+		return s.Margin
+	}
+	return DefaultMargin
+}
+
+// RoundsRun is how many rounds the study ran: Rounds where recorded,
+// else its fixed Repeat.
+func (s *Study) RoundsRun() int {
+	if s.Rounds > 0 {
+		return s.Rounds
+	}
+	return s.Repeat
 }
 
 // Metric is a workload's headline throughput: one op's rate, as its

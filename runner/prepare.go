@@ -164,6 +164,17 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		rec.Axes = append(rec.Axes, results.Axis{Name: a.Name, Values: a.Values, Labels: a.Labels})
 	}
 	rec.Caches = st.Caches
+	rec.Order, rec.OrderSeed = results.OrderShuffled, st.Order.Seed
+	if st.Order.Fixed {
+		rec.Order, rec.OrderSeed = results.OrderFixed, 0
+	}
+	rec.Margin = st.Margin
+	if rec.Margin == 0 {
+		rec.Margin = results.DefaultMargin
+	}
+	if a := st.Adaptive; a != nil {
+		rec.RepeatPlan = &results.RepeatPlan{Min: a.Min, Max: st.Repeat, Until: a.Until, BudgetS: a.Budget.Seconds()}
+	}
 	if m := st.Workload.Metric; m != nil {
 		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute, PerOp: m.PerOp(params), Elapsed: m.Elapsed}
 	}

@@ -25,53 +25,73 @@ import (
 )
 
 // Run carries out st and stores everything under a new study id (or, with
-// opt.Resume, under the interrupted study's).
+// opt.Resume, under the interrupted study's). It runs the matrix round by
+// round (rounds.go): a fixed number, or, with an adaptive repeat, until
+// the answer is clear.
 func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
+	st = withOrder(st, opt.Resume)
 	s, err := prepare(ctx, st, opt.withDefaults())
 	if err != nil {
 		return nil, err
 	}
 	defer s.end()
 	sum := &Summary{Study: s.rec, OK: len(s.done)}
-	cells := st.Matrix()
-	s.opt.Progress.Line(fmt.Sprintf("study %s (%s): %d runs", s.rec.ID, st.Name, len(cells)))
+	plan := newRoundPlan(st)
+	s.opt.Progress.Line(fmt.Sprintf("study %s (%s): %s", s.rec.ID, st.Name, plan.describe()))
 	if len(s.done) > 0 {
-		s.opt.Progress.Line(fmt.Sprintf("resuming: %d of %d runs are already ok and are not run again", len(s.done), len(cells)))
+		s.opt.Progress.Line(fmt.Sprintf("resuming: %d runs are already ok and are not run again", len(s.done)))
 	}
-	s.opt.Progress.Runs(len(s.done), len(cells))
 	finished := len(s.done)
-	for _, cell := range cells {
+	s.opt.Progress.Runs(finished, plan.total())
+	for round := 1; round <= st.Repeat && ctx.Err() == nil; round++ {
+		began := time.Now()
+		ran := false
+		for _, cell := range st.Round(round) {
+			if ctx.Err() != nil {
+				break
+			}
+			if s.done[cell.Seq] {
+				continue
+			}
+			ran = true
+			r := s.newRun(cell, plan.total())
+			if s.cluster != nil {
+				r.performOnCluster(ctx)
+			} else {
+				r.perform(ctx)
+			}
+			if r.rec.Status == results.RunInterrupted {
+				break // the unfinished run is not stored
+			}
+			if err := s.store(ctx, r); err != nil {
+				return sum, err
+			}
+			if r.rec.Status == results.RunOK {
+				sum.OK++
+			} else {
+				sum.Failed++
+			}
+			finished++
+			s.opt.Progress.Runs(finished, plan.total())
+		}
 		if ctx.Err() != nil {
 			break
 		}
-		if s.done[cell.Seq] {
-			continue
-		}
-		r := s.newRun(cell, len(cells))
-		if s.cluster != nil {
-			r.performOnCluster(ctx)
-		} else {
-			r.perform(ctx)
-		}
-		if r.rec.Status == results.RunInterrupted {
-			break // the unfinished run is not stored
-		}
-		if err := s.store(ctx, r); err != nil {
+		plan.ended(round, ran, time.Since(began))
+		if err := s.judgeRound(ctx, plan); err != nil {
 			return sum, err
 		}
-		if r.rec.Status == results.RunOK {
-			sum.OK++
-		} else {
-			sum.Failed++
+		if plan.stop != "" {
+			break
 		}
-		finished++
-		s.opt.Progress.Runs(finished, len(cells))
 	}
 	now := time.Now().UTC()
 	s.rec.FinishedAt = &now
 	s.rec.Status = results.StudyDone
+	s.rec.Rounds, s.rec.StopReason = plan.rounds, plan.reason()
 	if ctx.Err() != nil {
 		s.rec.Status = results.StudyInterrupted
+		s.rec.StopReason = results.StopInterrupted
 		sum.Interrupted = true
 	}
 	if err := s.opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec); err != nil {

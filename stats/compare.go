@@ -2,7 +2,6 @@ package stats
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -35,6 +34,12 @@ type Side struct {
 	// Failed holds, by group label, the errors of runs that did not finish
 	// ok: why a group has nothing to compare.
 	Failed map[string][]string
+	// Study is the study the runs come from: two sides of one study are
+	// compared round by round (Paired), sides of two studies are not
+	// (Welch), since nothing ran them back to back.
+	Study string
+	// Margin is the study's equivalence margin.
+	Margin float64
 }
 
 // Row is one metric of one group: baseline vs contender.
@@ -49,6 +54,10 @@ type Row struct {
 	DiffPct    float64     `json:"diff_pct"`
 	DiffPctCI  *[2]float64 `json:"diff_pct_ci95"`
 	Verdict    string      `json:"verdict"`
+	// Paired says the runs were compared round by round (two sides of
+	// one study); between studies the comparison is Welch's, and drift
+	// between the studies is not controlled.
+	Paired bool `json:"paired"`
 	HigherBest bool        `json:"higher_is_better"`
 	// Note, on a row with verdict "no data", says which side has no ok run
 	// and why: "wal-quick: no ok run (2 failed: tier full), nothing to
@@ -57,41 +66,55 @@ type Row struct {
 }
 
 // Compare compares each contender with the baseline side, metric by metric,
-// over the groups both have. Medians over repeats; the CI is the bootstrap
-// interval of the ratio of medians, shown as a percentage difference.
+// over the groups both have: Baseline and Value are medians over the
+// runs, Diff their difference; DiffPct, its CI and the verdict come from
+// the ratio on logs, paired by round when both sides are of one study
+// (Paired) and Welch's otherwise.
 func Compare(base Side, contenders []Side) []Row {
 	var rows []Row
 	for _, c := range contenders {
+		paired := base.Study != "" && base.Study == c.Study
 		for _, group := range base.Order {
 			b, cr := base.Runs[group], c.Runs[group]
 			if len(b) == 0 || len(cr) == 0 {
 				if note := nothingToCompare(group, base, c); note != "" {
 					rows = append(rows, Row{Metric: Metrics[0].Name, Unit: Metrics[0].Unit, Group: group, Contender: c.Label,
-						HigherBest: Metrics[0].HigherIsBetter, Verdict: NoData, Note: note})
+						HigherBest: Metrics[0].HigherIsBetter, Verdict: NoData, Note: note, Paired: paired})
 				}
 				continue
 			}
 			for _, m := range Metrics {
 				bv, cv := values(b, m), values(cr, m)
 				row := Row{Metric: m.Name, Unit: m.Unit, Group: group, Contender: c.Label, HigherBest: m.HigherIsBetter,
-					Baseline: Median(bv), Value: Median(cv)}
+					Baseline: Median(bv), Value: Median(cv), Paired: paired}
 				row.Diff = row.Value - row.Baseline
-				if row.Baseline != 0 {
-					row.DiffPct = row.Diff / row.Baseline * 100
+				var cmp Comparison
+				if paired {
+					cmp = Paired(rounds(cr, m), rounds(b, m), m.HigherIsBetter, base.Margin)
+				} else {
+					cmp = Welch(cv, bv, m.HigherIsBetter, base.Margin)
 				}
-				row.Verdict = NoInterval
-				if len(bv) >= MinRepeats && len(cv) >= MinRepeats && row.Baseline > 0 {
-					lo, hi := BootstrapRatioCI(rngFor(m.Name+c.Label, Key{Series: group}), cv, bv)
-					if !math.IsNaN(lo) {
-						row.DiffPctCI = &[2]float64{(lo - 1) * 100, (hi - 1) * 100}
-						row.Verdict = VerdictFor(lo, hi, m.HigherIsBetter)
-					}
+				row.Verdict = cmp.Verdict
+				if cmp.Ratio > 0 {
+					row.DiffPct = (cmp.Ratio - 1) * 100
+				}
+				if cmp.CI95 != nil {
+					row.DiffPctCI = &[2]float64{(cmp.CI95[0] - 1) * 100, (cmp.CI95[1] - 1) * 100}
 				}
 				rows = append(rows, row)
 			}
 		}
 	}
 	return rows
+}
+
+// rounds maps each run's round to its figure of m.
+func rounds(runs []results.Run, m Metric) map[int]float64 {
+	out := map[int]float64{}
+	for _, r := range runs {
+		out[r.Repeat] = m.Of(r)
+	}
+	return out
 }
 
 // nothingToCompare says why group cannot be compared between base and c,
@@ -130,7 +153,7 @@ func values(runs []results.Run, m Metric) []float64 {
 // optionally keeping only one placement (whose name is then left out of the
 // group label, so placements of one study can be compared with each other).
 func StudySide(label string, st *results.Study, runs []results.Run, onlyPlacement string) Side {
-	s := Side{Label: label, Runs: map[string][]results.Run{}, Failed: map[string][]string{}}
+	s := Side{Label: label, Runs: map[string][]results.Run{}, Failed: map[string][]string{}, Study: st.ID, Margin: st.EquivalenceMargin()}
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Placements {
@@ -164,7 +187,7 @@ func (s *Side) add(k string, r results.Run) {
 // and clients, so the modes of one study can be compared with each other
 // (FSYNC against LOG_ONLY on every placement).
 func DurabilitySide(st *results.Study, runs []results.Run, durability string) Side {
-	s := Side{Label: durability, Runs: map[string][]results.Run{}, Failed: map[string][]string{}}
+	s := Side{Label: durability, Runs: map[string][]results.Run{}, Failed: map[string][]string{}, Study: st.ID, Margin: st.EquivalenceMargin()}
 	label := func(placement string, clients int) string { return fmt.Sprintf("%s c=%d", placement, clients) }
 	for _, c := range st.Clients {
 		for _, p := range st.Placements {

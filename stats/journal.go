@@ -31,7 +31,7 @@ func JournalWrites(r results.Run) (writes, flushes float64, tier string, ok bool
 }
 
 // journal fills the group's journal figures: medians over its ok runs,
-// and a CI of the writes from MinRepeats runs on.
+// and a CI of the writes from MinRounds runs on.
 func journal(g *Group) {
 	var writes, flushes []float64
 	for _, r := range g.Runs {
@@ -45,8 +45,5 @@ func journal(g *Group) {
 		return
 	}
 	g.JournalWritesMedian, g.JournalFlushesMedian = Median(writes), Median(flushes)
-	if len(writes) >= MinRepeats {
-		lo, hi := BootstrapCI(rngFor("journal", g.Key()), writes, Median)
-		g.JournalWritesCI = &[2]float64{lo, hi}
-	}
+	g.JournalWritesCI = LogInterval(writes)
 }

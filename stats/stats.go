@@ -1,44 +1,27 @@
 // Package stats turns a study's runs into answers: per group (series x
 // durability x clients, a series being a placement, with its driver and
 // swept option values and cache state when the study varied them) the
-// median throughput and p99 over repeats with seeded bootstrap 95%
-// confidence intervals and the coefficient of variation, and for every
-// series that is not a baseline its throughput ratio to its baseline (the
-// baseline placement in the same swept combination) with a 95% CI and a
-// verdict. Throughput is the study's figure: ops/s, or the workload's own
-// (tpmC, docs/s, or a query set's elapsed time, where lower is better).
-// Fewer than MinRepeats repeats give no interval rather than a fake one.
+// median throughput and p99 over its rounds with a 95% t interval on logs
+// and the coefficient of variation, and for every series that is not a
+// baseline its throughput ratio to its baseline (the baseline placement in
+// the same swept combination) paired round by round (paired.go), with 95%
+// and 90% intervals and one of four verdicts: better, worse, equivalent
+// (within the study's margin) or inconclusive. Throughput is the study's
+// figure: ops/s, or the workload's own (tpmC, docs/s, or a query set's
+// elapsed time, where lower is better). Fewer than MinRounds rounds give
+// no interval rather than a fake one. Everything is computed from the
+// stored runs whenever results are shown, so old studies are judged the
+// same way.
 package stats
 
 import (
 	"fmt"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"sort"
 	"strings"
 
 	"github.com/tierbench/tierbench/results"
 )
-
-// Verdicts on a placement against the baseline.
-const (
-	Better     = "better"
-	Worse      = "worse"
-	Noise      = "within noise"
-	IsBaseline = "baseline"
-	NoInterval = "no interval"
-	NoData     = "no data"
-)
-
-// MinRepeats is the fewest ok runs per group for which an interval is given.
-const MinRepeats = 3
-
-// Resamples is the number of bootstrap resamples.
-const Resamples = 4000
-
-// Seed makes every bootstrap reproducible: the same runs give the same CIs.
-const Seed = 20261122
 
 // Group is one placement x durability x clients cell over its repeats. Its
 // JSON is an element of `groups` in `show --format json`.
@@ -56,9 +39,17 @@ type Group struct {
 	ThroughputCV     float64     `json:"throughput_cv"`
 	P99Median        float64     `json:"p99_us_median"`
 	P50Median        float64     `json:"p50_us_median"`
-	Ratio            float64     `json:"ratio_vs_baseline"`
-	RatioCI          *[2]float64 `json:"ratio_ci95"`
-	Verdict          string      `json:"verdict"`
+	// Ratio is the paired ratio to the baseline group (stats.Paired):
+	// the geometric mean of the per-round ratios.
+	Ratio   float64     `json:"ratio_vs_baseline"`
+	RatioCI *[2]float64 `json:"ratio_ci95"`
+	// RatioCI90 is the interval the equivalence test reads.
+	RatioCI90 *[2]float64 `json:"ratio_ci90,omitempty"`
+	// Pairs are the rounds compared; RoundsLeftOut those where only one
+	// side has an ok run.
+	Pairs         int    `json:"pairs,omitempty"`
+	RoundsLeftOut int    `json:"rounds_left_out,omitempty"`
+	Verdict       string `json:"verdict"`
 	// JournalWritesMedian and JournalFlushesMedian are the writes and
 	// flushes per second on the journal's tier (JournalWrites), with a CI
 	// of the writes; zero when not measured.
@@ -76,6 +67,8 @@ type Group struct {
 	throughputs []float64
 	// lowerIsBetter is true when that figure is an elapsed time.
 	lowerIsBetter bool
+	// margin is the study's equivalence margin.
+	margin float64
 	// base is the group this one is compared with; nil for a baseline.
 	base *Group
 }
@@ -94,23 +87,49 @@ func (g *Group) LoadPerOp() []float64 {
 
 // LoadPerOpRatio compares the load generator's CPU per operation with the
 // baseline group's (two drivers on the same server: which costs it more
-// CPU per transaction): the ratio of the medians and, from MinRepeats runs
-// on each side, its bootstrap 95% CI. ok is false for a baseline group or
-// without figures on both sides.
-func (g *Group) LoadPerOpRatio() (ratio float64, ci *[2]float64, ok bool) {
+// CPU per transaction), paired by round; lower is better. ok is false for
+// a baseline group or without figures on both sides.
+func (g *Group) LoadPerOpRatio() (c Comparison, ok bool) {
 	if g.base == nil {
-		return 0, nil, false
+		return Comparison{}, false
 	}
-	mine, theirs := g.LoadPerOp(), g.base.LoadPerOp()
+	mine, theirs := g.byRound(loadPerOp), g.base.byRound(loadPerOp)
 	if len(mine) == 0 || len(theirs) == 0 {
-		return 0, nil, false
+		return Comparison{}, false
 	}
-	ratio = Median(mine) / Median(theirs)
-	if len(mine) >= MinRepeats && len(theirs) >= MinRepeats {
-		lo, hi := BootstrapRatioCI(rngFor("loadperop", g.Key()), mine, theirs)
-		ci = &[2]float64{lo, hi}
+	c = Paired(mine, theirs, false, g.margin)
+	return c, c.Pairs > 0
+}
+
+// loadPerOp is a run's load generator CPU per operation (µs), 0 when not
+// recorded.
+func loadPerOp(r results.Run) float64 {
+	if t := r.Telemetry; t != nil && t.LoadGen != nil {
+		return t.LoadGen.CPUUsPerOp
 	}
-	return ratio, ci, true
+	return 0
+}
+
+// byRound maps each round (results.Run.Repeat) of the group's ok runs to
+// the figure of, leaving out runs where it is not positive. A round has one
+// run of a group: on resume a failed attempt is replaced.
+func (g *Group) byRound(of func(results.Run) float64) map[int]float64 {
+	out := map[int]float64{}
+	for _, r := range g.Runs {
+		if v := of(r); v > 0 {
+			out[r.Repeat] = v
+		}
+	}
+	return out
+}
+
+// Rounds maps each round to the group's throughput in that round.
+func (g *Group) Rounds() map[int]float64 {
+	out := map[int]float64{}
+	for i, r := range g.Runs {
+		out[r.Repeat] = g.throughputs[i]
+	}
+	return out
 }
 
 // NoRunText says why a group has no ok run, for sentences that would
@@ -187,7 +206,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Series() {
-				g := &Group{Series: p.Name, Durability: d, Clients: c, lowerIsBetter: !st.HigherIsBetter()}
+				g := &Group{Series: p.Name, Durability: d, Clients: c, lowerIsBetter: !st.HigherIsBetter(), margin: st.EquivalenceMargin()}
 				a.Groups = append(a.Groups, g)
 				a.index[g.Key()] = g
 			}
@@ -240,10 +259,7 @@ func summarize(g *Group) {
 	}
 	g.P99Median, g.P50Median = Median(p99), Median(p50)
 	journal(g)
-	if g.N >= MinRepeats {
-		lo, hi := BootstrapCI(rngFor("tp", g.Key()), tp, Median)
-		g.ThroughputCI = &[2]float64{lo, hi}
-	}
+	g.ThroughputCI = LogInterval(tp)
 }
 
 func compareWithBaseline(g, base *Group, isBase bool) {
@@ -254,43 +270,23 @@ func compareWithBaseline(g, base *Group, isBase bool) {
 			g.Ratio = 1
 		}
 		return
-	case g.N == 0 || base == nil || base.N == 0 || base.ThroughputMedian == 0:
+	case g.N == 0 || base == nil || base.N == 0:
 		g.Verdict = NoData
 		return
 	}
-	g.Ratio = g.ThroughputMedian / base.ThroughputMedian
-	if g.N < MinRepeats || base.N < MinRepeats {
-		g.Verdict = NoInterval
-		return
+	c := Paired(g.Rounds(), base.Rounds(), !g.lowerIsBetter, g.margin)
+	g.Ratio, g.RatioCI, g.RatioCI90, g.Verdict = c.Ratio, c.CI95, c.CI90, c.Verdict
+	g.Pairs, g.RoundsLeftOut = c.Pairs, c.LeftOut
+	if c.Pairs == 0 {
+		// Both sides ran, never in the same round: nothing pairs.
+		g.Ratio = 0
 	}
-	lo, hi := BootstrapRatioCI(rngFor("ratio", g.Key()), g.Throughputs(), base.Throughputs())
-	g.RatioCI = &[2]float64{lo, hi}
-	g.Verdict = VerdictFor(lo, hi, !g.lowerIsBetter)
 }
 
-// VerdictFor judges a ratio CI: above 1 is better when higher is better.
-func VerdictFor(lo, hi float64, higherIsBetter bool) string {
-	switch {
-	case lo > 1:
-		if higherIsBetter {
-			return Better
-		}
-		return Worse
-	case hi < 1:
-		if higherIsBetter {
-			return Worse
-		}
-		return Better
-	}
-	return Noise
-}
-
-// rngFor seeds a generator from Seed and the group, so each group's
-// bootstrap is reproducible and independent of report order.
-func rngFor(what string, k Key) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(what + "\x00" + k.Series + "\x00" + k.Durability))
-	return rand.New(rand.NewPCG(Seed, h.Sum64()^uint64(k.Clients)))
+// Comparison is g's comparison with its baseline as computed by Analyze.
+func (g *Group) Comparison() Comparison {
+	return Comparison{Ratio: g.Ratio, CI95: g.RatioCI, CI90: g.RatioCI90, Pairs: g.Pairs, LeftOut: g.RoundsLeftOut,
+		Paired: true, Verdict: g.Verdict}
 }
 
 // Median of v (v is not modified). NaN for an empty slice.
@@ -334,58 +330,6 @@ func CV(v []float64) float64 {
 	return math.Sqrt(ss/float64(len(v)-1)) / m
 }
 
-// BootstrapCI is the 95% percentile-bootstrap interval of stat over v.
-func BootstrapCI(rng *rand.Rand, v []float64, stat func([]float64) float64) (lo, hi float64) {
-	est := make([]float64, Resamples)
-	buf := make([]float64, len(v))
-	for i := range est {
-		resample(rng, v, buf)
-		est[i] = stat(buf)
-	}
-	return percentiles95(est)
-}
-
-// BootstrapRatioCI is the 95% percentile-bootstrap interval of
-// median(a)/median(b), resampling a and b independently (their runs are
-// independent repeats, not pairs).
-func BootstrapRatioCI(rng *rand.Rand, a, b []float64) (lo, hi float64) {
-	est := make([]float64, 0, Resamples)
-	ba, bb := make([]float64, len(a)), make([]float64, len(b))
-	for i := 0; i < Resamples; i++ {
-		resample(rng, a, ba)
-		resample(rng, b, bb)
-		if d := Median(bb); d > 0 {
-			est = append(est, Median(ba)/d)
-		}
-	}
-	return percentiles95(est)
-}
-
-func resample(rng *rand.Rand, v, into []float64) {
-	for i := range into {
-		into[i] = v[rng.IntN(len(v))]
-	}
-}
-
-func percentiles95(est []float64) (lo, hi float64) {
-	if len(est) == 0 {
-		return math.NaN(), math.NaN()
-	}
-	sort.Float64s(est)
-	return quantile(est, 0.025), quantile(est, 0.975)
-}
-
-// quantile interpolates linearly in a sorted slice.
-func quantile(s []float64, q float64) float64 {
-	pos := q * float64(len(s)-1)
-	i := int(pos)
-	if i >= len(s)-1 {
-		return s[len(s)-1]
-	}
-	f := pos - float64(i)
-	return s[i]*(1-f) + s[i+1]*f
-}
-
 // MinSamplesFor is the fewest recorded operations for which a percentile is
 // shown: the tail beyond it must hold at least one sample, so p99 needs 100,
 // p99.9 needs 1,000 and p99.99 needs 10,000.
@@ -401,7 +345,7 @@ func MinSamplesFor(percentile float64) int64 {
 // in another durability mode, say) with a CI and verdict; g is unchanged.
 func Versus(g, other *Group) *Group {
 	c := *g
-	c.Ratio, c.RatioCI, c.Verdict = 0, nil, ""
+	c.Ratio, c.RatioCI, c.RatioCI90, c.Verdict, c.Pairs, c.RoundsLeftOut = 0, nil, nil, "", 0, 0
 	compareWithBaseline(&c, other, false)
 	return &c
 }

@@ -16,8 +16,8 @@ func study() *results.Study {
 
 func runs(p string, tps ...float64) []results.Run {
 	var out []results.Run
-	for _, tp := range tps {
-		out = append(out, results.Run{Placement: p, Durability: "sync", Clients: 4, Status: results.RunOK,
+	for i, tp := range tps {
+		out = append(out, results.Run{Placement: p, Durability: "sync", Clients: 4, Status: results.RunOK, Repeat: i + 1,
 			ThroughputOpsS: tp, Latency: hist.Summary{P50: tp / 100, P99: tp / 10}})
 	}
 	return out
@@ -29,31 +29,33 @@ func TestAnalyzeVerdicts(t *testing.T) {
 	all = append(all, runs("fast", 200, 205, 195, 210, 190)...)
 	all = append(all, runs("same", 99, 104, 97, 102, 100)...)
 	all = append(all, runs("slow", 50, 52, 48, 51, 49)...)
-	all = append(all, runs("few", 300, 310)...)
-	all = append(all, results.Run{Placement: "few", Durability: "sync", Clients: 4, Status: results.RunFailed})
+	all = append(all, runs("few", 300)...)
+	all = append(all, results.Run{Placement: "few", Durability: "sync", Clients: 4, Repeat: 2, Status: results.RunFailed})
 	a := Analyze(study(), all)
 	cases := []struct {
 		placement string
 		verdict   string
 		ratio     float64
+		pairs     int
+		leftOut   int
 	}{
-		{"base", IsBaseline, 1},
-		{"fast", Better, 2},
-		{"same", Noise, 1},
-		{"slow", Worse, 0.5},
-		{"few", NoInterval, 3.05},
+		{"base", IsBaseline, 1, 0, 0},
+		{"fast", Better, 2, 5, 0},
+		{"same", Equivalent, 1, 5, 0},
+		{"slow", Worse, 0.5, 5, 0},
+		{"few", Inconclusive, 3, 1, 4}, // one round: no interval; the others have no ok run of it
 	}
 	for _, tc := range cases {
 		g := a.Group(Key{tc.placement, "sync", 4})
-		if g.Verdict != tc.verdict {
-			t.Errorf("%s: verdict %q, want %q", tc.placement, g.Verdict, tc.verdict)
+		if g.Verdict != tc.verdict || g.Pairs != tc.pairs || g.RoundsLeftOut != tc.leftOut {
+			t.Errorf("%s: verdict %q pairs %d left out %d, want %q %d %d", tc.placement, g.Verdict, g.Pairs, g.RoundsLeftOut, tc.verdict, tc.pairs, tc.leftOut)
 		}
 		if math.Abs(g.Ratio-tc.ratio) > 0.011 {
 			t.Errorf("%s: ratio %.3f, want %.2f", tc.placement, g.Ratio, tc.ratio)
 		}
 	}
-	if g := a.Group(Key{"few", "sync", 4}); g.RatioCI != nil || g.ThroughputCI != nil || g.Failed != 1 || g.N != 2 {
-		t.Errorf("fewer than 3 repeats must give no interval: %+v", g)
+	if g := a.Group(Key{"few", "sync", 4}); g.RatioCI != nil || g.ThroughputCI != nil || g.Failed != 1 || g.N != 1 {
+		t.Errorf("one round must give no interval: %+v", g)
 	}
 	fast := a.Group(Key{"fast", "sync", 4})
 	if fast.RatioCI == nil || fast.RatioCI[0] > 2 || fast.RatioCI[1] < 2 || fast.RatioCI[0] <= 1 {
@@ -65,10 +67,46 @@ func TestAnalyzeVerdicts(t *testing.T) {
 	if fast.ThroughputCV <= 0 || fast.ThroughputCV > 0.05 {
 		t.Errorf("fast CV %v", fast.ThroughputCV)
 	}
-	// Seeded: the same input gives the same intervals.
-	again := Analyze(study(), all).Group(Key{"fast", "sync", 4})
-	if *again.RatioCI != *fast.RatioCI {
-		t.Errorf("bootstrap not reproducible: %v vs %v", again.RatioCI, fast.RatioCI)
+}
+
+// TestPairingFollowsRounds: a round where one side failed is left out and
+// counted, and the ratio is that of the rounds both ran, whichever order
+// the runs were stored in.
+func TestPairingFollowsRounds(t *testing.T) {
+	base := map[int]float64{1: 100, 2: 50, 3: 80, 4: 120}
+	other := map[int]float64{4: 132, 2: 55, 1: 110} // round 3 failed
+	c := Paired(other, base, true, 0.05)
+	if c.Pairs != 3 || c.LeftOut != 1 || math.Abs(c.Ratio-1.1) > 1e-9 || c.Verdict != Better {
+		t.Errorf("paired: %+v", c)
+	}
+	// The same figures unpaired: the rounds' drift (50..120) hides the
+	// 10% that pairing sees.
+	u := Welch([]float64{132, 55, 110}, []float64{100, 50, 80, 120}, true, 0.05)
+	if u.Verdict != Inconclusive || u.Paired {
+		t.Errorf("welch: %+v", u)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	cases := []struct {
+		name       string
+		ci95, ci90 [2]float64
+		higher     bool
+		want       string
+	}{
+		{"above 1, higher is better", [2]float64{1.1, 1.3}, [2]float64{1.12, 1.28}, true, Better},
+		{"above 1, an elapsed time", [2]float64{1.1, 1.3}, [2]float64{1.12, 1.28}, false, Worse},
+		{"below 1", [2]float64{0.7, 0.9}, [2]float64{0.72, 0.88}, true, Worse},
+		{"below 1, an elapsed time", [2]float64{0.7, 0.9}, [2]float64{0.72, 0.88}, false, Better},
+		{"tight around 1", [2]float64{0.97, 1.04}, [2]float64{0.975, 1.035}, true, Equivalent},
+		{"margin edge", [2]float64{0.94, 1.06}, [2]float64{1 / 1.05, 1.05}, true, Equivalent},
+		{"wide", [2]float64{0.8, 1.3}, [2]float64{0.85, 1.2}, true, Inconclusive},
+		{"90% past the margin", [2]float64{0.99, 1.1}, [2]float64{1.0, 1.08}, true, Inconclusive},
+	}
+	for _, tc := range cases {
+		if got := Judge(tc.ci95, tc.ci90, tc.higher, 0.05); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -103,23 +141,6 @@ func TestMedianMeanCV(t *testing.T) {
 	}
 }
 
-func TestVerdictDirection(t *testing.T) {
-	cases := []struct {
-		lo, hi float64
-		higher bool
-		want   string
-	}{
-		{1.1, 1.3, true, Better}, {1.1, 1.3, false, Worse},
-		{0.7, 0.9, true, Worse}, {0.7, 0.9, false, Better},
-		{0.9, 1.1, true, Noise},
-	}
-	for _, tc := range cases {
-		if got := VerdictFor(tc.lo, tc.hi, tc.higher); got != tc.want {
-			t.Errorf("%+v: %s", tc, got)
-		}
-	}
-}
-
 // TestLoadPerOpRatio compares each series' load generator CPU per
 // operation with the baseline's: a ratio with a CI from enough repeats,
 // none for the baseline itself or without figures.
@@ -151,8 +172,9 @@ func TestLoadPerOpRatio(t *testing.T) {
 		{"slow", false, 0, false},         // nothing recorded
 	} {
 		g := a.Group(Key{c.series, "sync", 4})
-		ratio, ci, ok := g.LoadPerOpRatio()
-		if ok != c.ok || math.Abs(ratio-c.ratio) > 1e-9 || (ci != nil) != c.ci {
+		cmp, ok := g.LoadPerOpRatio()
+		ratio, ci := cmp.Ratio, cmp.CI95
+		if ok != c.ok || math.Abs(ratio-c.ratio) > 0.01 || (ci != nil) != c.ci {
 			t.Errorf("%s: ratio %v, ci %v, ok %v; want %v, ci %v, ok %v", c.series, ratio, ci, ok, c.ratio, c.ci, c.ok)
 		}
 		if ci != nil && (ci[0] > ratio || ci[1] < ratio) {

@@ -173,6 +173,12 @@ func showField(t *testing.T, st *Study, field string) []string {
 			}
 			out = append(out, s)
 		}
+	case "rounds":
+		out = append(out, "rounds: "+st.RoundsText())
+	case "order":
+		out = append(out, fmt.Sprintf("order: fixed=%v seed=%d seed_set=%v", st.Order.Fixed, st.Order.Seed, st.Order.SeedSet))
+	case "margin":
+		out = append(out, fmt.Sprintf("margin: %g", st.Margin))
 	case "variants":
 		for _, v := range st.Variants() {
 			out = append(out, fmt.Sprintf("variant %q: options %s cache %s", v.Label, showMap(st.OptionsIn(v)), v.Cache))

@@ -239,7 +239,7 @@ func lineText(data []byte, n int) string {
 
 // topKeys are the keys a study may have, in the order the docs present them.
 var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
-	"workload", "clients", "warmup", "duration", "repeat", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "driver", "target", "platform"}
+	"workload", "clients", "warmup", "duration", "repeat", "order", "margin", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "driver", "target", "platform"}
 
 // study checks the top-level mapping. The engine is resolved first because
 // placements, durability and options are only meaningful relative to it;
@@ -302,6 +302,9 @@ func (p *parser) study(root *yaml.Node) *Study {
 		p.tierSizes(s)
 	}
 	p.timing(s, top, line)
+	p.repeat(s, top)
+	p.order(s, top)
+	p.margin(s, top)
 	p.rate(s, top)
 	p.maxOps(s, top)
 	p.options(s, top, spec, engineOK)
@@ -1017,7 +1020,7 @@ func (p *parser) tierSizes(s *Study) {
 	}
 }
 
-// timing checks warmup, duration and repeat.
+// timing checks warmup and duration.
 func (p *parser) timing(s *Study, top map[string]entry, line int) {
 	if e, ok := top["warmup"]; ok {
 		if d, ok := p.duration(e); ok {
@@ -1034,19 +1037,6 @@ func (p *parser) timing(s *Study, top map[string]entry, line int) {
 				p.addf(e.v.Line, "duration must be more than 0, got %s; write e.g. duration: 30s", e.v.Value)
 			} else {
 				s.Duration = d
-			}
-		}
-	}
-	if e, ok := top["repeat"]; ok {
-		if v, ok := p.scalar(e, "write repeat: <whole number >= 1> or remove it"); ok {
-			n, err := strconv.Atoi(v)
-			switch {
-			case err != nil:
-				p.addf(e.v.Line, "repeat %q is not a whole number; write e.g. repeat: 3", v)
-			case n < 1:
-				p.addf(e.v.Line, "repeat must be >= 1, got %d; write repeat: 1 to run each cell once", n)
-			default:
-				s.Repeat = n
 			}
 		}
 	}

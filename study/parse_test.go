@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -262,14 +263,14 @@ func TestParseFile(t *testing.T) {
 
 func TestMatrix(t *testing.T) {
 	fill, _, _ := fixture(t)
-	s := mustParse(t, fill(edit(t, example, []string{"repeat: 1", "repeat: 2"})))
+	s := mustParse(t, fill(edit(t, example, []string{"repeat: 1", "repeat: 2\norder: fixed"})))
 	cells := s.Matrix()
 	nP, nD, nC, nR := len(s.Placements), len(s.Durability), len(s.Clients), s.Repeat
-	if want := nP * nD * nC * nR; len(cells) != want || want != 3*2*4*2 {
+	if want := nP * nD * nC * nR; len(cells) != want || want != 3*2*4*2 || s.RoundSize()*nR != want {
 		t.Fatalf("got %d cells, want %d", len(cells), want)
 	}
 	for i, c := range cells {
-		// Placements vary fastest, then clients, then durability; repeats slowest.
+		// Placements vary fastest, then clients, then durability; rounds slowest.
 		p := s.Placements[i%nP]
 		cl := s.Clients[(i/nP)%nC]
 		d := s.Durability[(i/(nP*nC))%nD]
@@ -278,6 +279,47 @@ func TestMatrix(t *testing.T) {
 			t.Errorf("cell %d = {seq %d %s %s clients=%d repeat=%d}, want {seq %d %s %s clients=%d repeat=%d}",
 				i, c.Seq, c.Placement.Name, c.Durability, c.Clients, c.Repeat, i+1, p.Name, d, cl, r)
 		}
+	}
+}
+
+// TestShuffledRounds: each round's compared cells (the placements of one
+// durability and client count) run in an order drawn from the study's
+// seed: every block holds each placement once, the same seed gives the
+// same order (a resume reproduces it), Seq still counts in execution
+// order, and over many rounds no placement is favoured to run first.
+func TestShuffledRounds(t *testing.T) {
+	fill, _, _ := fixture(t)
+	s := mustParse(t, fill(edit(t, example, []string{"repeat: 1", "repeat: 300\norder: {seed: 42}"})))
+	cells := s.Matrix()
+	again := s.Matrix()
+	nP := len(s.Placements)
+	first := map[string]int{}
+	for i := 0; i < len(cells); i += nP {
+		seen := map[string]bool{}
+		for k, c := range cells[i : i+nP] {
+			if c.Seq != i+k+1 || c.Durability != cells[i].Durability || c.Clients != cells[i].Clients || c.Repeat != cells[i].Repeat {
+				t.Fatalf("cell %d (%+v) is not in its block", i+k, c)
+			}
+			if c.Placement.Name != again[i+k].Placement.Name {
+				t.Fatalf("cell %d: %s, then %s from the same seed", i+k, c.Placement.Name, again[i+k].Placement.Name)
+			}
+			seen[c.Placement.Name] = true
+		}
+		if len(seen) != nP {
+			t.Fatalf("block at %d holds %v, want each placement once", i, seen)
+		}
+		first[cells[i].Placement.Name]++
+	}
+	blocks := len(cells) / nP
+	for _, p := range s.Placements {
+		if share := float64(first[p.Name]) / float64(blocks); share < 0.28 || share > 0.39 {
+			t.Errorf("%s ran first in %.2f of blocks, want about 1/3", p.Name, share)
+		}
+	}
+	other := *s
+	other.Order.Seed = 43
+	if slices.EqualFunc(other.Round(1), s.Round(1), func(a, b Cell) bool { return a.Placement.Name == b.Placement.Name }) {
+		t.Error("seeds 42 and 43 give the same first round")
 	}
 }
 

@@ -30,7 +30,17 @@ type Study struct {
 	Clients    []int
 	Warmup     time.Duration
 	Duration   time.Duration
-	Repeat     int
+	// Repeat is the rounds to run: a fixed count, or with Adaptive the most
+	// that may run (its max).
+	Repeat int
+	// Adaptive, when set, stops early once the answer is clear (repeat:
+	// {min, max, until, budget}).
+	Adaptive *Adaptive
+	// Order is the order of each round's compared cells (order:).
+	Order Order
+	// Margin is the equivalence margin (margin:, a fraction); 0 is
+	// results.DefaultMargin.
+	Margin float64
 	// TargetRate is the total ops/s in open loop; 0 means closed loop.
 	TargetRate float64
 	// MaxOps, when set, ends each run's measured window after that many
@@ -206,28 +216,4 @@ func (s *Study) drivers() []string {
 		return []string{tool.Builtin}
 	}
 	return s.Drivers
-}
-
-// Matrix expands placements x drivers x variants (swept options and cache
-// states) x clients x durability x repeat.
-// Placements vary fastest, then drivers, so the placements being compared run back to back under the same
-// machine conditions; repeats vary slowest, so a drift over the study shows up
-// as variation across repeats rather than as a bias against one placement.
-func (s *Study) Matrix() []Cell {
-	var cells []Cell
-	for r := 1; r <= s.Repeat; r++ {
-		for _, d := range s.Durability {
-			for _, c := range s.Clients {
-				for _, v := range s.Variants() {
-					for _, drv := range s.drivers() {
-						for _, p := range s.Placements {
-							cells = append(cells, Cell{Seq: len(cells) + 1, Placement: p, Durability: d, Clients: c, Driver: drv,
-								Variant: v, Repeat: r})
-						}
-					}
-				}
-			}
-		}
-	}
-	return cells
 }

@@ -194,11 +194,16 @@ func newValidateCmd() *cobra.Command {
 				drivers += fmt.Sprintf(" x %d swept combinations", n)
 			}
 			var measuring time.Duration
-			for _, c := range st.Matrix() {
+			for _, c := range st.Round(1) {
 				measuring += st.WarmupIn(c) + st.Duration
 			}
-			fmt.Printf("%s: ok: %d runs (%d placements%s x %d durability x %d client counts x %d repeats), about %s of measuring\n",
-				a[0], len(st.Matrix()), len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.Repeat, measuring)
+			runs, took := fmt.Sprintf("%d runs", st.RoundSize()*st.Repeat), fmt.Sprintf("about %s of measuring", measuring*time.Duration(st.Repeat))
+			if a := st.Adaptive; a != nil {
+				runs = fmt.Sprintf("%d to %d runs", st.RoundSize()*a.Min, st.RoundSize()*st.Repeat)
+				took = fmt.Sprintf("about %s of measuring a round", measuring)
+			}
+			fmt.Printf("%s: ok: %s (%d placements%s x %d durability x %d client counts x %s), %s\n",
+				a[0], runs, len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.RoundsText(), took)
 			return nil
 		},
 	}

@@ -1,0 +1,129 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+	"github.com/tierbench/tierbench/study"
+)
+
+// roundPlan follows a study's rounds: how many ran, how long the longest
+// took, and, for an adaptive repeat, whether to run another.
+type roundPlan struct {
+	st      *study.Study
+	began   time.Time
+	rounds  int
+	longest time.Duration
+	// stop is why no further round runs, "" while they do.
+	stop string
+}
+
+func newRoundPlan(st *study.Study) *roundPlan {
+	return &roundPlan{st: st, began: time.Now()}
+}
+
+// describe says what the study will run: "24 runs (3 rounds)", or "24 runs
+// a round, 5-30 rounds until ...".
+func (p *roundPlan) describe() string {
+	if p.st.Adaptive == nil {
+		return fmt.Sprintf("%d runs (%s)", p.st.RoundSize()*p.st.Repeat, p.st.RoundsText())
+	}
+	return fmt.Sprintf("%d runs a round, %s", p.st.RoundSize(), p.st.RoundsText())
+}
+
+// total is the runs the progress bar counts: every round of a fixed study;
+// of an adaptive one, its minimum or the rounds begun, whichever is more.
+func (p *roundPlan) total() int {
+	n := p.st.Repeat
+	if a := p.st.Adaptive; a != nil {
+		n = max(a.Min, p.rounds+1)
+		n = min(n, p.st.Repeat)
+	}
+	return n * p.st.RoundSize()
+}
+
+// ended notes that round finished; ran is false for a round resume found
+// complete, whose time says nothing of a round's length.
+func (p *roundPlan) ended(round int, ran bool, took time.Duration) {
+	p.rounds = round
+	if ran {
+		p.longest = max(p.longest, took)
+	}
+}
+
+// reason is why the study stopped running rounds.
+func (p *roundPlan) reason() string {
+	switch {
+	case p.stop != "":
+		return p.stop
+	case p.st.Adaptive != nil:
+		return results.StopMax
+	}
+	return results.StopFixed
+}
+
+// judgeRound decides, after each round of an adaptive study, whether it
+// runs another: not once every comparison with a baseline has a 95% CI
+// half-width within until (from round min on), nor when the next round,
+// taking as long as the longest so far, would pass the budget (which
+// binds from the first round: a budget is a promise about time). It says
+// on the progress line how wide the widest interval is, and whose.
+func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
+	a := p.st.Adaptive
+	if a == nil {
+		return nil
+	}
+	runs, err := s.opt.Store.Runs(context.WithoutCancel(ctx), s.rec.ID)
+	if err != nil {
+		return err
+	}
+	w := stats.Widest(stats.Analyze(s.rec, runs))
+	line := fmt.Sprintf("round %d of %d-%d: ", p.rounds, a.Min, p.st.Repeat)
+	switch {
+	case !w.Found:
+		line += "nothing to compare yet (no ok runs on both sides of any comparison)"
+	case math.IsInf(w.HalfWidth, 1):
+		line += fmt.Sprintf("%s has no interval yet (%d paired round(s))", w.Label, w.Pairs)
+	default:
+		line += fmt.Sprintf("widest 95%% CI half-width ±%s (%s)", pct(w.HalfWidth), w.Label)
+	}
+	switch {
+	case p.rounds >= a.Min && w.Found && w.HalfWidth <= a.Until:
+		p.stop = results.StopConverged
+		line += fmt.Sprintf("; every comparison is within ±%s: stopping", pct(a.Until))
+	case p.rounds >= p.st.Repeat:
+		p.stop = results.StopMax
+		line += "; max rounds ran: stopping"
+	case a.Budget > 0 && time.Since(p.began)+p.longest > a.Budget:
+		p.stop = results.StopBudget
+		line += fmt.Sprintf("; another round (about %s) would pass the budget of %s: stopping", p.longest.Round(time.Second), a.Budget)
+	}
+	s.opt.Progress.Line(line)
+	return nil
+}
+
+// pct prints a fraction as a percentage with one decimal: "7.2%".
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+
+// withOrder is st with the order of its rounds settled: a resumed study's
+// stored order (fixed for studies stored before shuffling), the study's
+// own seed, or a new random seed, stored with the study so a resume
+// reproduces it. st itself is not changed.
+func withOrder(st *study.Study, resume *results.Study) *study.Study {
+	c := *st
+	switch {
+	case resume != nil && resume.Order != results.OrderShuffled:
+		c.Order = study.Order{Fixed: true}
+	case resume != nil:
+		c.Order = study.Order{Seed: resume.OrderSeed, SeedSet: true}
+	case !c.Order.Fixed && !c.Order.SeedSet:
+		c.Order = study.Order{Seed: rand.Uint64(), SeedSet: true}
+	}
+	return &c
+}

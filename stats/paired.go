@@ -1,0 +1,271 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// Verdicts on a comparison of two series: the words `show`, the reports
+// and the JSON use, and no others.
+const (
+	// Better and Worse: the 95% CI of the ratio excludes 1.
+	Better = "better"
+	Worse  = "worse"
+	// Equivalent: the 90% CI lies within [1/(1+m), 1+m] for the study's
+	// margin m (two one-sided tests at 5%, TOST).
+	Equivalent = "equivalent"
+	// Inconclusive is every other outcome, a comparison with too few
+	// rounds for an interval among them.
+	Inconclusive = "inconclusive"
+)
+
+// States of a group that is not judged against anything.
+const (
+	IsBaseline = "baseline"
+	NoData     = "no data"
+)
+
+// MinRounds is the fewest paired rounds (or ok runs, for a group's own
+// interval) that give a 95% interval: a t interval needs two values to
+// estimate a spread. With two the interval is wide (t = 12.7), as it
+// should be.
+const MinRounds = 2
+
+// Comparison is the ratio of a series to the one it is compared with,
+// computed on logs (throughput ratios multiply), with its intervals and
+// verdict.
+type Comparison struct {
+	// Ratio is exp(mean d): the geometric mean of the per-round ratios
+	// when paired, the ratio of geometric means when not.
+	Ratio float64
+	// CI95 and CI90 are nil below MinRounds.
+	CI95, CI90 *[2]float64
+	// Pairs is the number of rounds compared (paired), or the smaller
+	// side's ok runs (unpaired).
+	Pairs int
+	// LeftOut counts rounds where only one side has an ok run: left out
+	// of a paired comparison.
+	LeftOut int
+	// Paired is false for a Welch comparison between studies, whose
+	// drift is not controlled.
+	Paired  bool
+	Verdict string
+}
+
+// HalfWidth is the relative half-width of the 95% CI on the ratio's
+// log scale, exp(t s / sqrt(n)) - 1: 0.05 for "ratio +-5%". +Inf without
+// an interval.
+func (c Comparison) HalfWidth() float64 {
+	if c.CI95 == nil || c.Ratio <= 0 {
+		return math.Inf(1)
+	}
+	return math.Sqrt(c.CI95[1]/c.CI95[0]) - 1
+}
+
+// Paired compares a with b round by round: d_r = ln a_r - ln b_r over the
+// rounds both have a positive figure for; ratio exp(mean d) with Student t
+// intervals of n-1 degrees of freedom. Pairing takes the drift between
+// rounds out of the comparison, since both sides of a pair ran back to
+// back under the same machine conditions.
+func Paired(a, b map[int]float64, higherIsBetter bool, margin float64) Comparison {
+	c := Comparison{Paired: true}
+	var d []float64
+	for _, r := range roundsOf(a, b) {
+		va, okA := a[r]
+		vb, okB := b[r]
+		if okA && okB && va > 0 && vb > 0 {
+			d = append(d, math.Log(va)-math.Log(vb))
+		} else {
+			c.LeftOut++
+		}
+	}
+	c.Pairs = len(d)
+	if len(d) == 0 {
+		c.Verdict = NoData
+		return c
+	}
+	m := Mean(d)
+	c.Ratio = math.Exp(m)
+	if len(d) < MinRounds {
+		c.Verdict = Inconclusive
+		return c
+	}
+	se := sd(d) / math.Sqrt(float64(len(d)))
+	c.CI95, c.CI90 = expInterval(m, se, float64(len(d)-1))
+	c.Verdict = Judge(*c.CI95, *c.CI90, higherIsBetter, margin)
+	return c
+}
+
+// Welch compares two sets of runs that did not run in the same rounds
+// (two studies): the ratio of geometric means with Welch's t interval on
+// logs. It says nothing about drift between them.
+func Welch(a, b []float64, higherIsBetter bool, margin float64) Comparison {
+	la, lb := logs(a), logs(b)
+	c := Comparison{Pairs: min(len(la), len(lb))}
+	if len(la) == 0 || len(lb) == 0 {
+		c.Verdict = NoData
+		return c
+	}
+	m := Mean(la) - Mean(lb)
+	c.Ratio = math.Exp(m)
+	if len(la) < MinRounds || len(lb) < MinRounds {
+		c.Verdict = Inconclusive
+		return c
+	}
+	va, vb := sq(sd(la))/float64(len(la)), sq(sd(lb))/float64(len(lb))
+	se := math.Sqrt(va + vb)
+	df := float64(len(la) + len(lb) - 2)
+	if se > 0 { // Welch-Satterthwaite
+		df = sq(va+vb) / (sq(va)/float64(len(la)-1) + sq(vb)/float64(len(lb)-1))
+	}
+	c.CI95, c.CI90 = expInterval(m, se, df)
+	c.Verdict = Judge(*c.CI95, *c.CI90, higherIsBetter, margin)
+	return c
+}
+
+// LogInterval is the 95% t interval of v's geometric mean (the median of
+// log-normal figures), nil below MinRounds values or with one not
+// positive.
+func LogInterval(v []float64) *[2]float64 {
+	l := logs(v)
+	if len(l) < MinRounds || len(l) != len(v) {
+		return nil
+	}
+	ci95, _ := expInterval(Mean(l), sd(l)/math.Sqrt(float64(len(l))), float64(len(l)-1))
+	return ci95
+}
+
+// Judge gives the verdict of a ratio's 95% and 90% intervals: better or
+// worse when the 95% CI excludes 1 (which way depends on higherIsBetter),
+// equivalent when the 90% CI lies within [1/(1+margin), 1+margin],
+// inconclusive otherwise.
+func Judge(ci95, ci90 [2]float64, higherIsBetter bool, margin float64) string {
+	if margin <= 0 {
+		margin = results.DefaultMargin
+	}
+	switch {
+	case ci95[0] > 1:
+		if higherIsBetter {
+			return Better
+		}
+		return Worse
+	case ci95[1] < 1:
+		if higherIsBetter {
+			return Worse
+		}
+		return Better
+	case ci90[0] >= 1/(1+margin) && ci90[1] <= 1+margin:
+		return Equivalent
+	}
+	return Inconclusive
+}
+
+// tQuantile is Student's t quantile p with df degrees of freedom.
+func tQuantile(p, df float64) float64 {
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+}
+
+// expInterval is exp(m +- t se) at 95% and 90%.
+func expInterval(m, se, df float64) (ci95, ci90 *[2]float64) {
+	t95, t90 := tQuantile(0.975, df), tQuantile(0.95, df)
+	return &[2]float64{math.Exp(m - t95*se), math.Exp(m + t95*se)},
+		&[2]float64{math.Exp(m - t90*se), math.Exp(m + t90*se)}
+}
+
+// roundsOf is the rounds either side has, ascending.
+func roundsOf(a, b map[int]float64) []int {
+	var out []int
+	for r := range a {
+		out = append(out, r)
+	}
+	for r := range b {
+		if _, ok := a[r]; !ok {
+			out = append(out, r)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// logs is ln of v's positive values.
+func logs(v []float64) []float64 {
+	out := make([]float64, 0, len(v))
+	for _, x := range v {
+		if x > 0 {
+			out = append(out, math.Log(x))
+		}
+	}
+	return out
+}
+
+// sd is the sample standard deviation (0 for fewer than 2 values).
+func sd(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	m := Mean(v)
+	ss := 0.0
+	for _, x := range v {
+		ss += sq(x - m)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
+}
+
+func sq(x float64) float64 { return x * x }
+
+// WidestCI is the comparison whose 95% CI is widest: what an adaptive
+// study waits on.
+type WidestCI struct {
+	// Found is false when nothing can be compared yet.
+	Found bool
+	// Label names it: "wal-ram sync c=16 against all-disk", or a group
+	// alone when the study compares nothing ("all-disk sync c=16").
+	Label     string
+	HalfWidth float64
+	Pairs     int
+}
+
+// Widest finds the comparison with a baseline whose 95% CI half-width is
+// widest, +Inf for one with too few paired rounds. Comparisons where a
+// side has no ok run at all are left out: no further round is likely to
+// mend a cell that always fails. A study without comparisons (one
+// placement) waits on its groups' own throughput intervals instead.
+func Widest(a *Analysis) WidestCI {
+	var w WidestCI
+	consider := func(label string, hw float64, pairs int) {
+		if !w.Found || hw > w.HalfWidth {
+			w = WidestCI{Found: true, Label: label, HalfWidth: hw, Pairs: pairs}
+		}
+	}
+	compared := false
+	for _, g := range a.Groups {
+		if g.base == nil {
+			continue
+		}
+		compared = true
+		if g.N == 0 || g.base.N == 0 {
+			continue
+		}
+		label := fmt.Sprintf("%s %s c=%d against %s", g.Series, g.Durability, g.Clients, g.base.Series)
+		consider(label, g.Comparison().HalfWidth(), g.Pairs)
+	}
+	if compared {
+		return w
+	}
+	for _, g := range a.Groups {
+		if g.N == 0 {
+			continue
+		}
+		hw := math.Inf(1)
+		if ci := g.ThroughputCI; ci != nil {
+			hw = math.Sqrt(ci[1]/ci[0]) - 1
+		}
+		consider(fmt.Sprintf("%s %s c=%d", g.Series, g.Durability, g.Clients), hw, g.N)
+	}
+	return w
+}
