@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-
 )
 
 // Markdown writes the report to w and its charts as SVG files into chartDir,

@@ -54,9 +54,9 @@ type Study struct {
 	Caches []string `json:"caches,omitempty"`
 	// Metric is the workload's own throughput figure (TPC-C's tpmC), when
 	// it has one; statistics, charts and verdicts then use it for ops/s.
-	Metric     *Metric `json:"metric,omitempty"`
-	WarmupS    float64 `json:"warmup_s"`
-	DurationS  float64 `json:"duration_s"`
+	Metric    *Metric `json:"metric,omitempty"`
+	WarmupS   float64 `json:"warmup_s"`
+	DurationS float64 `json:"duration_s"`
 	// Repeat is the rounds a fixed study runs (repeat: 3), or the most an
 	// adaptive one may run (RepeatPlan.Max).
 	Repeat int `json:"repeat"`

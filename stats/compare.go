@@ -44,21 +44,21 @@ type Side struct {
 
 // Row is one metric of one group: baseline vs contender.
 type Row struct {
-	Metric     string      `json:"metric"`
-	Unit       string      `json:"unit"`
-	Group      string      `json:"group"`
-	Contender  string      `json:"contender"`
-	Baseline   float64     `json:"baseline"`
-	Value      float64     `json:"value"`
-	Diff       float64     `json:"diff"`
-	DiffPct    float64     `json:"diff_pct"`
-	DiffPctCI  *[2]float64 `json:"diff_pct_ci95"`
-	Verdict    string      `json:"verdict"`
+	Metric    string      `json:"metric"`
+	Unit      string      `json:"unit"`
+	Group     string      `json:"group"`
+	Contender string      `json:"contender"`
+	Baseline  float64     `json:"baseline"`
+	Value     float64     `json:"value"`
+	Diff      float64     `json:"diff"`
+	DiffPct   float64     `json:"diff_pct"`
+	DiffPctCI *[2]float64 `json:"diff_pct_ci95"`
+	Verdict   string      `json:"verdict"`
 	// Paired says the runs were compared round by round (two sides of
 	// one study); between studies the comparison is Welch's, and drift
 	// between the studies is not controlled.
-	Paired bool `json:"paired"`
-	HigherBest bool        `json:"higher_is_better"`
+	Paired     bool `json:"paired"`
+	HigherBest bool `json:"higher_is_better"`
 	// Note, on a row with verdict "no data", says which side has no ok run
 	// and why: "wal-quick: no ok run (2 failed: tier full), nothing to
 	// compare".
