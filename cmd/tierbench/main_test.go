@@ -169,6 +169,18 @@ func TestRunTinyStudyEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("show json: %v\n%s", err, r.stdout)
 	}
+	var raw struct {
+		Study map[string]any `json:"study"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatal(err)
+	}
+	// How the rounds ran and were ordered, and the margin verdicts use.
+	for _, k := range []string{"order_seed", "rounds", "stop_reason", "order", "margin"} {
+		if _, ok := raw.Study[k]; !ok {
+			t.Errorf("show's study object lacks %q: %v", k, raw.Study)
+		}
+	}
 	s := got.Study
 	if s.Name != "e2e" || s.Engine != "pebble" || s.Workload != "ycsb-a" || s.Baseline != "all-disk" || s.Status != "done" {
 		t.Errorf("study header: %+v", s)

@@ -103,6 +103,12 @@ func TestValidateRefusesBadInput(t *testing.T) {
 			want:       []string{`tier "tiny" (tmpfs, 1.0 KiB) is smaller than the data placement "all-tiny" puts on it: workload ycsb-a loads at least 984 KiB`}},
 		{name: "SQL workload on an engine that serves records", workload: "  name: tpcb",
 			want: []string{"workload tpcb needs the sql data model, which engine pebble does not serve (it serves records): use one of the engines mariadb, postgres"}},
+		{name: "repeat min above max", extra: "repeat: {min: 10, max: 6}",
+			want: []string{"repeat min 10 is more than max 6; make max at least min"}},
+		{name: "repeat min 1", extra: "repeat: {min: 1}", want: []string{"repeat min must be at least 2, got 1"}},
+		{name: "repeat until 0", extra: "repeat: {until: 0%}", want: []string{`repeat until "0%" must be a percentage above 0% and below 100%`}},
+		{name: "repeat until above 100%", extra: "repeat: {until: 120%}", want: []string{`repeat until "120%" must be a percentage above 0% and below 100%`}},
+		{name: "repeat budget 0", extra: "repeat: {budget: 0s}", want: []string{"repeat budget must be more than 0, got 0s"}},
 		{name: "fio missing for probe quick", extra: "probe: quick", env: []string{"PATH=" + empty},
 			want: []string{"probe: quick runs fio on every tier, and fio is not installed: apt-get install fio"}},
 	}
