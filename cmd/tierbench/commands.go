@@ -36,7 +36,7 @@ func newRunCmd() *cobra.Command {
 	var keep bool
 	cmd := &cobra.Command{
 		Use:   "run [STUDY.yaml]",
-		Short: "Run a study (without a file: the built-in default study, about two minutes)",
+		Short: "Run a study (without a file: the built-in default study, at most about three minutes)",
 		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			cat := catalog.Default()
