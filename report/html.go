@@ -75,9 +75,12 @@ type kv struct{ K, V string }
 // Header makes a two-column key/value table.
 type table struct {
 	Sortable bool
-	Header   []string
-	Num      []bool
-	Rows     []row
+	// Fit makes the table as wide as the page, its long values (paths,
+	// mount options, probe figures) wrapping instead of running off it.
+	Fit    bool
+	Header []string
+	Num    []bool
+	Rows   []row
 }
 
 type row struct {
@@ -257,7 +260,7 @@ func fmtBytes(n uint64) string {
 }
 
 func (b *builder) tierTable() table {
-	t := table{Header: []string{"tier", "path", "fs type", "mount point", "device", "mount options", "durable", "emulated", "probed (fio)"},
+	t := table{Fit: true, Header: []string{"tier", "path", "fs type", "mount point", "device", "mount options", "durable", "emulated", "probed (fio)"},
 		Num: make([]bool, 9)}
 	for _, n := range sortedTierNames(b.st) {
 		ti := b.st.Tiers[n]
@@ -555,6 +558,9 @@ figure svg{max-width:100%;height:auto;border:1px solid #eee}
 figcaption,.note{font-size:13px;color:#555}
 pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}
 .scroll{overflow-x:auto}
+table.fit{table-layout:fixed;width:100%}
+table.fit th{white-space:normal}
+table.fit td{overflow-wrap:anywhere}
 </style>
 </head>
 <body>
@@ -644,7 +650,7 @@ pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}
 </script>
 </body>
 </html>
-{{define "table"}}<div class="scroll"><table{{if .Sortable}} class="sortable"{{end}}>
+{{define "table"}}<div class="scroll"><table{{if .Sortable}} class="sortable"{{else if .Fit}} class="fit"{{end}}>
 {{if .Header}}<thead><tr>{{range $i, $h := .Header}}<th{{if index $.Num $i}} class="num"{{end}}>{{$h}}</th>{{end}}</tr></thead>{{end}}
 <tbody>
 {{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}>{{$c.Text}}</td>{{end}}</tr>

@@ -69,11 +69,12 @@ func (p *roundPlan) reason() string {
 }
 
 // judgeRound decides, after each round of an adaptive study, whether it
-// runs another: not once every comparison with a baseline has a 95% CI
-// half-width within until (from round min on), nor when the next round,
-// taking as long as the longest so far, would pass the budget (which
-// binds from the first round: a budget is a promise about time). It says
-// on the progress line how wide the widest interval is, and whose.
+// runs another. Before round min it always does: fewer rounds give
+// intervals too wide to judge (validate says when min rounds would pass
+// the budget). From min on it stops once every comparison with a baseline
+// has a 95% CI half-width within until, at max rounds, or when the next
+// round, taking as long as the longest so far, would pass the budget. It
+// says on the progress line how wide the widest interval is, and whose.
 func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	a := p.st.Adaptive
 	if a == nil {
@@ -94,7 +95,8 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 		line += fmt.Sprintf("widest 95%% CI half-width ±%s (%s)", pct(w.HalfWidth), w.Label)
 	}
 	switch {
-	case p.rounds >= a.Min && w.Found && w.HalfWidth <= a.Until:
+	case p.rounds < a.Min:
+	case w.Found && w.HalfWidth <= a.Until:
 		p.stop = results.StopConverged
 		line += fmt.Sprintf("; every comparison is within ±%s: stopping", pct(a.Until))
 	case p.rounds >= p.st.Repeat:
@@ -123,7 +125,7 @@ func withOrder(st *study.Study, resume *results.Study) *study.Study {
 	case resume != nil:
 		c.Order = study.Order{Seed: resume.OrderSeed, SeedSet: true}
 	case !c.Order.Fixed && !c.Order.SeedSet:
-		c.Order = study.Order{Seed: rand.Uint64(), SeedSet: true}
+		c.Order = study.Order{Seed: rand.Uint64() >> 11, SeedSet: true} // exact in JSON readers that use doubles
 	}
 	return &c
 }

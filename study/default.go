@@ -4,7 +4,7 @@ import "fmt"
 
 // DefaultYAML is the study `tierbench run` performs without a file: the WAL
 // placement question on Pebble, with rounds repeated until every ratio is
-// known to ±5% or its budget of three minutes would pass, so that a
+// known to ±5% or its budget of two and a half minutes would pass, so that a
 // newcomer's first answer, build included, comes within five minutes on a
 // 2-core machine. ramDir should be on tmpfs and diskDir on the disk that
 // holds the results.
@@ -25,8 +25,8 @@ workload:
   name: ycsb-a
   records: 50000
 clients: [1, 16, 64]
-warmup: 1s
-duration: 2s
-repeat: {min: 3, max: 20, until: 5%%, budget: 3m}
+warmup: 500ms
+duration: 1500ms
+repeat: {min: 3, max: 20, until: 5%%, budget: 2m30s}
 `, ramDir, diskDir)
 }

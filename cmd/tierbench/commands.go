@@ -201,6 +201,10 @@ func newValidateCmd() *cobra.Command {
 			if a := st.Adaptive; a != nil {
 				runs = fmt.Sprintf("%d to %d runs", st.RoundSize()*a.Min, st.RoundSize()*st.Repeat)
 				took = fmt.Sprintf("about %s of measuring a round", measuring)
+				if a.Budget > 0 && measuring*time.Duration(a.Min) > a.Budget {
+					fmt.Printf("note: repeat min %d rounds take at least %s of measuring, more than the budget of %s: the budget binds only from round min on\n",
+						a.Min, measuring*time.Duration(a.Min), a.Budget)
+				}
 			}
 			fmt.Printf("%s: ok: %s (%d placements%s x %d durability x %d client counts x %s), %s\n",
 				a[0], runs, len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.RoundsText(), took)
