@@ -48,6 +48,13 @@ func CompareTable(w io.Writer, baseLabel string, rows []stats.Row, color bool) {
 			r.DiffPct, ci, verdict)
 	}
 	tw.Flush()
+	if len(rows) > 0 {
+		if rows[0].Paired {
+			fmt.Fprintln(w, "Diff % and its 95% CI come from the ratio paired round by round (both sides ran in the same rounds of one study).")
+		} else {
+			fmt.Fprintln(w, "Diff % and its 95% CI come from Welch's t on logs: the studies ran at different times, so drift between them is not controlled.")
+		}
+	}
 }
 
 func metricValue(unit string, v float64) string {

@@ -1,7 +1,9 @@
 // Package runner carries out a validated study and stores what it
 // measured. The study loop (this file) prepares the study (prepare.go: its
-// record, a tier.Workspace, the tiers' probes), runs every cell of the
-// matrix and stores each run. One run (run.go) is a sequence of named
+// record, a tier.Workspace, the tiers' probes), runs the matrix round by
+// round (rounds.go: a fixed count, or until every comparison's paired CI
+// is narrow enough, in each round's order drawn from the stored seed) and
+// stores each run. One run (run.go) is a sequence of named
 // phases on fresh run folders: open, load, cold restart, drive, verify,
 // close; a workload loaded once per study (snapshot.go) is loaded by the
 // first run and copied into later runs' folders instead. Each cell carries
@@ -12,7 +14,9 @@
 // phases are cluster.go's instead: create the run's objects, wait for the
 // engine's pod, read the load generator's pod log, remove the objects;
 // the record is the same. The runner records and does not analyse: bottlenecks and
-// statistics are computed from the stored results when they are shown.
+// statistics are computed from the stored results when they are shown; an
+// adaptive study's stop rule reads them (stats.Widest) but stores nothing
+// of them.
 package runner
 
 import (
