@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -88,5 +90,33 @@ func TestCompareSkipsGroupsOneMatrixLacks(t *testing.T) {
 	}
 	if len(rows) != len(Metrics) {
 		t.Errorf("%d rows, want %d (one group)", len(rows), len(Metrics))
+	}
+}
+
+// TestComparePairsWithinAStudy: two placements of one study are compared
+// round by round; the same runs as two studies are compared with Welch's
+// interval, which the rounds' drift widens past a verdict.
+func TestComparePairsWithinAStudy(t *testing.T) {
+	st := &results.Study{ID: "s", Durability: []string{"sync"}, Clients: []int{4},
+		Placements: []results.Placement{{Name: "base"}, {Name: "fast"}}}
+	var runs []results.Run
+	for r, speed := range []float64{1, 0.6, 1.3, 0.8, 1.1} { // the machine drifts between rounds
+		for _, p := range []struct {
+			name   string
+			factor float64
+		}{{"base", 1}, {"fast", 1.1}} {
+			runs = append(runs, results.Run{Placement: p.name, Durability: "sync", Clients: 4, Repeat: r + 1, Status: results.RunOK,
+				ThroughputOpsS: 1000 * speed * p.factor, Latency: hist.Summary{P50: 100 / speed, P99: 1000 / speed}})
+		}
+	}
+	within := Compare(StudySide("base", st, runs, "base"), []Side{StudySide("fast", st, runs, "fast")})
+	other := *st
+	other.ID = "t"
+	across := Compare(StudySide("base", st, runs, "base"), []Side{StudySide("fast", &other, runs, "fast")})
+	if within[0].Metric != "throughput" || !within[0].Paired || within[0].Verdict != Better || math.Abs(within[0].DiffPct-10) > 1e-6 {
+		t.Errorf("within one study: %+v", within[0])
+	}
+	if across[0].Paired || across[0].Verdict != Inconclusive {
+		t.Errorf("across studies: %+v", across[0])
 	}
 }
