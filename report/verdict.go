@@ -235,22 +235,29 @@ func span(pts []atCount, verb, of string) string {
 			ok = append(ok, p)
 		}
 	}
+	// Where no client count has an interval (one round), the reason is
+	// said once rather than after every ratio.
+	ratio, why := ratioCI, ""
+	if len(ok) > 0 && !slices.ContainsFunc(ok, func(p atCount) bool { return p.cmp.RatioCI != nil }) {
+		ratio = func(g *stats.Group) string { return fmt.Sprintf("%.2fx", g.Ratio) }
+		why = " " + noInterval(ok[0].cmp)
+	}
 	var s string
 	switch len(ok) {
 	case 0:
 	case 1:
-		s = fmt.Sprintf("%s%s%s at %s: %s", verb, ratioCI(ok[0].cmp), of, clientsText(ok[0].clients), ok[0].cmp.Verdict)
+		s = fmt.Sprintf("%s%s%s at %s: %s%s", verb, ratio(ok[0].cmp), of, clientsText(ok[0].clients), ok[0].cmp.Verdict, why)
 	default:
 		first, last := ok[0], ok[len(ok)-1]
 		dir := "rising to"
 		if last.cmp.Ratio < first.cmp.Ratio {
 			dir = "falling to"
 		}
-		s = fmt.Sprintf("%s%s%s at %s, %s %s at %s", verb, ratioCI(first.cmp), of, clientsText(first.clients), dir, ratioCI(last.cmp), clientsText(last.clients))
+		s = fmt.Sprintf("%s%s%s at %s, %s %s at %s", verb, ratio(first.cmp), of, clientsText(first.clients), dir, ratio(last.cmp), clientsText(last.clients))
 		if top := largest(ok); top != first && top != last {
-			s += fmt.Sprintf(" (largest: %s at %s)", ratioCI(top.cmp), clientsText(top.clients))
+			s += fmt.Sprintf(" (largest: %s at %s)", ratio(top.cmp), clientsText(top.clients))
 		}
-		s += ": " + verdictsAcross(ok)
+		s += ": " + verdictsAcross(ok) + why
 	}
 	if len(gaps) > 0 {
 		gap := strings.Join(gaps, "; ") + ", nothing to compare"
@@ -312,9 +319,15 @@ func clientsText(c int) string {
 // it has none, "2.10x (no interval: 1 round)".
 func ratioCI(g *stats.Group) string {
 	if g.RatioCI == nil {
-		return fmt.Sprintf("%.2fx (no interval: %d round%s; run %d or more)", g.Ratio, g.Pairs, plural(g.Pairs), stats.MinRounds)
+		return fmt.Sprintf("%.2fx %s", g.Ratio, noInterval(g))
 	}
 	return fmt.Sprintf("%.2fx [%.2f-%.2f]", g.Ratio, g.RatioCI[0], g.RatioCI[1])
+}
+
+// noInterval says why a ratio has no interval: "(no interval: 1 round;
+// run 2 or more)".
+func noInterval(g *stats.Group) string {
+	return fmt.Sprintf("(no interval: %d round%s; run %d or more)", g.Pairs, plural(g.Pairs), stats.MinRounds)
 }
 
 func plural(n int) string {

@@ -32,7 +32,7 @@ func TestVerdictsWithNothingToCompare(t *testing.T) {
 			nil},
 		{"one measured, one failed with different errors",
 			[]results.Run{ok("on-disk", 1000), ok("on-ram", 2000), failed("wal-quick", "tier quick full"), failed("wal-quick", "server died")},
-			[]string{"on-ram delivers 2.00x (no interval: 1 round; run 2 or more) the throughput of on-disk at 16 clients: inconclusive.",
+			[]string{"on-ram delivers 2.00x the throughput of on-disk at 16 clients: inconclusive (no interval: 1 round; run 2 or more).",
 				"wal-quick at 16 clients: no ok run (2 failed; the first: tier quick full), nothing to compare"},
 			nil},
 		{"baseline failed",
