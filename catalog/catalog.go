@@ -75,45 +75,13 @@ func (c *Catalog) Engine(name string) (engine.Engine, bool) {
 	return e, ok
 }
 
-// EngineSpec returns an engine's Spec, with its client bound.
+// EngineSpec returns an engine's Spec.
 func (c *Catalog) EngineSpec(name string) (engine.Spec, bool) {
 	e, ok := c.engines[name]
 	if !ok {
 		return engine.Spec{}, false
 	}
-	s := e.Spec()
-	if b, ok := clientBounds[name]; ok && s.MaxClients == 0 {
-		s.MaxClients, s.MaxClientsWhy = b.max, b.why
-	}
-	return s, true
-}
-
-// clientBound is the most clients a study may run on one engine, and why.
-type clientBound struct {
-	max int
-	why string
-}
-
-// driverWhy is what bounds clients of tierbench's own driver on any engine:
-// each client is a goroutine with its own HDR histograms per operation type
-// (about 0.2 MB each, twice over for the swap each second), so 1000 clients
-// of ycsb-a took 2 GB and minutes of merging on a 2-core machine.
-const driverWhy = "each client is a goroutine of tierbench with its own HDR histograms, about 1 MB per client: beyond this, memory grows by gigabytes and the figures measure Go's scheduler, not the storage"
-
-// serverWhy is what bounds clients of the SQL servers tierbench starts.
-const serverWhy = "tierbench starts the server with 500 connections, a fixed number because they size its shared memory, and they must also hold the load phase's connections and tierbench's own"
-
-// clientBounds decides, in one place, how many clients each engine takes.
-// The counts are whole-machine limits, not tuning: they refuse a study that
-// cannot run (a server out of connections) or would measure the driver
-// instead of the storage.
-var clientBounds = map[string]clientBound{
-	"pebble":   {1024, "pebble runs inside tierbench, and " + driverWhy},
-	"redis":    {1024, driverWhy + "; redis-server itself would take 10000"},
-	"postgres": {480, serverWhy},
-	"mariadb":  {480, serverWhy},
-	"ignite":   {512, "clients are threads of the one client JVM, each with its own HDR histograms in the client's heap, 512 MiB by default (option heap)"},
-	"ceph":     {512, "the S3 gateway serves requests on 512 threads (rgw_thread_pool_size): more clients queue inside it, and " + driverWhy},
+	return e.Spec(), true
 }
 
 // EngineNames lists engines, sorted.

@@ -46,12 +46,41 @@ const (
 // Component is a part of an engine that can live on its own tier.
 type Component struct {
 	Name string
+	// Role is what the component holds, which the analysis reads (whose
+	// writes a commit waits for) instead of its name.
+	Role Role
 	Doc  string
 	// DefaultsTo names the component whose tier this one goes on when a
 	// placement leaves it out (Ignite's wal_archive goes with wal); empty
 	// means every placement must place it.
 	DefaultsTo string
 }
+
+// DriverClientsWhy is what bounds the clients of tierbench's own driver on
+// any engine: each client is a goroutine with its own HDR histograms per
+// operation type (about 0.2 MB each, twice over for the swap each second),
+// so 1000 clients of ycsb-a took 2 GB and minutes of merging on a 2-core
+// machine.
+const DriverClientsWhy = "each client is a goroutine of tierbench with its own HDR histograms, about 1 MB per client: beyond this, memory grows by gigabytes and the figures measure Go's scheduler, not the storage"
+
+// Role is what a component holds, in the words the analysis reads.
+type Role string
+
+// Roles of components.
+const (
+	// RoleCommitLog: commits wait for its writes (a WAL, redo log or
+	// journal); its device's flushes are the journal figures.
+	RoleCommitLog Role = "commit log"
+	// RoleData: the data set; the commit waits on it where the engine has
+	// no commit log of its own (Redis's append-only file).
+	RoleData Role = "data"
+	// RoleMetadata: the engine's index of its data (BlueStore's RocksDB).
+	RoleMetadata Role = "metadata"
+	// RoleArchive: copies of old commit log segments.
+	RoleArchive Role = "archive"
+	// RoleLogs: the engine's own logs, which nothing waits for.
+	RoleLogs Role = "logs"
+)
 
 // Mode documents what one durability mode means for this engine.
 type Mode struct {

@@ -5,9 +5,12 @@
 package results
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"time"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/telemetry"
@@ -52,6 +55,10 @@ type Study struct {
 	// its matrix; Caches the cache states it measured (two make an axis).
 	Axes   []Axis   `json:"axes,omitempty"`
 	Caches []string `json:"caches,omitempty"`
+	// Roles are what each of the engine's components holds, as its engine
+	// declared them (engine.Component.Role); studies stored before roles
+	// have none, and RoleOf answers by their components' names.
+	Roles map[string]engine.Role `json:"roles,omitempty"`
 	// Metric is the workload's own throughput figure (TPC-C's tpmC), when
 	// it has one; statistics, charts and verdicts then use it for ops/s.
 	Metric    *Metric `json:"metric,omitempty"`
@@ -125,6 +132,34 @@ const (
 	OrderShuffled = "shuffled"
 	OrderFixed    = "fixed"
 )
+
+// RoleOf is what component c holds: as its engine declared it, or for a
+// study stored before roles, by the names the engines gave their
+// components then.
+func (s *Study) RoleOf(c string) engine.Role {
+	if r, ok := s.Roles[c]; ok {
+		return r
+	}
+	return legacyRoles[c]
+}
+
+// legacyRoles are the roles of the components of studies stored before
+// engines declared them, by name.
+var legacyRoles = map[string]engine.Role{
+	"wal": engine.RoleCommitLog, "redo": engine.RoleCommitLog, "journal": engine.RoleCommitLog,
+	"data": engine.RoleData, "persistence": engine.RoleData,
+}
+
+// ComponentWith is the component of run r's placement that holds role,
+// and its tier; with several, the first by name.
+func (s *Study) ComponentWith(r Run, role engine.Role) (component, tier string, ok bool) {
+	for _, c := range slices.Sorted(maps.Keys(r.Components)) {
+		if s.RoleOf(c) == role {
+			return c, r.Components[c], true
+		}
+	}
+	return "", "", false
+}
 
 // DefaultMargin is the equivalence margin of a study that sets none: 5%.
 const DefaultMargin = 0.05

@@ -75,6 +75,14 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			return nil, err
 		}
 	}
+	if s.rec.Roles == nil {
+		// What each component holds, as the engine declares it: the
+		// analysis reads roles, not component names.
+		s.rec.Roles = map[string]engine.Role{}
+		for _, c := range s.eng.Spec().Components {
+			s.rec.Roles[c.Name] = c.Role
+		}
+	}
 	if st.Kubernetes != nil {
 		if err := s.connectCluster(ctx); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/telemetry"
 )
@@ -60,10 +61,6 @@ const (
 	// or more is named as a cause, with the fix.
 	loadGenShare = 0.2
 )
-
-// commitComponents are, in order of preference, the components whose
-// writes a commit waits for.
-var commitComponents = []string{"wal", "redo", "journal", "data", "persistence"}
 
 // Explain returns runs with every ok run's bottleneck computed from its
 // stored telemetry by Attribute. It is called when results are shown, so an
@@ -129,11 +126,11 @@ func newView(r *results.Run, st *results.Study) *view {
 	if t.Engine.TreeCPUPct > 0 {
 		v.engineCPU = t.Engine.TreeCPUPct
 	}
-	for _, c := range commitComponents {
-		if tier, ok := r.Components[c]; ok {
-			v.commitComp, v.commitTier = c, tier
-			break
-		}
+	// A commit waits for the commit log's writes, or the data's where the
+	// engine keeps no log of its own (Redis's append-only file).
+	var ok bool
+	if v.commitComp, v.commitTier, ok = st.ComponentWith(*r, engine.RoleCommitLog); !ok {
+		v.commitComp, v.commitTier, _ = st.ComponentWith(*r, engine.RoleData)
 	}
 	return v
 }
@@ -507,9 +504,11 @@ func notBound(v *view) *results.Bottleneck {
 	return &results.Bottleneck{Kind: BoundNone, Evidence: ev, Text: head + ": " + strings.Join(parts, ", ")}
 }
 
+// upper writes a component's short name as the abbreviation it is: WAL,
+// DB.
 func upper(s string) string {
-	if s == "wal" {
-		return "WAL"
+	if len(s) <= 3 {
+		return strings.ToUpper(s)
 	}
 	return s
 }

@@ -1,41 +1,38 @@
 package stats
 
-import "github.com/tierbench/tierbench/results"
-
-// journalComponents are the components that hold an engine's journal, its
-// write-ahead log, by the names engines give them.
-var journalComponents = []string{"wal", "redo", "journal"}
+import (
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/results"
+)
 
 // JournalWrites returns the writes and flushes per second over run r's
-// measured window on the device of the tier holding its journal (the
+// measured window on the device of the tier holding its commit log, its
+// journal (the
 // IRIS study's "journal writes/s", shown beside throughput). They count
 // every write to that device: with the data on the same tier, its writes
 // too. ok is false for an engine without a journal component or a run
 // without disk telemetry for the tier (tmpfs has no device).
-func JournalWrites(r results.Run) (writes, flushes float64, tier string, ok bool) {
+func JournalWrites(st *results.Study, r results.Run) (writes, flushes float64, tier string, ok bool) {
 	if r.Telemetry == nil {
 		return 0, 0, "", false
 	}
-	for _, c := range journalComponents {
-		t, has := r.Components[c]
-		if !has {
-			continue
-		}
-		ts, sampled := r.Telemetry.Tiers[t]
-		if !sampled || ts.Device == "" {
-			return 0, 0, t, false
-		}
-		return ts.WriteIOPS, ts.FlushesPerS, t, true
+	_, t, has := st.ComponentWith(r, engine.RoleCommitLog)
+	if !has {
+		return 0, 0, "", false
 	}
-	return 0, 0, "", false
+	ts, sampled := r.Telemetry.Tiers[t]
+	if !sampled || ts.Device == "" {
+		return 0, 0, t, false
+	}
+	return ts.WriteIOPS, ts.FlushesPerS, t, true
 }
 
 // journal fills the group's journal figures: medians over its ok runs,
 // and a CI of the writes from MinRounds runs on.
-func journal(g *Group) {
+func journal(st *results.Study, g *Group) {
 	var writes, flushes []float64
 	for _, r := range g.Runs {
-		w, f, _, ok := JournalWrites(r)
+		w, f, _, ok := JournalWrites(st, r)
 		if !ok {
 			return
 		}

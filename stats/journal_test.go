@@ -3,6 +3,7 @@ package stats
 import (
 	"testing"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/telemetry"
 )
@@ -25,9 +26,16 @@ func TestJournalWrites(t *testing.T) {
 		{"journal on tmpfs has no device", map[string]string{"data": "disk", "wal": "ram"}, tel, 0, "ram", false},
 		{"no journal component", map[string]string{"data": "disk"}, tel, 0, "", false},
 		{"no telemetry", map[string]string{"wal": "disk"}, nil, 0, "", false},
+		{"a commit log by its declared role", map[string]string{"store": "ram", "log": "disk"}, tel, 2010, "disk", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, _, tier, ok := JournalWrites(results.Run{Components: tc.components, Telemetry: tc.telemetry})
+			// Studies stored before roles name their components; a newer
+			// one carries what its engine declared.
+			st := &results.Study{}
+			if _, named := tc.components["store"]; named {
+				st.Roles = map[string]engine.Role{"store": engine.RoleData, "log": engine.RoleCommitLog}
+			}
+			w, _, tier, ok := JournalWrites(st, results.Run{Components: tc.components, Telemetry: tc.telemetry})
 			if w != tc.writes || tier != tc.tier || ok != tc.ok {
 				t.Errorf("JournalWrites = %v, %q, %v; want %v, %q, %v", w, tier, ok, tc.writes, tc.tier, tc.ok)
 			}

@@ -232,7 +232,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		}
 	}
 	for _, g := range a.Groups {
-		summarize(g)
+		summarize(st, g)
 	}
 	for _, g := range a.Groups {
 		b := baselineOf[g.Series]
@@ -244,7 +244,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	return a
 }
 
-func summarize(g *Group) {
+func summarize(st *results.Study, g *Group) {
 	g.N = len(g.Runs)
 	if g.N == 0 {
 		return
@@ -258,7 +258,7 @@ func summarize(g *Group) {
 		p99[i], p50[i] = r.Latency.P99, r.Latency.P50
 	}
 	g.P99Median, g.P50Median = Median(p99), Median(p50)
-	journal(g)
+	journal(st, g)
 	g.ThroughputCI = LogInterval(tp)
 }
 

@@ -89,13 +89,14 @@ var _ engine.Engine = Engine{}
 // Spec declares Ceph's components, its one durability mode and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name:   "ceph",
+		Name:       "ceph",
+		MaxClients: 512, MaxClientsWhy: "the S3 gateway serves requests on 512 threads (rgw_thread_pool_size): more clients queue inside it, and " + engine.DriverClientsWhy,
 		Models: []engine.Model{engine.ModelObjects},
 		Doc:    "a Ceph 16.2 cluster per run on 127.0.0.1 (one monitor, one manager, osds OSDs on BlueStore files; cephx keys per run), serving a RADOS pool and an S3 gateway (radosgw, started on first use)",
 		Components: []engine.Component{
-			{Name: Block, Doc: "BlueStore's main device, a file osd.N.block per OSD: the objects' data"},
-			{Name: BlockDB, DefaultsTo: Block, Doc: "block.db, a file osd.N.db: RocksDB, BlueStore's metadata; on block's filesystem there is none and RocksDB lives in the main device"},
-			{Name: BlockWAL, DefaultsTo: BlockDB, Doc: "block.wal, a file osd.N.wal: RocksDB's write-ahead log, which small writes go through first; on db's filesystem (block's when db is inline) there is none and the WAL goes with the DB"},
+			{Name: Block, Role: engine.RoleData, Doc: "BlueStore's main device, a file osd.N.block per OSD: the objects' data"},
+			{Name: BlockDB, Role: engine.RoleMetadata, DefaultsTo: Block, Doc: "block.db, a file osd.N.db: RocksDB, BlueStore's metadata; on block's filesystem there is none and RocksDB lives in the main device"},
+			{Name: BlockWAL, Role: engine.RoleCommitLog, DefaultsTo: BlockDB, Doc: "block.wal, a file osd.N.wal: RocksDB's write-ahead log, which small writes go through first; on db's filesystem (block's when db is inline) there is none and the WAL goes with the DB"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "Ceph's only mode: a write is acknowledged once every replica has it on stable storage (BlueStore's WAL or data device, fsynced or written O_DIRECT). Survives power loss; nothing else is offered, since Ceph has no mode that acknowledges earlier."},

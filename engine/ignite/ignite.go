@@ -106,14 +106,15 @@ var _ engine.Engine = Engine{}
 // Spec declares Ignite's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name:   "ignite",
+		Name:       "ignite",
+		MaxClients: 512, MaxClientsWhy: "clients are threads of the one client JVM, each with its own HDR histograms in the client's heap, 512 MiB by default (option heap)",
 		Image:  Image,
 		Models: []engine.Model{engine.ModelCache},
 		Doc:    "Apache Ignite 2.16 cluster (3 server JVMs on 127.0.0.1 by default) with native persistence, driven by a thick Java client; workloads puts, gets, putget",
 		Components: []engine.Component{
-			{Name: Persistence, Doc: "storagePath: partition and index files (<node>/cache-tierbench/), checkpoint markers; also each node's work directory and log"},
-			{Name: WAL, Doc: "walPath: the write-ahead log segments (<node>/*.wal)"},
-			{Name: WALArchive, DefaultsTo: WAL, Doc: "walArchivePath: archived WAL segments; optional, on wal's tier when left out; placed on wal's tier it is wal's own folder, which turns archiving off (as the source study ran)"},
+			{Name: Persistence, Role: engine.RoleData, Doc: "storagePath: partition and index files (<node>/cache-tierbench/), checkpoint markers; also each node's work directory and log"},
+			{Name: WAL, Role: engine.RoleCommitLog, Doc: "walPath: the write-ahead log segments (<node>/*.wal)"},
+			{Name: WALArchive, Role: engine.RoleArchive, DefaultsTo: WAL, Doc: "walArchivePath: archived WAL segments; optional, on wal's tier when left out; placed on wal's tier it is wal's own folder, which turns archiving off (as the source study ran)"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "walMode FSYNC: each update is in the WAL and fsynced before it is acknowledged (group commit across threads). Survives a process crash, an OS crash and power loss."},

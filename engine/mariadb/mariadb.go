@@ -66,14 +66,17 @@ var _ engine.Engine = Engine{}
 // Spec declares MariaDB's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name:          "mariadb",
+		Name: "mariadb",
+		// The server starts with --max-connections=500, which must also
+		// hold the load phase's connections and tierbench's own.
+		MaxClients: 480, MaxClientsWhy: "tierbench starts the server with 500 connections (--max-connections), which must also hold the load phase's connections and tierbench's own",
 		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
 		TargetSchemes: []string{"mysql", "mariadb"},
 		Image:         Image,
 		Doc:           "MariaDB server (mariadbd, InnoDB) per run on 127.0.0.1; SQL and records over server-side prepared statements",
 		Components: []engine.Component{
-			{Name: Data, Doc: "datadir: InnoDB tablespaces (ibdata1, <db>/<table>.ibd), undo, system tables; the binary log when on"},
-			{Name: Redo, Doc: "InnoDB redo log ib_logfile0 (innodb_log_group_home_dir)"},
+			{Name: Data, Role: engine.RoleData, Doc: "datadir: InnoDB tablespaces (ibdata1, <db>/<table>.ibd), undo, system tables; the binary log when on"},
+			{Name: Redo, Role: engine.RoleCommitLog, Doc: "InnoDB redo log ib_logfile0 (innodb_log_group_home_dir)"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "innodb_flush_log_at_trx_commit=1 (and sync_binlog=1 with binlog): every commit " +

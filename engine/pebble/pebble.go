@@ -37,12 +37,15 @@ var _ engine.Engine = Engine{}
 // Spec declares Pebble's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name:   "pebble",
+		Name: "pebble",
+		// The whole-machine bound of tierbench's own driver: pebble runs
+		// inside tierbench.
+		MaxClients: 1024, MaxClientsWhy: "pebble runs inside tierbench, and " + engine.DriverClientsWhy,
 		Models: []engine.Model{engine.ModelRecords},
 		Doc:    "embedded Pebble LSM key-value store (CockroachDB's storage engine), in-process",
 		Components: []engine.Component{
-			{Name: Data, Doc: "sstables, MANIFEST and OPTIONS (the DB folder)"},
-			{Name: WAL, Doc: "write-ahead log files (Options.WALDir)"},
+			{Name: Data, Role: engine.RoleData, Doc: "sstables, MANIFEST and OPTIONS (the DB folder)"},
+			{Name: WAL, Role: engine.RoleCommitLog, Doc: "write-ahead log files (Options.WALDir)"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "every commit waits for the WAL fsync (Sync write option); concurrent commits share one fsync (group commit). Survives power loss."},

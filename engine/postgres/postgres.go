@@ -61,6 +61,9 @@ const (
 	// value keeps every run of a study on the same server configuration. 500
 	// covers clients: [..., 256] plus loaders with room to spare.
 	maxConnections = 500
+	// serverClientsWhy is what bounds a study's clients: those
+	// connections, less the load phase's and tierbench's own.
+	serverClientsWhy = "tierbench starts the server with 500 connections, a fixed number because they size its shared memory, and they must also hold the load phase's connections and tierbench's own"
 	// readyTimeout bounds a start, crash recovery included.
 	readyTimeout = 60 * time.Second
 	// stopGrace is how long a fast shutdown (which ends with a checkpoint)
@@ -89,14 +92,15 @@ var _ engine.Engine = Engine{}
 // Spec declares PostgreSQL's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name:          "postgres",
+		Name:       "postgres",
+		MaxClients: 480, MaxClientsWhy: serverClientsWhy,
 		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
 		TargetSchemes: []string{"postgres", "postgresql"},
 		Image:         Image,
 		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1, scram-sha-256 with a password per run), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
 		Components: []engine.Component{
-			{Name: Data, Doc: "the cluster folder (PGDATA): tables, indexes, catalogs, configuration and the server log"},
-			{Name: WAL, Doc: "write-ahead log segments (pg_wal; PGDATA/pg_wal is a symlink to this folder, as initdb --waldir makes it)"},
+			{Name: Data, Role: engine.RoleData, Doc: "the cluster folder (PGDATA): tables, indexes, catalogs, configuration and the server log"},
+			{Name: WAL, Role: engine.RoleCommitLog, Doc: "write-ahead log segments (pg_wal; PGDATA/pg_wal is a symlink to this folder, as initdb --waldir makes it)"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "synchronous_commit=on, fsync=on: a commit waits for its WAL flush; concurrent commits share flushes (group commit). Survives power loss if the tier honours flushes."},

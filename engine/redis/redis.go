@@ -95,13 +95,14 @@ var _ engine.Engine = Engine{}
 // Spec declares Redis's component, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name:          "redis",
+		Name:       "redis",
+		MaxClients: 1024, MaxClientsWhy: engine.DriverClientsWhy + "; redis-server itself would take 10000",
 		Models:        []engine.Model{engine.ModelRecords},
 		TargetSchemes: []string{"redis", "rediss"},
 		Image:         Image,
 		Doc:           "Redis in-memory key-value server (redis-server, run as OS user redis on 127.0.0.1 with a password per run), records as hashes like YCSB's Redis binding; the tier holds the AOF",
 		Components: []engine.Component{
-			{Name: Data, Doc: "the dir: append-only file (appendonlydir/), RDB snapshot and the server log"},
+			{Name: Data, Role: engine.RoleData, Doc: "the dir: append-only file (appendonlydir/), RDB snapshot and the server log"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "appendonly yes, appendfsync always: a write is in the AOF and fsynced before its reply; writes of one event-loop pass share one fsync. Survives power loss."},

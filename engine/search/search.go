@@ -116,8 +116,8 @@ func (e Engine) Spec() engine.Spec {
 		Name:   string(e.flavor),
 		Models: []engine.Model{engine.ModelSearch},
 		Components: []engine.Component{
-			{Name: Data, Doc: "path.data: the indices' Lucene segments and their translog"},
-			{Name: Logs, Doc: "path.logs: the node's logs, GC log and console output"},
+			{Name: Data, Role: engine.RoleData, Doc: "path.data: the indices' Lucene segments and their translog"},
+			{Name: Logs, Role: engine.RoleLogs, Doc: "path.logs: the node's logs, GC log and console output"},
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "index.translog.durability request: each bulk's shard operations are in the translog and fsynced before the bulk is acknowledged (concurrent bulks share an fsync). Nothing acknowledged is lost on a node crash, an OS crash or power loss."},
