@@ -200,7 +200,7 @@ func (b *builder) ratioSection() chartSection {
 
 func (b *builder) latencySection() chartSection {
 	s := chartSection{ID: "chart-latency", Heading: fmt.Sprintf("Latency percentiles at %d clients", b.clients),
-		Intro: "Each placement's latency percentiles from its runs' HDR histograms of the measured window, merged across repeats (percentiles are never averaged across runs). The y axis is logarithmic. A percentile is shown only when the merged histogram holds enough samples for its tail to contain at least one."}
+		Intro: "Each placement's latency percentiles from its runs' HDR histograms of the measured window, merged across rounds (percentiles are never averaged across runs). The y axis is logarithmic. A percentile is shown only when the merged histogram holds enough samples for its tail to contain at least one."}
 	if b.in.Histogram == nil {
 		s.Notes = append(s.Notes, "No stored histograms were given to the report, so the latency charts are left out.")
 		return s

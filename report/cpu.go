@@ -123,7 +123,7 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 	if !any {
 		return
 	}
-	fmt.Fprintln(w, "\nCPU over the measured window, % of one core (medians over repeats); per op: the load generator's CPU per operation, and its ratio to the baseline series' [95% CI]:")
+	fmt.Fprintln(w, "\nCPU over the measured window, % of one core (medians over rounds); per op: the load generator's CPU per operation, and its ratio to the baseline series', paired by round [95% CI] with its verdict (lower is better):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  durability\tclients\tseries\tengine\tload generator\tper op\tper op vs baseline")
 	for _, r := range rows {
@@ -151,7 +151,7 @@ func journalTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nJournal: writes and flushes per second on the device of the journal's tier (WAL, redo log), medians over repeats:")
+	fmt.Fprintln(w, "\nJournal: writes and flushes per second on the device of the commit log's tier (WAL, redo log), medians over rounds:")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  durability\tclients\tseries\t"+st.ThroughputUnit()+"\tjournal writes/s\tflushes/s")
 	for _, r := range rows {

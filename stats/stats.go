@@ -23,7 +23,7 @@ import (
 	"github.com/tierbench/tierbench/results"
 )
 
-// Group is one placement x durability x clients cell over its repeats. Its
+// Group is one placement x durability x clients cell over its rounds. Its
 // JSON is an element of `groups` in `show --format json`.
 type Group struct {
 	// Series is the placement, or placement/driver when the study ran
