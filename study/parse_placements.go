@@ -1,0 +1,176 @@
+package study
+
+// This file reads placements, the baseline and durability modes: which
+// component goes on which tier, and what each run is compared with.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tierbench/tierbench/engine"
+)
+
+// placements returns the declared placement names, including ones with
+// problems, so the baseline is judged against what the user wrote.
+func (p *parser) placements(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool, tiers []string, tiersOK bool) ([]string, bool) {
+	example := "all-disk: {data: disk, wal: disk}"
+	if engineOK && len(spec.Components) > 0 {
+		tierName := "<tier>"
+		if len(tiers) > 0 {
+			tierName = tiers[0]
+		}
+		parts := make([]string, len(spec.Components))
+		for i, c := range spec.Components {
+			parts[i] = c.Name + ": " + tierName
+		}
+		example = "all-" + tierName + ": {" + strings.Join(parts, ", ") + "}"
+	}
+	e, ok := p.need(top, "placements", line, "add placements: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	ents, ok := p.entries(e.v, "placements", "write placements: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	if len(ents) == 0 {
+		p.addf(e.k.Line, "placements is empty; declare at least one placement, e.g. %s", example)
+		return nil, false
+	}
+	var names []string
+	tierHint := "declare it under tiers"
+	if len(tiers) > 0 {
+		tierHint = "declared tiers: " + joinNames(tiers)
+	}
+	for _, pe := range ents {
+		name := pe.key
+		names = append(names, name)
+		if strings.TrimSpace(name) == "" {
+			p.addf(pe.k.Line, "placement name is empty; give the placement a name such as all-disk")
+			continue
+		}
+		comps, ok := p.entries(pe.v, fmt.Sprintf("placement %q", name), fmt.Sprintf("write %s: {<component>: <tier>, ...}", name))
+		if !ok {
+			continue
+		}
+		pl := Placement{Name: name, Components: map[string]string{}}
+		// A misspelt component is one mistake: when its suggestion is a
+		// missing component, don't also report that component as missing.
+		suggested := map[string]bool{}
+		for _, ce := range comps {
+			if ce.key == "durability" && !spec.HasComponent(ce.key) {
+				p.placementDurability(&pl, ce, spec, engineOK)
+				continue
+			}
+			if engineOK && !spec.HasComponent(ce.key) {
+				suggested[suggest(ce.key, spec.ComponentNames())] = true
+				p.unknown(ce.k.Line, fmt.Sprintf("unknown component %q in placement %q", ce.key, name), ce.key,
+					spec.ComponentNames(), "components of engine "+spec.Name, "remove it")
+				continue
+			}
+			t, ok := p.scalar(ce, fmt.Sprintf("write %s: <tier> (%s)", ce.key, tierHint))
+			if !ok {
+				continue
+			}
+			if tiersOK && !slices.Contains(tiers, t) {
+				p.unknown(ce.v.Line, fmt.Sprintf("placement %q puts %s on unknown tier %q", name, ce.key, t), t,
+					tiers, "declared tiers", "declare it under tiers or use a declared tier")
+				continue
+			}
+			pl.Components[ce.key] = t
+		}
+		// A target's placement is a label, and an in-memory one places
+		// nothing: partial is fine.
+		if engineOK && !p.hasTarget && pl.Durability != engine.Memory && !(hasKey(comps, "durability") && pl.Durability == "") {
+			for _, c := range spec.Components {
+				if hasKey(comps, c.Name) || suggested[c.Name] {
+					continue
+				}
+				if t, ok := pl.Components[c.DefaultsTo]; ok && c.DefaultsTo != "" {
+					pl.Components[c.Name] = t // e.g. wal_archive goes with wal
+					continue
+				}
+				if c.DefaultsTo == "" { // else the missing DefaultsTo is the one mistake
+					p.addf(pe.k.Line, "placement %q does not place component %q; add %s: <tier> (%s)", name, c.Name, c.Name, tierHint)
+				}
+			}
+		}
+		s.Placements = append(s.Placements, pl)
+	}
+	return names, true
+}
+
+// placementDurability reads a placement's own durability, which it keeps in
+// every durability row of the matrix: `inmem: {durability: memory}` is the
+// in-memory reference each row is compared with.
+func (p *parser) placementDurability(pl *Placement, e entry, spec engine.Spec, engineOK bool) {
+	v, ok := p.scalar(e, "write durability: <mode> inside the placement, e.g. inmem: {durability: memory}")
+	if !ok {
+		return
+	}
+	d := engine.Durability(v)
+	if engineOK && !spec.Supports(d) {
+		p.unknown(e.v.Line, fmt.Sprintf("durability %q of placement %q is not supported by engine %s", v, pl.Name, spec.Name), v,
+			spec.ModeNames(), "supported", "use a supported mode")
+		return
+	}
+	pl.Durability = d
+}
+
+// baseline checks the baseline against the declared placements; when the
+// placements section itself is unusable that check is skipped, since the
+// baseline may well be right.
+func (p *parser) baseline(s *Study, top map[string]entry, line int, names []string, placementsOK bool) {
+	fix := "add baseline: <placement>, the placement the others are compared with"
+	if len(names) > 0 {
+		fix += ", one of: " + joinNames(names)
+	}
+	e, ok := p.need(top, "baseline", line, fix)
+	if !ok {
+		return
+	}
+	v, ok := p.scalar(e, fix)
+	if !ok {
+		return
+	}
+	s.Baseline = v
+	if placementsOK && !slices.Contains(names, v) {
+		p.unknown(e.v.Line, fmt.Sprintf("baseline %q is not a placement", v), v, names, "declared placements", "name one of the placements")
+	}
+}
+
+func (p *parser) durability(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool) {
+	modes := "modes the engine supports"
+	if engineOK {
+		modes = "modes of " + spec.Name + ": " + joinNames(spec.ModeNames())
+	}
+	fix := "write durability: [<mode>, ...] with " + modes
+	e, ok := p.need(top, "durability", line, "add durability: [<mode>, ...] with "+modes)
+	if !ok {
+		return
+	}
+	items, ok := p.list(e, "durability", fix)
+	if !ok {
+		return
+	}
+	seen := map[string]int{}
+	for _, n := range items {
+		v, ok := p.item(n, "durability", fix)
+		if !ok {
+			continue
+		}
+		if first, dup := seen[v]; dup {
+			p.addf(n.Line, "durability %q is listed twice (first at line %d); remove one", v, first)
+			continue
+		}
+		seen[v] = n.Line
+		d := engine.Durability(v)
+		if engineOK && !spec.Supports(d) {
+			p.unknown(n.Line, fmt.Sprintf("durability %q is not supported by engine %s", v, spec.Name), v,
+				spec.ModeNames(), "supported", "use a supported mode")
+			continue
+		}
+		s.Durability = append(s.Durability, d)
+	}
+}

@@ -1,0 +1,371 @@
+package study
+
+// This file reads tiers: folders, tierbench-provisioned storage (tmpfs,
+// loop, pmem) and the modifiers that emulate slower storage.
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"gopkg.in/yaml.v3"
+
+	"github.com/tierbench/tierbench/tier"
+)
+
+// tiers returns the declared tier names; ok is false when the tiers section
+// itself is unusable, so references to tiers cannot be checked.
+func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool) {
+	const example = "disk: {path: /var/tmp/tierbench}"
+	e, ok := p.need(top, "tiers", line, "add tiers: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	ents, ok := p.entries(e.v, "tiers", "write tiers: {"+example+"}")
+	if !ok {
+		return nil, false
+	}
+	if len(ents) == 0 {
+		p.addf(e.k.Line, "tiers is empty; declare at least one tier, e.g. %s", example)
+		return nil, false
+	}
+	var names []string
+	for _, te := range ents {
+		name := te.key
+		names = append(names, name)
+		if strings.TrimSpace(name) == "" {
+			p.addf(te.k.Line, "tier name is empty; give the tier a name such as disk")
+			continue
+		}
+		if err := tier.CheckName(name); err != nil {
+			p.addf(te.k.Line, "%v", err)
+			continue
+		}
+		if te.v.Kind == yaml.ScalarNode && !isNull(te.v) {
+			p.addf(te.v.Line, "tier %q must be a mapping with a path, not a plain value; write %s: {path: %s}", name, name, te.v.Value)
+			continue
+		}
+		fields, ok := p.entries(te.v, fmt.Sprintf("tier %q", name), fmt.Sprintf("write %s: {path: /absolute/folder}", name))
+		if !ok {
+			continue
+		}
+		if t, ok := p.tier(name, te, fields); ok {
+			t.Line = te.k.Line
+			p.distinct(s.Tiers, t, te.k.Line)
+			s.Tiers = append(s.Tiers, t)
+		}
+	}
+	p.rbdClusters(s, names)
+	return names, true
+}
+
+// distinct refuses a tier that is the same storage as an earlier one: two
+// names for one folder (after symlinks) or one PMEM device would compare a
+// tier with itself and let one tier's run folders and probes land in the
+// other's.
+func (p *parser) distinct(earlier []Tier, t Tier, line int) {
+	for _, e := range earlier {
+		switch {
+		case t.Path != "" && e.Path == t.Path:
+			p.addf(line, "tier %q is the same folder as tier %q (%s); give each tier its own folder, or use one tier in several placements", t.Name, e.Name, t.Path)
+		case t.Pmem != nil && e.Pmem != nil && filepath.Clean(t.Pmem.Device) == filepath.Clean(e.Pmem.Device):
+			p.addf(line, "tier %q uses the same device as tier %q (%s); give each tier its own device", t.Name, e.Name, t.Pmem.Device)
+		}
+	}
+}
+
+// tierKinds are the ways a tier can be given: an existing folder, or
+// storage tierbench provisions for the study. tierModifiers make a tier
+// emulate slower storage.
+var (
+	tierKinds     = []string{"path", "tmpfs", "loop", "pmem", "rbd", "storage_class"}
+	tierModifiers = []string{"latency", "throttle", "volume_mode"}
+)
+
+// tier reads one tier: exactly one of path, tmpfs, loop, pmem or rbd, and
+// optionally latency and throttle.
+func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
+	var kind *entry
+	mods := map[string]entry{}
+	typo := false
+	known := append(append([]string{}, tierKinds...), tierModifiers...)
+	for i, f := range fields {
+		switch {
+		case slices.Contains(tierModifiers, f.key):
+			mods[f.key] = f
+			continue
+		case !slices.Contains(tierKinds, f.key):
+			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q", f.key, name), f.key, known, "known keys", "remove it")
+			typo = true
+			continue
+		}
+		if kind != nil {
+			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs, loop, pmem or rbd", name, kind.key, f.key)
+			return Tier{}, false
+		}
+		kind = &fields[i]
+	}
+	if kind == nil {
+		if typo {
+			return Tier{}, false // one typo, one problem
+		}
+		p.addf(te.k.Line, "tier %q has no path; add path: /absolute/folder (or tmpfs: {size: 1G}, or loop: {backing: ram, size: 1G, fs: ext4})", name)
+		return Tier{}, false
+	}
+	var t Tier
+	ok := true
+	switch kind.key {
+	case "tmpfs":
+		t, ok = p.tmpfsTier(name, *kind)
+	case "loop":
+		t, ok = p.loopTier(name, *kind)
+	case "pmem":
+		t, ok = p.pmemTier(name, *kind)
+	case "rbd":
+		t, ok = p.rbdTier(name, *kind)
+	case "storage_class":
+		return p.storageClassTier(name, *kind, mods)
+	default:
+		t, ok = p.pathTier(name, *kind)
+	}
+	if e, has := mods["volume_mode"]; has {
+		p.addf(e.k.Line, "tier %q: volume_mode is for a storage_class tier (a claim's volume mode on a Kubernetes cluster); remove it", name)
+		return Tier{}, false
+	}
+	if e, has := mods["latency"]; has && kind.key == "rbd" {
+		p.addf(e.k.Line, "tier %q: latency is not supported on an rbd tier, whose speed is its cluster's; place the cluster's components on emulated tiers instead", name)
+		return Tier{}, false
+	}
+	if e, has := mods["latency"]; has {
+		t.Latency = p.latency(name, e)
+		ok = ok && t.Latency != nil
+	}
+	if e, has := mods["throttle"]; has {
+		if kind.key != "loop" {
+			p.addf(e.k.Line, "tier %q: throttle needs a loop tier, whose device tierbench owns; write %s: {loop: {...}, throttle: {...}}", name, name)
+			return Tier{}, false
+		}
+		t.Throttle = p.throttle(name, e)
+		ok = ok && t.Throttle != nil
+	}
+	return t, ok
+}
+
+func (p *parser) pathTier(name string, e entry) (Tier, bool) {
+	v, ok := p.scalar(e, "write path: /absolute/folder")
+	if !ok {
+		return Tier{}, false
+	}
+	if err := tier.CheckPath(v); err != nil {
+		p.addf(e.v.Line, "tier %q: %v", name, err)
+		return Tier{}, false
+	}
+	real, err := tier.Resolve(v)
+	if err != nil {
+		p.addf(e.v.Line, "tier %q: %v", name, err)
+		return Tier{}, false
+	}
+	t := Tier{Spec: tier.Spec{Name: name, Path: real}}
+	if real != filepath.Clean(v) {
+		t.Given = v
+	}
+	return t, true
+}
+
+func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
+	const example = "pmem: {device: /dev/pmem0, fs: xfs, dax: true}"
+	m, ok := p.subfields(name, e, []string{"device", "fs", "dax"}, example)
+	if !ok {
+		return Tier{}, false
+	}
+	spec := tier.PmemSpec{FS: "xfs"}
+	d, has := m["device"]
+	if !has {
+		p.addf(e.k.Line, "tier %q pmem has no device; write %s", name, example)
+		return Tier{}, false
+	}
+	if spec.Device, ok = p.scalar(d, "write device: /dev/pmem0"); !ok {
+		return Tier{}, false
+	}
+	if f, has := m["fs"]; has {
+		if spec.FS, ok = p.scalar(f, "write fs: xfs or fs: ext4"); !ok {
+			return Tier{}, false
+		}
+	}
+	if x, has := m["dax"]; has {
+		v, ok := p.scalar(x, "write dax: true or dax: false")
+		b, err := strconv.ParseBool(v)
+		if !ok || err != nil {
+			p.addf(x.v.Line, "tier %q: dax %q is not true or false", name, v)
+			return Tier{}, false
+		}
+		spec.DAX = b
+	}
+	return Tier{Spec: tier.Spec{Name: name, Pmem: &spec}}, true
+}
+
+// latency reads latency: {read: 100us, write: 1ms, fsync: 2ms}.
+func (p *parser) latency(name string, e entry) *tier.LatencySpec {
+	const example = "latency: {read: 100us, write: 1ms, fsync: 2ms}"
+	m, ok := p.subfields(name, e, []string{"read", "write", "fsync"}, example)
+	if !ok {
+		return nil
+	}
+	var spec tier.LatencySpec
+	for key, into := range map[string]*time.Duration{"read": &spec.Read, "write": &spec.Write, "fsync": &spec.Fsync} {
+		f, has := m[key]
+		if !has {
+			continue
+		}
+		v, ok := p.scalar(f, "write "+key+": 1ms")
+		d, err := time.ParseDuration(v)
+		if !ok || err != nil || d < 0 || d > time.Minute {
+			p.addf(f.v.Line, "tier %q: latency %s %q is not a duration between 0 and 1m; write e.g. %s: 2ms", name, key, v, key)
+			return nil
+		}
+		*into = d
+	}
+	if spec == (tier.LatencySpec{}) {
+		p.addf(e.k.Line, "tier %q: latency sets nothing; write %s", name, example)
+		return nil
+	}
+	return &spec
+}
+
+// throttle reads throttle: {read_iops, write_iops, read_bps, write_bps}.
+func (p *parser) throttle(name string, e entry) *tier.ThrottleSpec {
+	const example = "throttle: {write_iops: 500, write_bps: 100MiB}"
+	m, ok := p.subfields(name, e, []string{"read_iops", "write_iops", "read_bps", "write_bps"}, example)
+	if !ok {
+		return nil
+	}
+	var spec tier.ThrottleSpec
+	for key, into := range map[string]*int64{"read_iops": &spec.ReadIOPS, "write_iops": &spec.WriteIOPS, "read_bps": &spec.ReadBPS, "write_bps": &spec.WriteBPS} {
+		f, has := m[key]
+		if !has {
+			continue
+		}
+		v, ok := p.scalar(f, "write "+key+": <number>")
+		if !ok {
+			return nil
+		}
+		var n uint64
+		var err error
+		if strings.HasSuffix(key, "_bps") {
+			n, err = humanize.ParseBytes(v)
+		} else {
+			n, err = strconv.ParseUint(v, 10, 63)
+		}
+		if err != nil || n == 0 {
+			p.addf(f.v.Line, "tier %q: throttle %s %q must be a positive number (bytes per second may use units, e.g. 100MiB)", name, key, v)
+			return nil
+		}
+		*into = int64(n)
+	}
+	if spec == (tier.ThrottleSpec{}) {
+		p.addf(e.k.Line, "tier %q: throttle sets nothing; write %s", name, example)
+		return nil
+	}
+	return &spec
+}
+
+// subfields reads a provisioned tier's settings, rejecting unknown keys.
+func (p *parser) subfields(name string, e entry, known []string, example string) (map[string]entry, bool) {
+	ents, ok := p.entries(e.v, fmt.Sprintf("tier %q %s", name, e.key), "write "+example)
+	if !ok {
+		return nil, false
+	}
+	out := map[string]entry{}
+	good := true
+	for _, f := range ents {
+		if !slices.Contains(known, f.key) {
+			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q %s", f.key, name, e.key), f.key, known, "known keys", "remove it")
+			good = false
+			continue
+		}
+		out[f.key] = f
+	}
+	return out, good
+}
+
+// size reads a positive size such as 512M or 2GiB.
+func (p *parser) size(name string, m map[string]entry, parent entry, example string) (int64, bool) {
+	e, ok := m["size"]
+	if !ok {
+		p.addf(parent.k.Line, "tier %q %s has no size; write %s", name, parent.key, example)
+		return 0, false
+	}
+	v, ok := p.scalar(e, "write size: 1GiB")
+	if !ok {
+		return 0, false
+	}
+	n, err := humanize.ParseBytes(v)
+	if err != nil || n == 0 {
+		p.addf(e.v.Line, "tier %q: size %q is not a positive size; write e.g. size: 512MiB or size: 2GiB", name, v)
+		return 0, false
+	}
+	return int64(n), true
+}
+
+func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
+	const example = "tmpfs: {size: 1GiB}"
+	m, ok := p.subfields(name, e, []string{"size"}, example)
+	if !ok {
+		return Tier{}, false
+	}
+	size, ok := p.size(name, m, e, example)
+	if !ok {
+		return Tier{}, false
+	}
+	return Tier{Spec: tier.Spec{Name: name, Tmpfs: &tier.TmpfsSpec{Size: size}}}, true
+}
+
+func (p *parser) loopTier(name string, e entry) (Tier, bool) {
+	const example = "loop: {backing: ram, size: 1GiB, fs: ext4}"
+	m, ok := p.subfields(name, e, []string{"backing", "size", "fs", "mount_options"}, example)
+	if !ok {
+		return Tier{}, false
+	}
+	spec := tier.LoopSpec{Backing: "disk", FS: "ext4"}
+	size, good := p.size(name, m, e, example)
+	spec.Size = size
+	if b, ok := m["backing"]; ok {
+		v, ok := p.scalar(b, "write backing: ram or backing: disk")
+		if ok && v != "ram" && v != "disk" {
+			p.addf(b.v.Line, "tier %q: backing %q must be ram or disk", name, v)
+			good = false
+		}
+		spec.Backing = v
+		good = good && ok
+	}
+	good = p.filesystem(name, m, &spec.FS) && good
+	if o, ok := m["mount_options"]; ok {
+		v, ok := p.scalar(o, `write mount_options: "noatime"`)
+		spec.MountOptions = v
+		good = good && ok
+	}
+	if !good {
+		return Tier{}, false
+	}
+	return Tier{Spec: tier.Spec{Name: name, Loop: &spec}}, true
+}
+
+// filesystem reads the fs a tier tierbench formats is made with, when
+// given, into fs: one tierbench can make.
+func (p *parser) filesystem(name string, m map[string]entry, fs *string) bool {
+	f, has := m["fs"]
+	if !has {
+		return true
+	}
+	v, ok := p.scalar(f, "write fs: ext4 or fs: xfs")
+	if ok && !slices.Contains(tier.FilesystemNames(), v) {
+		p.addf(f.v.Line, "tier %q: fs %q is not supported; use %s", name, v, strings.Join(tier.FilesystemNames(), " or "))
+		return false
+	}
+	*fs = v
+	return ok
+}
