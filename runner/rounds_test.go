@@ -148,3 +148,55 @@ func TestWithOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeKeepsTheShuffledOrder interrupts a shuffled study in its
+// second run and resumes it: every stored run is the cell its sequence
+// number has in the order the stored seed draws, before and after the
+// resume.
+func TestResumeKeepsTheShuffledOrder(t *testing.T) {
+	root := t.TempDir()
+	disk := filepath.Join(root, "disk")
+	st := tinyStudy(t, map[string]string{"disk": disk}, []study.Placement{
+		{Name: "a", Components: map[string]string{"data": "disk", "wal": "disk"}},
+		{Name: "b", Components: map[string]string{"data": "disk", "wal": "disk"}},
+		{Name: "c", Components: map[string]string{"data": "disk", "wal": "disk"}},
+	})
+	st.Repeat = 2
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	lines := &syncWriter{}
+	go func() {
+		for !strings.Contains(lines.String(), "[2/6") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel()
+	}()
+	first, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines)})
+	if err != nil || !first.Interrupted {
+		t.Fatalf("first attempt: %+v, %v", first, err)
+	}
+	prev, err := store.Study(context.Background(), first.Study.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Resume: prev}); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := store.Runs(context.Background(), prev.ID)
+	ordered := *st
+	ordered.Order = study.Order{Seed: prev.OrderSeed, SeedSet: true}
+	want := ordered.Matrix()
+	if len(runs) != len(want) {
+		t.Fatalf("%d runs, want %d", len(runs), len(want))
+	}
+	for _, r := range runs {
+		c := want[r.Seq-1]
+		if r.Placement != c.Placement.Name || r.Repeat != c.Repeat {
+			t.Errorf("run %d is %s #%d, the seed's order has %s #%d there", r.Seq, r.Placement, r.Repeat, c.Placement.Name, c.Repeat)
+		}
+	}
+}

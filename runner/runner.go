@@ -43,7 +43,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	plan := newRoundPlan(st)
 	s.opt.Progress.Line(fmt.Sprintf("study %s (%s): %s", s.rec.ID, st.Name, plan.describe()))
 	if len(s.done) > 0 {
-		s.opt.Progress.Line(fmt.Sprintf("resuming: %d runs are already ok and are not run again", len(s.done)))
+		s.opt.Progress.Line(fmt.Sprintf("resuming: %d of %d runs are already ok and are not run again", len(s.done), max(plan.total(), len(s.done))))
 	}
 	finished := len(s.done)
 	s.opt.Progress.Runs(finished, plan.total())
