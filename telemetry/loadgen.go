@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // LoadGenSummary is the load generator's CPU over the window: what the
@@ -52,7 +54,7 @@ type loadState struct {
 }
 
 type loadProc struct {
-	base, last procStat
+	base, last procfs.Stat
 	have       bool
 	// exitCPU is the whole CPU time wait reported (LoadExited), in clock
 	// ticks; it replaces the last reading.
@@ -114,9 +116,9 @@ func (s *Sampler) readLoad() {
 			continue
 		}
 		text, err := readProc(fmt.Sprintf("/proc/%d/stat", pid))
-		var st procStat
+		var st procfs.Stat
 		if err == nil {
-			st, err = parseProcStat(text)
+			st, err = procfs.Parse(text)
 		}
 		if err != nil {
 			continue // exited: LoadExited, or its last reading, accounts for it
@@ -124,12 +126,12 @@ func (s *Sampler) readLoad() {
 		switch {
 		case !p.have:
 			p.base, p.last, p.have = st, st, true
-		case p.last.startTime != 0 && st.startTime != p.last.startTime:
+		case p.last.StartTicks != 0 && st.StartTicks != p.last.StartTicks:
 			s.errs.add(fmt.Errorf("load generator pid %d: process was replaced (it exited and the pid was reused)", pid))
-			p.exited, p.exitCPU = true, float64(p.last.utime+p.last.stime)
+			p.exited, p.exitCPU = true, float64(p.last.UTime+p.last.STime)
 		default:
-			if p.last.startTime == 0 {
-				p.base.startTime = st.startTime
+			if p.last.StartTicks == 0 {
+				p.base.StartTicks = st.StartTicks
 			}
 			p.last = st
 		}
@@ -149,11 +151,11 @@ func (l *loadState) summary(span time.Duration, clkTck float64, enginePID int, s
 	ticks := 0.0
 	for _, pid := range l.order {
 		p := l.procs[pid]
-		end := float64(p.last.utime + p.last.stime)
+		end := float64(p.last.UTime + p.last.STime)
 		if p.exited {
 			end = max(end, p.exitCPU)
 		}
-		ticks += max(end-float64(p.base.utime+p.base.stime), 0)
+		ticks += max(end-float64(p.base.UTime+p.base.STime), 0)
 	}
 	sum.CPUSeconds = ticks / clkTck
 	if slices.Contains(l.order, os.Getpid()) && samplerCPU > 0 {

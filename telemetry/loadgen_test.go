@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // busyChild starts a shell that spins on the CPU; forever when n is 0,
@@ -38,11 +40,11 @@ func procCPU(t *testing.T, pid int) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := parseProcStat(text)
+	p, err := procfs.Parse(text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.utime + p.stime
+	return p.UTime + p.STime
 }
 
 // checkLoadCPU asserts the load generator's figures are those of a process

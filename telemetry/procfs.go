@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 const (
@@ -231,54 +233,14 @@ func cpuShares(a, b cpuCounters) HostSample {
 		CPUIowaitPct: iowait / total * 100, CPUStealPct: steal / total * 100}
 }
 
-// procStat is what tierbench uses of /proc/<pid>/stat.
-type procStat struct {
-	utime, stime uint64 // clock ticks
-	startTime    uint64 // clock ticks after boot: tells a reused PID apart
-	rssPages     uint64
-}
-
-// parseProcStat parses /proc/<pid>/stat (proc(5)). The command name, field
-// 2, is in parentheses and may itself hold spaces and ')', so the fields
-// are counted from the last ')'.
-func parseProcStat(text string) (procStat, error) {
-	i := strings.LastIndexByte(text, ')')
-	if i < 0 {
-		return procStat{}, fmt.Errorf("parse stat: no ')' after the command name")
-	}
-	f := strings.Fields(text[i+1:]) // f[0] is field 3 (state)
-	field := func(n int) (int64, error) {
-		if n-3 >= len(f) {
-			return 0, fmt.Errorf("parse stat: %d fields, want at least %d", len(f)+2, n)
-		}
-		v, err := strconv.ParseInt(f[n-3], 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("parse stat: field %d: %w", n, err)
-		}
-		return max(v, 0), nil
-	}
-	var p procStat
-	for _, x := range []struct {
-		n   int
-		dst *uint64
-	}{{14, &p.utime}, {15, &p.stime}, {22, &p.startTime}, {24, &p.rssPages}} {
-		v, err := field(x.n)
-		if err != nil {
-			return procStat{}, err
-		}
-		*x.dst = uint64(v)
-	}
-	return p, nil
-}
-
 // cpuPct is the process's CPU time between two readings in percent of one
 // core (top's convention).
-func cpuPct(a, b procStat, span time.Duration, clkTck float64) float64 {
+func cpuPct(a, b procfs.Stat, span time.Duration, clkTck float64) float64 {
 	sec := span.Seconds()
 	if sec <= 0 || clkTck <= 0 {
 		return 0
 	}
-	return (sub(b.utime, a.utime) + sub(b.stime, a.stime)) / clkTck / sec * 100
+	return (sub(b.UTime, a.UTime) + sub(b.STime, a.STime)) / clkTck / sec * 100
 }
 
 // atClkTck is the auxiliary-vector entry holding sysconf(_SC_CLK_TCK).

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // Two captures of /proc/diskstats two seconds apart. sda is a kernel before
@@ -192,24 +194,24 @@ func TestParseCPUAndShares(t *testing.T) {
 func TestParseProcStat(t *testing.T) {
 	// A command name with spaces and a ')' of its own.
 	line := "4242 (eng (x) ) S 1 4242 4242 0 -1 4194304 100 0 0 0 1234 567 0 0 20 0 9 0 116651 3133440 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
-	got, err := parseProcStat(line)
+	got, err := procfs.Parse(line)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (procStat{utime: 1234, stime: 567, startTime: 116651, rssPages: 2048}); got != want {
+	if want := (procfs.Stat{State: 'S', Flags: 4194304, UTime: 1234, STime: 567, StartTicks: 116651, RSSPages: 2048}); got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 	for _, bad := range []string{"", "4242 eng S 1", "4242 (eng) S 1 2 3", "4242 (eng) S 1 4242 4242 0 -1 4194304 100 0 0 0 x 567 0 0 20 0 9 0 1 2 3"} {
-		if _, err := parseProcStat(bad); err == nil {
-			t.Errorf("parseProcStat(%q): no error", bad)
+		if _, err := procfs.Parse(bad); err == nil {
+			t.Errorf("procfs.Parse(%q): no error", bad)
 		}
 	}
 	// 150 ticks of 1/100 s in 2 s = 75% of a core; threads can exceed 100.
-	a := procStat{utime: 100, stime: 50}
-	if got := cpuPct(a, procStat{utime: 200, stime: 100}, 2*time.Second, 100); !near(got, 75) {
+	a := procfs.Stat{UTime: 100, STime: 50}
+	if got := cpuPct(a, procfs.Stat{UTime: 200, STime: 100}, 2*time.Second, 100); !near(got, 75) {
 		t.Errorf("cpuPct = %v, want 75", got)
 	}
-	if got := cpuPct(a, procStat{utime: 400, stime: 150}, time.Second, 100); !near(got, 400) {
+	if got := cpuPct(a, procfs.Stat{UTime: 400, STime: 150}, time.Second, 100); !near(got, 400) {
 		t.Errorf("cpuPct = %v, want 400", got)
 	}
 }
@@ -219,8 +221,8 @@ func TestParseLiveProcFiles(t *testing.T) {
 		diskstatsPath: func(s string) error { _, err := parseDiskstats(s); return err },
 		statPath:      func(s string) error { _, err := parseCPU(s); return err },
 		"/proc/self/stat": func(s string) error {
-			p, err := parseProcStat(s)
-			if err == nil && p.rssPages == 0 {
+			p, err := procfs.Parse(s)
+			if err == nil && p.RSSPages == 0 {
 				t.Errorf("/proc/self/stat: rss 0")
 			}
 			return err

@@ -17,6 +17,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // Config names what to watch.
@@ -254,7 +256,7 @@ type engineState struct {
 
 type procReading struct {
 	at time.Duration
-	p  procStat
+	p  procfs.Stat
 }
 
 // Start takes a first reading of every source, then samples every
@@ -445,9 +447,9 @@ func (s *Sampler) readEngine(minSpan time.Duration) {
 	path := fmt.Sprintf("/proc/%d/stat", s.cfg.PID)
 	text, err := readProc(path)
 	at := s.since()
-	var p procStat
+	var p procfs.Stat
 	if err == nil {
-		p, err = parseProcStat(text)
+		p, err = procfs.Parse(text)
 	}
 	if err != nil {
 		s.errs.add(fmt.Errorf("engine pid %d: %w", s.cfg.PID, err))
@@ -455,13 +457,13 @@ func (s *Sampler) readEngine(minSpan time.Duration) {
 	}
 	cur := procReading{at: at, p: p}
 	e := &s.engine
-	rss := p.rssPages * s.pageSize
+	rss := p.RSSPages * s.pageSize
 	if !e.have {
 		e.rssMax = rss
 		e.first, e.last, e.have = cur, cur, true
 		return
 	}
-	if p.startTime != e.last.p.startTime {
+	if p.StartTicks != e.last.p.StartTicks {
 		// The PID now names another process: its CPU time is not the engine's.
 		s.errs.add(fmt.Errorf("engine pid %d: process was replaced (it exited and the pid was reused)", s.cfg.PID))
 		return

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/procfs"
 	"github.com/tierbench/tierbench/tier/emulate"
 )
 
@@ -335,7 +336,7 @@ func stuckOnFUSE(t *testing.T) int {
 func allStopped(pid int) bool {
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
 	for _, task := range tasks {
-		if f := statFields(filepath.Join(task, "stat")); len(f) == 0 || f[0] != "T" {
+		if st, err := procfs.Read(filepath.Join(task, "stat")); err != nil || st.State != 'T' {
 			return false
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/procfs"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
@@ -238,23 +239,11 @@ func ProcessResource(pid int, label string) Resource {
 	return Resource{Kind: KindProcess, Path: label, PID: pid, StartTicks: startTicks(pid)}
 }
 
-// startTicks reads a process's start time (field 22 of /proc/PID/stat).
+// startTicks reads a process's start time (field 22 of /proc/PID/stat), 0
+// when it cannot be read.
 func startTicks(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return 0
-	}
-	v, _ := strconv.ParseUint(f[19], 10, 64)
-	return v
+	st, _ := procfs.Of(pid)
+	return st.StartTicks
 }
 
 // All lists every record, live owners' included.
@@ -310,10 +299,8 @@ func exiting(pid int) bool {
 	}
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
 	for _, task := range tasks {
-		if f := statFields(filepath.Join(task, "stat")); len(f) > 6 {
-			if flags, err := strconv.ParseUint(f[6], 10, 64); err == nil && flags&pfExiting != 0 {
-				return true
-			}
+		if st, err := procfs.Read(filepath.Join(task, "stat")); err == nil && st.Flags&pfExiting != 0 {
+			return true
 		}
 		if sigkillPending(filepath.Join(task, "status")) {
 			return true
@@ -322,29 +309,11 @@ func exiting(pid int) bool {
 	return false
 }
 
-// statFields are the fields of a /proc stat file after the command name
-// (state, ppid, pgrp, session, tty, tpgid, flags, ...), or nil.
-func statFields(path string) []string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil
-	}
-	return strings.Fields(s[i+1:])
-}
-
 // procState is the state letter of /proc/PID/stat (R, S, D, Z, ...), or 0
 // if it cannot be read.
 func procState(pid int) byte {
-	f := statFields(fmt.Sprintf("/proc/%d/stat", pid))
-	if len(f) == 0 || f[0] == "" {
-		return 0
-	}
-	return f[0][0]
+	st, _ := procfs.Of(pid)
+	return st.State
 }
 
 // sigkillPending reports whether a /proc status file shows SIGKILL

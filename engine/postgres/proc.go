@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // syncFS flushes the filesystem holding dir (syncfs(2)): one call instead
@@ -76,23 +78,12 @@ func serverProcesses(dataDir string, uid int) []int {
 		if cwd, err := os.Readlink(filepath.Join(dir, "cwd")); err != nil || cwd != dataDir {
 			continue
 		}
-		if stat, err := os.ReadFile(filepath.Join(dir, "stat")); err != nil || isZombie(string(stat)) {
+		if st, err := procfs.Read(filepath.Join(dir, "stat")); err != nil || st.State == 'Z' {
 			continue
 		}
 		out = append(out, pid)
 	}
 	return out
-}
-
-// isZombie reads the state from /proc/PID/stat, whose second field (the
-// command name, in parentheses) may itself hold spaces.
-func isZombie(stat string) bool {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return false
-	}
-	f := strings.Fields(stat[i+1:])
-	return len(f) > 0 && f[0] == "Z"
 }
 
 // removeSysVSegment removes the segment named on line 7 of postmaster.pid
