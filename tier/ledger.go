@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/portlock"
 	"github.com/tierbench/tierbench/procfs"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
@@ -413,7 +414,7 @@ func Undo(r Resource) error {
 	case KindCgroup:
 		return throttle.Remove(r.Path)
 	case KindPortLock:
-		return UnlockPorts(r.Path)
+		return portlock.Unlock(r.Path)
 	case KindProcess:
 		if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 			return nil // gone, or the pid now belongs to another process

@@ -1,100 +1,39 @@
 package tier
 
-import (
-	"fmt"
-	"os/exec"
-	"strconv"
-	"strings"
-)
+import "github.com/tierbench/tierbench/portlock"
 
 // KindPortLock is an nftables table that closes a server's loopback ports
-// to every local user but root and the server's own (see LockPorts).
+// to every local user but root and the server's own (package portlock).
 const KindPortLock = "port-lock"
 
-// LockPorts closes TCP ports on the loopback addresses to every local
-// user but root and uids, with an nftables table of its own. It is how a
-// server without authentication of its own (OpenSearch without its
-// security plugin, Elasticsearch OSS) is kept from other local users:
-// their connections are refused by the kernel, whatever they send. table
-// names it ("tierbench_<id>").
-func LockPorts(table string, ports, uids []int) error {
-	if len(ports) == 0 {
-		return fmt.Errorf("lock ports: no port given")
-	}
-	allowed := []string{"0"}
-	for _, u := range uids {
-		if u != 0 {
-			allowed = append(allowed, strconv.Itoa(u))
-		}
-	}
-	var ps []string
-	for _, p := range ports {
-		ps = append(ps, strconv.Itoa(p))
-	}
-	rules := fmt.Sprintf(`table inet %s {
-	chain out {
-		type filter hook output priority 0; policy accept;
-		oifname "lo" tcp dport { %s } meta skuid != { %s } reject with tcp reset
-	}
-}
-`, table, strings.Join(ps, ", "), strings.Join(allowed, ", "))
-	cmd := exec.Command("nft", "-f", "-")
-	cmd.Stdin = strings.NewReader(rules)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("close ports %s to other local users with nftables (apt-get install nftables): %v: %s",
-			strings.Join(ps, ", "), err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// UnlockPorts removes a LockPorts table; one already gone is fine.
-func UnlockPorts(table string) error {
-	out, err := exec.Command("nft", "delete", "table", "inet", table).CombinedOutput()
-	if err != nil && !strings.Contains(string(out), "No such file or directory") {
-		return fmt.Errorf("remove nftables table %s: %v: %s", table, err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// LockPorts is LockPorts recorded in the workspace's ledger, so `tierbench
+// LockPorts is portlock.Lock recorded in the workspace's ledger, so `tierbench
 // cleanup` removes the table after a kill.
 func (w *Workspace) LockPorts(name string, ports, uids []int) (unlock func() error, err error) {
 	if w.ledger == nil {
-		table := PortLockTable(name)
-		if err := LockPorts(table, ports, uids); err != nil {
+		table := portlock.Table(name)
+		if err := portlock.Lock(table, ports, uids); err != nil {
 			return nil, err
 		}
-		return func() error { return UnlockPorts(table) }, nil
+		return func() error { return portlock.Unlock(table) }, nil
 	}
 	return w.ledger.LockPorts(name, ports, uids)
 }
 
-// LockPorts is LockPorts recorded in the ledger before the table is made.
+// LockPorts is portlock.Lock recorded in the ledger before the table is made.
 func (l *Ledger) LockPorts(name string, ports, uids []int) (unlock func() error, err error) {
-	table := PortLockTable(name)
+	table := portlock.Table(name)
 	r, err := l.Intend(Resource{Kind: KindPortLock, Path: table})
 	if err != nil {
 		return nil, err
 	}
-	if err := LockPorts(table, ports, uids); err != nil {
+	if err := portlock.Lock(table, ports, uids); err != nil {
 		_ = l.Done(r)
 		return nil, err
 	}
 	return func() error {
-		if err := UnlockPorts(table); err != nil {
+		if err := portlock.Unlock(table); err != nil {
 			return err
 		}
 		return l.Done(r)
 	}, nil
-}
-
-// PortLockTable names the nftables table of a lock: letters, digits and
-// underscores only.
-func PortLockTable(name string) string {
-	return "tierbench_" + strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
-			return r
-		}
-		return '_'
-	}, name)
 }

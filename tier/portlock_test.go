@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+
+	"github.com/tierbench/tierbench/portlock"
 )
 
 // connectAs tries to open a TCP connection to port on 127.0.0.1 as uid.
@@ -66,7 +68,7 @@ func TestLockPortsKeepsOtherUsersOut(t *testing.T) {
 		t.Error("user nobody connected through the lock")
 	}
 	// A killed tierbench leaves the table: cleanup undoes its record.
-	if err := Undo(Resource{Kind: KindPortLock, Path: PortLockTable(name)}); err != nil {
+	if err := Undo(Resource{Kind: KindPortLock, Path: portlock.Table(name)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := connectAs(nobody, port); err != nil {

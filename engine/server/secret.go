@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/portlock"
 )
 
 // What the server engines share to keep a run's server closed to other
@@ -130,9 +130,9 @@ func LockPorts(cfg engine.Config, name string, ports, uids []int) (unlock func()
 	if cfg.LockPorts != nil {
 		return cfg.LockPorts(name, ports, uids)
 	}
-	table := tier.PortLockTable(name)
-	if err := tier.LockPorts(table, ports, uids); err != nil {
+	table := portlock.Table(name)
+	if err := portlock.Lock(table, ports, uids); err != nil {
 		return nil, err
 	}
-	return func() error { return tier.UnlockPorts(table) }, nil
+	return func() error { return portlock.Unlock(table) }, nil
 }

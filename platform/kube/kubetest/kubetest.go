@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine/server"
-	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/portlock"
 )
 
 // Version is the Kubernetes release setup builds.
@@ -88,11 +88,11 @@ func Start(t testing.TB) *ControlPlane {
 			t.Fatal(err)
 		}
 	}
-	table := tier.PortLockTable(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
-	if err := tier.LockPorts(table, ports, nil); err != nil {
+	table := portlock.Table(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
+	if err := portlock.Lock(table, ports, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { tier.UnlockPorts(table) })
+	t.Cleanup(func() { portlock.Unlock(table) })
 
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
@@ -239,7 +239,7 @@ func (cp *ControlPlane) Nodes(t testing.TB, names ...string) {
 		}
 	}
 	cp.ports = append(cp.ports, ports...)
-	if err := tier.LockPorts(cp.table, cp.ports, nil); err != nil {
+	if err := portlock.Lock(cp.table, cp.ports, nil); err != nil {
 		t.Fatal(err)
 	}
 	saKey := filepath.Join(cp.dir, "sa.key")
@@ -444,7 +444,7 @@ func sweepLocks() {
 	if err != nil {
 		return
 	}
-	prefix := tier.PortLockTable(lockPrefix)
+	prefix := portlock.Table(lockPrefix)
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 || f[0] != "table" || f[1] != "inet" || !strings.HasPrefix(f[2], prefix) {
@@ -452,7 +452,7 @@ func sweepLocks() {
 		}
 		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(f[2], prefix), "_", 2)[0])
 		if err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
-			tier.UnlockPorts(f[2])
+			portlock.Unlock(f[2])
 		}
 	}
 }
