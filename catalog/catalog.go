@@ -3,7 +3,8 @@
 package catalog
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph"
@@ -85,7 +86,7 @@ func (c *Catalog) EngineSpec(name string) (engine.Spec, bool) {
 }
 
 // EngineNames lists engines, sorted.
-func (c *Catalog) EngineNames() []string { return sortedKeys(c.engines) }
+func (c *Catalog) EngineNames() []string { return slices.Sorted(maps.Keys(c.engines)) }
 
 // Workload returns a workload's Spec.
 func (c *Catalog) Workload(name string) (workload.Spec, bool) {
@@ -100,16 +101,7 @@ func (c *Catalog) Tool(name string) (tool.Tool, bool) {
 }
 
 // ToolNames lists the standard tools, sorted.
-func (c *Catalog) ToolNames() []string { return sortedKeys(c.tools) }
+func (c *Catalog) ToolNames() []string { return slices.Sorted(maps.Keys(c.tools)) }
 
 // WorkloadNames lists workloads, sorted.
-func (c *Catalog) WorkloadNames() []string { return sortedKeys(c.workloads) }
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (c *Catalog) WorkloadNames() []string { return slices.Sorted(maps.Keys(c.workloads)) }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -199,15 +200,6 @@ func (b *builder) question() string {
 		orDash(b.st.Engine), orDash(b.st.Workload), base, at)
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // warnings says which runs failed and which groups have no data, because a
 // verdict read without them can mislead.
 func (b *builder) warnings() []string {
@@ -310,7 +302,7 @@ func (b *builder) placementTable() table {
 			comps[c] = c
 		}
 	}
-	names := sortedKeys(comps)
+	names := slices.Sorted(maps.Keys(comps))
 	t := table{Header: append(append([]string{"placement"}, names...), "role"), Num: make([]bool, len(names)+2)}
 	for _, p := range b.st.Placements {
 		cells := []cell{{Text: p.Name}}

@@ -3,8 +3,10 @@ package telemetry
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,7 +174,7 @@ func resolveDevice(dev string, stats map[string]diskEntry) (string, error) {
 		return "", fmt.Errorf("device %s: not a block device", dev)
 	}
 	maj, mnr := unix.Major(st.Rdev), unix.Minor(st.Rdev)
-	for _, n := range sortedKeys(stats) {
+	for _, n := range slices.Sorted(maps.Keys(stats)) {
 		if e := stats[n]; e.major == maj && e.minor == mnr {
 			return n, nil
 		}

@@ -1,10 +1,12 @@
 package telemetry
 
 import (
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,7 +61,7 @@ func TestParseDiskstatsCounters(t *testing.T) {
 			sectorsWritten: 1000, writeMs: 10, ioTicks: 100, hasFlush: true}},
 	}
 	if len(got) != len(want) {
-		t.Errorf("got %d devices %v, want %d (hda1's 7-field line skipped)", len(got), sortedKeys(got), len(want))
+		t.Errorf("got %d devices %v, want %d (hda1's 7-field line skipped)", len(got), slices.Sorted(maps.Keys(got)), len(want))
 	}
 	for name, w := range want {
 		if g, ok := got[name]; !ok || g != w {

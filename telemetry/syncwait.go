@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +106,7 @@ type threadRef struct{ pid, tid int }
 func newSyncSampler(pid int, others []int, components map[string]string) *syncSampler {
 	s := &syncSampler{pid: pid, others: others, buf: make([]byte, 256), errs: errorLog{count: map[string]int{}},
 		waited: map[string]int{}, waiting: map[string]int{}, sched: map[threadRef][2]uint64{}}
-	for _, name := range sortedKeys(components) {
+	for _, name := range slices.Sorted(maps.Keys(components)) {
 		dir := filepath.Clean(components[name])
 		if real, err := filepath.EvalSymlinks(dir); err == nil {
 			dir = real // /proc/<pid>/fd links name real paths

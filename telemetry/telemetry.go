@@ -14,7 +14,8 @@ package telemetry
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -314,7 +315,7 @@ func (s *Sampler) resolveTiers() {
 	if err != nil {
 		s.errs.add(fmt.Errorf("resolve tier devices: %w", err))
 	}
-	for _, tier := range sortedKeys(s.cfg.Tiers) {
+	for _, tier := range slices.Sorted(maps.Keys(s.cfg.Tiers)) {
 		dev := s.cfg.Tiers[tier]
 		if stats == nil {
 			s.tierDev[tier] = ""
@@ -559,15 +560,4 @@ func (l *errorLog) list() []string {
 		out = append(out, msg)
 	}
 	return out
-}
-
-// sortedKeys gives map keys in order, so that errors are listed the same
-// way on every run.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
