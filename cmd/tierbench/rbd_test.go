@@ -59,13 +59,27 @@ func TestRbdTierKill9(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	cmd.Process.Kill()
-	cmd.Wait()
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	stuck := false
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		// A thread of tierbench was in fdatasync on the rbd tier when the
+		// kill came: its write waits, uninterruptibly, for an OSD that
+		// died with tierbench's other threads, so tierbench cannot finish
+		// dying and rbd-fuse gets no parent-death signal. What frees it
+		// is cleanup, which kills rbd-fuse and so fails that write.
+		stuck = true
+		t.Log("the killed tierbench is stuck in the kernel on a write to the rbd tier; cleanup must free it")
+	}
 	if m := mountsUnder(t, state); len(m) < 3 {
 		t.Fatalf("the killed run left mounts %v: the test did not kill it mid-run\n%s", m, errb.String())
 	}
-	// The parent-death signal has the daemons and rbd-fuse gone at once.
+	// The parent-death signal has the daemons and rbd-fuse gone at once,
+	// once tierbench is gone.
 	var left []string
-	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+	for end := time.Now().Add(5 * time.Second); !stuck && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		if left = enginetest.ProcessesNaming(state); len(left) == 0 {
 			break
 		}
@@ -75,6 +89,11 @@ func TestRbdTierKill9(t *testing.T) {
 	}
 
 	r := tierbench(t, "cleanup")
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Fatal("the killed tierbench is still stuck after cleanup")
+	}
 	if r.code != 0 || !strings.Contains(r.stdout, "undone") {
 		t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
