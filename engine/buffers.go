@@ -15,11 +15,6 @@ type BufferCounts struct {
 	Hits, Reads int64
 }
 
-// BufferCounter is an optional DB ability: the engine's buffer counters.
-type BufferCounter interface {
-	BufferCounts(ctx context.Context) (BufferCounts, error)
-}
-
 // SQLBufferCounts reads a SQL engine's buffer counters on a session of
 // db: PostgreSQL's pg_stat_database blks_hit and blks_read (each backend
 // publishes its counts at most once a second, so a window's figures lag

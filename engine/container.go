@@ -5,15 +5,6 @@ import (
 	"time"
 )
 
-// Containerizer is an engine that can run as a container on a cluster
-// (platform: kubernetes). The engine says what it would run locally, the
-// server's settings for the run's durability and options, and only where
-// it runs changes: an image instead of this machine's binaries, claims
-// mounted where the image expects each component instead of run folders.
-type Containerizer interface {
-	Container(cfg ContainerConfig) (Container, error)
-}
-
 // ContainerConfig is one run of a containerized engine.
 type ContainerConfig struct {
 	// Durability is one of the engine's supported modes.
@@ -100,15 +91,6 @@ type Container struct {
 // field Field (status.podIP, metadata.name) when Field is set.
 type EnvVar struct{ Name, Value, Field string }
 
-// ClientContainerizer is a Containerizer whose workloads run in a client
-// of its own (Ignite's client JVM) rather than in tierbench drive: on a
-// cluster the load generator's Job runs ClientContainer, which writes
-// driver/stream's lines, one run ending in done, on its standard output.
-type ClientContainerizer interface {
-	Containerizer
-	ClientContainer(cfg ContainerConfig, run ClientRun) (Container, error)
-}
-
 // ClientRun is one run of an engine's own client on a cluster: load
 // Preload keys, then drive Work with Clients threads.
 type ClientRun struct {
@@ -116,12 +98,6 @@ type ClientRun struct {
 	Preload          int64
 	Clients          int
 	Warmup, Duration time.Duration
-}
-
-// CacheWorkload is a workload that runs in a cache engine's client: it
-// says what that client does.
-type CacheWorkload interface {
-	CacheWork() (work CacheWork, preload int64)
 }
 
 // TargetHost is the placeholder for the server's address in

@@ -193,45 +193,6 @@ func (cfg Config) Tracked(pid int) func() {
 	return cfg.Track(pid)
 }
 
-// Preflighter is an optional Engine ability: it says, before a study
-// creates anything, whether what every run needs is on this machine (a
-// server binary, a JDK, a built launcher), or names the command that
-// installs it. A study refused here stores no run that fails with the same
-// error N times.
-type Preflighter interface {
-	Preflight() error
-}
-
-// OptionsPreflighter is an optional Engine ability for an engine whose
-// options change what a run needs (a search engine's home: a distribution
-// of the user's own instead of the bundled one). Study preflight calls it,
-// instead of Preflight, with the options of each run.
-type OptionsPreflighter interface {
-	PreflightOptions(options map[string]string) error
-}
-
-// PIDer is an optional DB ability: a server engine names its server's
-// process, whose CPU, memory and sync waits telemetry samples (in-process
-// engines are tierbench's own process).
-type PIDer interface {
-	PID() int
-}
-
-// ProcessGroup is an optional DB ability of a server made of several
-// processes that are not each other's children (Ceph's monitor, manager,
-// OSDs and gateway): EnginePIDs lists them all, PID's among them, so that
-// telemetry counts every one as the engine's CPU rather than as "the rest
-// of the host".
-type ProcessGroup interface {
-	EnginePIDs() []int
-}
-
-// Checker is an optional DB ability: a server engine reports whether its
-// server is still alive, so a crash fails the run with the server's log.
-type Checker interface {
-	Check() error
-}
-
 // Engine opens instances of one kind of engine.
 type Engine interface {
 	Spec() Spec
@@ -274,12 +235,6 @@ type Records interface {
 	Update(ctx context.Context, key []byte, fields []Field) error
 	// Scan reads up to count records in key order from start, returning how many.
 	Scan(ctx context.Context, start []byte, count int) (int, error)
-}
-
-// RecordsSetup is an optional Session ability: engines with a schema create
-// the records table (with fields columns) before the load phase.
-type RecordsSetup interface {
-	SetupRecords(ctx context.Context, fields int) error
 }
 
 // SQL is the data model of SQL engines: the client's own connection (no
@@ -374,12 +329,6 @@ type Endpoint struct {
 	User     string
 	Password string
 	Database string
-}
-
-// Served is an optional DB ability of server engines: the address a
-// standard tool connects to.
-type Served interface {
-	Endpoint() Endpoint
 }
 
 // EndpointAt builds an Endpoint from a host:port address.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tool"
+	"github.com/tierbench/tierbench/workload"
 )
 
 // Problem is one thing wrong with a study file. It carries a line number so
@@ -426,7 +427,7 @@ func (p *parser) workload(s *Study, top map[string]entry, line int) {
 			p.addf(e.k.Line, "workload %s: %v", name, err)
 			return
 		}
-		if sz, ok := w.(Sizer); ok {
+		if sz, ok := w.(workload.Sizer); ok {
 			s.Workload.EstimatedBytes = sz.EstimatedBytes()
 		}
 	}
@@ -472,7 +473,7 @@ func (p *parser) clients(s *Study, top map[string]entry, line int, spec engine.S
 }
 
 // tierSizes refuses a tmpfs or loop tier smaller than the data a placement
-// puts on it: the workload's lower bound of its data set (Sizer) against
+// puts on it: the workload's lower bound of its data set (workload.Sizer) against
 // the tier's size. The engine's first component holds the data set (data,
 // or Ignite's persistence); logs are not counted, so only a tier that is
 // clearly too small is refused. Folders are checked against their free

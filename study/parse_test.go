@@ -75,7 +75,7 @@ var ycsbSpec = workload.Spec{
 }
 
 // sizedWorkload stands in for a workload that estimates its data set
-// (Sizer); validation calls nothing else on it.
+// (workload.Sizer); validation calls nothing else on it.
 type sizedWorkload struct {
 	workload.Workload
 	bytes int64

@@ -28,7 +28,7 @@ type Machine interface {
 
 // Preflight checks that this machine has what every run of a valid study
 // needs, before anything is created: the engine's programs
-// (engine.Preflighter), the workload's (WorkloadPreflighter), each standard
+// (engine.Preflighter), the workload's (workload.Preflighter), each standard
 // tool driver's, fio for probe: quick or
 // full, root and the tools of provisioned tiers, and the space their images
 // and the loaded data take. Parse judges the study file; Preflight judges
@@ -98,14 +98,6 @@ func (c *preflight) engine(m Machine) {
 	}
 }
 
-// WorkloadPreflighter is an optional workload.Workload ability, the
-// workload's engine.Preflighter: whether what its load needs is on this
-// machine (the analytics workload's data generator), or the command that
-// installs it.
-type WorkloadPreflighter interface {
-	Preflight() error
-}
-
 // workload asks the study's workload, built from its parameters, whether
 // its load can run here. The machine names workloads when it is the
 // catalog; a workload Parse refused is not asked.
@@ -124,7 +116,7 @@ func (c *preflight) workload(m Machine) {
 	if err != nil {
 		return
 	}
-	if pf, ok := w.(WorkloadPreflighter); ok {
+	if pf, ok := w.(workload.Preflighter); ok {
 		if err := pf.Preflight(); err != nil {
 			c.addf(0, "workload %s cannot load on this machine: %v", c.s.Workload.Name, err)
 		}

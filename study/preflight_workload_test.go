@@ -35,7 +35,7 @@ func (needyWorkload) NewClient(int, engine.Session) (workload.Client, error) { r
 func (w needyWorkload) Preflight() error                                     { return w.err }
 
 // TestPreflightWorkload checks that a workload whose load needs a program
-// (WorkloadPreflighter) is asked, and its answer is the study's problem.
+// (workload.Preflighter) is asked, and its answer is the study's problem.
 func TestPreflightWorkload(t *testing.T) {
 	fill, _, _ := fixture(t)
 	st := mustParse(t, fill(example))

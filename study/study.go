@@ -168,13 +168,6 @@ type Workload struct {
 	Metric *workload.Metric
 }
 
-// Sizer is an optional workload.Workload ability: a lower bound of the data
-// set its load writes, so validation can refuse a tier that cannot hold the
-// data placed on it before anything runs.
-type Sizer interface {
-	EstimatedBytes() int64
-}
-
 // Catalog is what validation needs to know about engines and workloads.
 type Catalog interface {
 	EngineSpec(name string) (engine.Spec, bool)

@@ -138,32 +138,6 @@ type Workload interface {
 	NewClient(id int, s engine.Session) (Client, error)
 }
 
-// Verifier is an optional Workload ability: it checks an invariant of the
-// data after the measured window (the bank's total balance). A run whose
-// check fails is failed, loudly: the engine lost or invented data. A check
-// that passes returns what it checked ("sum of balances = 10000000 over
-// 100000 accounts"), which is stored with the run as its proof.
-type Verifier interface {
-	Verify(ctx context.Context, db engine.DB) (checked string, err error)
-}
-
-// LoadedOnce is an optional Workload ability of a workload whose load is
-// large and whose runs leave its data as loaded (read-only queries: the
-// analytics workload). The runner loads it once per study, keeps a copy of
-// the engine's folders after a clean close, and starts every later run
-// from a copy, so a study of 18 runs pays for one load.
-type LoadedOnce interface {
-	LoadOnce()
-}
-
-// Delegated is an optional Workload ability: its operations run in a client
-// other than tierbench's Go driver (Ignite's Java client), which measures
-// them the same way. The runner drives db through the returned External
-// instead of opening sessions; NewClient is then never called.
-type Delegated interface {
-	External(db engine.DB) (driver.External, error)
-}
-
 // Client issues one operation per call to Do. It is used by one goroutine.
 type Client interface {
 	// Do performs one operation and returns its index in Workload.Ops().

@@ -1,0 +1,137 @@
+package engine
+
+import "context"
+
+// The optional abilities of engines, their DBs and sessions, in one place:
+// what an engine may implement beyond Engine, DB and Session, each with who
+// asks for it and when. The runner and the others find them by type
+// assertion; an engine without one gets the behaviour the ability's doc
+// names. Data models (Records, SQL, Search, Objects, Cache) are in their
+// own files: a workload needs one, an engine serves it.
+
+// Preflighter is an optional Engine ability: it says, before a study
+// creates anything, whether what every run needs is on this machine (a
+// server binary, a JDK, a built launcher), or names the command that
+// installs it. A study refused here stores no run that fails with the same
+// error N times.
+//
+// Asked by study.Preflight, before anything is created (validate and run).
+type Preflighter interface {
+	Preflight() error
+}
+
+// OptionsPreflighter is an optional Engine ability for an engine whose
+// options change what a run needs (a search engine's home: a distribution
+// of the user's own instead of the bundled one). Study preflight calls it,
+// instead of Preflight, with the options of each run.
+//
+// Asked by study.Preflight, instead of Preflight, with each run's options.
+type OptionsPreflighter interface {
+	PreflightOptions(options map[string]string) error
+}
+
+// PIDer is an optional DB ability: a server engine names its server's
+// process, whose CPU, memory and sync waits telemetry samples (in-process
+// engines are tierbench's own process).
+//
+// Asked by the runner, after Open: telemetry samples that process.
+type PIDer interface {
+	PID() int
+}
+
+// ProcessGroup is an optional DB ability of a server made of several
+// processes that are not each other's children (Ceph's monitor, manager,
+// OSDs and gateway): EnginePIDs lists them all, PID's among them, so that
+// telemetry counts every one as the engine's CPU rather than as "the rest
+// of the host".
+//
+// Asked by the runner, after Open: telemetry counts every process as the engine's.
+type ProcessGroup interface {
+	EnginePIDs() []int
+}
+
+// Checker is an optional DB ability: a server engine reports whether its
+// server is still alive, so a crash fails the run with the server's log.
+//
+// Asked by the runner, after each drive: a dead server (or Pebble's fatal error) fails the run with its cause.
+type Checker interface {
+	Check() error
+}
+
+// Served is an optional DB ability of server engines: the address a
+// standard tool connects to.
+//
+// Asked by tool.Run, before a standard tool drives the run: the address it connects to.
+type Served interface {
+	Endpoint() Endpoint
+}
+
+// BufferCounter is an optional DB ability: the engine's buffer counters.
+//
+// Asked by the runner, at both ends of the measured window: the proof of a cold or warm cache.
+type BufferCounter interface {
+	BufferCounts(ctx context.Context) (BufferCounts, error)
+}
+
+// Caveater is an optional DB ability: after the measured window, it names
+// what happened in the run that changes what was measured without failing
+// it ("RocksDB spilled over from block.db to the slow device"). The runner
+// stores the caveats on the run, and show and the report print them beside
+// its figures, so a number is never read without them.
+//
+// Asked by the runner, after the measured window: the caveats are stored on the run (and the rbd tier asks its cluster).
+type Caveater interface {
+	Caveats(ctx context.Context) []string
+}
+
+// RecordsSetup is an optional Session ability: engines with a schema create
+// the records table (with fields columns) before the load phase.
+//
+// Asked by the ycsb workload, before its load (on a Session).
+type RecordsSetup interface {
+	SetupRecords(ctx context.Context, fields int) error
+}
+
+// Explainer is an optional Session ability of server engines: it turns an
+// error that came back on the session's connection into one a user can act
+// on, adding what only the engine knows: that its server died, with the
+// tail of its log; what the log says when the server dropped the
+// connection; that a driver's "table is full" means the tier is out of
+// space. The error keeps its text and wraps the original. Sessions apply it
+// to their own data models' errors; workloads that use a session's
+// connection directly (SQL) pass their errors through it.
+//
+// Asked by sessions and SQL workloads, on every error (through engine.Explain).
+type Explainer interface {
+	Explain(err error) error
+}
+
+// Containerizer is an engine that can run as a container on a cluster
+// (platform: kubernetes). The engine says what it would run locally, the
+// server's settings for the run's durability and options, and only where
+// it runs changes: an image instead of this machine's binaries, claims
+// mounted where the image expects each component instead of run folders.
+//
+// Asked by platform/kube and runner/cluster.go, when a study runs on a cluster (render and run).
+type Containerizer interface {
+	Container(cfg ContainerConfig) (Container, error)
+}
+
+// ClientContainerizer is a Containerizer whose workloads run in a client
+// of its own (Ignite's client JVM) rather than in tierbench drive: on a
+// cluster the load generator's Job runs ClientContainer, which writes
+// driver/stream's lines, one run ending in done, on its standard output.
+//
+// Asked by platform/kube and runner/cluster.go, for the load generator's Job of an engine with its own client.
+type ClientContainerizer interface {
+	Containerizer
+	ClientContainer(cfg ContainerConfig, run ClientRun) (Container, error)
+}
+
+// CacheWorkload is a workload that runs in a cache engine's client: it
+// says what that client does.
+//
+// Asked by runner/cluster.go, for the load generator's Job on a cluster: a workload says what the engine's own client does.
+type CacheWorkload interface {
+	CacheWork() (work CacheWork, preload int64)
+}
