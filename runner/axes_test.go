@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +78,7 @@ func TestSweptOptionsAndCacheStates(t *testing.T) {
 	if g == nil || base == nil || g.N != 1 || base.Verdict != stats.IsBaseline {
 		t.Fatalf("groups by variant: same %+v, base %+v", g, base)
 	}
-	if want := g.ThroughputMedian / base.ThroughputMedian; g.Ratio != want {
+	if want := g.ThroughputMedian / base.ThroughputMedian; math.Abs(g.Ratio/want-1) > 1e-9 {
 		t.Errorf("ratio %v, want %v: the baseline in the same combination", g.Ratio, want)
 	}
 }
