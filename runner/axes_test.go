@@ -15,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/telemetry"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // TestSweptOptionsAndCacheStates runs a study that sweeps an engine option
@@ -24,7 +25,7 @@ import (
 // in the same combination.
 func TestSweptOptionsAndCacheStates(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("cache: cold needs root to drop the page cache")
+		testenv.Skip(t, "cache: cold needs root to drop the page cache")
 	}
 	root := t.TempDir()
 	disk := filepath.Join(root, "disk")

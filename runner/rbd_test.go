@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/rbd"
 )
@@ -80,14 +81,14 @@ func (d filesDB) Close() error {
 // Ceph daemon, and an empty ledger.
 func TestRbdTierCarriesARun(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for mounts, loop devices and Ceph's daemons")
+		testenv.Skip(t, "needs root for mounts, loop devices and Ceph's daemons")
 	}
 	spec := tier.RbdSpec{Size: 256 << 20, FS: "ext4", Cluster: map[string]string{"block": "blk", "db": "meta", "wal": "meta"},
 		// A block.db too small for RocksDB's WAL files: it spills over to
 		// the main device at once, which each run must say.
 		Options: map[string]string{"block_size": "1073741824", "db_size": "67108864"}}
 	if err := rbd.Preflight(spec); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	// Ceph's daemons run as user ceph, who must reach the tiers' mounts
 	// and the scratch folder in the state folder.

@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 )
@@ -47,7 +48,7 @@ func runStudy(t *testing.T, root string, st *study.Study, ledger *tier.Ledger) (
 // after the minimum of rounds, and the study stops there.
 func TestLargeEffectStopsAtMin(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	root := t.TempDir()
 	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"
@@ -235,7 +236,7 @@ func TestOpenLoopRunStoresServiceTime(t *testing.T) {
 // on purpose, so a synced run must be reported fsync-bound on that tier.
 func TestColdCacheAndBottleneck(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("cache: cold needs root to drop the page cache")
+		testenv.Skip(t, "cache: cold needs root to drop the page cache")
 	}
 	root := t.TempDir()
 	disk := filepath.Join(root, "disk")
@@ -299,10 +300,10 @@ func TestColdCacheAndBottleneck(t *testing.T) {
 // measurement (see package emulate), not a test.
 func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for loop devices, cgroups and FUSE")
+		testenv.Skip(t, "needs root for loop devices, cgroups and FUSE")
 	}
 	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio not installed")
+		testenv.Skip(t, "fio not installed")
 	}
 	cases := []struct {
 		name      string
@@ -319,7 +320,7 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := tc.supported(); err != nil {
-				t.Skip(err)
+				testenv.Skip(t, err)
 			}
 			root := t.TempDir()
 			ledger, err := tier.OpenLedger(filepath.Join(root, "state"))

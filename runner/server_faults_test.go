@@ -15,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // killerCatalog serves the real catalog; its engines' servers are killed
@@ -50,10 +51,10 @@ func (k killerEngine) Open(ctx context.Context, cfg engine.Config) (engine.DB, e
 func serverTiers(t *testing.T, names ...string) (string, map[string]string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("server engines run as their own OS users: needs root")
+		testenv.Skip(t, "server engines run as their own OS users: needs root")
 	}
 	if _, err := os.Stat("/usr/lib/postgresql"); err != nil {
-		t.Skip("postgresql not installed")
+		testenv.Skip(t, "postgresql not installed")
 	}
 	root, err := os.MkdirTemp("/var/tmp", "tierbench-runner-test-")
 	if err != nil {
@@ -125,7 +126,7 @@ func TestServerTierFull(t *testing.T) {
 	}
 	// A fresh cluster needs about 40 MB; 100,000 YCSB records need 120 MB.
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", tiers["small"]).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v: %s", err, out)
+		testenv.Skipf(t, "mount tmpfs: %v: %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", tiers["small"]).Run() })
 	st := postgresStudy(t, tiers, []study.Placement{

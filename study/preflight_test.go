@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tool"
 )
 
@@ -106,7 +107,7 @@ func TestPreflight(t *testing.T) {
 // refused up front for a user who cannot mount.
 func TestPreflightProvisionedNeedsRoot(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("root may mount")
+		testenv.Skip(t, "root may mount")
 	}
 	fill, _, _ := fixture(t)
 	st := mustParse(t, fill(edit(t, example, []string{"ram:  {path: RAMDIR}", "ram:  {tmpfs: {size: 1GiB}}"})))

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -90,7 +91,7 @@ func TestLiveSamplerSeesWritesOnTempDirDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(info.Device, "/dev/") {
-		t.Skipf("%s is on %s (%s): no block device to watch", dir, info.Device, info.FSType)
+		testenv.Skipf(t, "%s is on %s (%s): no block device to watch", dir, info.Device, info.FSType)
 	}
 	s, err := Start(context.Background(), Config{
 		Tiers:    map[string]string{"disk": info.Device, "ram": "tmpfs"},
@@ -206,7 +207,7 @@ func TestLiveSamplerSeesWritesOnTempDirDevice(t *testing.T) {
 func TestGoneEngineAndUnknownDeviceAreRecordedNotFatal(t *testing.T) {
 	cmd := exec.Command("true")
 	if err := cmd.Run(); err != nil {
-		t.Skipf("cannot run true: %v", err)
+		testenv.Skipf(t, "cannot run true: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := Start(ctx, Config{
@@ -256,11 +257,11 @@ func run(t *testing.T, name string, args ...string) string {
 
 func TestLiveSamplerOnLoopDevice(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to attach a loop device and mount it")
+		testenv.Skip(t, "needs root to attach a loop device and mount it")
 	}
 	for _, tool := range []string{"losetup", "mkfs.ext4", "mount", "umount"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
+			testenv.Skipf(t, "%s not installed", tool)
 		}
 	}
 	dir := t.TempDir()
@@ -275,7 +276,7 @@ func TestLiveSamplerOnLoopDevice(t *testing.T) {
 	f.Close()
 	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
 	if err != nil {
-		t.Skipf("no loop devices here: losetup: %v: %s", err, out)
+		testenv.Skipf(t, "no loop devices here: losetup: %v: %s", err, out)
 	}
 	dev := strings.TrimSpace(string(out))
 	t.Cleanup(func() {

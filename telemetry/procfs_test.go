@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // Two captures of /proc/diskstats two seconds apart. sda is a kernel before
@@ -243,7 +244,7 @@ func TestParseLiveProcFiles(t *testing.T) {
 func TestClockTicksMatchesGetconf(t *testing.T) {
 	out, err := exec.Command("getconf", "CLK_TCK").Output()
 	if err != nil {
-		t.Skipf("getconf: %v", err)
+		testenv.Skipf(t, "getconf: %v", err)
 	}
 	want, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 	if err != nil {

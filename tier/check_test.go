@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 func TestCheckName(t *testing.T) {
@@ -114,14 +116,14 @@ func TestResolve(t *testing.T) {
 // must refuse it, and Inspect must not call it durable.
 func TestPseudoFilesystemRefused(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount proc")
+		testenv.Skip(t, "needs root to mount proc")
 	}
 	dir := filepath.Join(t.TempDir(), "proc")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := unix.Mount("proc", dir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		t.Skipf("cannot mount proc here: %v", err)
+		testenv.Skipf(t, "cannot mount proc here: %v", err)
 	}
 	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
 	if err := CheckPath(dir); err == nil || !strings.Contains(err.Error(), "is on proc") {

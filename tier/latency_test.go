@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier/emulate"
 )
 
@@ -90,7 +91,7 @@ func TestKill9LatencyTier(t *testing.T) {
 	}
 	needRoot(t)
 	if err := emulate.Supported(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	for _, tc := range []struct {
 		name       string
@@ -286,7 +287,7 @@ func zombie(t *testing.T) int {
 func stuckOnFUSE(t *testing.T) int {
 	needRoot(t)
 	if err := emulate.Supported(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	backing, mnt := t.TempDir(), t.TempDir()
 	srv, err := emulate.Start(backing, mnt, emulate.Latency{Fsync: time.Millisecond}, emulate.Options{})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/portlock"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // connectAs tries to open a TCP connection to port on 127.0.0.1 as uid.
@@ -26,10 +27,10 @@ func connectAs(uid uint32, port int) error {
 // the ledger's cleanup, as after a kill) nobody connects again.
 func TestLockPortsKeepsOtherUsersOut(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("nftables needs root")
+		testenv.Skip(t, "nftables needs root")
 	}
 	if _, err := exec.LookPath("nft"); err != nil {
-		t.Skip("nft not installed (apt-get install nftables)")
+		testenv.Skip(t, "nft not installed (apt-get install nftables)")
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

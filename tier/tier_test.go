@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
@@ -61,7 +62,7 @@ func TestPrepareCreatesAndInspects(t *testing.T) {
 
 func TestTmpfsIsNotDurable(t *testing.T) {
 	if _, err := os.Stat("/dev/shm"); err != nil {
-		t.Skip("no /dev/shm")
+		testenv.Skip(t, "no /dev/shm")
 	}
 	info, err := Inspect("ram", "/dev/shm")
 	if err != nil {
@@ -76,16 +77,16 @@ func TestTmpfsIsNotDurable(t *testing.T) {
 // whose file lives in /dev/shm: fsync there reaches RAM only.
 func TestLoopOnTmpfsIsNotDurable(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for losetup and mount")
+		testenv.Skip(t, "needs root for losetup and mount")
 	}
 	for _, tool := range []string{"losetup", "mkfs.ext4", "mount", "umount"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
+			testenv.Skipf(t, "%s not installed", tool)
 		}
 	}
 	img, err := os.CreateTemp("/dev/shm", "tierbench-test-*.img")
 	if err != nil {
-		t.Skip("cannot write /dev/shm")
+		testenv.Skip(t, "cannot write /dev/shm")
 	}
 	img.Close()
 	defer os.Remove(img.Name())

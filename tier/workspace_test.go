@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // TestWorkspace makes a study's workspace on two folder tiers, with and
@@ -136,7 +138,7 @@ func TestWorkspaceRefusesProvisioningWithoutLedger(t *testing.T) {
 // record and no mount point.
 func TestWorkspaceProvisionsAndUndoes(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
+		testenv.Skip(t, "mounting a tmpfs needs root")
 	}
 	state := filepath.Join(t.TempDir(), "state")
 	ledger, err := OpenLedger(state)

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
@@ -454,18 +455,18 @@ duration: %s
 // must leave no mount, loop device, image or run folder behind.
 func TestProvisionedTiersAndKill9(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for mounts and loop devices")
+		testenv.Skip(t, "needs root for mounts and loop devices")
 	}
 	for _, tool := range []string{"losetup", "mkfs.ext4", "mount"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
+			testenv.Skipf(t, "%s not installed", tool)
 		}
 	}
 	if err := emulate.Supported(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	if err := throttle.Supported(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	state := os.Getenv("TIERBENCH_STATE_DIR")
 	work := t.TempDir()
@@ -570,7 +571,7 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 // against it, its version is recorded, and no server outlives the study.
 func TestServerEngines(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("server engines run their servers as their own users, which needs root")
+		testenv.Skip(t, "server engines run their servers as their own users, which needs root")
 	}
 	cases := []struct {
 		engine, binary, components string
@@ -583,7 +584,7 @@ func TestServerEngines(t *testing.T) {
 		t.Run(tc.engine, func(t *testing.T) {
 			if _, err := os.Stat(tc.binary); err != nil {
 				if _, err := exec.LookPath(tc.binary); err != nil {
-					t.Skipf("%s not installed", tc.binary)
+					testenv.Skipf(t, "%s not installed", tc.binary)
 				}
 			}
 			// Server users must be able to enter the tier folders.
@@ -668,7 +669,7 @@ func serversUsing(dir string) []string {
 // the first driver.
 func TestStandardDrivers(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("server engines run their servers as their own users, which needs root")
+		testenv.Skip(t, "server engines run their servers as their own users, which needs root")
 	}
 	cases := []struct {
 		engine, components, workload, tool, op string
@@ -679,7 +680,7 @@ func TestStandardDrivers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.tool, func(t *testing.T) {
 			if _, err := exec.LookPath(tc.tool); err != nil {
-				t.Skipf("%s not installed", tc.tool)
+				testenv.Skipf(t, "%s not installed", tc.tool)
 			}
 			work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
 			if err != nil {
@@ -758,10 +759,10 @@ probe: off
 // records the target without its password, and leaves the server running.
 func TestTargetServer(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("the server runs as its own OS user, which needs root")
+		testenv.Skip(t, "the server runs as its own OS user, which needs root")
 	}
 	if _, err := exec.LookPath("mariadbd"); err != nil {
-		t.Skip("mariadbd not installed")
+		testenv.Skip(t, "mariadbd not installed")
 	}
 	work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/rbd"
 )
@@ -39,10 +40,10 @@ probe: off
 // folder of the study behind.
 func TestRbdTierKill9(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root for mounts, loop devices and Ceph's daemons")
+		testenv.Skip(t, "needs root for mounts, loop devices and Ceph's daemons")
 	}
 	if err := rbd.Preflight(tier.RbdSpec{FS: "ext4"}); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	state := os.Getenv("TIERBENCH_STATE_DIR")
 	work := t.TempDir()
@@ -125,7 +126,7 @@ func TestRbdTierRefused(t *testing.T) {
 		for _, p := range programs {
 			path, err := exec.LookPath(p)
 			if err != nil {
-				t.Skipf("%s is not installed", p)
+				testenv.Skipf(t, "%s is not installed", p)
 			}
 			if err := os.Symlink(path, filepath.Join(dir, p)); err != nil {
 				t.Fatal(err)
@@ -146,7 +147,7 @@ func TestRbdTierRefused(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if os.Geteuid() != 0 {
-				t.Skip("an rbd tier needs root, which is checked first")
+				testenv.Skip(t, "an rbd tier needs root, which is checked first")
 			}
 			dir := t.TempDir()
 			text := strings.Replace(fmt.Sprintf(rbdStudy, "1s"), "options: {block_size: 1GiB}", "options: "+c.options, 1)

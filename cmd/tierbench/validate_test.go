@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // tierbenchEnv runs the test binary in folder dir with extra environment
@@ -298,10 +300,10 @@ probe: off
 // validation is refused with the command that builds it.
 func TestInstalledBinaryFindsIgniteLauncher(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
-		t.Skip("make is not installed")
+		testenv.Skip(t, "make is not installed")
 	}
 	if _, err := exec.LookPath("java"); err != nil {
-		t.Skip("java is not installed; the launcher lookup comes after it")
+		testenv.Skip(t, "java is not installed; the launcher lookup comes after it")
 	}
 	tmp := t.TempDir()
 	launcher := filepath.Join(tmp, "ignite-build")

@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 func TestMain(m *testing.M) { enginetest.Main(m, "ceph") }
@@ -222,7 +223,7 @@ func TestOpenCancelled(t *testing.T) {
 			return func() { delete(tracked, pid) }
 		}})
 	if errors.Is(err, server.ErrNotInstalled) {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	if err == nil {
 		db.Close()

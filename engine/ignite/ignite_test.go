@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // needIgnite skips unless the tests can start JVMs here: root (as the other
@@ -23,11 +24,11 @@ import (
 func needIgnite(t *testing.T) *launcher {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("the Ignite tests run as root, like the other server engines' tests")
+		testenv.Skip(t, "the Ignite tests run as root, like the other server engines' tests")
 	}
 	l, err := findLauncher()
 	if err != nil {
-		t.Skipf("cannot start Ignite here: %v", err)
+		testenv.Skipf(t, "cannot start Ignite here: %v", err)
 	}
 	return l
 }
@@ -347,7 +348,7 @@ func TestNodeDies(t *testing.T) {
 func TestHistogramEncoding(t *testing.T) {
 	l, err := findLauncher()
 	if err != nil {
-		t.Skipf("cannot run the launcher: %v", err)
+		testenv.Skipf(t, "cannot run the launcher: %v", err)
 	}
 	out, err := exec.Command(l.java, l.args(minHeap, "histtest")...).Output()
 	if err != nil {

@@ -16,16 +16,17 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // needServer skips unless the test can run a real mariadbd as mysql.
 func needServer(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root (runs mariadbd as user mysql)")
+		testenv.Skip(t, "needs root (runs mariadbd as user mysql)")
 	}
 	if _, err := server.Find("mariadb-server", "mariadbd", "/usr/sbin/mariadbd"); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // TestFullWALTierFailsTheCallNotTheProcess fills a 2 MiB tmpfs holding the
@@ -20,14 +21,14 @@ import (
 // by Check, fail later calls at once, and let Close return.
 func TestFullWALTierFailsTheCallNotTheProcess(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("mounting a tmpfs needs root")
+		testenv.Skip(t, "mounting a tmpfs needs root")
 	}
 	wal := filepath.Join(t.TempDir(), "wal")
 	if err := os.Mkdir(wal, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := unix.Mount("tmpfs", wal, "tmpfs", 0, "size=2m"); err != nil {
-		t.Skipf("mount tmpfs: %v", err)
+		testenv.Skipf(t, "mount tmpfs: %v", err)
 	}
 	t.Cleanup(func() { unix.Unmount(wal, unix.MNT_DETACH) })
 	data := t.TempDir()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // connect logs in to d's server with pgx: over TCP (host 127.0.0.1) or the
@@ -44,7 +45,7 @@ func asNobody(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv is not installed (util-linux)")
+		testenv.Skip(t, "setpriv is not installed (util-linux)")
 	}
 	bins, err := findBinaries()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // The tests run a real PostgreSQL; they share one scratch folder, so
@@ -39,13 +40,13 @@ func TestMain(m *testing.M) {
 func needPostgres(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run PostgreSQL as user postgres")
+		testenv.Skip(t, "needs root to run PostgreSQL as user postgres")
 	}
 	if _, err := findBinaries(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	if _, err := lookupOSUser(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	shared.once.Do(func() {
 		// /var/tmp rather than t.TempDir(): the postgres user must be able

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // needRoot skips a test of what tierbench does as root: run the server as
@@ -22,7 +23,7 @@ import (
 func needRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the server runs as user redis only when tierbench is root")
+		testenv.Skip(t, "needs root: the server runs as user redis only when tierbench is root")
 	}
 }
 
@@ -32,7 +33,7 @@ func asNobody(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
-		t.Skip("setpriv is not installed (util-linux)")
+		testenv.Skip(t, "setpriv is not installed (util-linux)")
 	}
 	cmd := exec.Command(setpriv, append([]string{"--reuid=nobody", "--regid=nogroup", "--clear-groups"}, args...)...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
@@ -73,7 +74,7 @@ func TestLocalUsersLockedOut(t *testing.T) {
 	// (e) Not root: the Debian package's user.
 	uid, _, err := server.LookupUser(serverUsers[0])
 	if err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	if got := uidOf(t, db.PID()); got == 0 || got != uid {
 		t.Errorf("redis-server runs as uid %d, want %s's %d", got, serverUsers[0], uid)

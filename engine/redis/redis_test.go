@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 const nFields = 10
@@ -22,7 +23,7 @@ const nFields = 10
 func needRedis(t *testing.T) {
 	t.Helper()
 	if _, err := server.Find("redis-server", binaries...); err != nil {
-		t.Skip("redis-server is not installed (apt-get install redis-server)")
+		testenv.Skip(t, "redis-server is not installed (apt-get install redis-server)")
 	}
 }
 

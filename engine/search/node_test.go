@@ -21,6 +21,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -44,10 +45,10 @@ func kind(e Engine) enginetest.SQLEngine {
 func need(t *testing.T, e Engine) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the nodes run as OS user tierbench")
+		testenv.Skip(t, "needs root: the nodes run as OS user tierbench")
 	}
 	if err := e.Preflight(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 }
 

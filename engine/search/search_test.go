@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // Tests that start no node.
@@ -208,10 +209,10 @@ func TestPreflightNamesJava(t *testing.T) {
 // distribution, not the bundled node.
 func TestPreflightSeesHome(t *testing.T) {
 	if _, err := findJava(); err != nil {
-		t.Skip("java not installed")
+		testenv.Skip(t, "java not installed")
 	}
 	if _, err := runAs(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	dir := t.TempDir()
 	err := OpenSearch().PreflightOptions(map[string]string{optHome: dir})

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // TestCheckReachable checks, as root, the error for a folder user nobody
@@ -15,10 +17,10 @@ import (
 // CheckEnterable and fails CheckReachable.
 func TestCheckReachable(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the check runs as another user")
+		testenv.Skip(t, "needs root: the check runs as another user")
 	}
 	if _, _, err := LookupUser("nobody"); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	root, err := os.MkdirTemp("/var/tmp", "tierbench-server-test-")
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 func TestNewSecret(t *testing.T) {
@@ -30,7 +32,7 @@ func TestPrivateFiles(t *testing.T) {
 	if os.Geteuid() == 0 {
 		var err error
 		if uid, _, err = LookupUser("nobody"); err != nil {
-			t.Skip(err)
+			testenv.Skip(t, err)
 		}
 		userName = "nobody"
 	}

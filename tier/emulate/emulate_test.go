@@ -22,6 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/mountinfo"
@@ -75,13 +76,13 @@ func ownerMain(spec string) int {
 func requireFUSE(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("emulate tests mount FUSE directly and need root")
+		testenv.Skip(t, "emulate tests mount FUSE directly and need root")
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("no FUSE here: %v", err)
+		testenv.Skipf(t, "no FUSE here: %v", err)
 	}
 	if err := emulate.Supported(); err != nil {
-		t.Skipf("FUSE not usable: %v", err)
+		testenv.Skipf(t, "FUSE not usable: %v", err)
 	}
 }
 
@@ -164,10 +165,10 @@ func alignedBuf(t *testing.T, n int) []byte {
 
 func TestSupported(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+		testenv.Skip(t, "needs root")
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("no /dev/fuse")
+		testenv.Skip(t, "no /dev/fuse")
 	}
 	if err := emulate.Supported(); err != nil {
 		t.Fatalf("root with /dev/fuse: Supported() = %v", err)
@@ -734,7 +735,7 @@ func fioSyncP50(t *testing.T, dir string) time.Duration {
 // must work there and see at least the asked latency less the layer's cost.
 func TestFio(t *testing.T) {
 	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("fio is not installed")
+		testenv.Skip(t, "fio is not installed")
 	}
 	const fsync = 2 * time.Millisecond
 	_, mnt, srv := start(t, emulate.Latency{Fsync: fsync})

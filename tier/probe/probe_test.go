@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // testOptions keep a probe to a few seconds; Quick is for users.
@@ -54,7 +56,7 @@ func checkPlausible(t *testing.T, tr Tier) {
 
 func TestProbeDevShm(t *testing.T) {
 	if st, err := os.Stat("/dev/shm"); err != nil || !st.IsDir() {
-		t.Skip("no /dev/shm")
+		testenv.Skip(t, "no /dev/shm")
 	}
 	tr, err := Probe(context.Background(), "/dev/shm", testOptions)
 	if err != nil {

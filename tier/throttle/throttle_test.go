@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // These tests throttle a real loop device through the real kernel; they
@@ -29,10 +31,10 @@ const upperBound = 1.10
 func needThrottle(t *testing.T) {
 	t.Helper()
 	if err := Supported(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	if _, err := exec.LookPath("losetup"); err != nil {
-		t.Skip("losetup not installed")
+		testenv.Skip(t, "losetup not installed")
 	}
 }
 
@@ -181,7 +183,7 @@ func TestFioInGroup(t *testing.T) {
 	needThrottle(t)
 	fio, err := exec.LookPath("fio")
 	if err != nil {
-		t.Skip("fio not installed")
+		testenv.Skip(t, "fio not installed")
 	}
 	dev := loopDevice(t)
 	g := newGroup(t, dev, Limits{WriteIOPS: 200})

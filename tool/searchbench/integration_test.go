@@ -15,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/search/searchtest"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/searchbench"
 	"github.com/tierbench/tierbench/workload"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) { enginetest.Main(m, "searchbench") }
 func openNode(t *testing.T, b searchbench.Bench) engine.DB {
 	t.Helper()
 	if err := b.Preflight(); err != nil {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	e, ok := catalog.Default().Engine(b.Engine)
 	if !ok {

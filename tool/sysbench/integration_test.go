@@ -15,6 +15,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/oltp"
@@ -25,7 +26,7 @@ const tableSize = 2000
 func needSysbench(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("sysbench"); err != nil {
-		t.Skip("sysbench is not installed (apt-get install sysbench)")
+		testenv.Skip(t, "sysbench is not installed (apt-get install sysbench)")
 	}
 }
 

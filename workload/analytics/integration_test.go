@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/workload/workloadtest"
 )
 
@@ -25,7 +26,7 @@ const testScale = "0.01"
 func needGenerator(t *testing.T) {
 	t.Helper()
 	if err := checkGenerator(context.Background()); errors.Is(err, ErrNoGenerator) {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	} else if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestQueriesOnBothEngines(t *testing.T) {
 	pg, okPG := results["postgres"]
 	my, okMy := results["mariadb"]
 	if !okPG || !okMy {
-		t.Skip("the cross-check needs both engines")
+		testenv.Skip(t, "the cross-check needs both engines")
 	}
 	for _, name := range w.ops {
 		if pg.rows[name] != my.rows[name] {
