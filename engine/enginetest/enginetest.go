@@ -8,7 +8,7 @@
 // workload on them live above both, in workload/workloadtest: nothing under
 // engine imports a workload.
 //
-// Only tests import it: it calls t.Skip and t.Fatal, and leaves its folder
+// Only tests import it: it calls testenv.Skip and t.Fatal, and leaves its folder
 // in /var/tmp until Main, run as the package's TestMain, removes it.
 package enginetest
 
@@ -29,6 +29,7 @@ import (
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // SQLEngine is one real server engine with its components, each of which
@@ -111,7 +112,7 @@ func OpenPostgres(t testing.TB) engine.DB {
 func root(t testing.TB) string {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the servers run as their own OS users")
+		testenv.Skip(t, "needs root: the servers run as their own OS users")
 	}
 	shared.once.Do(func() {
 		prefix := shared.prefix
@@ -185,7 +186,7 @@ func OpenConfig(t testing.TB, e SQLEngine, cfg engine.Config) (engine.DB, error)
 	}
 	db, err := e.Engine.Open(context.Background(), cfg)
 	if errors.Is(err, server.ErrNotInstalled) {
-		t.Skip(err)
+		testenv.Skip(t, err)
 	}
 	return db, err
 }

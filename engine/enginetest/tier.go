@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // ProcessesIn lists live processes whose working folder is one of dirs or
@@ -74,7 +76,7 @@ func processes() []proc {
 func NeedRootForTiers(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: mounts tmpfs tiers and runs the servers as their own OS users")
+		testenv.Skip(t, "needs root: mounts tmpfs tiers and runs the servers as their own OS users")
 	}
 }
 
@@ -88,7 +90,7 @@ func MountTmpfs(t testing.TB, size string) string {
 		t.Fatal(err)
 	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs (%v: %s)", err, out)
+		testenv.Skipf(t, "cannot mount a tmpfs (%v: %s)", err, out)
 	}
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {

@@ -33,6 +33,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/portlock"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // Version is the Kubernetes release setup builds.
@@ -70,15 +71,15 @@ type ControlPlane struct {
 func Start(t testing.TB) *ControlPlane {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("the control plane's ports are closed to other users with nftables, which needs root")
+		testenv.Skip(t, "the control plane's ports are closed to other users with nftables, which needs root")
 	}
 	apiserver := filepath.Join(BinDir(), "kube-apiserver")
 	if _, err := os.Stat(apiserver); err != nil {
-		t.Skipf("kube-apiserver is not built (%v): run make setup", err)
+		testenv.Skipf(t, "kube-apiserver is not built (%v): run make setup", err)
 	}
 	etcd, err := exec.LookPath("etcd")
 	if err != nil {
-		t.Skip("etcd is not installed: apt-get install etcd-server (make setup)")
+		testenv.Skip(t, "etcd is not installed: apt-get install etcd-server (make setup)")
 	}
 	sweepLocks()
 	dir := t.TempDir()
@@ -228,7 +229,7 @@ func (cp *ControlPlane) Nodes(t testing.TB, names ...string) {
 	for _, b := range []string{"kube-scheduler", "kube-controller-manager", "kwok"} {
 		bins[b] = filepath.Join(BinDir(), b)
 		if _, err := os.Stat(bins[b]); err != nil {
-			t.Skipf("%s is not built (%v): run make setup", b, err)
+			testenv.Skipf(t, "%s is not built (%v): run make setup", b, err)
 		}
 	}
 	ports := make([]int, 3)
@@ -338,7 +339,7 @@ func (cp *ControlPlane) kwokConfig(t testing.TB) string {
 	t.Helper()
 	stages, err := filepath.Glob(filepath.Join(BinDir(), "kwok-stages", "*.yaml"))
 	if err != nil || len(stages) == 0 {
-		t.Skipf("kwok's stages are not next to it (%v): run make setup", err)
+		testenv.Skipf(t, "kwok's stages are not next to it (%v): run make setup", err)
 	}
 	var b bytes.Buffer
 	for _, f := range stages {
