@@ -36,14 +36,8 @@ func TestResumeRunsOnlyCellsWithoutAnOkRun(t *testing.T) {
 	}
 	defer store.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
 	lines := &syncWriter{}
-	go func() {
-		for !strings.Contains(lines.String(), "[2/3") {
-			time.Sleep(10 * time.Millisecond)
-		}
-		cancel()
-	}()
+	ctx := ctrlCAt(lines, "[2/3", 0)
 	first, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger, Progress: progress.NewPlain(lines)})
 	if err != nil {
 		t.Fatal(err)

@@ -168,14 +168,8 @@ func TestResumeKeepsTheShuffledOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ctx, cancel := context.WithCancel(context.Background())
 	lines := &syncWriter{}
-	go func() {
-		for !strings.Contains(lines.String(), "[2/6") {
-			time.Sleep(10 * time.Millisecond)
-		}
-		cancel()
-	}()
+	ctx := ctrlCAt(lines, "[2/6", 0)
 	first, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines)})
 	if err != nil || !first.Interrupted {
 		t.Fatalf("first attempt: %+v, %v", first, err)

@@ -83,6 +83,20 @@ func (w *syncWriter) String() string {
 	return w.b.String()
 }
 
+// ctrlCAt returns a context cancelled, as Ctrl-C would, once lines holds
+// marker (a run's label, "[2/3") and then after more.
+func ctrlCAt(lines *syncWriter, marker string, after time.Duration) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for !strings.Contains(lines.String(), marker) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		time.Sleep(after)
+		cancel()
+	}()
+	return ctx
+}
+
 func tinyStudy(t *testing.T, tiers map[string]string, placements []study.Placement) *study.Study {
 	t.Helper()
 	var ts []study.Tier
@@ -163,16 +177,8 @@ func TestCancelStoresInterruptedStudy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	ctx, cancel := context.WithCancel(context.Background())
 	lines := &syncWriter{}
-	go func() {
-		// Cancel during the second run's measured window.
-		for !strings.Contains(lines.String(), "[2/2") {
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(200 * time.Millisecond)
-		cancel()
-	}()
+	ctx := ctrlCAt(lines, "[2/2", 200*time.Millisecond) // in the second run's measured window
 	st.Duration = time.Second
 	sum, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines)})
 	if err != nil {
