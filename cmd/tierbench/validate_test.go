@@ -316,9 +316,10 @@ func TestInstalledBinaryFindsIgniteLauncher(t *testing.T) {
 		}
 	}
 	prefix := filepath.Join(tmp, "prefix")
-	// -o build: the binary is the one TestMain built, so make does not run
-	// setup (apt-get, mvn) from a test.
-	mk := exec.Command("make", "-C", "../..", "-o", "build", "install",
+	// -o build -o setup: the binary is the one TestMain built and the
+	// launcher the one make setup built, so make runs neither setup
+	// (apt-get, mvn, pip) nor the build from a test.
+	mk := exec.Command("make", "-C", "../..", "-o", "build", "-o", "setup", "install",
 		"PREFIX="+prefix, "BIN="+binary, "IGNITE_BUILD="+launcher)
 	if out, err := mk.CombinedOutput(); err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)
