@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph"
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // Open starts a one-OSD cluster with its devices in one folder (1 GiB
@@ -19,12 +20,12 @@ func Open(t *testing.T, tools ...string) engine.DB {
 	t.Helper()
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (apt-get install ceph-common, or make setup)", tool)
+			testenv.Skipf(t, "%s is not installed (apt-get install ceph-common, or make setup)", tool)
 		}
 	}
 	e := ceph.Engine{}
 	if err := e.Preflight(); err != nil {
-		t.Skipf("Ceph cannot run here (needs root and Debian's ceph-mon ceph-mgr ceph-osd radosgw ceph-common): %v", err)
+		testenv.Skipf(t, "Ceph cannot run here (needs root and Debian's ceph-mon ceph-mgr ceph-osd radosgw ceph-common): %v", err)
 	}
 	k := enginetest.SQLEngine{Name: "ceph", Engine: e, Components: e.Spec().ComponentNames()}
 	db, closeDB := enginetest.OpenClosedByTest(t, k, engine.Config{Dirs: enginetest.Folders(t, k, ""), Durability: engine.Sync,

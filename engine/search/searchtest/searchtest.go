@@ -13,6 +13,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/search"
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // Open starts a node of e with a 512 MiB heap, its data and logs in
@@ -21,11 +22,11 @@ import (
 func Open(t *testing.T, e engine.Engine) engine.DB {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: the nodes run as OS user tierbench")
+		testenv.Skip(t, "needs root: the nodes run as OS user tierbench")
 	}
 	if pf, ok := e.(engine.Preflighter); ok {
 		if err := pf.Preflight(); err != nil {
-			t.Skip(err)
+			testenv.Skip(t, err)
 		}
 	}
 	k := enginetest.SQLEngine{Name: e.Spec().Name, Engine: e, Components: []string{search.Data, search.Logs}}
