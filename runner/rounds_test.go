@@ -43,10 +43,11 @@ func runStudy(t *testing.T, root string, st *study.Study, ledger *tier.Ledger) (
 	return rec, stats.Analyze(rec, runs), lines.String()
 }
 
-// TestLargeEffectStopsAtMin: Pebble with its WAL on RAM against a tier
+// TestLargeEffectStopsEarly: Pebble with its WAL on RAM against a tier
 // whose every fsync takes 2 ms, synced commits, one client, is better
-// after the minimum of rounds, and the study stops there.
-func TestLargeEffectStopsAtMin(t *testing.T) {
+// after the minimum of rounds, and the study stops once the interval is
+// narrow enough, long before its max.
+func TestLargeEffectStopsEarly(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skip(t, err)
 	}
@@ -76,13 +77,25 @@ func TestLargeEffectStopsAtMin(t *testing.T) {
 	}
 	g := a.Group(stats.Key{Series: "wal-ram", Durability: "sync", Clients: 1})
 	t.Logf("wal-ram against wal-slow: %.2fx %v, %d rounds, %s", g.Ratio, g.RatioCI, rec.Rounds, rec.StopReason)
-	if g.Verdict != stats.Better || g.Pairs != 3 {
-		t.Errorf("verdict %s over %d rounds, want better over 3\n%s", g.Verdict, g.Pairs, lines)
+	// Better from the first min rounds on: judged on those alone.
+	var first []results.Run
+	for _, series := range []string{"wal-ram", "wal-slow"} {
+		for _, r := range a.Group(stats.Key{Series: series, Durability: "sync", Clients: 1}).Runs {
+			if r.Repeat <= 3 {
+				first = append(first, r)
+			}
+		}
 	}
-	if rec.Rounds != 3 || rec.StopReason != results.StopConverged {
-		t.Errorf("ran %d rounds, stopped: %s; want 3, converged\n%s", rec.Rounds, rec.StopReason, lines)
+	if atMin := stats.Analyze(rec, first).Group(stats.Key{Series: "wal-ram", Durability: "sync", Clients: 1}); atMin.Verdict != stats.Better || atMin.Pairs != 3 {
+		t.Errorf("after 3 rounds: %s over %d rounds, want better\n%s", atMin.Verdict, atMin.Pairs, lines)
 	}
-	if !strings.Contains(lines, "round 3 of 3-8: widest 95% CI half-width ±") || !strings.Contains(lines, "stopping") {
+	// It stops as soon as the interval is narrow enough: the first min
+	// rounds of 1 s windows on a busy machine may leave it at ±50-60%, a
+	// fourth or fifth narrows it, long before max.
+	if g.Verdict != stats.Better || rec.StopReason != results.StopConverged || rec.Rounds >= 8 {
+		t.Errorf("ran %d rounds (%s), stopped: %s; want better, converged before 8\n%s", rec.Rounds, g.Verdict, rec.StopReason, lines)
+	}
+	if !strings.Contains(lines, "round 3 of 3-8: widest 95% CI half-width ±") || !strings.Contains(lines, "every comparison is within ±50.0%: stopping") {
 		t.Errorf("the progress does not say why it stopped:\n%s", lines)
 	}
 	if rec.RepeatPlan == nil || rec.RepeatPlan.Min != 3 || rec.RepeatPlan.Max != 8 || rec.Order != results.OrderShuffled {
