@@ -61,10 +61,19 @@ type Comparison struct {
 // log scale, exp(t s / sqrt(n)) - 1: 0.05 for "ratio +-5%". +Inf without
 // an interval.
 func (c Comparison) HalfWidth() float64 {
-	if c.CI95 == nil || c.Ratio <= 0 {
+	if c.Ratio <= 0 {
 		return math.Inf(1)
 	}
-	return math.Sqrt(c.CI95[1]/c.CI95[0]) - 1
+	return halfWidth(c.CI95)
+}
+
+// halfWidth is the relative half-width of an interval symmetric on the
+// log scale (a t interval on logs): sqrt(hi/lo) - 1; +Inf for none.
+func halfWidth(ci *[2]float64) float64 {
+	if ci == nil {
+		return math.Inf(1)
+	}
+	return math.Sqrt(ci[1]/ci[0]) - 1
 }
 
 // Paired compares a with b round by round: d_r = ln a_r - ln b_r over the
@@ -261,11 +270,7 @@ func Widest(a *Analysis) WidestCI {
 		if g.N == 0 {
 			continue
 		}
-		hw := math.Inf(1)
-		if ci := g.ThroughputCI; ci != nil {
-			hw = math.Sqrt(ci[1]/ci[0]) - 1
-		}
-		consider(fmt.Sprintf("%s %s c=%d", g.Series, g.Durability, g.Clients), hw, g.N)
+		consider(fmt.Sprintf("%s %s c=%d", g.Series, g.Durability, g.Clients), halfWidth(g.ThroughputCI), g.N)
 	}
 	return w
 }

@@ -323,11 +323,7 @@ func CV(v []float64) float64 {
 	if m == 0 {
 		return 0
 	}
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - m) * (x - m)
-	}
-	return math.Sqrt(ss/float64(len(v)-1)) / m
+	return sd(v) / m
 }
 
 // MinSamplesFor is the fewest recorded operations for which a percentile is
