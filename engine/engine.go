@@ -17,6 +17,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/tierbench/tierbench/setting"
 	"net"
 	"net/url"
 	"strconv"
@@ -94,7 +95,7 @@ type Spec struct {
 	Doc        string
 	Components []Component
 	Modes      []Mode
-	Options    []Option
+	Options    []setting.Setting
 	// TargetSchemes are the URL schemes of an external server the engine
 	// can connect to instead of starting one (a study's target:); none for
 	// engines that run inside tierbench.
@@ -162,8 +163,8 @@ type Config struct {
 	Devices map[string]string
 	// Durability is one of the engine's supported modes.
 	Durability Durability
-	// Options are the engine options the study gave, in Option.Parse's
-	// normal form; the engine reads them, with the Spec's defaults, through
+	// Options are the engine options the study gave, as the study wrote
+	// them; the engine reads them, with the Spec's defaults, through
 	// Spec.ResolveOptions.
 	Options map[string]string
 	// Scratch is a folder that lives for the whole study, where an engine
@@ -300,9 +301,7 @@ func Describe(s Spec) string {
 	}
 	if len(s.Options) > 0 {
 		b.WriteString("  options:\n")
-		for _, o := range s.Options {
-			fmt.Fprintf(&b, "    %-12s %s (%s, default %s)\n", o.Name, o.Doc, o.Kind, o.Default)
-		}
+		setting.Describe(&b, s.Options)
 	}
 	if s.MaxClients > 0 {
 		fmt.Fprintf(&b, "  clients: at most %d: %s\n", s.MaxClients, s.MaxClientsWhy)

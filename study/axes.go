@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Axis is an engine option the study sweeps (`options: {heap: [1g, 2g]}`):
@@ -158,7 +159,7 @@ func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engin
 // machine cannot hold.
 func (p *parser) optionValue(opt engine.Option, name, v string, line int) (string, bool) {
 	norm, err := opt.Parse(v)
-	var notOne *engine.ValuesError
+	var notOne *setting.ValuesError
 	switch {
 	case errors.As(err, &notOne):
 		p.unknown(line, fmt.Sprintf("option %s %q is not one of its values", name, v), v, opt.Values, "values", "use one of them")

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Op names shared by workloads; results use them as keys.
@@ -27,20 +27,15 @@ const (
 	OpRMW    = "rmw"
 )
 
-// Param is one property a study may override under `workload:`.
-type Param struct {
-	Name    string
-	Default string
-	Doc     string
-}
-
 // Spec describes a workload and builds it from the study's overrides.
 type Spec struct {
 	Name string
 	Doc  string
 	// Model is the data model its clients need of an engine.
-	Model  engine.Model
-	Params []Param
+	Model engine.Model
+	// Params are what a study may set under `workload:`, typed and
+	// ranged; New reads them checked and defaulted.
+	Params []setting.Setting
 	// Metric, when set, is the workload's own throughput figure, which
 	// statistics and reports use in place of ops/s (tpcc: tpmC).
 	Metric *Metric
@@ -48,9 +43,10 @@ type Spec struct {
 	// tierbench's own cannot (rados: librados needs cgo, which tierbench
 	// is built without); study validation refuses any other driver.
 	Driver string
-	// New builds the workload from string-valued overrides. Only names in
-	// Params are passed; New validates their values.
-	New func(params map[string]string) (Workload, error)
+	// New builds the workload from its checked parameters. It checks only
+	// what ties parameters together (or to the machine); kinds and ranges
+	// are checked by Build before it is called.
+	New func(params setting.Values) (Workload, error)
 }
 
 // Metric is a workload's headline throughput: one op's rate, as the
@@ -84,24 +80,29 @@ func (m Metric) PerOp(params map[string]string) float64 {
 	return v
 }
 
-// HasParam reports whether name is a declared parameter.
-func (s Spec) HasParam(name string) bool {
-	for _, p := range s.Params {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
+// Param finds a declared parameter by name.
+func (s Spec) Param(name string) (setting.Setting, bool) {
+	return setting.Find(s.Params, name)
 }
 
 // ParamNames lists the declared parameters, sorted.
 func (s Spec) ParamNames() []string {
-	out := make([]string, len(s.Params))
-	for i, p := range s.Params {
-		out[i] = p.Name
+	return setting.Names(s.Params)
+}
+
+// Build checks the study's overrides (parameter name to value as written)
+// against Params and builds the workload: the one way from a study, a
+// `drive` command line or a test to a Workload.
+func (s Spec) Build(overrides map[string]string) (Workload, error) {
+	v, err := setting.Resolve("workload "+s.Name, s.Params, overrides)
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(out)
-	return out
+	w, err := s.New(v)
+	if err != nil {
+		return nil, fmt.Errorf("workload %s: %w", s.Name, err)
+	}
+	return w, nil
 }
 
 // Describe renders a one-workload summary for `tierbench workloads`.
@@ -114,9 +115,7 @@ func Describe(s Spec) string {
 	if s.Driver != "" {
 		fmt.Fprintf(&b, "    (runs only with driver: %s)\n", s.Driver)
 	}
-	for _, p := range s.Params {
-		fmt.Fprintf(&b, "    %-26s %-10s %s\n", p.Name, p.Default, p.Doc)
-	}
+	setting.Describe(&b, s.Params)
 	return b.String()
 }
 
@@ -148,46 +147,6 @@ type Client interface {
 type LoadStats struct {
 	Records  int64
 	Duration time.Duration
-}
-
-// Effective returns every parameter's value: the override when there is
-// one, the default otherwise. Workloads parse and record these values, so a
-// run's record shows the defaults it ran with too.
-func Effective(params []Param, overrides map[string]string) map[string]string {
-	eff := make(map[string]string, len(params))
-	for _, p := range params {
-		eff[p.Name] = p.Default
-	}
-	for k, v := range overrides {
-		eff[k] = v
-	}
-	return eff
-}
-
-// ParseInt reads parameter name's value as a whole number in [lo, hi];
-// the error names the parameter, its value and the range, with why.
-func ParseInt(name, value string, lo, hi int64, why string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64)
-	if err != nil || n < lo || n > hi {
-		if why != "" {
-			why = " (" + why + ")"
-		}
-		return 0, fmt.Errorf("%s %q: must be a whole number from %d to %d%s", name, value, lo, hi, why)
-	}
-	return n, nil
-}
-
-// ParseSeed parses the value of seed parameter name: an integer, or empty
-// (spaces aside) for a random seed, in which case seeded is false.
-func ParseSeed(name, value string) (seed int64, seeded bool, err error) {
-	v := strings.TrimSpace(value)
-	if v == "" {
-		return 0, false, nil
-	}
-	if seed, err = strconv.ParseInt(v, 10, 64); err != nil {
-		return 0, false, fmt.Errorf("%s %q: must be an integer or empty", name, value)
-	}
-	return seed, true, nil
 }
 
 // NewRand returns the random numbers of one client (or other user, told
@@ -234,4 +193,12 @@ func NewClients(ctx context.Context, db engine.DB, w Workload, n int) (clients [
 		clients = append(clients, c)
 	}
 	return clients, closeAll, nil
+}
+
+// Seed reads the seed parameter name: seeded is false when it is unset.
+func Seed(p setting.Values, name string) (seed int64, seeded bool) {
+	if !p.Has(name) {
+		return 0, false
+	}
+	return p.Int64(name), true
 }

@@ -63,11 +63,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Components: BlueStore's devices, named as BlueStore names them
@@ -101,14 +103,14 @@ func (Engine) Spec() engine.Spec {
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "Ceph's only mode: a write is acknowledged once every replica has it on stable storage (BlueStore's WAL or data device, fsynced or written O_DIRECT). Survives power loss; nothing else is offered, since Ceph has no mode that acknowledges earlier."},
 		},
-		Options: []engine.Option{
-			{Name: optOSDs, Kind: engine.KindInt, Default: "1", Doc: fmt.Sprintf("OSDs, each with its own devices on the components' tiers (1 to %d)", maxOSDs)},
-			{Name: optReplicas, Kind: engine.KindInt, Default: "1", Doc: "the pool's size: copies of each object, each on its own OSD (1 to osds)"},
-			{Name: optBlockSize, Kind: engine.KindSize, Default: "2GiB", Doc: "size of each OSD's main device file (at least 1GiB)"},
-			{Name: optDBSize, Kind: engine.KindSize, Default: "1GiB", Doc: "size of each OSD's block.db file, when db has a tier of its own (at least 64MiB): RocksDB, and its WAL files (282 MiB each) when wal goes with db; what does not fit spills over to the main device"},
-			{Name: optWALSize, Kind: engine.KindSize, Default: "1GiB", Doc: "size of each OSD's block.wal file, when wal has a tier of its own (at least 576MiB: RocksDB preallocates each WAL file at 282 MiB and holds two while it rolls over)"},
-			{Name: optMemoryTarget, Kind: engine.KindSize, Memory: true, Default: "1GiB", Doc: "osd_memory_target: memory each OSD sizes its caches to (at least 512MiB)"},
-			{Name: optMedia, Kind: engine.KindString, Values: []string{mediaSSD, mediaHDD}, Default: mediaSSD, Doc: "the device class BlueStore and the OSD tune for, whatever the disk reports: ssd (writes go straight to the main device; 8 op shards x 2 threads) or hdd (writes up to 64KiB go through the WAL first; 5 x 1)"},
+		Options: []setting.Setting{
+			{Name: optOSDs, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxOSDs), Doc: "OSDs, each with its own devices on the components' tiers"},
+			{Name: optReplicas, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxOSDs), Doc: "the pool's size: copies of each object, each on its own OSD (so at most osds)"},
+			{Name: optBlockSize, Kind: setting.Size, Default: "2GiB", Min: "1GiB", Doc: "size of each OSD's main device file, BlueStore's main device"},
+			{Name: optDBSize, Kind: setting.Size, Default: "1GiB", Min: "64MiB", Doc: "size of each OSD's block.db file, when db has a tier of its own: RocksDB, and its WAL files (282 MiB each) when wal goes with db; what does not fit spills over to the main device"},
+			{Name: optWALSize, Kind: setting.Size, Default: "1GiB", Min: "576MiB", Doc: "size of each OSD's block.wal file, when wal has a tier of its own (RocksDB preallocates each WAL file at 282 MiB and holds two while it rolls over)"},
+			{Name: optMemoryTarget, Kind: setting.Size, Memory: true, Default: "1GiB", Min: "512MiB", Doc: "osd_memory_target: memory each OSD sizes its caches to"},
+			{Name: optMedia, Kind: setting.Enum, Values: []string{mediaSSD, mediaHDD}, Default: mediaSSD, Doc: "the device class BlueStore and the OSD tune for, whatever the disk reports: ssd (writes go straight to the main device; 8 op shards x 2 threads) or hdd (writes up to 64KiB go through the WAL first; 5 x 1)"},
 		},
 	}
 }

@@ -26,17 +26,13 @@ const (
 // RocksDB, as BlueStore configures it (write_buffer_size 256 MiB),
 // preallocates each WAL file at 1.1 times its write buffer, 282 MiB, and
 // holds two while it rolls from one to the next: a block.wal smaller than
-// minWAL holds none of them, and the WAL silently goes to block.db or the
+// 576 MiB holds none of them, and the WAL silently goes to block.db or the
 // main device instead. block.db holds RocksDB's files (12 MiB on a fresh
 // OSD), and the WAL's too when wal has no device of its own; what does
 // not fit spills over to the main device (SlowUsedBytes).
-const (
-	maxOSDs         = 4
-	minBlock        = 1 << 30
-	minDB           = 64 << 20
-	minWAL          = 576 << 20
-	minMemoryTarget = 512 << 20
-)
+// The sizes' least values are the Spec's Min: block_size 1GiB, db_size
+// 64MiB, wal_size 576MiB, memory_target 512MiB.
+const maxOSDs = 4
 
 // Media are the values of option media: the class of device BlueStore
 // tunes itself for.
@@ -76,20 +72,6 @@ type settings struct {
 	tuning                             mediaTuning
 }
 
-// sizeBound is a size option and the least it may be.
-type sizeBound struct {
-	name string
-	min  int64
-	why  string
-}
-
-var sizeBounds = []sizeBound{
-	{optBlockSize, minBlock, "BlueStore's main device"},
-	{optDBSize, minDB, "block.db, where RocksDB lives"},
-	{optWALSize, minWAL, "block.wal: RocksDB preallocates each of its WAL files at 282 MiB and holds two while it rolls over, and a WAL that does not fit goes to the device below"},
-	{optMemoryTarget, minMemoryTarget, "osd_memory_target, which the OSD's caches are sized to"},
-}
-
 // resolve reads and checks the options given (normal form), with the
 // Spec's defaults: one error naming the option and what to write.
 func resolve(given map[string]string) (settings, error) {
@@ -103,16 +85,8 @@ func resolve(given map[string]string) (settings, error) {
 		memory: o.Size(optMemoryTarget), media: o.String(optMedia),
 	}
 	s.tuning = tunings[s.media]
-	if s.osds < 1 || s.osds > maxOSDs {
-		return settings{}, fmt.Errorf("option osds=%d must be from 1 to %d", s.osds, maxOSDs)
-	}
-	if s.replicas < 1 || s.replicas > s.osds {
+	if s.replicas > s.osds {
 		return settings{}, fmt.Errorf("option replicas=%d must be from 1 to osds (%d): each replica of an object lives on its own OSD; raise osds or lower replicas", s.replicas, s.osds)
-	}
-	for _, b := range sizeBounds {
-		if n := o.Size(b.name); n < b.min {
-			return settings{}, fmt.Errorf("option %s=%d is too small for %s; write at least %s: %dMiB", b.name, n, b.why, b.name, b.min>>20)
-		}
 	}
 	return s, nil
 }

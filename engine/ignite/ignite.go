@@ -54,6 +54,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Components.
@@ -91,11 +92,7 @@ const (
 
 // Option limits.
 const (
-	maxNodes      = 16
-	minRegionSize = 10 << 20  // Ignite refuses data regions under 10 MB
-	minWALSegment = 512 << 10 // Ignite's lower bound for walSegmentSize
-	maxWALSegment = 2<<30 - 1 // walSegmentSize is a Java int
-	minHeap       = 128 << 20
+	maxNodes = 16
 )
 
 // Engine opens Ignite clusters.
@@ -123,14 +120,14 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoWAL, Doc: "walMode NONE: no WAL; updates reach the persistence folder only at checkpoints (every 3 min or when dirty pages pile up). Any crash loses everything written since the last checkpoint and may leave the store unrecoverable."},
 			{Durability: engine.Memory, Doc: "native persistence off: data lives only in the nodes' off-heap data regions; nothing is written to the tiers (the persistence folder holds only logs and work files). Every stop or crash loses everything."},
 		},
-		Options: []engine.Option{
-			{Name: optNodes, Kind: engine.KindInt, Default: "3", Doc: "server nodes, one JVM each, all on 127.0.0.1 (on a cluster: one pod each)"},
-			{Name: optRegionSize, Kind: engine.KindSize, Memory: true, Default: "1GiB", Doc: "default data region maxSize per node: off-heap memory for pages (the whole data set in memory mode, so it must fit)"},
-			{Name: optWALSegmentSize, Kind: engine.KindSize, Default: "64MiB", Doc: "walSegmentSize (512KiB to under 2GiB)"},
-			{Name: optWALArchiveSize, Kind: engine.KindSize, Default: "512MiB", Doc: "maxWalArchiveSize per node: WAL kept beyond what recovery needs (also bounds the WAL folder when archiving is off)"},
-			{Name: optBackups, Kind: engine.KindInt, Default: "0", Doc: "backup copies of each partition"},
-			{Name: optAtomicity, Kind: engine.KindString, Default: "atomic", Values: []string{"atomic", "transactional"}, Doc: "cache atomicityMode: atomic or transactional"},
-			{Name: optHeap, Kind: engine.KindSize, Memory: true, Default: "512MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
+		Options: []setting.Setting{
+			{Name: optNodes, Kind: setting.Int, Default: "3", Min: "1", Max: strconv.Itoa(maxNodes), Doc: "server nodes, one JVM each, all on 127.0.0.1 (on a cluster: one pod each)"},
+			{Name: optRegionSize, Kind: setting.Size, Memory: true, Default: "1GiB", Min: "10MiB", Doc: "default data region maxSize per node: off-heap memory for pages (the whole data set in memory mode, so it must fit)"},
+			{Name: optWALSegmentSize, Kind: setting.Size, Default: "64MiB", Min: "512KiB", Max: "2047MiB", Doc: "walSegmentSize (a Java int, so under 2GiB)"},
+			{Name: optWALArchiveSize, Kind: setting.Size, Default: "512MiB", Min: "512KiB", Doc: "maxWalArchiveSize per node: WAL kept beyond what recovery needs (also bounds the WAL folder when archiving is off)"},
+			{Name: optBackups, Kind: setting.Int, Default: "0", Min: "0", Max: "8", Doc: "backup copies of each partition"},
+			{Name: optAtomicity, Kind: setting.Enum, Default: "atomic", Values: []string{"atomic", "transactional"}, Doc: "cache atomicityMode: atomic or transactional"},
+			{Name: optHeap, Kind: setting.Size, Memory: true, Default: "512MiB", Min: "128MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
 		},
 	}
 }
@@ -168,32 +165,13 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.nodes = o.Int(optNodes); s.nodes < 1 || s.nodes > maxNodes {
-		return s, fmt.Errorf("option %s=%d must be a whole number from 1 to %d", optNodes, s.nodes, maxNodes)
-	}
-	sizes := []struct {
-		name     string
-		dst      *int64
-		min, max int64
-	}{
-		{optRegionSize, &s.regionSize, minRegionSize, 1 << 50},
-		{optWALSegmentSize, &s.walSegmentSize, minWALSegment, maxWALSegment},
-		{optWALArchiveSize, &s.walArchiveSize, minWALSegment, 1 << 50},
-		{optHeap, &s.heap, minHeap, 1 << 40},
-	}
-	for _, sz := range sizes {
-		v := o.Size(sz.name)
-		if v < sz.min || v > sz.max {
-			return s, fmt.Errorf("option %s=%d must be from %d to %d bytes", sz.name, v, sz.min, sz.max)
-		}
-		*sz.dst = v
-	}
+	s.nodes = o.Int(optNodes)
+	s.regionSize, s.walSegmentSize = o.Size(optRegionSize), o.Size(optWALSegmentSize)
+	s.walArchiveSize, s.heap = o.Size(optWALArchiveSize), o.Size(optHeap)
 	if s.walArchiveSize < s.walSegmentSize {
 		return s, fmt.Errorf("option %s=%d must be at least %s (%d)", optWALArchiveSize, s.walArchiveSize, optWALSegmentSize, s.walSegmentSize)
 	}
-	if s.backups = o.Int(optBackups); s.backups < 0 || s.backups > 8 {
-		return s, fmt.Errorf("option %s=%d must be a whole number from 0 to 8", optBackups, s.backups)
-	}
+	s.backups = o.Int(optBackups)
 	// The Spec's Values are atomic and transactional: Ignite's modes in
 	// lower case.
 	s.atomicity = strings.ToUpper(o.String(optAtomicity))

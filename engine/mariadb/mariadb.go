@@ -32,6 +32,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Component names.
@@ -86,10 +87,10 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoSync, Doc: "innodb_flush_log_at_trx_commit=0: commits stay in the server's log buffer, written " +
 				"and flushed about once a second. Even a server crash loses up to ~1 s of commits."},
 		},
-		Options: []engine.Option{
-			{Name: "cache", Kind: engine.KindSize, Memory: true, Default: "128MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
-			{Name: "redo_log_size", Kind: engine.KindSize, Default: "96MiB", Doc: "InnoDB redo log size (innodb_log_file_size)"},
-			{Name: "binlog", Kind: engine.KindBool, Default: "false", Doc: "write the binary log (in the data folder), as a replicated primary does"},
+		Options: []setting.Setting{
+			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "2MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
+			{Name: "redo_log_size", Kind: setting.Size, Default: "96MiB", Min: "4MiB", Doc: "InnoDB redo log size (innodb_log_file_size)"},
+			{Name: "binlog", Kind: setting.Bool, Default: "false", Doc: "write the binary log (in the data folder), as a replicated primary does"},
 		},
 	}
 }

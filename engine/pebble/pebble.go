@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Component names.
@@ -52,10 +53,10 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoSync, Doc: "commits are written to the WAL but acknowledged before fsync. Survives a process crash, not a power loss."},
 			{Durability: engine.NoWAL, Doc: "no WAL at all (DisableWAL): unflushed memtables are lost on any crash."},
 		},
-		Options: []engine.Option{
-			{Name: optCache, Kind: engine.KindSize, Memory: true, Default: "64MiB", Doc: "block cache size"},
-			{Name: optMemtable, Kind: engine.KindSize, Memory: true, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
-			{Name: optL0CompactionThreshold, Kind: engine.KindInt, Default: "4", Doc: "L0 file count that triggers compaction"},
+		Options: []setting.Setting{
+			{Name: optCache, Kind: setting.Size, Memory: true, Default: "64MiB", Doc: "block cache size"},
+			{Name: optMemtable, Kind: setting.Size, Memory: true, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
+			{Name: optL0CompactionThreshold, Kind: setting.Int, Default: "4", Min: "1", Doc: "L0 file count that triggers compaction"},
 		},
 	}
 }
@@ -71,9 +72,6 @@ func (e Engine) Open(_ context.Context, cfg engine.Config) (engine.DB, error) {
 		return nil, err
 	}
 	l0 := o.Int(optL0CompactionThreshold)
-	if l0 < 1 {
-		return nil, fmt.Errorf("option %s=%d must be a whole number of at least 1", optL0CompactionThreshold, l0)
-	}
 	cache := pebble.NewCache(o.Size(optCache))
 	defer cache.Unref() // the DB holds its own reference
 	opts := &pebble.Options{

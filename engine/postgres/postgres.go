@@ -41,6 +41,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Component names.
@@ -107,10 +108,10 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.Async, Doc: "synchronous_commit=off, fsync=on: commits are acknowledged before their WAL is flushed; the WAL writer flushes within wal_writer_delay (200ms, at worst 3x that). A server or OS crash can lose the last acknowledged commits; the cluster is never corrupted."},
 			{Durability: engine.NoSync, Doc: "fsync=off, synchronous_commit=off: nothing is ever flushed. A server crash can lose the last commits; an OS crash or power loss can CORRUPT the cluster. For measuring only."},
 		},
-		Options: []engine.Option{
-			{Name: "cache", Kind: engine.KindSize, Memory: true, Default: "128MiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
-			{Name: "max_wal_size", Kind: engine.KindSize, Default: "1GiB", Doc: "WAL volume that triggers a checkpoint (max_wal_size, at least 32MiB)"},
-			{Name: "checkpoint_timeout", Kind: engine.KindInt, Default: "300", Doc: "seconds between timed checkpoints (checkpoint_timeout, 30 to 86400)"},
+		Options: []setting.Setting{
+			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "128KiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
+			{Name: "max_wal_size", Kind: setting.Size, Default: "1GiB", Min: "32MiB", Doc: "WAL volume that triggers a checkpoint (max_wal_size; PostgreSQL's least is two 16MiB segments)"},
+			{Name: "checkpoint_timeout", Kind: setting.Int, Default: "300", Min: "30", Max: "86400", Unit: "seconds", Doc: "time between timed checkpoints (checkpoint_timeout)"},
 		},
 	}
 }
@@ -140,21 +141,9 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	if err != nil {
 		return s, err
 	}
-	cache := o.Size("cache")
-	if cache < 128<<10 {
-		return s, fmt.Errorf("option cache=%d bytes is below PostgreSQL's minimum shared_buffers of 128KiB", cache)
-	}
-	s.sharedBuffersKB = cache >> 10
-	wal := o.Size("max_wal_size")
-	// PostgreSQL refuses a max_wal_size below two 16MiB WAL segments.
-	if wal < 32<<20 {
-		return s, fmt.Errorf("option max_wal_size=%d bytes is below PostgreSQL's minimum of 32MiB (two WAL segments)", wal)
-	}
-	s.maxWALSizeMB = wal >> 20
+	s.sharedBuffersKB = o.Size("cache") >> 10
+	s.maxWALSizeMB = o.Size("max_wal_size") >> 20
 	s.checkpointTimeout = o.Int("checkpoint_timeout")
-	if s.checkpointTimeout < 30 || s.checkpointTimeout > 86400 {
-		return s, fmt.Errorf("option checkpoint_timeout=%d must be between 30 and 86400 seconds", s.checkpointTimeout)
-	}
 	return s, nil
 }
 

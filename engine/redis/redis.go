@@ -42,6 +42,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Data is the one component: the folder holding the AOF (appendonlydir/)
@@ -110,9 +111,9 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoSync, Doc: "appendonly yes, appendfsync no: the AOF is written before the reply, never fsynced; the OS flushes it when it likes (~30 s on Linux). Survives a redis-server crash; an OS crash or power loss loses what the kernel had not written."},
 			{Durability: engine.NoWAL, Doc: "appendonly no and save \"\": no AOF and no snapshots while running; every write since start is lost on any crash, even of redis-server alone. A clean stop writes one RDB (shutdown-on-sigterm save) so a restart (cache: cold) finds the data."},
 		},
-		Options: []engine.Option{
-			{Name: "cache", Kind: engine.KindSize, Memory: true, Default: "0", Doc: "maxmemory: memory for the dataset, which Redis holds entirely in memory (0 = no limit); with a limit, maxmemory-policy noeviction makes writes fail when full instead of silently evicting records"},
-			{Name: "io_threads", Kind: engine.KindInt, Default: "1", Doc: "io-threads for socket reads and writes (io-threads-do-reads yes when > 1); commands still run on one thread"},
+		Options: []setting.Setting{
+			{Name: "cache", Kind: setting.Size, Memory: true, Default: "0", Min: "0", Doc: "maxmemory: memory for the dataset, which Redis holds entirely in memory (0 = no limit); with a limit, maxmemory-policy noeviction makes writes fail when full instead of silently evicting records"},
+			{Name: "io_threads", Kind: setting.Int, Default: "1", Min: "1", Max: "128", Doc: "io-threads for socket reads and writes (io-threads-do-reads yes when > 1); commands still run on one thread"},
 		},
 	}
 }
@@ -221,9 +222,6 @@ func serverArgs(dir string, cfg engine.Config) ([]string, error) {
 		args = append(args, "--maxmemory", strconv.FormatInt(n, 10), "--maxmemory-policy", "noeviction")
 	}
 	n := o.Int("io_threads")
-	if n < 1 || n > 128 {
-		return nil, fmt.Errorf("option io_threads=%d must be a whole number from 1 to 128", n)
-	}
 	args = append(args, "--io-threads", strconv.Itoa(n))
 	if n > 1 {
 		args = append(args, "--io-threads-do-reads", "yes")

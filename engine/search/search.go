@@ -54,12 +54,12 @@ package search
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/setting"
 )
 
 // Components.
@@ -76,10 +76,6 @@ const (
 	optRefresh  = "refresh_interval"
 	optHome     = "home"
 )
-
-// minHeap is the least heap a node is given: below it a node spends its
-// time collecting garbage, or does not start.
-const minHeap = 256 << 20
 
 // asyncSyncInterval is index.translog.sync_interval under durability async.
 const asyncSyncInterval = "5s"
@@ -123,12 +119,12 @@ func (e Engine) Spec() engine.Spec {
 			{Durability: engine.Sync, Doc: "index.translog.durability request: each bulk's shard operations are in the translog and fsynced before the bulk is acknowledged (concurrent bulks share an fsync). Nothing acknowledged is lost on a node crash, an OS crash or power loss."},
 			{Durability: engine.Async, Doc: "index.translog.durability async, sync_interval " + asyncSyncInterval + ": a bulk is acknowledged once its operations are in the translog (buffered in the JVM, written out as the buffer fills), unsynced; the translog is fsynced every " + asyncSyncInterval + " and at each flush. A node crash loses the operations still buffered; an OS crash or power loss loses up to the last " + asyncSyncInterval + " of acknowledged documents."},
 		},
-		Options: []engine.Option{
-			{Name: optHeap, Kind: engine.KindSize, Memory: true, Default: "1GiB", Doc: "JVM heap (-Xms and -Xmx), at least 256MiB; the page cache holds the segments beside it"},
-			{Name: optShards, Kind: engine.KindInt, Default: "1", Doc: "index.number_of_shards of the workload's index"},
-			{Name: optReplicas, Kind: engine.KindInt, Default: "0", Doc: "index.number_of_replicas; on one node a replica is never assigned (the index stays yellow)"},
-			{Name: optRefresh, Kind: engine.KindString, Default: "1s", Doc: "index.refresh_interval: how often new documents become searchable (-1: never)"},
-			{Name: optHome, Kind: engine.KindString, Default: "", Doc: "a distribution folder of your own to start instead of the bundled node (its bin/" + string(e.flavor) + " is run as OS user tierbench; its security plugin is switched off)"},
+		Options: []setting.Setting{
+			{Name: optHeap, Kind: setting.Size, Memory: true, Default: "1GiB", Min: "256MiB", Doc: "JVM heap (-Xms and -Xmx; below 256MiB a node only collects garbage, or does not start); the page cache holds the segments beside it"},
+			{Name: optShards, Kind: setting.Int, Default: "1", Min: "1", Max: "1024", Doc: "index.number_of_shards of the workload's index"},
+			{Name: optReplicas, Kind: setting.Int, Default: "0", Min: "0", Max: "8", Doc: "index.number_of_replicas; on one node a replica is never assigned (the index stays yellow)"},
+			{Name: optRefresh, Kind: setting.Duration, Default: "1s", Min: "1ms", Values: []string{refreshNever}, Doc: "index.refresh_interval: how often new documents become searchable (-1: never)"},
+			{Name: optHome, Kind: setting.String, Default: "", Doc: "a distribution folder of your own to start instead of the bundled node (its bin/" + string(e.flavor) + " is run as OS user tierbench; its security plugin is switched off)"},
 		},
 		MaxClients: 128,
 	}
@@ -155,9 +151,8 @@ type settings struct {
 	durability string // index.translog.durability: request | async
 }
 
-// refreshPattern is what index.refresh_interval accepts: -1, or a time
-// value in one of Elasticsearch's units.
-var refreshPattern = regexp.MustCompile(`^(-1|[0-9]+(nanos|micros|ms|s|m|h|d))$`)
+// refreshNever is index.refresh_interval's word for never.
+const refreshNever = "-1"
 
 func (e Engine) parseSettings(cfg engine.Config) (settings, error) {
 	var s settings
@@ -173,17 +168,10 @@ func (e Engine) parseSettings(cfg engine.Config) (settings, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.heap = o.Size(optHeap); s.heap < minHeap {
-		return s, fmt.Errorf("option %s=%d is too small: a node needs at least 256MiB", optHeap, s.heap)
-	}
-	if s.shards = o.Int(optShards); s.shards < 1 || s.shards > 1024 {
-		return s, fmt.Errorf("option %s=%d must be a whole number from 1 to 1024", optShards, s.shards)
-	}
-	if s.replicas = o.Int(optReplicas); s.replicas < 0 || s.replicas > 8 {
-		return s, fmt.Errorf("option %s=%d must be a whole number from 0 to 8", optReplicas, s.replicas)
-	}
-	if s.refresh = o.String(optRefresh); !refreshPattern.MatchString(s.refresh) {
-		return s, fmt.Errorf("option %s=%q is not a time value: write e.g. 1s, 500ms, 30s, or -1 for never", optRefresh, s.refresh)
+	s.heap, s.shards, s.replicas = o.Size(optHeap), o.Int(optShards), o.Int(optReplicas)
+	s.refresh = o.Text(optRefresh)
+	if s.refresh != refreshNever {
+		s.refresh = fmt.Sprintf("%dms", o.Duration(optRefresh).Milliseconds())
 	}
 	s.home = o.String(optHome)
 	return s, nil

@@ -13,15 +13,14 @@
 package objects
 
 import (
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -61,12 +60,12 @@ const (
 
 // Spec returns object-70-30's spec.
 func Spec() workload.Spec {
-	params := []workload.Param{
-		{Name: pContainers, Default: "1", Doc: "buckets (tierbench-0, tierbench-1, ...), made by the load"},
-		{Name: pObjects, Default: "1000", Doc: "objects the load writes into each bucket; reads and writes pick among them"},
-		{Name: pObjectSize, Default: "4096", Doc: "bytes of every object (a size such as 4KiB or 1MiB)"},
-		{Name: pReadPercent, Default: "70", Doc: "percent of ops that read (0-100); the others overwrite an object"},
-		{Name: pSeed, Default: "", Doc: "seed of the object contents and the clients' choices; empty: random"},
+	params := []setting.Setting{
+		{Name: pContainers, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxContainers), Doc: "buckets (tierbench-0, tierbench-1, ...), made by the load"},
+		{Name: pObjects, Kind: setting.Int, Default: "1000", Min: "1", Max: strconv.Itoa(maxObjects), Doc: "objects the load writes into each bucket; reads and writes pick among them"},
+		{Name: pObjectSize, Kind: setting.Size, Default: "4096", Min: strconv.Itoa(minObjectSize), Max: "1GiB", Doc: "bytes of every object (an object's first 8 bytes name its content)"},
+		{Name: pReadPercent, Kind: setting.Percent, Default: "70", Doc: "percent of ops that read; the others overwrite an object"},
+		{Name: pSeed, Kind: setting.Int, Doc: "seed of the object contents and the clients' choices; unset: random"},
 	}
 	return workload.Spec{
 		Name:  Name,
@@ -75,8 +74,8 @@ func Spec() workload.Spec {
 			"then each op is a read (GET of a random object, whole body checked) or a write (PUT over a random object of the same names, as CosBench's mixed stage writes), read_percent of every 100 ops of a client reads, in random order; " +
 			"after the run every object must still be listed with its size",
 		Params: params,
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newWorkload(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newWorkload(p), nil
 		},
 	}
 }
@@ -111,48 +110,17 @@ var (
 	_ workload.Verifier = (*Workload)(nil)
 )
 
-func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{params: eff}
-	n, err := workload.ParseInt(pContainers, eff[pContainers], 1, maxContainers, "buckets")
-	if err != nil {
-		return nil, err
+func newWorkload(p setting.Values) *Workload {
+	w := &Workload{params: p.Map(),
+		containers: p.Int(pContainers), objects: p.Int(pObjects),
+		objectSize: int(p.Size(pObjectSize)), readPercent: p.Int(pReadPercent),
 	}
-	w.containers = int(n)
-	if n, err = workload.ParseInt(pObjects, eff[pObjects], 1, maxObjects, "objects per bucket"); err != nil {
-		return nil, err
-	}
-	w.objects = int(n)
-	if w.objectSize, err = parseSize(pObjectSize, eff[pObjectSize], minObjectSize, maxObjectSize); err != nil {
-		return nil, err
-	}
-	if n, err = workload.ParseInt(pReadPercent, eff[pReadPercent], 0, 100, "a percentage"); err != nil {
-		return nil, err
-	}
-	w.readPercent = int(n)
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
 	w.contentSeed = uint64(w.seed)
 	if !w.seeded {
 		w.contentSeed = rand.Uint64()
 	}
-	return w, nil
-}
-
-// parseSize reads a size in bytes as engine options are written (4096,
-// 4KiB, 1MB) within [lo, hi].
-func parseSize(name, value string, lo, hi int) (int, error) {
-	opt := engine.Option{Name: name, Kind: engine.KindSize}
-	text, err := opt.Parse(strings.TrimSpace(value))
-	if err != nil {
-		return 0, fmt.Errorf("%s %q: must be a size in bytes such as 4096, 4KiB or 1MiB", name, value)
-	}
-	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || n < int64(lo) || n > int64(hi) {
-		return 0, fmt.Errorf("%s %q: must be from %d bytes (an object's first 8 bytes name its content) to %d (1 GiB)", name, value, lo, hi)
-	}
-	return int(n), nil
+	return w
 }
 
 // Ops names the workload's operations.

@@ -15,7 +15,7 @@ import (
 
 func newTest(t *testing.T, params map[string]string) *Workload {
 	t.Helper()
-	w, err := Spec().New(params)
+	w, err := Spec().Build(params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,20 +55,20 @@ func TestBadParams(t *testing.T) {
 	for _, c := range []struct {
 		name, param, value, want string
 	}{
-		{"no bucket", pContainers, "0", "containers \"0\": must be a whole number from 1 to 1000"},
+		{"no bucket", pContainers, "0", "containers 0 is out of range: it must be from 1 to 1000"},
 		{"too many buckets", pContainers, "1001", "from 1 to 1000"},
-		{"no objects", pObjects, "0", "objects \"0\""},
-		{"not a number", pObjects, "many", "objects \"many\""},
-		{"shorter than its header", pObjectSize, "7", "from 8 bytes"},
-		{"too large", pObjectSize, "2GiB", "to 1073741824"},
-		{"not a size", pObjectSize, "big", "must be a size in bytes such as 4096, 4KiB"},
-		{"zero", pObjectSize, "0", "object_size \"0\""},
-		{"over 100 percent", pReadPercent, "101", "read_percent \"101\": must be a whole number from 0 to 100"},
+		{"no objects", pObjects, "0", "objects 0 is out of range"},
+		{"not a number", pObjects, "many", "objects \"many\" is not a whole number"},
+		{"shorter than its header", pObjectSize, "7", "from 8 to 1GiB"},
+		{"too large", pObjectSize, "2GiB", "from 8 to 1GiB"},
+		{"not a size", pObjectSize, "big", "object_size \"big\" is not a size"},
+		{"zero", pObjectSize, "0", "object_size 0 is out of range"},
+		{"over 100 percent", pReadPercent, "101", "read_percent 101 is out of range: it must be from 0 to 100%"},
 		{"negative percent", pReadPercent, "-1", "read_percent"},
-		{"seed", pSeed, "x", "seed \"x\""},
+		{"seed", pSeed, "x", "seed \"x\" is not a whole number"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Spec().New(map[string]string{c.param: c.value})
+			_, err := Spec().Build(map[string]string{c.param: c.value})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("%s %q: error %v, want one containing %q", c.param, c.value, err, c.want)
 			}

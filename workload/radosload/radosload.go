@@ -18,6 +18,7 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -90,7 +91,7 @@ type Workload struct {
 // New checks the overrides and returns the workload.
 func New(overrides map[string]string) (*Workload, error) {
 	eff := workload.Effective(params, overrides)
-	size, err := engine.Option{Name: "object_size", Kind: engine.KindSize}.Parse(eff["object_size"])
+	size, err := setting.Setting{Name: "object_size", Kind: setting.Size}.Parse(eff["object_size"])
 	if err != nil {
 		return nil, err
 	}
