@@ -100,6 +100,10 @@ type Spec struct {
 	// can connect to instead of starting one (a study's target:); none for
 	// engines that run inside tierbench.
 	TargetSchemes []string
+	// InProcess marks an engine that runs inside tierbench's own process
+	// (an embedded library): it has no server to target, place in a pod or
+	// sample apart from the load generator.
+	InProcess bool
 	// MaxClients is the most clients a study may run against the engine,
 	// 0 for no limit; MaxClientsWhy says what runs out beyond it, for the
 	// error that refuses a larger count.

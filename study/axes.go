@@ -11,7 +11,6 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/setting"
 )
@@ -103,8 +102,8 @@ func (s *Study) OptionsIn(v Variant) map[string]string {
 // an axis of the matrix. Defaults are not filled in here: the stored study
 // keeps what the user wrote, and every engine gets its defaults from its
 // Spec (engine.Spec.ResolveOptions).
-func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
-	e, ok := top["options"]
+func (p *parser) options(s *Study) {
+	e, ok := p.top["options"]
 	if !ok {
 		return
 	}
@@ -117,33 +116,40 @@ func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engin
 		return
 	}
 	for _, oe := range ents {
-		opt, found := spec.Option(oe.key)
-		if engineOK && !found {
-			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, spec.Name), oe.key,
-				spec.OptionNames(), "known options", "remove it")
+		if p.spec == nil {
+			continue // the engine's problem is reported; its options cannot be checked
+		}
+		opt, found := p.spec.Option(oe.key)
+		if !found {
+			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, p.spec.Name), oe.key,
+				p.spec.OptionNames(), "known options", "remove it")
 			continue
 		}
 		fix := fmt.Sprintf("write %s: <value>, or %s: [<value>, ...] to sweep it", oe.key, oe.key)
 		items, ok := p.list(oe, "option "+oe.key, fix)
-		if !ok || !engineOK {
+		if !ok {
 			continue
 		}
 		a := Axis{Name: oe.key}
-		seen := map[string]int{}
+		seen := map[string]int{} // normal form: its index in a
 		for _, n := range items {
 			v, ok := p.item(n, "option "+oe.key, fix)
 			if !ok {
 				continue
 			}
-			norm, ok := p.optionValue(opt, oe.key, v, n.Line)
+			norm, ok := p.settingValue("option", opt, v, n.Line)
 			if !ok {
 				continue
 			}
 			if first, dup := seen[norm]; dup {
-				p.addf(n.Line, "option %s lists %q twice (first at line %d); remove one", oe.key, v, first)
+				if a.Labels[first] == v {
+					p.addf(n.Line, "option %s lists %s twice; remove one", oe.key, v)
+				} else {
+					p.addf(n.Line, "option %s lists %s, the same value as %s before it; remove one", oe.key, v, a.Labels[first])
+				}
 				continue
 			}
-			seen[norm] = n.Line
+			seen[norm] = len(a.Values)
 			a.Values, a.Labels = append(a.Values, norm), append(a.Labels, v)
 		}
 		switch {
@@ -155,24 +161,25 @@ func (p *parser) options(s *Study, top map[string]entry, spec engine.Spec, engin
 	}
 }
 
-// optionValue parses one value of an option and refuses a memory size the
-// machine cannot hold.
-func (p *parser) optionValue(opt engine.Option, name, v string, line int) (string, bool) {
-	norm, err := opt.Parse(v)
+// settingValue parses one value of an engine option or a workload
+// parameter (what names which, for the message) and refuses a memory size
+// the machine cannot hold.
+func (p *parser) settingValue(what string, st setting.Setting, v string, line int) (string, bool) {
+	norm, err := st.Parse(v)
 	var notOne *setting.ValuesError
 	switch {
 	case errors.As(err, &notOne):
-		p.unknown(line, fmt.Sprintf("option %s %q is not one of its values", name, v), v, opt.Values, "values", "use one of them")
+		p.unknown(line, fmt.Sprintf("%s %s %q is not one of its values", what, st.Name, v), v, st.Values, "values", "use one of them")
 		return "", false
 	case err != nil:
-		p.addf(line, "%v", err)
+		p.addf(line, "%s %v", what, err)
 		return "", false
 	}
-	if opt.Memory {
+	if st.Memory {
 		if total := hostenv.MemoryBytes(); total > 0 {
 			if n, err := strconv.ParseUint(norm, 10, 64); err == nil && n > total {
-				p.addf(line, "option %s %s is more than this machine's memory (%s), which the engine could not hold; use a smaller value",
-					name, v, humanize.IBytes(total))
+				p.addf(line, "%s %s %s is more than this machine's memory (%s), which the engine could not hold; use a smaller value",
+					what, st.Name, v, humanize.IBytes(total))
 				return "", false
 			}
 		}
@@ -184,8 +191,8 @@ func (p *parser) optionValue(opt engine.Option, name, v string, line int) (strin
 // cache state an axis. A cold cell measures from a cold start, which a
 // warmup would undo: with a single cold state a warmup is refused; with
 // both states, only the warm cells warm up.
-func (p *parser) caches(s *Study, top map[string]entry) {
-	e, ok := top["cache"]
+func (p *parser) caches(s *Study) {
+	e, ok := p.top["cache"]
 	if !ok {
 		return
 	}

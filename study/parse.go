@@ -113,6 +113,19 @@ type parser struct {
 	// clusterRefs are the tiers rbd tiers place their clusters on, checked
 	// once every tier is declared.
 	clusterRefs []clusterRef
+
+	// What the keys read so far resolved, for the keys that depend on them.
+	// A key with a problem leaves its part unset (spec nil, tiersOK false),
+	// so the keys after it skip the checks that would only repeat the
+	// problem.
+	top  map[string]entry // the study's top-level keys
+	line int              // the study's first line, for missing keys
+	// spec is the engine's Spec; nil when engine is missing or unknown.
+	spec *engine.Spec
+	// tierNames are the declared tiers; tiersOK is false when tiers had a
+	// problem, so placements do not also report undeclared tiers.
+	tierNames []string
+	tiersOK   bool
 }
 
 // addf records a problem at line (at least 1, so output always has the
@@ -250,7 +263,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	if !ok {
 		return nil
 	}
-	top := map[string]entry{}
+	p.top = map[string]entry{}
 	p.misspelt = map[string]bool{}
 	for _, e := range ents {
 		if !slices.Contains(topKeys, e.key) {
@@ -258,11 +271,11 @@ func (p *parser) study(root *yaml.Node) *Study {
 			p.unknown(e.k.Line, fmt.Sprintf("unknown key %q", e.key), e.key, topKeys, "known keys", "remove it")
 			continue
 		}
-		top[e.key] = e
+		p.top[e.key] = e
 	}
-	line := root.Line
+	p.line = root.Line
 
-	if e, ok := p.need(top, "name", line, "add name: <a short name for this study>"); ok {
+	if e, ok := p.need(p.top, "name", p.line, "add name: <a short name for this study>"); ok {
 		if v, ok := p.scalar(e, "write name: <a short name for this study>"); ok {
 			if strings.TrimSpace(v) == "" {
 				p.addf(e.v.Line, "name is empty; write name: <a short name for this study>")
@@ -270,57 +283,57 @@ func (p *parser) study(root *yaml.Node) *Study {
 			s.Name = v
 		}
 	}
-	spec, engineOK := p.engine(s, top, line)
-	p.target(s, top, spec, engineOK)
-	var tiers, placements []string
-	tiersOK, placementsOK := true, true
-	if _, p.hasTarget = top["target"]; p.hasTarget && s.Target == "" {
+	p.engine(s)
+	p.target(s)
+	if _, p.hasTarget = p.top["target"]; p.hasTarget && s.Target == "" {
 		// The target's URL is wrong (reported above): the keys a target
 		// makes optional are not reported missing as well.
 		for _, k := range []string{"tiers", "placements", "baseline", "durability"} {
 			p.misspelt[k] = true
 		}
 	}
+	placementsOK := true
 	if s.Target != "" {
 		// An external server: tierbench places nothing, so tiers and
 		// placements are optional labels of where the user keeps things.
-		tiers, tiersOK = p.targetTiers(s, top, line)
-		placements, placementsOK = p.targetPlacements(s, top, line, spec, engineOK, tiers, tiersOK)
-		p.targetDurability(s, top, line, spec, engineOK)
+		p.tierNames, p.tiersOK = p.targetTiers(s)
+		_, placementsOK = p.targetPlacements(s)
+		p.targetDurability(s)
 	} else {
-		tiers, tiersOK = p.tiers(s, top, line)
-		placements, placementsOK = p.placements(s, top, line, spec, engineOK, tiers, tiersOK)
-		p.baseline(s, top, line, placements, placementsOK)
-		p.durability(s, top, line, spec, engineOK)
+		p.tierNames, p.tiersOK = p.tiers(s)
+		var placements []string
+		placements, placementsOK = p.placements(s)
+		p.baseline(s, placements, placementsOK)
+		p.durability(s)
 	}
-	p.workload(s, top, line)
-	p.model(s, top, spec, engineOK)
-	p.drivers(s, top, engineOK)
-	p.clients(s, top, line, spec, engineOK)
-	if engineOK && tiersOK && placementsOK && !p.hasTarget {
+	p.workload(s)
+	p.model(s)
+	p.drivers(s)
+	p.clients(s)
+	if p.spec != nil && p.tiersOK && placementsOK && !p.hasTarget {
 		p.tierSizes(s)
 	}
-	p.timing(s, top, line)
-	p.repeat(s, top)
-	p.order(s, top)
-	p.margin(s, top)
-	p.rate(s, top)
-	p.maxOps(s, top)
-	p.options(s, top, spec, engineOK)
-	if e, ok := top["options"]; ok && s.Target != "" {
+	p.timing(s)
+	p.repeat(s)
+	p.order(s)
+	p.margin(s)
+	p.rate(s)
+	p.maxOps(s)
+	p.options(s)
+	if e, ok := p.top["options"]; ok && s.Target != "" {
 		p.addf(e.k.Line, "with target, tierbench configures nothing on your server; remove options and set them on the server yourself")
 	}
-	p.choice(top, "probe", ProbeModes, &s.Probe)
-	p.caches(s, top)
-	p.platform(s, top, spec, engineOK)
+	p.choice(p.top, "probe", ProbeModes, &s.Probe)
+	p.caches(s)
+	p.platform(s)
 	return s
 }
 
 // model refuses a workload whose data model the engine does not serve
 // (tpcb on pebble): every run of the pair could only fail.
-func (p *parser) model(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
+func (p *parser) model(s *Study) {
 	w, ok := p.cat.Workload(s.Workload.Name)
-	if !engineOK || !ok || w.Model == "" || len(spec.Models) == 0 || spec.Serves(w.Model) {
+	if p.spec == nil || !ok || w.Model == "" || len(p.spec.Models) == 0 || p.spec.Serves(w.Model) {
 		return
 	}
 	var fits []string
@@ -329,45 +342,47 @@ func (p *parser) model(s *Study, top map[string]entry, spec engine.Spec, engineO
 			fits = append(fits, name)
 		}
 	}
-	served := make([]string, len(spec.Models))
-	for i, m := range spec.Models {
+	served := make([]string, len(p.spec.Models))
+	for i, m := range p.spec.Models {
 		served[i] = string(m)
 	}
-	p.addf(top["workload"].k.Line, "workload %s needs the %s data model, which engine %s does not serve (it serves %s): use one of the engines %s, or a workload for %s (see tierbench workloads)",
-		w.Name, w.Model, spec.Name, strings.Join(served, ", "), joinNames(fits), spec.Name)
+	p.addf(p.top["workload"].k.Line, "workload %s needs the %s data model, which engine %s does not serve (it serves %s): use one of the engines %s, or a workload for %s (see tierbench workloads)",
+		w.Name, w.Model, p.spec.Name, strings.Join(served, ", "), joinNames(fits), p.spec.Name)
 }
 
-func (p *parser) engine(s *Study, top map[string]entry, line int) (engine.Spec, bool) {
+// engine resolves the engine; p.spec stays nil when it is missing or
+// unknown.
+func (p *parser) engine(s *Study) {
 	known := sortedCopy(p.cat.EngineNames())
 	fix := "write engine: <name>, one of: " + joinNames(known)
-	e, ok := p.need(top, "engine", line, "add engine: <name>, one of: "+joinNames(known))
+	e, ok := p.need(p.top, "engine", p.line, "add engine: <name>, one of: "+joinNames(known))
 	if !ok {
-		return engine.Spec{}, false
+		return
 	}
 	name, ok := p.scalar(e, fix)
 	if !ok {
-		return engine.Spec{}, false
+		return
 	}
 	spec, found := p.cat.EngineSpec(name)
 	if !found {
 		p.unknown(e.v.Line, fmt.Sprintf("unknown engine %q", name), name, known, "known engines", "use a known engine")
-		return engine.Spec{}, false
+		return
 	}
 	s.Engine = name
 	if len(spec.Components) > 0 {
 		s.DataComponent = spec.Components[0].Name
 	}
-	return spec, true
+	p.spec = &spec
 }
 
 // workload checks the workload's name and overrides. It validates records
 // itself (every workload's run size depends on it) and then lets the
 // workload's own New judge the remaining values, passing only overrides that
 // passed our checks so one mistake is not reported twice.
-func (p *parser) workload(s *Study, top map[string]entry, line int) {
+func (p *parser) workload(s *Study) {
 	known := sortedCopy(p.cat.WorkloadNames())
 	fix := "add workload: {name: <workload>} with one of: " + joinNames(known)
-	e, ok := p.need(top, "workload", line, fix)
+	e, ok := p.need(p.top, "workload", p.line, fix)
 	if !ok {
 		return
 	}
@@ -398,33 +413,34 @@ func (p *parser) workload(s *Study, top map[string]entry, line int) {
 		p.unknown(nameEnt.v.Line, fmt.Sprintf("unknown workload %q", name), name, known, "known workloads", "use a known workload")
 	}
 	s.Workload = Workload{Name: name, Params: map[string]string{}, Metric: spec.Metric}
-	valid := map[string]string{}
+	good := wOK
 	for _, pe := range ents {
-		if pe.key == "name" {
+		if pe.key == "name" || !wOK {
 			continue
 		}
-		if wOK && !spec.HasParam(pe.key) {
+		st, found := spec.Param(pe.key)
+		if !found {
 			p.unknown(pe.k.Line, fmt.Sprintf("unknown parameter %q for workload %s", pe.key, name), pe.key,
 				spec.ParamNames(), "parameters of "+name, "remove it")
+			good = false
 			continue
 		}
 		v, ok := p.scalar(pe, fmt.Sprintf("write %s: <value> or remove it", pe.key))
+		if ok {
+			_, ok = p.settingValue("workload "+name+" parameter", st, v, pe.v.Line)
+		}
 		if !ok {
+			good = false
 			continue
 		}
+		// As written: a study's parameters are recorded as the user gave
+		// them, and the workload reads them through the same Build.
 		s.Workload.Params[pe.key] = v
-		if pe.key == "records" {
-			if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 1 {
-				p.addf(pe.v.Line, "records must be a whole number >= 1, got %q; write e.g. records: 100000", v)
-				continue
-			}
-		}
-		valid[pe.key] = v
 	}
-	if wOK && spec.New != nil {
-		w, err := spec.New(valid)
+	if good {
+		w, err := spec.Build(s.Workload.Params)
 		if err != nil {
-			p.addf(e.k.Line, "workload %s: %v", name, err)
+			p.addf(e.k.Line, "%v", err)
 			return
 		}
 		if sz, ok := w.(workload.Sizer); ok {
@@ -433,9 +449,9 @@ func (p *parser) workload(s *Study, top map[string]entry, line int) {
 	}
 }
 
-func (p *parser) clients(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool) {
+func (p *parser) clients(s *Study) {
 	fix := "write clients: [1, 4, 16] or a single number such as clients: 8"
-	e, ok := p.need(top, "clients", line, "add clients: [1, 4, 16], the client counts to run")
+	e, ok := p.need(p.top, "clients", p.line, "add clients: [1, 4, 16], the client counts to run")
 	if !ok {
 		return
 	}
@@ -458,9 +474,9 @@ func (p *parser) clients(s *Study, top map[string]entry, line int, spec engine.S
 			p.addf(n.Line, "clients must be >= 1, got %d; use at least one client", c)
 			continue
 		}
-		if engineOK && spec.MaxClients > 0 && c > spec.MaxClients {
+		if p.spec != nil && p.spec.MaxClients > 0 && c > p.spec.MaxClients {
 			p.addf(n.Line, "clients %d is more than engine %s takes (at most %d): %s; use at most %d clients",
-				c, spec.Name, spec.MaxClients, spec.MaxClientsWhy, spec.MaxClients)
+				c, p.spec.Name, p.spec.MaxClients, p.spec.MaxClientsWhy, p.spec.MaxClients)
 			continue
 		}
 		if first, dup := seen[c]; dup {
@@ -503,8 +519,8 @@ func (p *parser) tierSizes(s *Study) {
 }
 
 // timing checks warmup and duration.
-func (p *parser) timing(s *Study, top map[string]entry, line int) {
-	if e, ok := top["warmup"]; ok {
+func (p *parser) timing(s *Study) {
+	if e, ok := p.top["warmup"]; ok {
 		if d, ok := p.duration(e); ok {
 			if d < 0 {
 				p.addf(e.v.Line, "warmup must not be negative, got %s; use 0s for no warmup or e.g. 2s", e.v.Value)
@@ -513,7 +529,7 @@ func (p *parser) timing(s *Study, top map[string]entry, line int) {
 			}
 		}
 	}
-	if e, ok := p.need(top, "duration", line, "add duration: <Go duration such as 30s>, how long each run measures"); ok {
+	if e, ok := p.need(p.top, "duration", p.line, "add duration: <Go duration such as 30s>, how long each run measures"); ok {
 		if d, ok := p.duration(e); ok {
 			if d <= 0 {
 				p.addf(e.v.Line, "duration must be more than 0, got %s; write e.g. duration: 30s", e.v.Value)
@@ -562,8 +578,8 @@ func (p *parser) choice(top map[string]entry, key string, allowed []string, into
 	*into = v
 }
 
-func (p *parser) rate(s *Study, top map[string]entry) {
-	rateEnt, hasRate := top["target_rate"]
+func (p *parser) rate(s *Study) {
+	rateEnt, hasRate := p.top["target_rate"]
 	if hasRate {
 		if v, ok := p.scalar(rateEnt, "write target_rate: <total ops/s> or remove it for closed loop"); ok {
 			f, err := strconv.ParseFloat(v, 64)
@@ -577,7 +593,7 @@ func (p *parser) rate(s *Study, top map[string]entry) {
 			}
 		}
 	}
-	e, ok := top["arrival"]
+	e, ok := p.top["arrival"]
 	if !ok {
 		return
 	}
@@ -598,8 +614,8 @@ func (p *parser) rate(s *Study, top map[string]entry) {
 // many operations (or its duration, whichever comes first): one pass of a
 // query set from a cold start. Only tierbench's own closed-loop driver
 // counts operations as it issues them.
-func (p *parser) maxOps(s *Study, top map[string]entry) {
-	e, ok := top["max_ops"]
+func (p *parser) maxOps(s *Study) {
+	e, ok := p.top["max_ops"]
 	if !ok {
 		return
 	}

@@ -13,20 +13,20 @@ import (
 
 // placements returns the declared placement names, including ones with
 // problems, so the baseline is judged against what the user wrote.
-func (p *parser) placements(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool, tiers []string, tiersOK bool) ([]string, bool) {
+func (p *parser) placements(s *Study) ([]string, bool) {
 	example := "all-disk: {data: disk, wal: disk}"
-	if engineOK && len(spec.Components) > 0 {
+	if p.spec != nil && len(p.spec.Components) > 0 {
 		tierName := "<tier>"
-		if len(tiers) > 0 {
-			tierName = tiers[0]
+		if len(p.tierNames) > 0 {
+			tierName = p.tierNames[0]
 		}
-		parts := make([]string, len(spec.Components))
-		for i, c := range spec.Components {
+		parts := make([]string, len(p.spec.Components))
+		for i, c := range p.spec.Components {
 			parts[i] = c.Name + ": " + tierName
 		}
 		example = "all-" + tierName + ": {" + strings.Join(parts, ", ") + "}"
 	}
-	e, ok := p.need(top, "placements", line, "add placements: {"+example+"}")
+	e, ok := p.need(p.top, "placements", p.line, "add placements: {"+example+"}")
 	if !ok {
 		return nil, false
 	}
@@ -40,8 +40,8 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 	}
 	var names []string
 	tierHint := "declare it under tiers"
-	if len(tiers) > 0 {
-		tierHint = "declared tiers: " + joinNames(tiers)
+	if len(p.tierNames) > 0 {
+		tierHint = "declared tiers: " + joinNames(p.tierNames)
 	}
 	for _, pe := range ents {
 		name := pe.key
@@ -59,31 +59,31 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 		// missing component, don't also report that component as missing.
 		suggested := map[string]bool{}
 		for _, ce := range comps {
-			if ce.key == "durability" && !spec.HasComponent(ce.key) {
-				p.placementDurability(&pl, ce, spec, engineOK)
+			if ce.key == "durability" && (p.spec == nil || !p.spec.HasComponent(ce.key)) {
+				p.placementDurability(&pl, ce)
 				continue
 			}
-			if engineOK && !spec.HasComponent(ce.key) {
-				suggested[suggest(ce.key, spec.ComponentNames())] = true
+			if p.spec != nil && !p.spec.HasComponent(ce.key) {
+				suggested[suggest(ce.key, p.spec.ComponentNames())] = true
 				p.unknown(ce.k.Line, fmt.Sprintf("unknown component %q in placement %q", ce.key, name), ce.key,
-					spec.ComponentNames(), "components of engine "+spec.Name, "remove it")
+					p.spec.ComponentNames(), "components of engine "+p.spec.Name, "remove it")
 				continue
 			}
 			t, ok := p.scalar(ce, fmt.Sprintf("write %s: <tier> (%s)", ce.key, tierHint))
 			if !ok {
 				continue
 			}
-			if tiersOK && !slices.Contains(tiers, t) {
+			if p.tiersOK && !slices.Contains(p.tierNames, t) {
 				p.unknown(ce.v.Line, fmt.Sprintf("placement %q puts %s on unknown tier %q", name, ce.key, t), t,
-					tiers, "declared tiers", "declare it under tiers or use a declared tier")
+					p.tierNames, "declared tiers", "declare it under tiers or use a declared tier")
 				continue
 			}
 			pl.Components[ce.key] = t
 		}
 		// A target's placement is a label, and an in-memory one places
 		// nothing: partial is fine.
-		if engineOK && !p.hasTarget && pl.Durability != engine.Memory && !(hasKey(comps, "durability") && pl.Durability == "") {
-			for _, c := range spec.Components {
+		if p.spec != nil && !p.hasTarget && pl.Durability != engine.Memory && !(hasKey(comps, "durability") && pl.Durability == "") {
+			for _, c := range p.spec.Components {
 				if hasKey(comps, c.Name) || suggested[c.Name] {
 					continue
 				}
@@ -104,15 +104,15 @@ func (p *parser) placements(s *Study, top map[string]entry, line int, spec engin
 // placementDurability reads a placement's own durability, which it keeps in
 // every durability row of the matrix: `inmem: {durability: memory}` is the
 // in-memory reference each row is compared with.
-func (p *parser) placementDurability(pl *Placement, e entry, spec engine.Spec, engineOK bool) {
+func (p *parser) placementDurability(pl *Placement, e entry) {
 	v, ok := p.scalar(e, "write durability: <mode> inside the placement, e.g. inmem: {durability: memory}")
 	if !ok {
 		return
 	}
 	d := engine.Durability(v)
-	if engineOK && !spec.Supports(d) {
-		p.unknown(e.v.Line, fmt.Sprintf("durability %q of placement %q is not supported by engine %s", v, pl.Name, spec.Name), v,
-			spec.ModeNames(), "supported", "use a supported mode")
+	if p.spec != nil && !p.spec.Supports(d) {
+		p.unknown(e.v.Line, fmt.Sprintf("durability %q of placement %q is not supported by engine %s", v, pl.Name, p.spec.Name), v,
+			p.spec.ModeNames(), "supported", "use a supported mode")
 		return
 	}
 	pl.Durability = d
@@ -121,12 +121,12 @@ func (p *parser) placementDurability(pl *Placement, e entry, spec engine.Spec, e
 // baseline checks the baseline against the declared placements; when the
 // placements section itself is unusable that check is skipped, since the
 // baseline may well be right.
-func (p *parser) baseline(s *Study, top map[string]entry, line int, names []string, placementsOK bool) {
+func (p *parser) baseline(s *Study, names []string, placementsOK bool) {
 	fix := "add baseline: <placement>, the placement the others are compared with"
 	if len(names) > 0 {
 		fix += ", one of: " + joinNames(names)
 	}
-	e, ok := p.need(top, "baseline", line, fix)
+	e, ok := p.need(p.top, "baseline", p.line, fix)
 	if !ok {
 		return
 	}
@@ -140,13 +140,13 @@ func (p *parser) baseline(s *Study, top map[string]entry, line int, names []stri
 	}
 }
 
-func (p *parser) durability(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool) {
+func (p *parser) durability(s *Study) {
 	modes := "modes the engine supports"
-	if engineOK {
-		modes = "modes of " + spec.Name + ": " + joinNames(spec.ModeNames())
+	if p.spec != nil {
+		modes = "modes of " + p.spec.Name + ": " + joinNames(p.spec.ModeNames())
 	}
 	fix := "write durability: [<mode>, ...] with " + modes
-	e, ok := p.need(top, "durability", line, "add durability: [<mode>, ...] with "+modes)
+	e, ok := p.need(p.top, "durability", p.line, "add durability: [<mode>, ...] with "+modes)
 	if !ok {
 		return
 	}
@@ -166,9 +166,9 @@ func (p *parser) durability(s *Study, top map[string]entry, line int, spec engin
 		}
 		seen[v] = n.Line
 		d := engine.Durability(v)
-		if engineOK && !spec.Supports(d) {
-			p.unknown(n.Line, fmt.Sprintf("durability %q is not supported by engine %s", v, spec.Name), v,
-				spec.ModeNames(), "supported", "use a supported mode")
+		if p.spec != nil && !p.spec.Supports(d) {
+			p.unknown(n.Line, fmt.Sprintf("durability %q is not supported by engine %s", v, p.spec.Name), v,
+				p.spec.ModeNames(), "supported", "use a supported mode")
 			continue
 		}
 		s.Durability = append(s.Durability, d)

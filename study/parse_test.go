@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
@@ -24,16 +24,17 @@ type testCatalog struct{}
 
 var pebbleSpec = engine.Spec{
 	Name:          "pebble",
+	InProcess:     true,
 	MaxClients:    1024,
 	MaxClientsWhy: "each client is a goroutine with its own histograms",
 	Components:    []engine.Component{{Name: "data"}, {Name: "wal"}},
 	Modes:         []engine.Mode{{Durability: engine.Sync}, {Durability: engine.NoSync}, {Durability: engine.NoWAL}},
-	Options: []engine.Option{
-		{Name: "cache", Kind: engine.KindSize, Memory: true},
-		{Name: "memtable", Kind: engine.KindSize},
-		{Name: "compactors", Kind: engine.KindInt},
-		{Name: "verify", Kind: engine.KindBool},
-		{Name: "compression", Kind: engine.KindString, Values: []string{"snappy", "zstd"}},
+	Options: []setting.Setting{
+		{Name: "cache", Kind: setting.Size, Memory: true},
+		{Name: "memtable", Kind: setting.Size},
+		{Name: "compactors", Kind: setting.Int},
+		{Name: "verify", Kind: setting.Bool},
+		{Name: "compression", Kind: setting.Enum, Values: []string{"snappy", "zstd"}},
 	},
 }
 
@@ -46,31 +47,25 @@ var rocksSpec = engine.Spec{
 	Image:         "rocks:1",
 }
 
-// ycsbSpec validates a few values the way a real workload's New would, so
-// the test can see New's error reported on the workload line.
+// ycsbSpec declares a few typed parameters, and checks one thing its
+// parameters tie together the way a real workload's New would, so the test
+// can see New's error reported on the workload line.
 var ycsbSpec = workload.Spec{
 	Name: "ycsb-a",
-	Params: []workload.Param{
-		{Name: "records"}, {Name: "fieldcount"}, {Name: "fieldlength"},
-		{Name: "requestdistribution"}, {Name: "readproportion"},
+	Params: []setting.Setting{
+		{Name: "records", Kind: setting.Int, Default: "1000", Min: "1"},
+		{Name: "fieldcount", Kind: setting.Int, Default: "10", Min: "1"},
+		{Name: "fieldlength", Kind: setting.Int, Default: "100", Min: "1"},
+		{Name: "requestdistribution", Kind: setting.Enum, Default: "zipfian", Values: []string{"zipfian", "uniform"}},
+		{Name: "readproportion", Kind: setting.Ratio, Default: "0.5"},
+		{Name: "updateproportion", Kind: setting.Ratio, Default: "0.5"},
 	},
-	New: func(params map[string]string) (workload.Workload, error) {
-		if v, ok := params["records"]; ok {
-			if n, err := strconv.Atoi(v); err != nil || n < 1 {
-				return nil, fmt.Errorf("records must be >= 1, got %q", v)
-			}
+	New: func(p setting.Values) (workload.Workload, error) {
+		if sum := p.Float("readproportion") + p.Float("updateproportion"); sum != 1 {
+			return nil, fmt.Errorf("readproportion and updateproportion add up to %g; make them add up to 1", sum)
 		}
-		if v, ok := params["readproportion"]; ok {
-			if f, err := strconv.ParseFloat(v, 64); err != nil || f < 0 || f > 1 {
-				return nil, fmt.Errorf("readproportion must be between 0 and 1, got %q", v)
-			}
-		}
-		w := sizedWorkload{bytes: 1000 * 1000} // records x 1000 bytes, as ycsb's default record
-		if v, ok := params["records"]; ok {
-			n, _ := strconv.ParseInt(v, 10, 64)
-			w.bytes = n * 1000
-		}
-		return w, nil
+		// records x 1000 bytes, as ycsb's default record
+		return sizedWorkload{bytes: p.Int64("records") * 1000}, nil
 	},
 }
 
@@ -97,7 +92,7 @@ func (testCatalog) EngineNames() []string { return []string{"rocks", "pebble"} }
 
 // objsSpec stands in for a workload only one tool runs (rados: rados-bench).
 var objsSpec = workload.Spec{Name: "objs", Driver: "bench",
-	New: func(map[string]string) (workload.Workload, error) { return nil, nil }}
+	New: func(setting.Values) (workload.Workload, error) { return nil, nil }}
 
 func (testCatalog) Workload(name string) (workload.Spec, bool) {
 	switch name {

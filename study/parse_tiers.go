@@ -19,9 +19,9 @@ import (
 
 // tiers returns the declared tier names; ok is false when the tiers section
 // itself is unusable, so references to tiers cannot be checked.
-func (p *parser) tiers(s *Study, top map[string]entry, line int) ([]string, bool) {
+func (p *parser) tiers(s *Study) ([]string, bool) {
 	const example = "disk: {path: /var/tmp/tierbench}"
-	e, ok := p.need(top, "tiers", line, "add tiers: {"+example+"}")
+	e, ok := p.need(p.top, "tiers", p.line, "add tiers: {"+example+"}")
 	if !ok {
 		return nil, false
 	}

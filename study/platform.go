@@ -9,7 +9,6 @@ import (
 	"github.com/dustin/go-humanize"
 	"gopkg.in/yaml.v3"
 
-	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
 )
@@ -48,9 +47,9 @@ var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
 // platform reads platform: local (the default) or {kubernetes: {...}},
 // and checks that the tiers fit it: storage classes on a cluster, and
 // only there.
-func (p *parser) platform(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
+func (p *parser) platform(s *Study) {
 	const example = "platform: {kubernetes: {kubeconfig: ~/.kube/config, namespace: bench, image: registry.example/tierbench:1}}"
-	e, declared := top["platform"]
+	e, declared := p.top["platform"]
 	if declared {
 		if v := e.v.Value; e.v.Kind == yaml.ScalarNode && v == "local" {
 			// this machine, as without the key
@@ -70,15 +69,15 @@ func (p *parser) platform(s *Study, top map[string]entry, spec engine.Spec, engi
 	if len(classTiers) > 0 && s.Kubernetes == nil && !declared && !p.misspelt["platform"] {
 		p.addf(s.tierLine(classTiers[0]), "tier %q is a storage class, which lives on a Kubernetes cluster; add %s", classTiers[0], example)
 	}
-	inProcess := len(spec.TargetSchemes) == 0 && spec.Image == ""
-	if s.Kubernetes != nil && engineOK && inProcess {
-		p.addf(s.Kubernetes.Line, "engine %s runs inside tierbench's own process, which on a cluster is the load generator's pod: use a server engine there (see tierbench engines)", spec.Name)
+	inProcess := p.spec != nil && p.spec.InProcess
+	if s.Kubernetes != nil && inProcess {
+		p.addf(s.Kubernetes.Line, "engine %s runs inside tierbench's own process, which on a cluster is the load generator's pod: use a server engine there (see tierbench engines)", p.spec.Name)
 	}
 	if s.Kubernetes != nil && s.Target != "" {
 		p.addf(s.Kubernetes.Line, "a study with target measures a server you run; it places nothing on a cluster: remove platform or target")
 	}
-	if s.Kubernetes != nil && engineOK && !inProcess {
-		p.clusterRuns(s, top, spec)
+	if s.Kubernetes != nil && p.spec != nil && !inProcess {
+		p.clusterRuns(s)
 	}
 }
 
@@ -87,34 +86,34 @@ func (p *parser) platform(s *Study, top map[string]entry, spec engine.Spec, engi
 // driver (the Job runs tierbench drive), open loop, max_ops, cold cache
 // (which drops this machine's page cache, not the node's), and a raw
 // block volume for an engine that keeps its components in folders.
-func (p *parser) clusterRuns(s *Study, top map[string]entry, spec engine.Spec) {
+func (p *parser) clusterRuns(s *Study) {
 	line := s.Kubernetes.Line
-	if spec.Image == "" {
+	if p.spec.Image == "" {
 		var can []string
 		for _, name := range sortedCopy(p.cat.EngineNames()) {
 			if e, ok := p.cat.EngineSpec(name); ok && e.Image != "" {
 				can = append(can, name)
 			}
 		}
-		p.addf(line, "engine %s cannot run on a cluster yet (no container image is known for it); engines that can: %s", spec.Name, strings.Join(can, ", "))
+		p.addf(line, "engine %s cannot run on a cluster yet (no container image is known for it); engines that can: %s", p.spec.Name, strings.Join(can, ", "))
 	}
 	for _, d := range s.Drivers {
 		if d != tool.Builtin {
-			p.addf(p.lineOf(top, "driver", line), "driver %s cannot run on a cluster yet: the load generator's Job runs tierbench drive; use driver: builtin", d)
+			p.addf(p.lineOf(p.top, "driver", line), "driver %s cannot run on a cluster yet: the load generator's Job runs tierbench drive; use driver: builtin", d)
 		}
 	}
 	if s.TargetRate > 0 {
-		p.addf(p.lineOf(top, "target_rate", line), "target_rate (open loop) cannot run on a cluster yet: tierbench drive runs closed loop; remove target_rate")
+		p.addf(p.lineOf(p.top, "target_rate", line), "target_rate (open loop) cannot run on a cluster yet: tierbench drive runs closed loop; remove target_rate")
 	}
 	if s.MaxOps > 0 {
-		p.addf(p.lineOf(top, "max_ops", line), "max_ops cannot run on a cluster yet: tierbench drive measures a duration; remove max_ops")
+		p.addf(p.lineOf(p.top, "max_ops", line), "max_ops cannot run on a cluster yet: tierbench drive measures a duration; remove max_ops")
 	}
 	if slices.Contains(s.Caches, CacheCold) {
-		p.addf(p.lineOf(top, "cache", line), "cache: cold cannot run on a cluster: it drops the page cache of this machine, not of the engine's node; measure warm")
+		p.addf(p.lineOf(p.top, "cache", line), "cache: cold cannot run on a cluster: it drops the page cache of this machine, not of the engine's node; measure warm")
 	}
 	for _, t := range s.Tiers {
 		if t.StorageClass != nil && t.StorageClass.VolumeMode == "Block" && s.usesTier(t.Name) {
-			p.addf(t.Line, "tier %q is volume_mode Block (a raw device), but %s keeps its components in folders: use volume_mode: Filesystem", t.Name, spec.Name)
+			p.addf(t.Line, "tier %q is volume_mode Block (a raw device), but %s keeps its components in folders: use volume_mode: Filesystem", t.Name, p.spec.Name)
 		}
 	}
 }

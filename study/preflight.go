@@ -112,7 +112,7 @@ func (c *preflight) workload(m Machine) {
 	if !ok || spec.New == nil {
 		return
 	}
-	w, err := spec.New(c.s.Workload.Params)
+	w, err := spec.Build(c.s.Workload.Params)
 	if err != nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -19,7 +20,7 @@ type workloadMachine struct {
 
 func (m workloadMachine) Workload(name string) (workload.Spec, bool) {
 	s := ycsbSpec
-	s.New = func(map[string]string) (workload.Workload, error) { return needyWorkload{m.err}, nil }
+	s.New = func(setting.Values) (workload.Workload, error) { return needyWorkload{m.err}, nil }
 	return s, name == "ycsb-a"
 }
 

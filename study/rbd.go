@@ -116,7 +116,7 @@ func (p *parser) rbdOptions(name string, e entry, into map[string]string) bool {
 			good = false
 			continue
 		}
-		norm, ok := p.optionValue(opt, oe.key, v, oe.v.Line)
+		norm, ok := p.settingValue("option", opt, v, oe.v.Line)
 		if !ok {
 			good = false
 			continue

@@ -51,8 +51,8 @@ var repeatKeys = []string{"min", "max", "until", "budget"}
 const repeatExample = "repeat: 3, or repeat: {min: 5, max: 30, until: 5%, budget: 2h}"
 
 // repeat reads repeat: a whole number of rounds, or an adaptive rule.
-func (p *parser) repeat(s *Study, top map[string]entry) {
-	e, ok := top["repeat"]
+func (p *parser) repeat(s *Study) {
+	e, ok := p.top["repeat"]
 	if !ok {
 		return
 	}
@@ -151,8 +151,8 @@ func (p *parser) adaptive(s *Study, e entry) {
 }
 
 // margin reads margin:, the equivalence margin of the study's verdicts.
-func (p *parser) margin(s *Study, top map[string]entry) {
-	e, ok := top["margin"]
+func (p *parser) margin(s *Study) {
+	e, ok := p.top["margin"]
 	if !ok {
 		return
 	}
@@ -169,8 +169,8 @@ func (p *parser) margin(s *Study, top map[string]entry) {
 }
 
 // order reads order: fixed | shuffled | {seed: N}.
-func (p *parser) order(s *Study, top map[string]entry) {
-	e, ok := top["order"]
+func (p *parser) order(s *Study) {
+	e, ok := p.top["order"]
 	if !ok {
 		return
 	}

@@ -18,8 +18,8 @@ const TargetPlacement = "target"
 const AsConfigured engine.Durability = "as-configured"
 
 // target reads `target: <url>`: a server tierbench does not start.
-func (p *parser) target(s *Study, top map[string]entry, spec engine.Spec, engineOK bool) {
-	e, ok := top["target"]
+func (p *parser) target(s *Study) {
+	e, ok := p.top["target"]
 	if !ok {
 		return
 	}
@@ -33,14 +33,17 @@ func (p *parser) target(s *Study, top map[string]entry, spec engine.Spec, engine
 		p.addf(e.v.Line, "target %q is not a server URL; %s", engine.RedactTarget(v), fix)
 		return
 	}
-	if engineOK {
-		schemes := spec.TargetSchemes
+	if p.spec != nil {
+		schemes := p.spec.TargetSchemes
 		switch {
+		case p.spec.InProcess:
+			p.addf(e.v.Line, "engine %s runs inside tierbench and cannot be a target; remove target or use a server engine (see tierbench engines)", p.spec.Name)
+			return
 		case len(schemes) == 0:
-			p.addf(e.v.Line, "engine %s runs inside tierbench and cannot be a target; remove target or use a server engine (see tierbench engines)", spec.Name)
+			p.addf(e.v.Line, "engine %s cannot measure a server tierbench did not start; remove target, or use an engine with an external server line in tierbench engines", p.spec.Name)
 			return
 		case !slices.Contains(schemes, u.Scheme):
-			p.addf(e.v.Line, "engine %s needs a %s:// target, not %s://; fix the URL or the engine", spec.Name, schemes[0], u.Scheme)
+			p.addf(e.v.Line, "engine %s needs a %s:// target, not %s://; fix the URL or the engine", p.spec.Name, schemes[0], u.Scheme)
 			return
 		}
 	}
@@ -49,14 +52,14 @@ func (p *parser) target(s *Study, top map[string]entry, spec engine.Spec, engine
 
 // targetTiers reads optional tiers of a target study: plain folders only,
 // which tierbench inspects (and probes) but never writes to.
-func (p *parser) targetTiers(s *Study, top map[string]entry, line int) ([]string, bool) {
-	if _, ok := top["tiers"]; !ok {
+func (p *parser) targetTiers(s *Study) ([]string, bool) {
+	if _, ok := p.top["tiers"]; !ok {
 		return nil, true
 	}
-	names, ok := p.tiers(s, top, line)
+	names, ok := p.tiers(s)
 	for _, t := range s.Tiers {
 		if t.Provisioned() {
-			p.addf(top["tiers"].k.Line, "tier %q is provisioned, but with target tierbench places nothing; give it as {path: <folder where your server keeps it>} or remove target", t.Name)
+			p.addf(p.top["tiers"].k.Line, "tier %q is provisioned, but with target tierbench places nothing; give it as {path: <folder where your server keeps it>} or remove target", t.Name)
 		}
 	}
 	return names, ok
@@ -65,21 +68,21 @@ func (p *parser) targetTiers(s *Study, top map[string]entry, line int) ([]string
 // targetPlacements reads optional placements of a target study, which
 // record where the user put each component; without any, the study has one
 // placement named "target".
-func (p *parser) targetPlacements(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool, tiers []string, tiersOK bool) ([]string, bool) {
-	if _, ok := top["placements"]; !ok {
+func (p *parser) targetPlacements(s *Study) ([]string, bool) {
+	if _, ok := p.top["placements"]; !ok {
 		s.Placements = []Placement{{Name: TargetPlacement, Components: map[string]string{}}}
 		s.Baseline = TargetPlacement
-		if _, ok := top["baseline"]; ok {
-			p.addf(top["baseline"].k.Line, "baseline needs placements; remove it or declare the placements your server uses")
+		if _, ok := p.top["baseline"]; ok {
+			p.addf(p.top["baseline"].k.Line, "baseline needs placements; remove it or declare the placements your server uses")
 		}
 		return []string{TargetPlacement}, true
 	}
-	names, ok := p.placements(s, top, line, spec, engineOK, tiers, tiersOK)
+	names, ok := p.placements(s)
 	if len(names) > 1 {
-		p.addf(top["placements"].k.Line, "a target study measures one server as it is; declare one placement (where your server keeps each component), not %d", len(names))
+		p.addf(p.top["placements"].k.Line, "a target study measures one server as it is; declare one placement (where your server keeps each component), not %d", len(names))
 	}
-	if _, has := top["baseline"]; has {
-		p.baseline(s, top, line, names, ok)
+	if _, has := p.top["baseline"]; has {
+		p.baseline(s, names, ok)
 	} else if len(names) > 0 {
 		s.Baseline = names[0]
 	}
@@ -88,27 +91,27 @@ func (p *parser) targetPlacements(s *Study, top map[string]entry, line int, spec
 
 // targetDurability reads the optional durability of a target study: one
 // mode, recorded as the user says the server is configured, never applied.
-func (p *parser) targetDurability(s *Study, top map[string]entry, line int, spec engine.Spec, engineOK bool) {
-	if _, ok := top["durability"]; !ok {
+func (p *parser) targetDurability(s *Study) {
+	if _, ok := p.top["durability"]; !ok {
 		s.Durability = []engine.Durability{AsConfigured}
 		return
 	}
-	p.durability(s, top, line, spec, engineOK)
+	p.durability(s)
 	if len(s.Durability) > 1 {
-		p.addf(top["durability"].k.Line, "with target, durability records how your server is configured (tierbench changes nothing); give one mode, not %d", len(s.Durability))
+		p.addf(p.top["durability"].k.Line, "with target, durability records how your server is configured (tierbench changes nothing); give one mode, not %d", len(s.Durability))
 	}
 }
 
 // drivers reads `driver: builtin | pgbench | sysbench` or a list of them,
 // which makes the driver one more axis of the matrix. A workload only one
 // driver runs (rados: rados-bench) takes that driver and no other.
-func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
+func (p *parser) drivers(s *Study) {
 	s.Drivers = []string{tool.Builtin}
 	only := p.onlyDriver(s)
-	e, ok := top["driver"]
+	e, ok := p.top["driver"]
 	if !ok {
 		if only != "" {
-			p.addf(top["workload"].k.Line, "workload %s runs only with driver %s (tierbench's own driver cannot run it); set driver: %s", s.Workload.Name, only, only)
+			p.addf(p.top["workload"].k.Line, "workload %s runs only with driver %s (tierbench's own driver cannot run it); set driver: %s", s.Workload.Name, only, only)
 		}
 		return
 	}
@@ -147,13 +150,13 @@ func (p *parser) drivers(s *Study, top map[string]entry, engineOK bool) {
 			p.unknown(n.Line, fmt.Sprintf("unknown driver %q", v), v, known, "known drivers", "use a known driver")
 			continue
 		}
-		if engineOK && s.Workload.Name != "" {
+		if p.spec != nil && s.Workload.Name != "" {
 			if err := t.Check(s.Engine, s.Workload.Name); err != nil {
 				p.addf(n.Line, "%v; remove %s from driver or change the study", err, v)
 				continue
 			}
 		}
-		if _, open := top["target_rate"]; open {
+		if _, open := p.top["target_rate"]; open {
 			p.addf(n.Line, "driver %s runs closed loop only; remove target_rate or use driver: builtin", v)
 			continue
 		}

@@ -38,7 +38,8 @@ var _ engine.Engine = Engine{}
 // Spec declares Pebble's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name: "pebble",
+		Name:      "pebble",
+		InProcess: true,
 		// The whole-machine bound of tierbench's own driver: pebble runs
 		// inside tierbench.
 		MaxClients: 1024, MaxClientsWhy: "pebble runs inside tierbench, and " + engine.DriverClientsWhy,
