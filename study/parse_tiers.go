@@ -14,6 +14,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -292,8 +294,10 @@ func (p *parser) subfields(name string, e entry, known []string, example string)
 	return out, good
 }
 
-// size reads a positive size such as 512M or 2GiB.
-func (p *parser) size(name string, m map[string]entry, parent entry, example string) (int64, bool) {
+// size reads a positive size such as 512M or 2GiB. A tier in RAM may not
+// be larger than the machine's memory: it could never be filled, and a
+// study sized to it would swap or be killed rather than measure.
+func (p *parser) size(name string, m map[string]entry, parent entry, example string, inRAM bool) (int64, bool) {
 	e, ok := m["size"]
 	if !ok {
 		p.addf(parent.k.Line, "tier %q %s has no size; write %s", name, parent.key, example)
@@ -303,13 +307,21 @@ func (p *parser) size(name string, m map[string]entry, parent entry, example str
 	if !ok {
 		return 0, false
 	}
-	n, err := humanize.ParseBytes(v)
-	if err != nil || n == 0 {
-		p.addf(e.v.Line, "tier %q: size %q is not a positive size; write e.g. size: 512MiB or size: 2GiB", name, v)
+	norm, err := tierSize.Parse(v)
+	if err != nil {
+		p.addf(e.v.Line, "tier %q: %v", name, err)
 		return 0, false
 	}
-	return int64(n), true
+	n, _ := strconv.ParseInt(norm, 10, 64)
+	if total := hostenv.MemoryBytes(); inRAM && total > 0 && uint64(n) > total {
+		p.addf(e.v.Line, "tier %q: size %s is more than this machine's memory (%s), and the tier lives in RAM; make it smaller", name, v, humanize.IBytes(total))
+		return 0, false
+	}
+	return n, true
 }
+
+// tierSize is a tier's size, read as every size in a study is.
+var tierSize = setting.Setting{Name: "size", Kind: setting.Size, Default: "1GiB"}
 
 func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
 	const example = "tmpfs: {size: 1GiB}"
@@ -317,7 +329,7 @@ func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
 	if !ok {
 		return Tier{}, false
 	}
-	size, ok := p.size(name, m, e, example)
+	size, ok := p.size(name, m, e, example, true)
 	if !ok {
 		return Tier{}, false
 	}
@@ -331,8 +343,7 @@ func (p *parser) loopTier(name string, e entry) (Tier, bool) {
 		return Tier{}, false
 	}
 	spec := tier.LoopSpec{Backing: "disk", FS: "ext4"}
-	size, good := p.size(name, m, e, example)
-	spec.Size = size
+	good := true
 	if b, ok := m["backing"]; ok {
 		v, ok := p.scalar(b, "write backing: ram or backing: disk")
 		if ok && v != "ram" && v != "disk" {
@@ -342,6 +353,9 @@ func (p *parser) loopTier(name string, e entry) (Tier, bool) {
 		spec.Backing = v
 		good = good && ok
 	}
+	size, ok := p.size(name, m, e, example, spec.Backing == "ram")
+	spec.Size = size
+	good = good && ok
 	good = p.filesystem(name, m, &spec.FS) && good
 	if o, ok := m["mount_options"]; ok {
 		v, ok := p.scalar(o, `write mount_options: "noatime"`)

@@ -3,11 +3,13 @@ package study
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/tool"
 )
 
@@ -59,8 +61,10 @@ func TestPreflight(t *testing.T) {
 		{name: "fio missing for probe quick", edits: []string{"repeat: 1", "repeat: 1\nprobe: quick"}, path: empty,
 			want: "probe: quick runs fio on every tier, and fio is not installed: apt-get install fio"},
 		{name: "fio not needed for cached probes", edits: []string{"repeat: 1", "repeat: 1\nprobe: cached"}, path: empty},
-		{name: "loop images larger than their backing", edits: []string{"tiers:\n", "tiers:\n  big: {loop: {backing: ram, size: 1PiB}}\n  big2: {loop: {backing: ram, size: 1PiB}}\n"},
-			want: "loop tiers big, big2 (backing: ram) together need 2.0 PiB for their image files in /dev/shm", line: "big:"},
+		// Each fits in memory (a larger RAM tier is refused when the study
+		// is read); together they do not fit in /dev/shm.
+		{name: "loop images larger than their backing", edits: []string{"tiers:\n", fmt.Sprintf("tiers:\n  big: {loop: {backing: ram, size: %d}}\n  big2: {loop: {backing: ram, size: %[1]d}}\n", hostenv.MemoryBytes()*9/10)},
+			want: "loop tiers big, big2 (backing: ram) together need", line: "big:"},
 		{name: "folder with less free space than the data", edits: []string{"records: 100000", "records: 1000000000000000"},
 			want: `tier "disk" has`, line: "disk: {"},
 	}

@@ -30,7 +30,7 @@ func (p *parser) rbdTier(name string, e entry) (Tier, bool) {
 		return Tier{}, false
 	}
 	spec := tier.RbdSpec{FS: "ext4", Cluster: map[string]string{}, Options: map[string]string{}}
-	size, good := p.size(name, m, e, rbdExample)
+	size, good := p.size(name, m, e, rbdExample, false)
 	spec.Size = size
 	good = p.filesystem(name, m, &spec.FS) && good
 	good = p.rbdCluster(name, e, m, spec.Cluster) && good
