@@ -221,6 +221,13 @@ func (p *parser) caches(s *Study) {
 		return
 	}
 	s.Caches = states
+	if slices.Contains(states, CacheCold) && p.hasTarget {
+		// A cold cell restarts the engine and drops this machine's page
+		// cache; a server tierbench did not start is neither restarted
+		// nor, on another machine, dropped.
+		p.addf(e.k.Line, "cache: cold restarts the engine and drops this machine's page cache, which tierbench cannot do for a target server it did not start; use cache: warm, or restart and drop the server's caches yourself between studies")
+		return
+	}
 	if len(states) == 1 && states[0] == CacheCold && s.Warmup > 0 {
 		p.addf(e.k.Line, "cache: cold measures from a cold start, which a warmup would undo; set warmup: 0s or use cache: warm")
 	}
