@@ -172,7 +172,7 @@ func (p *parser) settingValue(what string, st setting.Setting, v string, line in
 		p.unknown(line, fmt.Sprintf("%s %s %q is not one of its values", what, st.Name, v), v, st.Values, "values", "use one of them")
 		return "", false
 	case err != nil:
-		p.addf(line, "%s %v", what, err)
+		p.addf(line, "%s", strings.TrimSpace(what+" "+err.Error()))
 		return "", false
 	}
 	if st.Memory {

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -126,6 +127,9 @@ type parser struct {
 	// problem, so placements do not also report undeclared tiers.
 	tierNames []string
 	tiersOK   bool
+	// built is the workload as the study configures it; nil when the
+	// workload had a problem.
+	built workload.Workload
 }
 
 // addf records a problem at line (at least 1, so output always has the
@@ -443,6 +447,7 @@ func (p *parser) workload(s *Study) {
 			p.addf(e.k.Line, "%v", err)
 			return
 		}
+		p.built = w
 		if sz, ok := w.(workload.Sizer); ok {
 			s.Workload.EstimatedBytes = sz.EstimatedBytes()
 		}
@@ -465,14 +470,16 @@ func (p *parser) clients(s *Study) {
 		if !ok {
 			continue
 		}
-		c, err := strconv.Atoi(v)
-		if err != nil {
-			p.addf(n.Line, "clients %q is not a whole number; %s", v, fix)
+		norm, ok := p.settingValue("", clientCount, v, n.Line)
+		if !ok {
 			continue
 		}
-		if c < 1 {
-			p.addf(n.Line, "clients must be >= 1, got %d; use at least one client", c)
-			continue
+		c, _ := strconv.Atoi(norm)
+		if lim, ok := p.built.(workload.ClientLimiter); ok {
+			if most, why := lim.MaxClients(); c > most {
+				p.addf(n.Line, "clients %d is more than workload %s takes (at most %d): %s", c, s.Workload.Name, most, why)
+				continue
+			}
 		}
 		if p.spec != nil && p.spec.MaxClients > 0 && c > p.spec.MaxClients {
 			p.addf(n.Line, "clients %d is more than engine %s takes (at most %d): %s; use at most %d clients",
@@ -487,6 +494,9 @@ func (p *parser) clients(s *Study) {
 		s.Clients = append(s.Clients, c)
 	}
 }
+
+// clientCount is one count of clients.
+var clientCount = setting.Setting{Name: "clients", Kind: setting.Int, Min: "1", Default: "8"}
 
 // tierSizes refuses a tmpfs or loop tier smaller than the data a placement
 // puts on it: the workload's lower bound of its data set (workload.Sizer) against

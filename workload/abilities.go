@@ -63,3 +63,14 @@ type Delegated interface {
 type Verifier interface {
 	Verify(ctx context.Context, db engine.DB) (checked string, err error)
 }
+
+// ClientLimiter is an optional Workload ability of a workload whose
+// clients each need one of a fixed number of things (messaging: a service
+// of its own), so more clients than that could only fail. why says what
+// bounds them and how to raise it.
+//
+// Asked by study.Parse for each client count, and by drive before it
+// connects: a count above the bound is refused.
+type ClientLimiter interface {
+	MaxClients() (n int, why string)
+}
