@@ -92,7 +92,7 @@ func (r *run) runSpec() (kube.RunSpec, error) {
 	if durability != r.cell.Durability {
 		r.rec.AppliedDurability = string(durability)
 	}
-	w, err := r.wspec.New(r.st.Workload.Params)
+	w, err := r.wspec.Build(r.st.Workload.Params)
 	if err != nil {
 		return kube.RunSpec{}, fmt.Errorf("workload %s: %w", r.wspec.Name, err)
 	}

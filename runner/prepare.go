@@ -54,7 +54,7 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 	}
 	// One instance for the record of effective parameters; each run builds
 	// its own, since a workload carries per-run state (the insert counter).
-	w0, err := s.wspec.New(st.Workload.Params)
+	w0, err := s.wspec.Build(st.Workload.Params)
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", st.Workload.Name, err)
 	}

@@ -105,7 +105,7 @@ func (r *run) open(ctx context.Context) error {
 // load builds the workload's initial data set (timed and stored, not
 // measured).
 func (r *run) load(ctx context.Context) error {
-	w, err := r.wspec.New(r.st.Workload.Params)
+	w, err := r.wspec.Build(r.st.Workload.Params)
 	if err != nil {
 		return fmt.Errorf("workload %s: %w", r.wspec.Name, err)
 	}

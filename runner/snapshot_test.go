@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -21,7 +22,7 @@ type onceCatalog struct{ *catalog.Catalog }
 func (c onceCatalog) Workload(name string) (workload.Spec, bool) {
 	s, ok := c.Catalog.Workload(name)
 	inner := s.New
-	s.New = func(p map[string]string) (workload.Workload, error) {
+	s.New = func(p setting.Values) (workload.Workload, error) {
 		w, err := inner(p)
 		return onceWorkload{w}, err
 	}

@@ -31,7 +31,7 @@ const (
 	Int      Kind = "int"      // a whole number: 4
 	Size     Kind = "size"     // bytes: 64MiB, 512KiB, 1GB
 	Duration Kind = "duration" // a Go duration: 500ms, 30s, 5m
-	Bool     Kind = "bool"     // true or false
+	Bool     Kind = "bool"     // true or false (also on/off, yes/no, 1/0)
 	String   Kind = "string"   // free text
 	Enum     Kind = "enum"     // one of Values
 	Percent  Kind = "percent"  // a whole number from 0 to 100, with or without %: 95 or 95%
@@ -115,6 +115,12 @@ func (s Setting) normal(text string) (v string, num float64, err error) {
 		return d.String(), float64(d), nil
 	case Bool:
 		b, err := strconv.ParseBool(text)
+		switch strings.ToLower(text) {
+		case "on", "yes":
+			b, err = true, nil
+		case "off", "no":
+			b, err = false, nil
+		}
 		if err != nil {
 			return "", 0, fmt.Errorf("%s %q is not true or false; write %s: true or %s: false", s.Name, text, s.Name, s.Name)
 		}

@@ -65,8 +65,12 @@ func (ps Problems) Error() string {
 // ParseFile reads and parses a study file. A file that cannot be read is
 // reported as Problems too: to the user it is bad input like any other.
 func ParseFile(path string, cat Catalog) (*Study, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := readStudyFile(path)
+	var notStudy notStudyError
+	switch {
+	case errors.As(err, &notStudy):
+		return nil, Problems{{Msg: fmt.Sprintf("study file %s: %v", path, err)}}
+	case err != nil:
 		// os.PathError repeats the path; keep only the reason.
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -76,6 +80,44 @@ func ParseFile(path string, cat Catalog) (*Study, error) {
 	}
 	return Parse(path, data, cat)
 }
+
+// MaxFileBytes bounds a study file: the largest real one is a few KiB, and
+// a bound means a wrong path (a device, a log) is refused at once rather
+// than read until memory runs out.
+const MaxFileBytes = 1 << 20
+
+// readStudyFile reads a regular file of at most MaxFileBytes.
+func readStudyFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	// A pipe (validate <(make-study)) is read within the bound too.
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return nil, notStudyError("it is a folder; give the path of a study file in it")
+	case m&(os.ModeDevice|os.ModeCharDevice|os.ModeSocket) != 0:
+		return nil, notStudyError("it is a device or socket, not a file; give the path of a study file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, notStudyError(fmt.Sprintf("it is larger than %d KiB, which no study file is; give the path of a study file", MaxFileBytes>>10))
+	}
+	return data, nil
+}
+
+// notStudyError is a path that names something other than a study file.
+type notStudyError string
+
+func (e notStudyError) Error() string { return string(e) }
 
 // Parse parses and validates a study file. filename is used only in
 // problems. On any problem it returns a nil Study and a Problems error that
@@ -217,6 +259,9 @@ func (p *parser) syntax(err error, data []byte) {
 	}
 	fix := "check indentation, colons and quoting on this line and the one before"
 	switch {
+	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
+		p.addf(line, "study file is not text (it holds a NUL byte or invalid UTF-8); give the path of a YAML study file")
+		return
 	case line > 0 && strings.Contains(lineText(data, line), "\t"):
 		fix = "indent with spaces, not tabs"
 	case strings.Contains(msg, "unexpected end of stream"):

@@ -44,6 +44,8 @@ func newRunCmd() *cobra.Command {
 			var prev *results.Study
 			var err error
 			switch {
+			case cmd.Flags().Changed("resume") && strings.TrimSpace(resume) == "":
+				err = errors.New("--resume needs the id of the study to take up (tierbench list shows them)")
 			case resume != "":
 				st, prev, err = resumeStudy(cmd.Context(), resultsDir, resume, a, cat)
 			case len(a) == 1:

@@ -91,7 +91,7 @@ func (o driveOptions) check(cat *catalog.Catalog) (driveSetup, error) {
 	if err != nil || o.target == "" || !slices.Contains(schemes, u.Scheme) {
 		return s, fmt.Errorf("--target %q: want the server's URL, %s://user@host:port/...", engine.RedactTarget(o.target), schemes[0])
 	}
-	if _, has := u.User.Password(); has {
+	if _, has := u.User.Password(); has || u.Query().Has("password") {
 		return s, fmt.Errorf("--target carries a password, which every local user could read through ps: give the URL without it and the password in %s", passwordEnv)
 	}
 	if pw := os.Getenv(passwordEnv); pw != "" {
@@ -108,21 +108,28 @@ func (o driveOptions) check(cat *catalog.Catalog) (driveSetup, error) {
 	if spec.Driver != "" {
 		return s, fmt.Errorf("--workload %s runs only with driver %s, not tierbench's own", o.workload, spec.Driver)
 	}
-	params := map[string]string{}
-	for _, p := range o.params {
-		name, value, ok := strings.Cut(p, "=")
-		if !ok || !spec.HasParam(name) {
-			return s, fmt.Errorf("--set %q: want name=value with name one of %s", p, strings.Join(spec.ParamNames(), ", "))
-		}
-		params[name] = value
+	if es := eng.Spec(); spec.Model != "" && len(es.Models) > 0 && !es.Serves(spec.Model) {
+		return s, fmt.Errorf("--workload %s needs the %s data model, which engine %s does not serve; see tierbench workloads", o.workload, spec.Model, o.engine)
 	}
-	w, err := spec.New(params)
+	params, err := nameValues("--set", o.params, spec.ParamNames())
 	if err != nil {
-		return s, fmt.Errorf("--workload %s: %w", o.workload, err)
+		return s, err
+	}
+	w, err := spec.Build(params)
+	if err != nil {
+		return s, fmt.Errorf("--set: %w", err)
+	}
+	maxClients, why := eng.Spec().MaxClients, eng.Spec().MaxClientsWhy
+	if lim, ok := w.(workload.ClientLimiter); ok {
+		if n, wwhy := lim.MaxClients(); maxClients == 0 || n < maxClients {
+			maxClients, why = n, wwhy
+		}
 	}
 	switch {
 	case o.clients < 1:
 		return s, fmt.Errorf("--clients %d: want at least 1", o.clients)
+	case maxClients > 0 && o.clients > maxClients:
+		return s, fmt.Errorf("--clients %d: at most %d: %s", o.clients, maxClients, why)
 	case o.loaders < 1:
 		return s, fmt.Errorf("--loaders %d: want at least 1", o.loaders)
 	case o.duration <= 0 || o.warmup < 0:
@@ -146,17 +153,36 @@ func (o driveOptions) engineConfig(spec engine.Spec) (engine.Config, error) {
 	case o.durability != "" && !slices.Contains(modes, o.durability):
 		return cfg, fmt.Errorf("--durability %q: engine %s has %s", o.durability, spec.Name, strings.Join(modes, ", "))
 	}
-	for _, opt := range o.options {
-		name, value, ok := strings.Cut(opt, "=")
-		if !ok {
-			return cfg, fmt.Errorf("--option %q: want name=value", opt)
-		}
-		cfg.Options[name] = value
+	opts, err := nameValues("--option", o.options, spec.OptionNames())
+	if err != nil {
+		return cfg, err
 	}
-	if _, err := spec.ResolveOptions(cfg.Options); err != nil {
-		return cfg, fmt.Errorf("--option: %w", err)
+	for name, text := range opts {
+		st, _ := spec.Option(name)
+		v, err := st.Parse(text)
+		if err != nil {
+			return cfg, fmt.Errorf("--option %w", err)
+		}
+		cfg.Options[name] = v
 	}
 	return cfg, nil
+}
+
+// nameValues reads repeated name=value flags, each name one of names and
+// given once.
+func nameValues(flag string, given, names []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, g := range given {
+		name, value, ok := strings.Cut(g, "=")
+		if !ok || !slices.Contains(names, name) {
+			return nil, fmt.Errorf("%s %q: want name=value with name one of %s", flag, g, strings.Join(names, ", "))
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("%s %s is given twice; give each name once", flag, name)
+		}
+		out[name] = value
+	}
+	return out, nil
 }
 
 // drive runs the workload against the target and writes the run to out.

@@ -66,7 +66,7 @@ func render(cat *catalog.Catalog, path, platform, out string, stdout io.Writer) 
 	}
 	eng, _ := cat.Engine(st.Engine)
 	wspec, _ := cat.Workload(st.Workload.Name)
-	w, err := wspec.New(st.Workload.Params)
+	w, err := wspec.Build(st.Workload.Params)
 	if err != nil {
 		return badInput(fmt.Errorf("workload %s: %w", st.Workload.Name, err))
 	}

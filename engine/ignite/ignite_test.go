@@ -350,7 +350,7 @@ func TestHistogramEncoding(t *testing.T) {
 	if err != nil {
 		testenv.Skipf(t, "cannot run the launcher: %v", err)
 	}
-	out, err := exec.Command(l.java, l.args(minHeap, "histtest")...).Output()
+	out, err := exec.Command(l.java, l.args(128<<20, "histtest")...).Output()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func TestCheck(t *testing.T) {
 func TestDrive(t *testing.T) {
 	e := enginetest.SQLEngines(t)[0]
 	db := enginetest.Open(t, e)
-	w, err := tpcb.Spec().New(map[string]string{"scale": "1"})
+	w, err := tpcb.Spec().Build(map[string]string{"scale": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func adminKey(t *testing.T, keyring string) string {
 
 func newDriver(t *testing.T, db engine.DB, params map[string]string) *Driver {
 	t.Helper()
-	w, err := radosload.Spec().New(params)
+	w, err := radosload.Spec().Build(params)
 	if err != nil {
 		t.Fatal(err)
 	}

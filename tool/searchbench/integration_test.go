@@ -49,7 +49,7 @@ func loaded(t *testing.T, b searchbench.Bench, db engine.DB, name string, params
 	if !ok {
 		t.Fatalf("no workload %s", name)
 	}
-	w, err := spec.New(params)
+	w, err := spec.Build(params)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/searchload"
 )
@@ -56,50 +57,43 @@ type plan struct {
 	loadedEvents     int64 // what the queries' time windows cover
 }
 
-// paramInt reads an integer parameter of the workload.
-func paramInt(params map[string]string, name string) (int64, error) {
-	v, err := strconv.ParseInt(strings.TrimSpace(params[name]), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("workload parameter %s %q: %w", name, params[name], err)
-	}
-	return v, nil
-}
-
 // wholeSeconds rounds d to whole seconds, the tools' unit.
 func wholeSeconds(d time.Duration) int64 { return int64(math.Round(d.Seconds())) }
+
+// resolve reads the workload's parameters by the searchload Spec's
+// declarations, as the workload itself read them.
+func resolve(workloadName string, params map[string]string) (setting.Values, error) {
+	for _, s := range searchload.Specs() {
+		if s.Name == workloadName {
+			return setting.Resolve("workload "+s.Name, s.Params, params)
+		}
+	}
+	return setting.Values{}, fmt.Errorf("no search workload %q (the tool drives %s)", workloadName, strings.Join(workloads, ", "))
+}
 
 // newPlan plans the run of workloadName (its effective params) with
 // clients for warmup and duration.
 func newPlan(workloadName string, params map[string]string, clients int, warmup, duration time.Duration) (plan, error) {
 	p := plan{warmupS: wholeSeconds(warmup), periodS: max(wholeSeconds(duration), 1)}
-	bulk, err := paramInt(params, "bulk_size")
+	v, err := resolve(workloadName, params)
 	if err != nil {
 		return plan{}, err
 	}
-	p.bulkSize = int(bulk)
-	seed, seeded, err := workload.ParseSeed("seed", params["seed"])
-	if err != nil {
-		return plan{}, err
-	}
+	p.bulkSize = v.Int("bulk_size")
+	seed, seeded := workload.Seed(v, "seed")
 	p.seed = uint64(seed)
 	if !seeded {
 		p.seed = rand.Uint64()
 	}
 	if workloadName != searchload.Ingest {
-		if p.loadedEvents, err = paramInt(params, "docs"); err != nil {
-			return plan{}, err
-		}
+		p.loadedEvents = v.Int64("docs")
 	}
 	searchPercent := 0
 	switch workloadName {
 	case searchload.Search:
 		searchPercent = 100
 	case searchload.IngestSearch:
-		n, err := paramInt(params, "search_percent")
-		if err != nil {
-			return plan{}, err
-		}
-		searchPercent = int(n)
+		searchPercent = v.Int("search_percent")
 	}
 	p.tasks = splitTasks(clients, searchPercent)
 	p.firstEvent = p.loadedEvents

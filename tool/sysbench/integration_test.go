@@ -40,7 +40,7 @@ func loaded(t *testing.T, name string, db engine.DB, workloadName string, params
 			spec = s
 		}
 	}
-	w, err := spec.New(params)
+	w, err := spec.Build(params)
 	if err != nil {
 		t.Fatal(err)
 	}

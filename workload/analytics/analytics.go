@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -31,6 +30,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -55,9 +55,10 @@ const bytesPerScale = 1.1e9
 
 // Spec returns the analytics workload's spec.
 func Spec() workload.Spec {
-	params := []workload.Param{
-		{Name: pScale, Default: "1", Doc: "TPC-H scale factor: about 1.1 GB of data each (6,001,215 lineitem rows at 1); fractions such as 0.01 for tests"},
-		{Name: pQueries, Default: allQueries, Doc: "the queries each client runs in turn: all (1-22) or a list such as 1,3,6"},
+	params := []setting.Setting{
+		{Name: pScale, Kind: setting.Float, Default: "1", Min: "0", Max: strconv.Itoa(maxScale),
+			Doc: "TPC-H scale factor: about 1.1 GB of data each (6,001,215 lineitem rows at 1); fractions such as 0.01 for tests; 0 itself is refused"},
+		{Name: pQueries, Kind: setting.String, Default: allQueries, Doc: "the queries each client runs in turn: all (1-22) or a list such as 1,3,6"},
 	}
 	return workload.Spec{
 		Name:  "analytics",
@@ -67,8 +68,8 @@ func Spec() workload.Spec {
 			"row counts of the tables and of every answer checked after the run",
 		Params: params,
 		Metric: &workload.Metric{Name: "query set elapsed s", Elapsed: true},
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newWorkload(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newWorkload(p)
 		},
 	}
 }
@@ -104,17 +105,17 @@ var (
 	_ workload.Verifier = (*Workload)(nil)
 )
 
-func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	scale, err := parseScale(eff[pScale])
+func newWorkload(p setting.Values) (*Workload, error) {
+	scale := p.Float(pScale)
+	if scale == 0 {
+		return nil, fmt.Errorf("%s %s: the scale factor must be above 0; write e.g. %s: 0.01 for a quick test or %s: 1 for about 1.1 GB",
+			pScale, p.Text(pScale), pScale, pScale)
+	}
+	selected, err := parseQueries(p.String(pQueries))
 	if err != nil {
 		return nil, err
 	}
-	selected, err := parseQueries(eff[pQueries])
-	if err != nil {
-		return nil, err
-	}
-	w := &Workload{params: eff, scale: scale, scaleText: strconv.FormatFloat(scale, 'f', -1, 64), selected: selected,
+	w := &Workload{params: p.Map(), scale: scale, scaleText: strconv.FormatFloat(scale, 'f', -1, 64), selected: selected,
 		cacheDir: filepath.Join(tier.StateDir(), "tpch")}
 	for _, n := range selected {
 		w.ops = append(w.ops, opName(n))
@@ -122,16 +123,6 @@ func newWorkload(params []workload.Param, overrides map[string]string) (*Workloa
 	}
 	w.stats.reset(len(selected))
 	return w, nil
-}
-
-// parseScale reads the scale factor: a number above 0, at most maxScale.
-func parseScale(v string) (float64, error) {
-	s, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || math.IsNaN(s) || s <= 0 || s > maxScale {
-		return 0, fmt.Errorf("%s %q: must be a number above 0 and at most %d (TPC-H's scale factor: 1 is about 1.1 GB; 0.01 for a quick test)",
-			pScale, v, maxScale)
-	}
-	return s, nil
 }
 
 // parseQueries reads the queries parameter: all, or a comma-separated list

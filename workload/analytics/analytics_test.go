@@ -14,7 +14,7 @@ import (
 // folder, failing t on a refused parameter.
 func newW(t *testing.T, overrides map[string]string) *Workload {
 	t.Helper()
-	w, err := Spec().New(overrides)
+	w, err := Spec().Build(overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +37,12 @@ func TestParams(t *testing.T) {
 			"q12", "q13", "q14", "q15", "q16", "q17", "q18", "q19", "q20", "q21", "q22"}, bytes: 1.1e9},
 		{name: "a list in its order", overrides: map[string]string{pQueries: "6, q1,Q22", pScale: "0.01"}, ops: []string{"q6", "q1", "q22"}, bytes: 11e6},
 		{name: "scale 10", overrides: map[string]string{pScale: "10", pQueries: "all"}, bytes: 11e9},
-		{name: "scale zero", overrides: map[string]string{pScale: "0"}, err: `scale "0": must be a number above 0 and at most 10000`},
-		{name: "negative scale", overrides: map[string]string{pScale: "-1"}, err: `scale "-1": must be a number above 0`},
-		{name: "scale not a number", overrides: map[string]string{pScale: "big"}, err: `scale "big"`},
-		{name: "scale NaN", overrides: map[string]string{pScale: "NaN"}, err: `scale "NaN"`},
-		{name: "scale beyond the keys", overrides: map[string]string{pScale: "20000"}, err: `scale "20000": must be a number above 0 and at most 10000`},
+		{name: "tiny scale", overrides: map[string]string{pScale: "0.0001"}, bytes: 110000},
+		{name: "scale zero", overrides: map[string]string{pScale: "0"}, err: `workload analytics: scale 0: the scale factor must be above 0; write e.g. scale: 0.01`},
+		{name: "negative scale", overrides: map[string]string{pScale: "-1"}, err: `scale -1 is out of range: it must be from 0 to 10000`},
+		{name: "scale not a number", overrides: map[string]string{pScale: "big"}, err: `scale "big" is not a decimal number`},
+		{name: "scale NaN", overrides: map[string]string{pScale: "NaN"}, err: `scale "NaN" is not a decimal number`},
+		{name: "scale beyond the keys", overrides: map[string]string{pScale: "20000"}, err: `scale 20000 is out of range: it must be from 0 to 10000`},
 		{name: "query 0", overrides: map[string]string{pQueries: "0"}, err: `queries "0": "0" is not a query: write all, or query numbers from 1 to 22`},
 		{name: "query 23", overrides: map[string]string{pQueries: "1,23"}, err: `"23" is not a query`},
 		{name: "empty item", overrides: map[string]string{pQueries: "1,,2"}, err: `"" is not a query`},
@@ -49,10 +50,10 @@ func TestParams(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w, err := Spec().New(c.overrides)
+			w, err := Spec().Build(c.overrides)
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("New(%v) = %v, want an error containing %q", c.overrides, err, c.err)
+					t.Fatalf("Build(%v) = %v, want an error containing %q", c.overrides, err, c.err)
 				}
 				return
 			}
@@ -69,6 +70,14 @@ func TestParams(t *testing.T) {
 				t.Errorf("Params() = %v lacks a value", p)
 			}
 		})
+	}
+}
+
+func TestParamsCheck(t *testing.T) {
+	for _, p := range Spec().Params {
+		if err := p.Check(); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

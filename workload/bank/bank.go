@@ -14,11 +14,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -48,18 +48,19 @@ const (
 
 // Spec returns the bank workload's spec.
 func Spec() workload.Spec {
-	params := []workload.Param{
-		{Name: pAccounts, Default: "10000", Doc: "accounts loaded; transfers pick two of them"},
-		{Name: pInitial, Default: "1000", Doc: "balance of each account after the load"},
-		{Name: pSeed, Default: "", Doc: "random seed, empty = random; set for reproducible runs"},
+	params := []setting.Setting{
+		// Account ids are 32-bit.
+		{Name: pAccounts, Kind: setting.Int, Default: "10000", Min: "2", Max: strconv.Itoa(math.MaxInt32), Doc: "accounts loaded; transfers pick two of them"},
+		{Name: pInitial, Kind: setting.Int, Default: "1000", Min: "0", Doc: "balance of each account after the load; accounts x initial_balance must fit 64 bits"},
+		{Name: pSeed, Kind: setting.Int, Doc: "random seed, unset: random; set for reproducible runs"},
 	}
 	return workload.Spec{
 		Name:   "bank",
 		Model:  engine.ModelSQL,
 		Doc:    "transfers between accounts in one transaction; the total balance is checked after the run and a run that breaks it fails",
 		Params: params,
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newWorkload(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newWorkload(p)
 		},
 	}
 }
@@ -78,27 +79,12 @@ var (
 	_ workload.Verifier = (*Workload)(nil)
 )
 
-func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{params: eff}
-	var err error
-	w.accounts, err = strconv.ParseInt(strings.TrimSpace(eff[pAccounts]), 10, 64)
-	if err != nil || w.accounts < 2 {
-		return nil, fmt.Errorf("%s %q: must be an integer >= 2 (a transfer needs two accounts)", pAccounts, eff[pAccounts])
-	}
-	if w.accounts > math.MaxInt32 {
-		return nil, fmt.Errorf("%s %q: must be at most %d (account ids are 32-bit)", pAccounts, eff[pAccounts], math.MaxInt32)
-	}
-	w.initial, err = strconv.ParseInt(strings.TrimSpace(eff[pInitial]), 10, 64)
-	if err != nil || w.initial < 0 {
-		return nil, fmt.Errorf("%s %q: must be an integer >= 0", pInitial, eff[pInitial])
-	}
+func newWorkload(p setting.Values) (*Workload, error) {
+	w := &Workload{params: p.Map(), accounts: p.Int64(pAccounts), initial: p.Int64(pInitial)}
 	if w.initial > math.MaxInt64/w.accounts {
-		return nil, fmt.Errorf("%s %q: %s x %s overflows a 64-bit total", pInitial, eff[pInitial], pAccounts, pInitial)
+		return nil, fmt.Errorf("%s %d: %s x %s overflows a 64-bit total; lower one of them", pInitial, w.initial, pAccounts, pInitial)
 	}
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
 	return w, nil
 }
 

@@ -14,9 +14,9 @@ import (
 
 func newW(t *testing.T, params map[string]string) *Workload {
 	t.Helper()
-	w, err := Spec().New(params)
+	w, err := Spec().Build(params)
 	if err != nil {
-		t.Fatalf("New(%v): %v", params, err)
+		t.Fatalf("Build(%v): %v", params, err)
 	}
 	return w.(*Workload)
 }
@@ -30,9 +30,14 @@ func TestSpec(t *testing.T) {
 	if got := w.Ops(); !slices.Equal(got, []string{"transfer"}) {
 		t.Errorf("Ops() = %v, want [transfer]", got)
 	}
+	for _, p := range s.Params {
+		if err := p.Check(); err != nil {
+			t.Error(err)
+		}
+	}
 	p := w.Params()
-	if !slices.Equal(slices.Sorted(maps.Keys(p)), s.ParamNames()) {
-		t.Errorf("Params() keys %v, want %v", slices.Sorted(maps.Keys(p)), s.ParamNames())
+	if want := []string{pAccounts, pInitial}; !slices.Equal(slices.Sorted(maps.Keys(p)), want) {
+		t.Errorf("Params() keys %v, want %v (the seed is unset)", slices.Sorted(maps.Keys(p)), want)
 	}
 	if p[pAccounts] != "10000" || p[pInitial] != "1000" || p[pSeed] != "" {
 		t.Errorf("defaults %v", p)
@@ -44,6 +49,13 @@ func TestSpec(t *testing.T) {
 	if w.accounts != 2 || w.initial != 0 || w.Total() != 0 || !w.seeded || w.seed != -7 {
 		t.Errorf("smallest values: %+v", w)
 	}
+	if p := w.Params(); p[pSeed] != "-7" {
+		t.Errorf("Params() = %v, want the seed recorded", p)
+	}
+	w = newW(t, map[string]string{pAccounts: strconv.Itoa(math.MaxInt32)})
+	if w.accounts != math.MaxInt32 {
+		t.Errorf("largest accounts: %d", w.accounts)
+	}
 }
 
 func TestNewRejects(t *testing.T) {
@@ -52,21 +64,21 @@ func TestNewRejects(t *testing.T) {
 		params map[string]string
 		want   []string // substrings of the error
 	}{
-		{"one account", map[string]string{pAccounts: "1"}, []string{pAccounts, `"1"`, ">= 2", "two accounts"}},
-		{"no accounts", map[string]string{pAccounts: "0"}, []string{pAccounts, `"0"`}},
-		{"negative accounts", map[string]string{pAccounts: "-10"}, []string{pAccounts, `"-10"`}},
-		{"accounts text", map[string]string{pAccounts: "many"}, []string{pAccounts, `"many"`}},
-		{"accounts empty", map[string]string{pAccounts: ""}, []string{pAccounts, `""`}},
-		{"accounts beyond 32-bit ids", map[string]string{pAccounts: strconv.Itoa(math.MaxInt32 + 1)}, []string{pAccounts, "at most", "32-bit"}},
-		{"negative balance", map[string]string{pInitial: "-1"}, []string{pInitial, `"-1"`, ">= 0"}},
-		{"balance in exponent form", map[string]string{pInitial: "1e3"}, []string{pInitial, `"1e3"`}},
-		{"total overflows", map[string]string{pAccounts: "10", pInitial: strconv.FormatInt(math.MaxInt64/5, 10)}, []string{pInitial, "overflows"}},
-		{"seed text", map[string]string{pSeed: "x"}, []string{pSeed, `"x"`, "integer or empty"}},
+		{"one account", map[string]string{pAccounts: "1"}, []string{"accounts 1 is out of range: it must be from 2 to 2147483647"}},
+		{"no accounts", map[string]string{pAccounts: "0"}, []string{"accounts 0 is out of range"}},
+		{"negative accounts", map[string]string{pAccounts: "-10"}, []string{"accounts -10 is out of range"}},
+		{"accounts text", map[string]string{pAccounts: "many"}, []string{`accounts "many" is not a whole number`}},
+		{"accounts empty", map[string]string{pAccounts: ""}, []string{`accounts "" is not a whole number`}},
+		{"accounts beyond 32-bit ids", map[string]string{pAccounts: strconv.Itoa(math.MaxInt32 + 1)}, []string{"accounts 2147483648 is out of range: it must be from 2 to 2147483647"}},
+		{"negative balance", map[string]string{pInitial: "-1"}, []string{"initial_balance -1 is out of range: it must be at least 0"}},
+		{"balance in exponent form", map[string]string{pInitial: "1e3"}, []string{`initial_balance "1e3" is not a whole number`}},
+		{"total overflows", map[string]string{pAccounts: "10", pInitial: strconv.FormatInt(math.MaxInt64/5, 10)}, []string{"workload bank: initial_balance", "overflows"}},
+		{"seed text", map[string]string{pSeed: "x"}, []string{`seed "x" is not a whole number`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Spec().New(tc.params)
+			_, err := Spec().Build(tc.params)
 			if err == nil {
-				t.Fatalf("New(%v) succeeded, want an error", tc.params)
+				t.Fatalf("Build(%v) succeeded, want an error", tc.params)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

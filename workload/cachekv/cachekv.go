@@ -13,12 +13,11 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -41,10 +40,6 @@ const (
 	PreloadNone = "none"
 )
 
-// maxValueSize bounds value_size: a value is one cache entry, and a few
-// threads' worth of them must fit the client's heap.
-const maxValueSize = 16 << 20
-
 // kind is one of the three workloads.
 type kind struct {
 	name, doc, preload string
@@ -65,18 +60,21 @@ var kinds = []kind{
 func Specs() []workload.Spec {
 	out := make([]workload.Spec, len(kinds))
 	for i, k := range kinds {
-		params := []workload.Param{
-			{Name: pKeys, Default: "1000000", Doc: "key range: keys are drawn uniformly from [0, keys) (the range of Ignite's benchmarks)"},
-			{Name: pValueSize, Default: "1024", Doc: "bytes per value"},
-			{Name: pPreload, Default: k.preload, Doc: "keys written before the run (0..n-1, with Ignite's data streamer): all, none, or a number"},
+		// value_size is at most 16MiB: a value is one cache entry, and a
+		// few threads' worth of them must fit the client's heap.
+		params := []setting.Setting{
+			{Name: pKeys, Kind: setting.Int, Default: "1000000", Min: "1", Doc: "key range: keys are drawn uniformly from [0, keys) (the range of Ignite's benchmarks)"},
+			{Name: pValueSize, Kind: setting.Size, Default: "1024", Min: "1", Max: "16MiB", Doc: "bytes per value"},
+			{Name: pPreload, Kind: setting.Int, Default: k.preload, Min: "0", Values: []string{PreloadAll, PreloadNone},
+				Doc: "keys written before the run (0..n-1, with Ignite's data streamer), at most keys"},
 		}
 		out[i] = workload.Spec{
 			Name:   k.name,
 			Model:  engine.ModelCache,
 			Doc:    k.doc,
 			Params: params,
-			New: func(overrides map[string]string) (workload.Workload, error) {
-				return newWorkload(k, params, overrides)
+			New: func(p setting.Values) (workload.Workload, error) {
+				return newWorkload(k, p)
 			},
 		}
 	}
@@ -97,30 +95,20 @@ var (
 	_ engine.CacheWorkload = (*Workload)(nil)
 )
 
-func newWorkload(k kind, params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{kind: k, params: eff, work: engine.CacheWork{Mix: k.mix}}
-	n, err := strconv.ParseInt(strings.TrimSpace(eff[pKeys]), 10, 64)
-	if err != nil || n < 1 {
-		return nil, fmt.Errorf("%s %q: must be a whole number >= 1", pKeys, eff[pKeys])
-	}
-	w.work.Keys = n
-	v, err := strconv.Atoi(strings.TrimSpace(eff[pValueSize]))
-	if err != nil || v < 1 || v > maxValueSize {
-		return nil, fmt.Errorf("%s %q: must be a whole number of bytes from 1 to %d", pValueSize, eff[pValueSize], maxValueSize)
-	}
-	w.work.ValueSize = v
-	switch p := strings.TrimSpace(eff[pPreload]); p {
+func newWorkload(k kind, p setting.Values) (*Workload, error) {
+	w := &Workload{kind: k, params: p.Map(),
+		work: engine.CacheWork{Mix: k.mix, Keys: p.Int64(pKeys), ValueSize: int(p.Size(pValueSize))}}
+	switch p.Text(pPreload) {
 	case PreloadAll:
 		w.preload = w.work.Keys
-	case PreloadNone, "0":
+	case PreloadNone:
 		w.preload = 0
 	default:
-		n, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || n < 0 || n > w.work.Keys {
-			return nil, fmt.Errorf("%s %q: must be all, none or a number of keys from 0 to keys (%d)", pPreload, eff[pPreload], w.work.Keys)
+		w.preload = p.Int64(pPreload)
+		if w.preload > w.work.Keys {
+			return nil, fmt.Errorf("%s %d is more than %s (%d): write %s, %s or a number of keys from 0 to %d",
+				pPreload, w.preload, pKeys, w.work.Keys, PreloadAll, PreloadNone, w.work.Keys)
 		}
-		w.preload = n
 	}
 	return w, nil
 }

@@ -22,7 +22,7 @@ func TestSpecs(t *testing.T) {
 		ops     string
 		preload int64
 	}{"puts": {"[put]", 0}, "gets": {"[get]", 1000000}, "putget": {"[put get]", 1000000}} {
-		w, err := byName[name].New(nil)
+		w, err := byName[name].Build(nil)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -31,14 +31,35 @@ func TestSpecs(t *testing.T) {
 			t.Errorf("%s: ops %v, preload %d, keys %d, value %d", name, w.Ops(), cw.preload, cw.work.Keys, cw.work.ValueSize)
 		}
 	}
-	for _, bad := range []map[string]string{
-		{"keys": "0"}, {"keys": "x"}, {"value_size": "0"}, {"preload": "some"}, {"keys": "10", "preload": "11"},
+	for _, tc := range []struct {
+		params map[string]string
+		want   string
+	}{
+		{map[string]string{"keys": "0"}, "keys 0 is out of range: it must be at least 1"},
+		{map[string]string{"keys": "x"}, `keys "x" is not a whole number`},
+		{map[string]string{"value_size": "0"}, "value_size 0 is out of range: it must be from 1 to 16MiB"},
+		{map[string]string{"value_size": "17MiB"}, "value_size 17MiB is out of range: it must be from 1 to 16MiB"},
+		{map[string]string{"preload": "some"}, `preload "some" is not a whole number`},
+		{map[string]string{"preload": "-1"}, "preload -1 is out of range: it must be at least 0, or all or none"},
+		{map[string]string{"keys": "10", "preload": "11"}, "workload puts: preload 11 is more than keys (10): write all, none or a number of keys from 0 to 10"},
 	} {
-		if _, err := byName["puts"].New(bad); err == nil {
-			t.Errorf("%v accepted", bad)
+		if _, err := byName["puts"].Build(tc.params); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one containing %q", tc.params, err, tc.want)
 		}
 	}
-	w, _ := byName["gets"].New(map[string]string{"keys": "10", "preload": "5"})
+	for _, s := range Specs() {
+		for _, p := range s.Params {
+			if err := p.Check(); err != nil {
+				t.Errorf("%s: %v", s.Name, err)
+			}
+		}
+	}
+	// A value size may be written as a size; preload none and 0 are the same.
+	w, err := byName["puts"].Build(map[string]string{"value_size": "4KiB", "preload": "0"})
+	if err != nil || w.(*Workload).work.ValueSize != 4096 || w.(*Workload).preload != 0 || w.Params()["value_size"] != "4096" {
+		t.Errorf("value_size 4KiB: %v, %v", w, err)
+	}
+	w, _ = byName["gets"].Build(map[string]string{"keys": "10", "preload": "5"})
 	if w.(*Workload).preload != 5 || w.Params()["preload"] != "5" || w.Params()["value_size"] != "1024" {
 		t.Errorf("params %v", w.Params())
 	}
@@ -69,7 +90,7 @@ func (f *fakeCache) DriveCache(_ context.Context, work engine.CacheWork, cfg dri
 }
 
 func TestOtherEngines(t *testing.T) {
-	w, _ := Specs()[0].New(nil)
+	w, _ := Specs()[0].Build(nil)
 	if _, err := w.Load(context.Background(), otherDB{}, 1); !errors.Is(err, engine.ErrNoModel) || !strings.Contains(err.Error(), "runs on engine ignite only") {
 		t.Errorf("Load on redis: %v", err)
 	}
@@ -83,7 +104,7 @@ func TestOtherEngines(t *testing.T) {
 
 func TestDrive(t *testing.T) {
 	spec := Specs()[2] // putget
-	w, _ := spec.New(map[string]string{"keys": "100", "value_size": "64"})
+	w, _ := spec.Build(map[string]string{"keys": "100", "value_size": "64"})
 	f := &fakeCache{result: &driver.Result{Measured: driver.PhaseResult{Ops: 8, Length: time.Second}}}
 	ls, err := w.Load(context.Background(), f, 4)
 	if err != nil || ls.Records != 100 {

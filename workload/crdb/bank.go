@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -27,6 +28,9 @@ const OpTransfer = "transfer"
 // BankTable is crdb-bank's table, named apart from bank's.
 const BankTable = "crdb_bank"
 
+// maxBankRows bounds the accounts.
+const maxBankRows = 1<<31 - 1
+
 // maxTransfer bounds an amount: amounts are uniform in [0, maxTransfer),
 // as cockroach's bank draws them.
 const maxTransfer = 999
@@ -39,9 +43,10 @@ const (
 
 // BankSpec returns the crdb-bank workload's spec.
 func BankSpec() workload.Spec {
-	params := []workload.Param{
-		{Name: pRows, Default: "1000", Doc: "accounts, each with balance 0; few accounts make transfers contend"},
-		{Name: pPayload, Default: "100", Doc: "bytes of each account's payload text"},
+	params := []setting.Setting{
+		{Name: pRows, Kind: setting.Int, Default: "1000", Min: "2", Max: strconv.Itoa(maxBankRows),
+			Doc: "accounts, each with balance 0 (a transfer needs two); few accounts make transfers contend"},
+		{Name: pPayload, Kind: setting.Size, Default: "100", Min: "0", Max: "64KiB", Doc: "bytes of each account's payload text"},
 		seedParam,
 	}
 	return workload.Spec{
@@ -50,8 +55,8 @@ func BankSpec() workload.Spec {
 		Doc: "cockroach workload bank on SQL: one UPDATE moves an amount between two random accounts (highly contended); " +
 			"the total balance is checked after the run",
 		Params: params,
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newBank(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newBank(p), nil
 		},
 	}
 }
@@ -71,22 +76,10 @@ var (
 	_ workload.Verifier = (*Bank)(nil)
 )
 
-func newBank(params []workload.Param, overrides map[string]string) (*Bank, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Bank{params: eff}
-	var err error
-	if w.rows, err = parseInt(pRows, eff[pRows], 2, 1<<31-1, "a transfer needs two accounts"); err != nil {
-		return nil, err
-	}
-	n, err := parseInt(pPayload, eff[pPayload], 0, 1<<16, "one account's payload")
-	if err != nil {
-		return nil, err
-	}
-	w.payload = int(n)
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
-	return w, nil
+func newBank(p setting.Values) *Bank {
+	w := &Bank{params: p.Map(), rows: p.Int64(pRows), payload: int(p.Size(pPayload))}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
+	return w
 }
 
 // Ops names the single operation.

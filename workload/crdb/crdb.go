@@ -17,14 +17,8 @@
 package crdb
 
 import (
-	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/setting"
 )
 
-// seedParam is both workloads' seed.
-var seedParam = workload.Param{Name: pSeed, Default: "", Doc: "random seed, empty = random; set for reproducible runs"}
-
-// parseInt parses parameter name's value as an integer in [lo, hi]; the
-// error names the parameter, its value and the range, with why.
-func parseInt(name, value string, lo, hi int64, why string) (int64, error) {
-	return workload.ParseInt(name, value, lo, hi, why)
-}
+// seedParam is the workloads' seed.
+var seedParam = setting.Setting{Name: pSeed, Kind: setting.Int, Doc: "random seed; unset: random; set for reproducible runs"}

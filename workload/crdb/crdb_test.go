@@ -17,21 +17,25 @@ func TestNewRejects(t *testing.T) {
 		params map[string]string
 		want   []string // substrings of the error
 	}{
-		{"read_percent above 100", KVSpec(), map[string]string{pReadPercent: "101"}, []string{pReadPercent, `"101"`, "0 to 100"}},
-		{"read_percent negative", KVSpec(), map[string]string{pReadPercent: "-1"}, []string{pReadPercent, `"-1"`}},
-		{"read_percent text", KVSpec(), map[string]string{pReadPercent: "half"}, []string{pReadPercent, `"half"`}},
-		{"block_bytes 0", KVSpec(), map[string]string{pBlockBytes: "0"}, []string{pBlockBytes, `"0"`}},
-		{"batch too large", KVSpec(), map[string]string{pBatch: "1001"}, []string{pBatch, "1 to 1000"}},
-		{"upsert too large", KVSpec(), map[string]string{pBatch: "100", pBlockBytes: "1048576"}, []string{pBatch, pBlockBytes, "max_allowed_packet"}},
-		{"distribution unknown", KVSpec(), map[string]string{pDistribution: "uniform"}, []string{pDistribution, `"uniform"`, "hash, sequential or zipfian"}},
-		{"kv seed text", KVSpec(), map[string]string{pSeed: "x"}, []string{pSeed, "integer or empty"}},
-		{"one account", BankSpec(), map[string]string{pRows: "1"}, []string{pRows, `"1"`, "two accounts"}},
-		{"payload negative", BankSpec(), map[string]string{pPayload: "-1"}, []string{pPayload, `"-1"`}},
+		{"read_percent above 100", KVSpec(), map[string]string{pReadPercent: "101"}, []string{"read_percent 101 is out of range: it must be from 0 to 100%"}},
+		{"read_percent negative", KVSpec(), map[string]string{pReadPercent: "-1"}, []string{"read_percent -1 is out of range"}},
+		{"read_percent text", KVSpec(), map[string]string{pReadPercent: "half"}, []string{`read_percent "half" is not a whole percentage`}},
+		{"block_bytes 0", KVSpec(), map[string]string{pBlockBytes: "0"}, []string{"block_bytes 0 is out of range: it must be from 1 to 1MiB"}},
+		{"block_bytes too large", KVSpec(), map[string]string{pBlockBytes: "2MiB"}, []string{"block_bytes 2MiB is out of range"}},
+		{"block_bytes text", KVSpec(), map[string]string{pBlockBytes: "big"}, []string{`block_bytes "big" is not a size`}},
+		{"batch 0", KVSpec(), map[string]string{pBatch: "0"}, []string{"batch 0 is out of range: it must be from 1 to 1000"}},
+		{"batch too large", KVSpec(), map[string]string{pBatch: "1001"}, []string{pBatch, "from 1 to 1000"}},
+		{"upsert too large", KVSpec(), map[string]string{pBatch: "100", pBlockBytes: "1048576"}, []string{"workload kv: batch 100 x block_bytes 1048576", "max_allowed_packet"}},
+		{"distribution unknown", KVSpec(), map[string]string{pDistribution: "uniform"}, []string{`distribution "uniform" must be hash, sequential or zipfian`}},
+		{"kv seed text", KVSpec(), map[string]string{pSeed: "x"}, []string{`seed "x" is not a whole number`}},
+		{"one account", BankSpec(), map[string]string{pRows: "1"}, []string{"rows 1 is out of range: it must be from 2 to 2147483647"}},
+		{"payload negative", BankSpec(), map[string]string{pPayload: "-1"}, []string{`payload_bytes "-1" is not a size`}},
+		{"payload too large", BankSpec(), map[string]string{pPayload: "65537"}, []string{"payload_bytes 65537 is out of range: it must be from 0 to 64KiB"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := tc.spec.New(tc.params)
+			_, err := tc.spec.Build(tc.params)
 			if err == nil {
-				t.Fatalf("New(%v) succeeded, want an error", tc.params)
+				t.Fatalf("Build(%v) succeeded, want an error", tc.params)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
@@ -40,16 +44,34 @@ func TestNewRejects(t *testing.T) {
 			}
 		})
 	}
-	for _, p := range []string{"0", "100", " 50 "} {
-		if _, err := KVSpec().New(map[string]string{pReadPercent: p}); err != nil {
+	for _, p := range []string{"0", "100", " 50 ", "50%"} {
+		if _, err := KVSpec().Build(map[string]string{pReadPercent: p}); err != nil {
 			t.Errorf("read_percent %q: %v", p, err)
+		}
+	}
+	if w := newKVTest(t, map[string]string{pBlockBytes: "1KiB", pReadPercent: "95"}); w.blockBytes != 1024 || w.readPercent != 95 {
+		t.Errorf("block_bytes 1KiB, read_percent 95: %d bytes, %d%%", w.blockBytes, w.readPercent)
+	}
+	b, err := BankSpec().Build(map[string]string{pPayload: "0", pRows: "2"})
+	if err != nil || b.(*Bank).payload != 0 || b.(*Bank).rows != 2 {
+		t.Errorf("crdb-bank with payload_bytes 0 and 2 rows: %v", err)
+	}
+}
+
+// TestParamsCheck checks every declared parameter of the three workloads.
+func TestParamsCheck(t *testing.T) {
+	for _, s := range []workload.Spec{KVSpec(), BankSpec(), MovrSpec()} {
+		for _, p := range s.Params {
+			if err := p.Check(); err != nil {
+				t.Errorf("%s: %v", s.Name, err)
+			}
 		}
 	}
 }
 
 func newKVTest(t *testing.T, params map[string]string) *KV {
 	t.Helper()
-	w, err := KVSpec().New(params)
+	w, err := KVSpec().Build(params)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestBankRun(t *testing.T) {
 	enginetest.ForEachSQL(t, func(t *testing.T, name string, db engine.DB) {
 		ctx := context.Background()
 		for _, rows := range []string{"1000", "3"} {
-			w, err := BankSpec().New(map[string]string{pRows: rows, pSeed: "7"})
+			w, err := BankSpec().Build(map[string]string{pRows: rows, pSeed: "7"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +99,7 @@ func TestBankRun(t *testing.T) {
 				t.Errorf("only %d of %d accounts changed balance", moved, b.rows)
 			}
 		}
-		w, _ := BankSpec().New(map[string]string{pRows: "3"})
+		w, _ := BankSpec().Build(map[string]string{pRows: "3"})
 		enginetest.Exec(t, db, "UPDATE "+BankTable+" SET balance = balance + 1 WHERE id = 0")
 		if _, err := w.(*Bank).Verify(ctx, db); err == nil || !strings.Contains(err.Error(), "invariant broken") {
 			t.Errorf("Verify with a balance raised by 1: %v", err)
@@ -110,6 +110,6 @@ func TestBankRun(t *testing.T) {
 // TestNotSQL checks the messages on a key-value engine.
 func TestNotSQL(t *testing.T) {
 	workloadtest.CheckNotSQL(t, newKVTest(t, nil))
-	w, _ := BankSpec().New(nil)
+	w, _ := BankSpec().Build(nil)
 	workloadtest.CheckNotSQL(t, w)
 }

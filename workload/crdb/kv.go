@@ -8,11 +8,13 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -65,11 +67,12 @@ const (
 
 // KVSpec returns the kv workload's spec.
 func KVSpec() workload.Spec {
-	params := []workload.Param{
-		{Name: pReadPercent, Default: "0", Doc: "percent of operations that read (0-100); the others upsert"},
-		{Name: pBlockBytes, Default: "1", Doc: "bytes of each value written (random)"},
-		{Name: pBatch, Default: "1", Doc: "keys per operation: one multi-row upsert or one IN list"},
-		{Name: pDistribution, Default: distHash, Doc: "keys: hash (a hashed sequence), sequential or zipfian; reads pick keys already written"},
+	params := []setting.Setting{
+		{Name: pReadPercent, Kind: setting.Percent, Default: "0", Doc: "percent of operations that read; the others upsert"},
+		{Name: pBlockBytes, Kind: setting.Size, Default: "1", Min: "1", Max: "1MiB", Doc: "bytes of each value written (random)"},
+		{Name: pBatch, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxBatch), Doc: "keys per operation: one multi-row upsert or one IN list"},
+		{Name: pDistribution, Kind: setting.Enum, Default: distHash, Values: []string{distHash, distSequential, distZipfian},
+			Doc: "keys: hash (a hashed sequence), sequential or zipfian; reads pick keys already written"},
 		seedParam,
 	}
 	return workload.Spec{
@@ -77,9 +80,7 @@ func KVSpec() workload.Spec {
 		Model:  engine.ModelSQL,
 		Doc:    "cockroach workload kv on SQL: upserts of random values and point reads of keys already written, on table kv(k BIGINT, v bytes)",
 		Params: params,
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newKV(params, overrides)
-		},
+		New:    newKV,
 	}
 }
 
@@ -109,34 +110,14 @@ var (
 	_ workload.Verifier = (*KV)(nil)
 )
 
-func newKV(params []workload.Param, overrides map[string]string) (*KV, error) {
-	eff := workload.Effective(params, overrides)
-	w := &KV{params: eff}
-	n, err := parseInt(pReadPercent, eff[pReadPercent], 0, 100, "a percentage")
-	if err != nil {
-		return nil, err
-	}
-	w.readPercent = int(n)
-	if n, err = parseInt(pBlockBytes, eff[pBlockBytes], 1, maxBlockBytes, "one value's bytes"); err != nil {
-		return nil, err
-	}
-	w.blockBytes = int(n)
-	if n, err = parseInt(pBatch, eff[pBatch], 1, maxBatch, "keys per statement"); err != nil {
-		return nil, err
-	}
-	w.batch = int(n)
+func newKV(p setting.Values) (workload.Workload, error) {
+	w := &KV{params: p.Map(), readPercent: p.Int(pReadPercent), blockBytes: int(p.Size(pBlockBytes)),
+		batch: p.Int(pBatch), dist: p.String(pDistribution)}
 	if w.batch*w.blockBytes > maxStatementBytes {
 		return nil, fmt.Errorf("%s %d x %s %d: more than %d bytes in one upsert (MariaDB's default max_allowed_packet is 16 MiB)",
 			pBatch, w.batch, pBlockBytes, w.blockBytes, maxStatementBytes)
 	}
-	switch w.dist = strings.TrimSpace(eff[pDistribution]); w.dist {
-	case distHash, distSequential, distZipfian:
-	default:
-		return nil, fmt.Errorf("%s %q: must be %s, %s or %s", pDistribution, eff[pDistribution], distHash, distSequential, distZipfian)
-	}
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
 	return w, nil
 }
 

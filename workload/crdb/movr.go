@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -49,12 +50,13 @@ const (
 // MovrSpec returns the movr workload's spec. Its defaults are cockroach's:
 // a small data set whose rides and histories grow as the run adds them.
 func MovrSpec() workload.Spec {
-	params := []workload.Param{
-		{Name: pUsers, Default: "50", Doc: "users loaded, spread over the 9 cities (at least 9)"},
-		{Name: pVehicles, Default: "15", Doc: "vehicles loaded, each owned by a user of its city (at least 9)"},
-		{Name: pRides, Default: "500", Doc: "ended rides loaded, each of a user and a vehicle of its city (at least 9)"},
-		{Name: pHistories, Default: "1000", Doc: "location histories loaded, each of a ride of its city (at least 9)"},
-		{Name: pPromoCodes, Default: "1000", Doc: "promo codes loaded (at least 1: apply_promo_code picks one)"},
+	perCity, most := strconv.FormatInt(numCities, 10), strconv.Itoa(movrMaxRows)
+	params := []setting.Setting{
+		{Name: pUsers, Kind: setting.Int, Default: "50", Min: perCity, Max: most, Doc: "users loaded, spread over the 9 cities (one per city at least)"},
+		{Name: pVehicles, Kind: setting.Int, Default: "15", Min: perCity, Max: most, Doc: "vehicles loaded, each owned by a user of its city (one per city at least)"},
+		{Name: pRides, Kind: setting.Int, Default: "500", Min: perCity, Max: most, Doc: "ended rides loaded, each of a user and a vehicle of its city (one per city at least)"},
+		{Name: pHistories, Kind: setting.Int, Default: "1000", Min: perCity, Max: most, Doc: "location histories loaded, each of a ride of its city (one per city at least)"},
+		{Name: pPromoCodes, Kind: setting.Int, Default: "1000", Min: "1", Max: most, Doc: "promo codes loaded (apply_promo_code picks one)"},
 		seedParam,
 	}
 	return workload.Spec{
@@ -64,8 +66,8 @@ func MovrSpec() workload.Spec {
 			"else location updates of the client's active rides then one write (rides started and ended, users, vehicles, promo codes); " +
 			"row counts and references are checked after the run",
 		Params: params,
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newMovr(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newMovr(p), nil
 		},
 	}
 }
@@ -112,32 +114,11 @@ var (
 	_ workload.Verifier = (*Movr)(nil)
 )
 
-func newMovr(params []workload.Param, overrides map[string]string) (*Movr, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Movr{params: eff}
-	for _, p := range []struct {
-		name string
-		dst  *int64
-		min  int64
-		why  string
-	}{
-		{pUsers, &w.users, numCities, "at least one per city"},
-		{pVehicles, &w.vehicles, numCities, "at least one per city"},
-		{pRides, &w.rides, numCities, "at least one per city"},
-		{pHistories, &w.histories, numCities, "at least one per city"},
-		{pPromoCodes, &w.promoCodes, 1, "apply_promo_code picks one"},
-	} {
-		n, err := parseInt(p.name, eff[p.name], p.min, movrMaxRows, p.why)
-		if err != nil {
-			return nil, err
-		}
-		*p.dst = n
-	}
-	var err error
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
-	return w, nil
+func newMovr(p setting.Values) *Movr {
+	w := &Movr{params: p.Map(), users: p.Int64(pUsers), vehicles: p.Int64(pVehicles), rides: p.Int64(pRides),
+		histories: p.Int64(pHistories), promoCodes: p.Int64(pPromoCodes)}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
+	return w
 }
 
 // Ops names movr's operations (movrOps).

@@ -14,7 +14,7 @@ import (
 
 func newMovrTest(t *testing.T, params map[string]string) *Movr {
 	t.Helper()
-	w, err := MovrSpec().New(params)
+	w, err := MovrSpec().Build(params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,18 +27,18 @@ func TestMovrRejects(t *testing.T) {
 		params map[string]string
 		want   []string // substrings of the error
 	}{
-		{"users fewer than cities", map[string]string{pUsers: "8"}, []string{pUsers, `"8"`, "9 to", "one per city"}},
-		{"vehicles 0", map[string]string{pVehicles: "0"}, []string{pVehicles, `"0"`, "one per city"}},
-		{"rides text", map[string]string{pRides: "many"}, []string{pRides, `"many"`}},
-		{"histories negative", map[string]string{pHistories: "-9"}, []string{pHistories, `"-9"`}},
+		{"users fewer than cities", map[string]string{pUsers: "8"}, []string{"num_users 8 is out of range: it must be from 9 to 2147483647"}},
+		{"vehicles 0", map[string]string{pVehicles: "0"}, []string{"num_vehicles 0 is out of range"}},
+		{"rides text", map[string]string{pRides: "many"}, []string{`num_rides "many" is not a whole number`}},
+		{"histories negative", map[string]string{pHistories: "-9"}, []string{"num_histories -9 is out of range"}},
 		{"histories too many", map[string]string{pHistories: "2147483648"}, []string{pHistories, "2147483647"}},
-		{"no promo codes", map[string]string{pPromoCodes: "0"}, []string{pPromoCodes, `"0"`, "apply_promo_code picks one"}},
-		{"seed text", map[string]string{pSeed: "x"}, []string{pSeed, "integer or empty"}},
+		{"no promo codes", map[string]string{pPromoCodes: "0"}, []string{"num_promo_codes 0 is out of range: it must be from 1 to 2147483647"}},
+		{"seed text", map[string]string{pSeed: "x"}, []string{`seed "x" is not a whole number`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := MovrSpec().New(tc.params)
+			_, err := MovrSpec().Build(tc.params)
 			if err == nil {
-				t.Fatalf("New(%v) succeeded, want an error", tc.params)
+				t.Fatalf("Build(%v) succeeded, want an error", tc.params)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

@@ -65,6 +65,12 @@ func (w *Workload) NewClient(id int, s engine.Session) (workload.Client, error) 
 	return &Client{w: w, conn: q.Conn(), d: q.Dialect(), gen: newGenerator()}, nil
 }
 
+// MaxClients is the services: a study or drive asking for more clients is
+// refused before anything starts (workload.ClientLimiter).
+func (w *Workload) MaxClients() (int, string) {
+	return w.services, fmt.Sprintf("a service's messages are taken in order, one at a time, so each client needs a service of its own; raise %s (now %d) or lower clients", pServices, w.services)
+}
+
 // Client carries messages through their steps, one step per Do, on its
 // own connection. It is used by one goroutine; Close may come from
 // another once the run is over.

@@ -37,10 +37,12 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -88,12 +90,12 @@ const (
 
 // Spec returns the messaging workload's spec.
 func Spec() workload.Spec {
-	params := []workload.Param{
-		{Name: pServices, Default: "128", Doc: "inbound interfaces, each a stream of messages taken in order; the clients share them round-robin (clients <= services)"},
-		{Name: pBytes, Default: "2048", Doc: "bytes of each inbound message: HL7 v2 text (MSH, PID, PV1, OBR, OBX..., NTE) from the seed"},
-		{Name: pTransform, Default: "4", Doc: "transformations of each inbound message, one per route"},
-		{Name: pOutbound, Default: "4", Doc: "outbound interfaces each inbound message is sent to, one per route: must equal transforms"},
-		{Name: pSeed, Default: "", Doc: "random seed of the messages' contents, empty = random; set for reproducible runs"},
+	params := []setting.Setting{
+		{Name: pServices, Kind: setting.Int, Default: "128", Min: "1", Max: strconv.Itoa(maxServices), Doc: "inbound interfaces, each a stream of messages taken in order; the clients share them round-robin (clients <= services)"},
+		{Name: pBytes, Kind: setting.Size, Default: "2048", Min: strconv.Itoa(minBytes), Max: strconv.Itoa(maxBytes), Doc: "bytes of each inbound message: HL7 v2 text (MSH, PID, PV1, OBR, OBX..., NTE) from the seed; room for the segments the transforms rewrite, and one packet"},
+		{Name: pTransform, Kind: setting.Int, Default: "4", Min: "1", Max: strconv.Itoa(maxRoutes), Doc: "transformations of each inbound message, one per route"},
+		{Name: pOutbound, Kind: setting.Int, Default: "4", Min: "1", Max: strconv.Itoa(maxRoutes), Doc: "outbound interfaces each inbound message is sent to, one per route: must equal transforms"},
+		{Name: pSeed, Kind: setting.Int, Doc: "random seed of the messages' contents, unset: random; set for reproducible runs"},
 	}
 	return workload.Spec{
 		Name:  Name,
@@ -104,8 +106,8 @@ func Spec() workload.Spec {
 		Params: params,
 		// The seed's figure: inbound messages per second.
 		Metric: &workload.Metric{Name: "msgs/s", Op: OpInbound},
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newWorkload(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newWorkload(p)
 		},
 	}
 }
@@ -154,51 +156,26 @@ func (s *stats) reset() {
 }
 
 var (
-	_ workload.Workload = (*Workload)(nil)
-	_ workload.Verifier = (*Workload)(nil)
+	_ workload.Workload      = (*Workload)(nil)
+	_ workload.Verifier      = (*Workload)(nil)
+	_ workload.ClientLimiter = (*Workload)(nil)
 )
 
-func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{params: eff}
-	n, err := parseInt(pServices, eff[pServices], 1, maxServices, "inbound interfaces")
-	if err != nil {
-		return nil, err
-	}
-	w.services = int(n)
-	if n, err = parseInt(pBytes, eff[pBytes], minBytes, maxBytes, "room for the segments the transforms rewrite, and one packet"); err != nil {
-		return nil, err
-	}
-	w.bytes = int(n)
-	transforms, err := parseInt(pTransform, eff[pTransform], 1, maxRoutes, "routes")
-	if err != nil {
-		return nil, err
-	}
-	outbound, err := parseInt(pOutbound, eff[pOutbound], 1, maxRoutes, "routes")
-	if err != nil {
-		return nil, err
-	}
+func newWorkload(p setting.Values) (*Workload, error) {
+	w := &Workload{params: p.Map(), services: p.Int(pServices), bytes: int(p.Size(pBytes))}
+	transforms, outbound := p.Int(pTransform), p.Int(pOutbound)
 	if transforms != outbound {
 		return nil, fmt.Errorf("%s %d and %s %d: each route transforms the message once and sends it to one outbound interface, so they must be equal",
 			pTransform, transforms, pOutbound, outbound)
 	}
-	w.routes = int(transforms)
-	seed, seeded, err := workload.ParseSeed(pSeed, eff[pSeed])
-	if err != nil {
-		return nil, err
-	}
+	w.routes = transforms
+	seed, seeded := workload.Seed(p, pSeed)
 	w.seed = uint64(seed)
 	if !seeded {
 		w.seed = rand.Uint64()
 	}
 	w.resetServices()
 	return w, nil
-}
-
-// parseInt parses parameter name's value as an integer in [lo, hi]; the
-// error names the parameter, its value and the range, with why.
-func parseInt(name, value string, lo, hi int64, why string) (int64, error) {
-	return workload.ParseInt(name, value, lo, hi, why)
 }
 
 // resetServices puts every service in the idle queue with its sequence at

@@ -11,7 +11,7 @@ import (
 
 func newTest(t *testing.T, overrides map[string]string) *Workload {
 	t.Helper()
-	w, err := Spec().New(overrides)
+	w, err := Spec().Build(overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,34 +29,49 @@ func TestParams(t *testing.T) {
 	if m := Spec().Metric; m == nil || m.Op != OpInbound || m.PerMinute {
 		t.Errorf("Metric = %+v, want inbound messages per second", m)
 	}
-	if got := w.Params(); got[pServices] != "128" || got[pSeed] != "" || len(got) != len(Spec().Params) {
+	if got := w.Params(); got[pServices] != "128" || got[pSeed] != "" || len(got) != len(Spec().Params)-1 {
 		t.Errorf("Params() = %v", got)
 	}
 	w = newTest(t, map[string]string{pTransform: "2", pOutbound: " 2", pServices: "1", pBytes: "1024"})
-	if w.routes != 2 || w.ObjectsPerMessage() != 3 || w.CommitsPerMessage() != 6 || len(w.idle) != 1 {
-		t.Errorf("2 routes, 1 service: %d routes, %d objects, %d commits, %d idle services", w.routes, w.ObjectsPerMessage(), w.CommitsPerMessage(), len(w.idle))
+	if w.routes != 2 || w.ObjectsPerMessage() != 3 || w.CommitsPerMessage() != 6 || len(w.idle) != 1 || w.bytes != 1024 {
+		t.Errorf("2 routes, 1 service: %d routes, %d objects, %d commits, %d idle services, %d bytes", w.routes, w.ObjectsPerMessage(), w.CommitsPerMessage(), len(w.idle), w.bytes)
+	}
+	w = newTest(t, map[string]string{pBytes: "1MiB", pTransform: "32", pOutbound: "32", pSeed: "7"})
+	if w.bytes != maxBytes || w.routes != maxRoutes || w.seed != 7 || w.Params()[pSeed] != "7" {
+		t.Errorf("largest: %d bytes, %d routes, seed %d, params %v", w.bytes, w.routes, w.seed, w.Params())
 	}
 	for _, tc := range []struct {
 		name      string
 		overrides map[string]string
 		want      string
 	}{
-		{"no services", map[string]string{pServices: "0"}, `services "0": must be a whole number from 1 to 100000`},
-		{"services not a number", map[string]string{pServices: "many"}, `services "many": must be a whole number`},
-		{"message too small", map[string]string{pBytes: "512"}, `message_bytes "512": must be a whole number from 1024 to 1048576`},
-		{"message too big", map[string]string{pBytes: "2097152"}, `message_bytes "2097152"`},
-		{"no transforms", map[string]string{pTransform: "0", pOutbound: "0"}, `transforms "0": must be a whole number from 1 to 32`},
-		{"too many routes", map[string]string{pTransform: "33", pOutbound: "33"}, `transforms "33"`},
-		{"outbound not a number", map[string]string{pOutbound: "four"}, `outbound "four"`},
-		{"unequal routes", map[string]string{pTransform: "3"}, "transforms 3 and outbound 4: each route transforms the message once and sends it to one outbound interface, so they must be equal"},
-		{"bad seed", map[string]string{pSeed: "x"}, `seed "x": must be an integer or empty`},
+		{"no services", map[string]string{pServices: "0"}, `workload messaging: services 0 is out of range: it must be from 1 to 100000`},
+		{"too many services", map[string]string{pServices: "100001"}, `services 100001 is out of range: it must be from 1 to 100000`},
+		{"services not a number", map[string]string{pServices: "many"}, `services "many" is not a whole number`},
+		{"message too small", map[string]string{pBytes: "512"}, `message_bytes 512 is out of range: it must be from 1024 to 1048576`},
+		{"message too big", map[string]string{pBytes: "2MiB"}, `message_bytes 2MiB is out of range`},
+		{"message not a size", map[string]string{pBytes: "long"}, `message_bytes "long" is not a size`},
+		{"no transforms", map[string]string{pTransform: "0", pOutbound: "0"}, `outbound 0 is out of range: it must be from 1 to 32`},
+		{"too many routes", map[string]string{pTransform: "33", pOutbound: "32"}, `transforms 33 is out of range: it must be from 1 to 32`},
+		{"outbound not a number", map[string]string{pOutbound: "four"}, `outbound "four" is not a whole number`},
+		{"unequal routes", map[string]string{pTransform: "3"}, "workload messaging: transforms 3 and outbound 4: each route transforms the message once and sends it to one outbound interface, so they must be equal"},
+		{"bad seed", map[string]string{pSeed: "x"}, `seed "x" is not a whole number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Spec().New(tc.overrides)
+			_, err := Spec().Build(tc.overrides)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("New(%v) = %v, want an error with %q", tc.overrides, err, tc.want)
 			}
 		})
+	}
+}
+
+// TestParamsCheck: every declared parameter is a setting that can work.
+func TestParamsCheck(t *testing.T) {
+	for _, p := range Spec().Params {
+		if err := p.Check(); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

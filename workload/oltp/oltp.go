@@ -23,12 +23,14 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -79,29 +81,31 @@ const (
 // declares the options its sysbench script uses; their defaults are
 // sysbench 1.0.20's.
 func Specs() []workload.Spec {
-	common := []workload.Param{
-		{Name: pTables, Default: "1", Doc: "number of tables sbtest1..N (sysbench --tables)"},
-		{Name: pTableSize, Default: "10000", Doc: "rows per table (sysbench --table_size)"},
+	ids, perTrx := strconv.Itoa(maxIDs), strconv.Itoa(maxPerTrx)
+	common := []setting.Setting{
+		{Name: pTables, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxTables), Doc: "number of tables sbtest1..N (sysbench --tables)"},
+		{Name: pTableSize, Kind: setting.Int, Default: "10000", Min: "1", Max: ids, Doc: "rows per table (sysbench --table_size)"},
 	}
-	reads := []workload.Param{
-		{Name: pRangeSize, Default: "100", Doc: "rows in each range SELECT"},
-		{Name: pPointSelects, Default: "10", Doc: "point SELECTs per transaction"},
-		{Name: pSimpleRanges, Default: "1", Doc: "simple range SELECTs per transaction"},
-		{Name: pSumRanges, Default: "1", Doc: "SELECT SUM() ranges per transaction"},
-		{Name: pOrderRanges, Default: "1", Doc: "SELECT ... ORDER BY c ranges per transaction"},
-		{Name: pDistinctRanges, Default: "1", Doc: "SELECT DISTINCT ranges per transaction"},
-		{Name: pRangeSelects, Default: "on", Doc: "on/off: all four kinds of range SELECT"},
+	reads := []setting.Setting{
+		{Name: pRangeSize, Kind: setting.Int, Default: "100", Min: "1", Max: ids, Doc: "rows in each range SELECT"},
+		{Name: pPointSelects, Kind: setting.Int, Default: "10", Min: "0", Max: perTrx, Doc: "point SELECTs per transaction"},
+		{Name: pSimpleRanges, Kind: setting.Int, Default: "1", Min: "0", Max: perTrx, Doc: "simple range SELECTs per transaction"},
+		{Name: pSumRanges, Kind: setting.Int, Default: "1", Min: "0", Max: perTrx, Doc: "SELECT SUM() ranges per transaction"},
+		{Name: pOrderRanges, Kind: setting.Int, Default: "1", Min: "0", Max: perTrx, Doc: "SELECT ... ORDER BY c ranges per transaction"},
+		{Name: pDistinctRanges, Kind: setting.Int, Default: "1", Min: "0", Max: perTrx, Doc: "SELECT DISTINCT ranges per transaction"},
+		{Name: pRangeSelects, Kind: setting.Bool, Default: "on", Doc: "all four kinds of range SELECT (sysbench's on/off)"},
 	}
-	writes := []workload.Param{
-		{Name: pIndexUpdates, Default: "1", Doc: "UPDATEs of the indexed column k per transaction"},
-		{Name: pNonIndexUpdates, Default: "1", Doc: "UPDATEs of the non-indexed column c per transaction"},
-		{Name: pDeleteInserts, Default: "1", Doc: "DELETE + INSERT pairs of one id per transaction"},
-		{Name: pSkipTrx, Default: "off", Doc: "on: no BEGIN/COMMIT, every statement autocommits"},
-		{Name: pRandType, Default: randSpecial, Doc: "id distribution: special (sysbench 1.0's default: 75% of draws on 1% of ids), uniform, gaussian, pareto"},
-		{Name: pSeed, Default: "", Doc: "random seed, empty = random; set for reproducible runs (sysbench --rand-seed)"},
+	writes := []setting.Setting{
+		{Name: pIndexUpdates, Kind: setting.Int, Default: "1", Min: "0", Max: perTrx, Doc: "UPDATEs of the indexed column k per transaction"},
+		{Name: pNonIndexUpdates, Kind: setting.Int, Default: "1", Min: "0", Max: perTrx, Doc: "UPDATEs of the non-indexed column c per transaction"},
+		{Name: pDeleteInserts, Kind: setting.Int, Default: "1", Min: "0", Max: perTrx, Doc: "DELETE + INSERT pairs of one id per transaction"},
+		{Name: pSkipTrx, Kind: setting.Bool, Default: "off", Doc: "no BEGIN/COMMIT: every statement autocommits (sysbench's on/off)"},
+		{Name: pRandType, Kind: setting.Enum, Default: randSpecial, Values: slices.Clone(randTypes),
+			Doc: "id distribution: special (sysbench 1.0's default: 75% of draws on 1% of ids), uniform, gaussian, pareto"},
+		{Name: pSeed, Kind: setting.Int, Doc: "random seed; unset: random; set for reproducible runs (sysbench --rand-seed)"},
 	}
-	rw := concat(common, reads, writes)
-	wo := concat(common, writes)
+	rw := slices.Concat(common, reads, writes)
+	wo := slices.Concat(common, writes)
 	return []workload.Spec{
 		{
 			Name:  ReadWrite,
@@ -109,8 +113,8 @@ func Specs() []workload.Spec {
 			Doc: "sysbench 1.0.20 oltp_read_write: per transaction 10 point SELECTs, 4 range SELECTs (plain, SUM, ORDER BY, DISTINCT), " +
 				"an index and a non-index UPDATE, a DELETE and an INSERT of one id, on sbtest tables",
 			Params: rw,
-			New: func(overrides map[string]string) (workload.Workload, error) {
-				return newWorkload(ReadWrite, rw, overrides)
+			New: func(p setting.Values) (workload.Workload, error) {
+				return newWorkload(ReadWrite, p)
 			},
 		},
 		{
@@ -118,19 +122,11 @@ func Specs() []workload.Spec {
 			Model:  engine.ModelSQL,
 			Doc:    "sysbench 1.0.20 oltp_write_only: per transaction an index and a non-index UPDATE, a DELETE and an INSERT of one id, on sbtest tables",
 			Params: wo,
-			New: func(overrides map[string]string) (workload.Workload, error) {
-				return newWorkload(WriteOnly, wo, overrides)
+			New: func(p setting.Values) (workload.Workload, error) {
+				return newWorkload(WriteOnly, p)
 			},
 		},
 	}
-}
-
-func concat(lists ...[]workload.Param) []workload.Param {
-	var out []workload.Param
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
 }
 
 // Script returns the sysbench script a workload imitates.
@@ -169,74 +165,45 @@ var _ workload.Workload = (*Workload)(nil)
 // maxIDs bounds table_size: ids and k are INTEGER (and uint32 in sysbench).
 const maxIDs = math.MaxInt32
 
-func newWorkload(name string, params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{name: name, params: eff, readWrite: name == ReadWrite}
+// Bounds of tables and of each statement's count per transaction.
+const (
+	maxTables = 100000
+	maxPerTrx = 1000000
+)
+
+func newWorkload(name string, p setting.Values) (*Workload, error) {
+	w := &Workload{name: name, params: p.Map(), readWrite: name == ReadWrite}
 	o := &w.opt
 	ints := []struct {
-		name     string
-		dst      *int64
-		min, max int64
+		name string
+		dst  *int64
 	}{
-		{pTables, &o.tables, 1, 100000},
-		{pTableSize, &o.tableSize, 1, maxIDs},
-		{pRangeSize, &o.rangeSize, 1, maxIDs},
-		{pPointSelects, &o.pointSelects, 0, 1000000},
-		{pSimpleRanges, &o.simpleRanges, 0, 1000000},
-		{pSumRanges, &o.sumRanges, 0, 1000000},
-		{pOrderRanges, &o.orderRanges, 0, 1000000},
-		{pDistinctRanges, &o.distinctRanges, 0, 1000000},
-		{pIndexUpdates, &o.indexUpdates, 0, 1000000},
-		{pNonIndexUpdates, &o.nonIndexUpdates, 0, 1000000},
-		{pDeleteInserts, &o.deleteInserts, 0, 1000000},
+		{pTables, &o.tables}, {pTableSize, &o.tableSize}, {pRangeSize, &o.rangeSize},
+		{pPointSelects, &o.pointSelects}, {pSimpleRanges, &o.simpleRanges}, {pSumRanges, &o.sumRanges},
+		{pOrderRanges, &o.orderRanges}, {pDistinctRanges, &o.distinctRanges},
+		{pIndexUpdates, &o.indexUpdates}, {pNonIndexUpdates, &o.nonIndexUpdates}, {pDeleteInserts, &o.deleteInserts},
 	}
-	for _, p := range ints {
-		v, ok := eff[p.name]
-		if !ok {
-			continue // not an option of this workload
+	for _, i := range ints {
+		if p.Has(i.name) { // else not an option of this workload
+			*i.dst = p.Int64(i.name)
 		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || n < p.min || n > p.max {
-			return nil, fmt.Errorf("%s %q: must be an integer from %d to %d", p.name, v, p.min, p.max)
-		}
-		*p.dst = n
 	}
 	bools := []struct {
 		name string
 		dst  *bool
 	}{{pRangeSelects, &o.rangeSelects}, {pSkipTrx, &o.skipTrx}}
-	for _, p := range bools {
-		v, ok := eff[p.name]
-		if !ok {
-			continue
+	for _, b := range bools {
+		if p.Has(b.name) {
+			*b.dst = p.Bool(b.name)
 		}
-		b, err := parseOnOff(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s %q: %w", p.name, v, err)
-		}
-		*p.dst = b
 	}
-	o.randType = strings.TrimSpace(eff[pRandType])
+	o.randType = p.String(pRandType)
 	var err error
 	if w.dist, err = distributionOf(o.randType); err != nil {
 		return nil, err
 	}
-	if o.seed, o.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
+	o.seed, o.seeded = workload.Seed(p, pSeed)
 	return w, nil
-}
-
-// parseOnOff reads a sysbench boolean: on/off, as sysbench also takes
-// true/false, yes/no and 1/0.
-func parseOnOff(v string) (bool, error) {
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "on", "true", "yes", "1":
-		return true, nil
-	case "off", "false", "no", "0":
-		return false, nil
-	}
-	return false, fmt.Errorf("must be on or off")
 }
 
 func onOff(b bool) string {
@@ -258,14 +225,15 @@ func SysbenchArgs(workloadName string, params map[string]string) ([]string, erro
 	}
 	known := map[string]string{}
 	for k, v := range params {
-		if spec.HasParam(k) {
+		if _, ok := spec.Param(k); ok {
 			known[k] = v
 		}
 	}
-	w, err := newWorkload(workloadName, spec.Params, known)
+	ww, err := spec.Build(known)
 	if err != nil {
 		return nil, err
 	}
+	w := ww.(*Workload)
 	var args []string
 	for _, p := range spec.Params {
 		switch p.Name {

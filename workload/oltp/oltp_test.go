@@ -18,7 +18,7 @@ func newW(t *testing.T, name string, overrides map[string]string) *Workload {
 	if !ok {
 		t.Fatalf("no spec %s", name)
 	}
-	w, err := s.New(overrides)
+	w, err := s.Build(overrides)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestSpecsDefaults(t *testing.T) {
 		"tables": "1", "table_size": "10000", "range_size": "100", "point_selects": "10",
 		"simple_ranges": "1", "sum_ranges": "1", "order_ranges": "1", "distinct_ranges": "1",
 		"index_updates": "1", "non_index_updates": "1", "delete_inserts": "1",
-		"range_selects": "on", "skip_trx": "off", "rand_type": "special", "seed": "",
+		"range_selects": "true", "skip_trx": "false", "rand_type": "special",
 	}
 	got := rw.Params()
 	for k, v := range want {
@@ -65,6 +65,22 @@ func TestSpecsDefaults(t *testing.T) {
 	if u := newW(t, ReadWrite, map[string]string{"range_selects": "off"}).used(); !u[sPoint] || u[sSum] {
 		t.Errorf("range_selects off statements %v", u)
 	}
+	// sysbench's words for booleans, and Go's.
+	for v, want := range map[string]bool{"on": true, "off": false, "yes": true, "no": false, "true": true, "false": false, "1": true, "0": false} {
+		if got := newW(t, WriteOnly, map[string]string{"skip_trx": v}).opt.skipTrx; got != want {
+			t.Errorf("skip_trx %s: %v", v, got)
+		}
+	}
+}
+
+func TestParamsCheck(t *testing.T) {
+	for _, s := range Specs() {
+		for _, p := range s.Params {
+			if err := p.Check(); err != nil {
+				t.Errorf("%s: %v", s.Name, err)
+			}
+		}
+	}
 }
 
 func TestBadParams(t *testing.T) {
@@ -73,15 +89,18 @@ func TestBadParams(t *testing.T) {
 		params map[string]string
 		want   string
 	}{
-		{map[string]string{"tables": "0"}, "tables"},
-		{map[string]string{"table_size": "x"}, "table_size"},
-		{map[string]string{"table_size": "3000000000"}, "table_size"},
-		{map[string]string{"point_selects": "-1"}, "point_selects"},
-		{map[string]string{"skip_trx": "maybe"}, "skip_trx"},
-		{map[string]string{"rand_type": "zipfian"}, "rand_type"},
-		{map[string]string{"seed": "x"}, "seed"},
+		{map[string]string{"tables": "0"}, "tables 0 is out of range: it must be from 1 to 100000"},
+		{map[string]string{"tables": "100001"}, "tables 100001 is out of range"},
+		{map[string]string{"table_size": "x"}, `table_size "x" is not a whole number`},
+		{map[string]string{"table_size": "3000000000"}, "table_size 3000000000 is out of range: it must be from 1 to 2147483647"},
+		{map[string]string{"range_size": "0"}, "range_size 0 is out of range"},
+		{map[string]string{"point_selects": "-1"}, "point_selects -1 is out of range: it must be from 0 to 1000000"},
+		{map[string]string{"delete_inserts": "1000001"}, "delete_inserts 1000001 is out of range"},
+		{map[string]string{"skip_trx": "maybe"}, `skip_trx "maybe" is not true or false`},
+		{map[string]string{"rand_type": "zipfian"}, `rand_type "zipfian" must be uniform, gaussian, special or pareto`},
+		{map[string]string{"seed": "x"}, `seed "x" is not a whole number`},
 	} {
-		if _, err := rw.New(tc.params); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := rw.Build(tc.params); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one naming %s", tc.params, err, tc.want)
 		}
 	}

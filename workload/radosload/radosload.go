@@ -38,15 +38,17 @@ const (
 	Rand  Mode = "rand"  // reads objects written, at random
 )
 
-// maxObjectSize bounds object_size: a RADOS write larger than the OSD's
-// osd_max_write_size (90 MB by default) is refused by the OSD.
-const maxObjectSize = 64 << 20
+// defaultObjects is how many objects seq and rand write before reading
+// when objects is unset (it has no Default, so New can tell it was set).
+const defaultObjects = 2000
 
-// params are the workload's parameters.
-var params = []workload.Param{
-	{Name: "object_size", Default: "4096", Doc: "bytes per object, one op each (rados bench -b); sizes such as 4KiB or 4MiB, up to 64MiB"},
-	{Name: "mode", Default: string(Write), Doc: "write: each op writes a new object; seq: reads the objects written, in order; rand: reads them at random"},
-	{Name: "objects", Default: "2000", Doc: "seq and rand: objects written before the reads (rados bench write --max-objects); a set smaller than the OSD's cache measures the cache"},
+// params are the workload's parameters. object_size is at most 64MiB: a
+// RADOS write larger than the OSD's osd_max_write_size (90 MB by default)
+// is refused by the OSD.
+var params = []setting.Setting{
+	{Name: "object_size", Kind: setting.Size, Default: "4096", Max: "64MiB", Doc: "bytes per object, one op each (rados bench -b); at most what an OSD takes in one write (osd_max_write_size)"},
+	{Name: "mode", Kind: setting.Enum, Default: string(Write), Values: []string{string(Write), string(Seq), string(Rand)}, Doc: "write: each op writes a new object; seq: reads the objects written, in order; rand: reads them at random"},
+	{Name: "objects", Kind: setting.Int, Min: "1", Max: strconv.Itoa(1 << 30), Doc: "seq and rand: objects written before the reads (rados bench write --max-objects); unset: " + strconv.Itoa(defaultObjects) + "; a set smaller than the OSD's cache measures the cache"},
 }
 
 // Spec returns the workload's spec.
@@ -58,8 +60,8 @@ func Spec() workload.Spec {
 		Model:  engine.ModelObjects,
 		Params: params,
 		Driver: Driver,
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return New(overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return New(p)
 		},
 	}
 }
@@ -88,30 +90,17 @@ type Workload struct {
 	params map[string]string
 }
 
-// New checks the overrides and returns the workload.
-func New(overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	size, err := setting.Setting{Name: "object_size", Kind: setting.Size}.Parse(eff["object_size"])
-	if err != nil {
-		return nil, err
+// New returns the workload of checked parameters (see Spec().Build).
+func New(p setting.Values) (*Workload, error) {
+	set := Settings{ObjectSize: p.Size("object_size"), Mode: Mode(p.String("mode")), Objects: defaultObjects}
+	eff := p.Map()
+	if p.Has("objects") {
+		if set.Mode == Write {
+			return nil, fmt.Errorf("objects sizes the write pass before seq and rand read; mode write writes new objects for the whole run: remove objects or set mode: seq or rand")
+		}
+		set.Objects = p.Int64("objects")
 	}
-	n, _ := strconv.ParseInt(size, 10, 64)
-	if n > maxObjectSize {
-		return nil, fmt.Errorf("object_size %q is more than 64MiB, beyond what an OSD takes in one write (osd_max_write_size); write a smaller size", eff["object_size"])
-	}
-	eff["object_size"] = size
-	set := Settings{ObjectSize: n, Mode: Mode(eff["mode"])}
-	switch set.Mode {
-	case Write, Seq, Rand:
-	default:
-		return nil, fmt.Errorf("mode %q is not one of rados bench's; write mode: write, seq or rand", eff["mode"])
-	}
-	if set.Objects, err = workload.ParseInt("objects", eff["objects"], 1, 1<<30, ""); err != nil {
-		return nil, err
-	}
-	if _, given := overrides["objects"]; given && set.Mode == Write {
-		return nil, fmt.Errorf("objects sizes the write pass before seq and rand read; mode write writes new objects for the whole run: remove objects or set mode: seq or rand")
-	}
+	eff["objects"] = strconv.FormatInt(set.Objects, 10)
 	return &Workload{set: set, params: eff}, nil
 }
 

@@ -21,21 +21,27 @@ func TestNew(t *testing.T) {
 		{"defaults", nil, Settings{ObjectSize: 4096, Mode: Write, Objects: 2000}, []string{"write"}, ""},
 		{"size with a unit", map[string]string{"object_size": "4MiB", "mode": "rand"}, Settings{ObjectSize: 4 << 20, Mode: Rand, Objects: 2000}, []string{"read"}, ""},
 		{"seq with objects", map[string]string{"mode": "seq", "objects": "500"}, Settings{ObjectSize: 4096, Mode: Seq, Objects: 500}, []string{"read"}, ""},
+		{"largest size", map[string]string{"object_size": "64MiB", "mode": "seq"}, Settings{ObjectSize: 64 << 20, Mode: Seq, Objects: 2000}, []string{"read"}, ""},
 		{"bad mode", map[string]string{"mode": "read"}, Settings{}, nil,
-			`mode "read" is not one of rados bench's; write mode: write, seq or rand`},
+			`workload rados: mode "read" must be write, seq or rand`},
 		{"not a size", map[string]string{"object_size": "big"}, Settings{}, nil,
-			`option object_size "big" is not a size; write a byte count such as 64MiB, 512KiB or 1GB`},
+			`workload rados: object_size "big" is not a size; write e.g. object_size: 4096`},
 		{"zero size", map[string]string{"object_size": "0"}, Settings{}, nil,
-			`option object_size must be more than 0 bytes, got "0"; write e.g. object_size: 64MiB`},
+			`workload rados: object_size 0 is out of range: it must be from 1B to 64MiB; write e.g. object_size: 4096`},
 		{"too large", map[string]string{"object_size": "128MiB"}, Settings{}, nil,
-			`object_size "128MiB" is more than 64MiB, beyond what an OSD takes in one write (osd_max_write_size); write a smaller size`},
+			`workload rados: object_size 128MiB is out of range: it must be from 1B to 64MiB; write e.g. object_size: 4096`},
 		{"objects with write", map[string]string{"objects": "100"}, Settings{}, nil,
-			"objects sizes the write pass before seq and rand read; mode write writes new objects for the whole run: remove objects or set mode: seq or rand"},
+			"workload rados: objects sizes the write pass before seq and rand read; mode write writes new objects for the whole run: remove objects or set mode: seq or rand"},
 		{"objects zero", map[string]string{"mode": "rand", "objects": "0"}, Settings{}, nil,
-			`objects "0": must be a whole number from 1 to 1073741824`},
+			`workload rados: objects 0 is out of range: it must be from 1 to 1073741824; write e.g. objects: 1`},
+		{"objects too many", map[string]string{"mode": "rand", "objects": "1073741825"}, Settings{}, nil,
+			`workload rados: objects 1073741825 is out of range: it must be from 1 to 1073741824; write e.g. objects: 1`},
+		{"objects not a number", map[string]string{"mode": "seq", "objects": "lots"}, Settings{}, nil,
+			`workload rados: objects "lots" is not a whole number; write e.g. objects: 1`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			w, err := New(c.overrides)
+			ww, err := Spec().Build(c.overrides)
+			w, _ := ww.(*Workload)
 			if c.err != "" {
 				if err == nil || err.Error() != c.err {
 					t.Fatalf("New: %v\nwant %s", err, c.err)
@@ -51,6 +57,9 @@ func TestNew(t *testing.T) {
 			if got := w.Params()["object_size"]; got == "" || got != itoa(c.want.ObjectSize) {
 				t.Errorf("params object_size = %q, want %d bytes", got, c.want.ObjectSize)
 			}
+			if got := w.Params()["objects"]; got != itoa(c.want.Objects) {
+				t.Errorf("params objects = %q, want %d", got, c.want.Objects)
+			}
 		})
 	}
 }
@@ -60,7 +69,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // TestNoClientsOfItsOwn: tierbench's driver cannot run it, and an engine
 // that is not an object store is refused at the load.
 func TestNoClientsOfItsOwn(t *testing.T) {
-	w, err := New(nil)
+	w, err := Spec().Build(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,5 +81,14 @@ func TestNoClientsOfItsOwn(t *testing.T) {
 	}
 	if s := Spec(); s.Driver != Driver || s.Model != engine.ModelObjects {
 		t.Errorf("spec driver %q model %q", s.Driver, s.Model)
+	}
+}
+
+// TestParamsCheck: every declared parameter is a setting that can work.
+func TestParamsCheck(t *testing.T) {
+	for _, p := range Spec().Params {
+		if err := p.Check(); err != nil {
+			t.Error(err)
+		}
 	}
 }

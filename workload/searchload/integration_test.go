@@ -40,7 +40,7 @@ func newClients(t *testing.T, w workload.Workload, db engine.DB, n int) []worklo
 
 func newLoaded(t *testing.T, name string, db engine.DB, params map[string]string) *Workload {
 	t.Helper()
-	w, err := specs()[name].New(params)
+	w, err := specs()[name].Build(params)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,11 +15,13 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -71,29 +73,29 @@ var docsPerSecond = &workload.Metric{Name: "docs/s", Op: OpBulk, PerOpParam: pBu
 
 // Specs returns the three workloads' specs.
 func Specs() []workload.Spec {
-	bulkSize := workload.Param{Name: pBulkSize, Default: "1000", Doc: "documents per bulk request (one op of a client)"}
-	docs := workload.Param{Name: pDocs, Default: "10000", Doc: "documents indexed by the load phase, before the measured window (raise it for an index larger than the page cache)"}
-	seed := workload.Param{Name: pSeed, Default: "", Doc: "seed of the events and the clients' choices; empty: random"}
-	ingest := []workload.Param{bulkSize, seed}
+	bulkSize := setting.Setting{Name: pBulkSize, Kind: setting.Int, Default: "1000", Min: "1", Max: strconv.Itoa(maxBulkSize), Doc: "documents per bulk request (one op of a client)"}
+	docs := setting.Setting{Name: pDocs, Kind: setting.Int, Default: "10000", Min: "1", Max: strconv.Itoa(maxDocs), Doc: "documents indexed by the load phase, before the measured window (raise it for an index larger than the page cache)"}
+	seed := setting.Setting{Name: pSeed, Kind: setting.Int, Doc: "seed of the events and the clients' choices; unset: random"}
+	ingest := []setting.Setting{bulkSize, seed}
 	loadBulkSize := bulkSize
 	loadBulkSize.Doc = "documents per bulk request of the load phase"
-	search := []workload.Param{docs, loadBulkSize, seed}
-	mixed := []workload.Param{docs, bulkSize,
-		{Name: pSearchPercent, Default: "50", Doc: "percent of ops that are queries (0-100); the others are bulks"}, seed}
+	search := []setting.Setting{docs, loadBulkSize, seed}
+	mixed := []setting.Setting{docs, bulkSize,
+		{Name: pSearchPercent, Kind: setting.Percent, Default: "50", Doc: "percent of ops that are queries; the others are bulks"}, seed}
 	return []workload.Spec{
 		{
 			Name:   Ingest,
 			Model:  engine.ModelSearch,
 			Doc:    "bulk indexing of generated web access-log events shaped like Rally's eventdata (about 750 bytes, 23 fields each) into a fresh index; figure: docs/s, bulk service time",
 			Params: ingest, Metric: docsPerSecond,
-			New: func(o map[string]string) (workload.Workload, error) { return newWorkload(Ingest, ingest, o) },
+			New: func(p setting.Values) (workload.Workload, error) { return newWorkload(Ingest, p), nil },
 		},
 		{
 			Name:   Search,
 			Model:  engine.ModelSearch,
 			Doc:    "loads docs eventdata events, then clients query them in a fixed mix, one of each in turn: term (country, 10 hits), range (a time window, 10 hits), date_histogram and terms_agg (top URLs) over a window; figure: ops/s (each op a query), service time per query type",
 			Params: search,
-			New:    func(o map[string]string) (workload.Workload, error) { return newWorkload(Search, search, o) },
+			New:    func(p setting.Values) (workload.Workload, error) { return newWorkload(Search, p), nil },
 		},
 		{
 			Name:  IngestSearch,
@@ -101,7 +103,7 @@ func Specs() []workload.Spec {
 			Doc: "the seed's ingest plus search: loads docs events, then each op of a client is a query (search_percent) or a bulk, so indexing and querying run at once, as Rally's combined-indexing-and-querying; " +
 				"figure: docs/s of the bulks, each query type's rate and service time beside it",
 			Params: mixed, Metric: docsPerSecond,
-			New: func(o map[string]string) (workload.Workload, error) { return newWorkload(IngestSearch, mixed, o) },
+			New: func(p setting.Values) (workload.Workload, error) { return newWorkload(IngestSearch, p), nil },
 		},
 	}
 }
@@ -132,41 +134,23 @@ var (
 	_ workload.Verifier = (*Workload)(nil)
 )
 
-func newWorkload(name string, params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{name: name, params: eff}
-	n, err := parseInt(pBulkSize, eff[pBulkSize], 1, maxBulkSize)
-	if err != nil {
-		return nil, err
-	}
-	w.bulkSize = int(n)
+func newWorkload(name string, p setting.Values) *Workload {
+	w := &Workload{name: name, params: p.Map(), bulkSize: p.Int(pBulkSize)}
 	switch name {
 	case Search:
 		w.searchPercent = 100
 	case IngestSearch:
-		if n, err = parseInt(pSearchPercent, eff[pSearchPercent], 0, 100); err != nil {
-			return nil, err
-		}
-		w.searchPercent = int(n)
+		w.searchPercent = p.Int(pSearchPercent)
 	}
 	if name != Ingest {
-		if w.docs, err = parseInt(pDocs, eff[pDocs], 1, maxDocs); err != nil {
-			return nil, err
-		}
+		w.docs = p.Int64(pDocs)
 	}
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
 	w.eventSeed = uint64(w.seed)
 	if !w.seeded {
 		w.eventSeed = rand.Uint64()
 	}
-	return w, nil
-}
-
-// parseInt parses parameter name's value within [lo, hi].
-func parseInt(name, value string, lo, hi int64) (int64, error) {
-	return workload.ParseInt(name, value, lo, hi, "")
+	return w
 }
 
 // Ops names the workload's operations: the bulk, the query types, or both.

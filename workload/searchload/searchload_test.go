@@ -16,6 +16,11 @@ func specs() map[string]workload.Spec {
 	return out
 }
 
+func hasParam(s workload.Spec, name string) bool {
+	_, ok := s.Param(name)
+	return ok
+}
+
 func TestSpecs(t *testing.T) {
 	sp := specs()
 	for _, tc := range []struct {
@@ -38,7 +43,7 @@ func TestSpecs(t *testing.T) {
 			if got := s.ParamNames(); !slices.Equal(got, tc.params) {
 				t.Errorf("params %v, want %v", got, tc.params)
 			}
-			w, err := s.New(nil)
+			w, err := s.Build(nil)
 			if err != nil {
 				t.Fatalf("defaults: %v", err)
 			}
@@ -60,7 +65,7 @@ func TestSpecs(t *testing.T) {
 				t.Errorf("metric %+v", s.Metric)
 			}
 			if s.Metric != nil {
-				if s.Metric.Name != "docs/s" || s.Metric.Op != OpBulk || !s.HasParam(s.Metric.PerOpParam) {
+				if s.Metric.Name != "docs/s" || s.Metric.Op != OpBulk || !hasParam(s, s.Metric.PerOpParam) {
 					t.Errorf("metric %+v", s.Metric)
 				}
 				if got := s.Metric.PerOp(w.Params()); got != 1000 {
@@ -79,28 +84,46 @@ func TestParams(t *testing.T) {
 		wantErr   string // "" for none
 	}{
 		{"bulk_size", Ingest, map[string]string{"bulk_size": "5000"}, ""},
+		{"bulk_size at its largest", Ingest, map[string]string{"bulk_size": "50000"}, ""},
 		{"search_percent 0: bulks only", IngestSearch, map[string]string{"search_percent": "0"}, ""},
+		{"search_percent with its sign", IngestSearch, map[string]string{"search_percent": "100%"}, ""},
 		{"seeded", Search, map[string]string{"seed": "42", "docs": "10"}, ""},
-		{"sad: bulk_size 0", Ingest, map[string]string{"bulk_size": "0"}, "bulk_size \"0\": must be a whole number from 1 to 50000"},
-		{"sad: bulk_size too large", Search, map[string]string{"bulk_size": "100000"}, "bulk_size"},
-		{"sad: bulk_size not a number", Ingest, map[string]string{"bulk_size": "1k"}, "bulk_size"},
-		{"sad: docs 0", Search, map[string]string{"docs": "0"}, "docs \"0\": must be a whole number from 1"},
-		{"sad: search_percent 101", IngestSearch, map[string]string{"search_percent": "101"}, "search_percent"},
-		{"sad: seed", Ingest, map[string]string{"seed": "x"}, "seed \"x\""},
+		{"seed empty: random", Search, map[string]string{"seed": ""}, ""},
+		{"sad: bulk_size 0", Ingest, map[string]string{"bulk_size": "0"}, "workload ingest: bulk_size 0 is out of range: it must be from 1 to 50000"},
+		{"sad: bulk_size too large", Search, map[string]string{"bulk_size": "100000"}, "workload search: bulk_size 100000 is out of range: it must be from 1 to 50000"},
+		{"sad: bulk_size not a number", Ingest, map[string]string{"bulk_size": "1k"}, "bulk_size \"1k\" is not a whole number"},
+		{"sad: docs 0", Search, map[string]string{"docs": "0"}, "docs 0 is out of range: it must be from 1 to 1000000000"},
+		{"sad: docs too many", IngestSearch, map[string]string{"docs": "1000000001"}, "docs 1000000001 is out of range"},
+		{"sad: docs on ingest", Ingest, map[string]string{"docs": "10"}, "workload ingest has no setting \"docs\""},
+		{"sad: search_percent 101", IngestSearch, map[string]string{"search_percent": "101"}, "search_percent 101 is out of range: it must be from 0 to 100%"},
+		{"sad: search_percent a fraction", IngestSearch, map[string]string{"search_percent": "0.5"}, "search_percent \"0.5\" is not a whole percentage"},
+		{"sad: seed", Ingest, map[string]string{"seed": "x"}, "seed \"x\" is not a whole number"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := specs()[tc.workload].New(tc.overrides)
+			_, err := specs()[tc.workload].Build(tc.overrides)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Errorf("New(%v) = %v, want error %q", tc.overrides, err, tc.wantErr)
+				t.Errorf("Build(%v) = %v, want error %q", tc.overrides, err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestParamsCheck: every declared parameter of each workload is a
+// setting that can work.
+func TestParamsCheck(t *testing.T) {
+	for _, s := range Specs() {
+		for _, p := range s.Params {
+			if err := p.Check(); err != nil {
+				t.Errorf("%s: %v", s.Name, err)
+			}
+		}
 	}
 }
 
 // TestSeedRepeats checks a seed fixes the events, and no seed picks one.
 func TestSeedRepeats(t *testing.T) {
 	events := func(o map[string]string) string {
-		w, err := specs()[Ingest].New(o)
+		w, err := specs()[Ingest].Build(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +142,7 @@ func TestSeedRepeats(t *testing.T) {
 // a tenth of them wide, for any number of events.
 func TestWindow(t *testing.T) {
 	for _, claimed := range []int64{0, 1, 50, 100, 1000, 100000} {
-		w, err := specs()[Search].New(map[string]string{"seed": "1"})
+		w, err := specs()[Search].Build(map[string]string{"seed": "1"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,13 +16,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/postgres/pgwire"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -72,17 +72,18 @@ const (
 
 // Spec returns the tpcb workload's spec.
 func Spec() workload.Spec {
-	params := []workload.Param{
-		{Name: pScale, Default: "1", Doc: "pgbench scale: 1 branch, 10 tellers, 100000 accounts each"},
-		{Name: pSeed, Default: "", Doc: "random seed, empty = random; set for reproducible runs"},
+	params := []setting.Setting{
+		// At most maxScale: teller ids are 32-bit, as in pgbench.
+		{Name: pScale, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxScale), Doc: "pgbench scale (-s): 1 branch, 10 tellers, 100000 accounts each"},
+		{Name: pSeed, Kind: setting.Int, Doc: "random seed, unset: random; set for reproducible runs"},
 	}
 	return workload.Spec{
 		Name:   "tpcb",
 		Model:  engine.ModelSQL,
 		Doc:    "TPC-B-like (pgbench's default script): per transaction, update an account, select its balance, update its teller and branch, insert a history row",
 		Params: params,
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newWorkload(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newWorkload(p), nil
 		},
 	}
 }
@@ -97,21 +98,10 @@ type Workload struct {
 
 var _ workload.Workload = (*Workload)(nil)
 
-func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{params: eff}
-	s, err := strconv.ParseInt(strings.TrimSpace(eff[pScale]), 10, 64)
-	if err != nil || s < 1 {
-		return nil, fmt.Errorf("%s %q: must be a positive integer (pgbench's -s: 1 branch, 10 tellers, 100000 accounts each)", pScale, eff[pScale])
-	}
-	if s > maxScale {
-		return nil, fmt.Errorf("%s %q: must be at most %d (teller ids are 32-bit, as in pgbench)", pScale, eff[pScale], maxScale)
-	}
-	w.scale = s
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
-	return w, nil
+func newWorkload(p setting.Values) *Workload {
+	w := &Workload{params: p.Map(), scale: p.Int64(pScale)}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
+	return w
 }
 
 // Ops names the single operation: one whole transaction.

@@ -12,9 +12,9 @@ import (
 
 func newW(t testing.TB, params map[string]string) *Workload {
 	t.Helper()
-	w, err := Spec().New(params)
+	w, err := Spec().Build(params)
 	if err != nil {
-		t.Fatalf("New(%v): %v", params, err)
+		t.Fatalf("Build(%v): %v", params, err)
 	}
 	return w.(*Workload)
 }
@@ -28,9 +28,14 @@ func TestSpec(t *testing.T) {
 	if got := w.Ops(); !slices.Equal(got, []string{"tpcb"}) {
 		t.Errorf("Ops() = %v, want [tpcb]", got)
 	}
+	for _, p := range s.Params {
+		if err := p.Check(); err != nil {
+			t.Error(err)
+		}
+	}
 	p := w.Params()
-	if !slices.Equal(slices.Sorted(maps.Keys(p)), s.ParamNames()) {
-		t.Errorf("Params() keys %v, want %v", slices.Sorted(maps.Keys(p)), s.ParamNames())
+	if want := []string{pScale}; !slices.Equal(slices.Sorted(maps.Keys(p)), want) {
+		t.Errorf("Params() keys %v, want %v (the seed is unset)", slices.Sorted(maps.Keys(p)), want)
 	}
 	if p[pScale] != "1" || p[pSeed] != "" {
 		t.Errorf("defaults %v, want scale 1 and no seed", p)
@@ -43,8 +48,8 @@ func TestSpec(t *testing.T) {
 	if w.Scale() != 7 || w.accounts() != 700000 || w.tellers() != 70 || w.branches() != 7 || !w.seeded || w.seed != 42 {
 		t.Errorf("scale 7 seed 42: %+v", w)
 	}
-	if p := w.Params(); p[pScale] != " 7 " {
-		t.Errorf("Params() records %q, want the value as given", p[pScale])
+	if p := w.Params(); p[pScale] != "7" || p[pSeed] != "42" {
+		t.Errorf("Params() records %v, want scale 7 and seed 42 in normal form", p)
 	}
 	if w := newW(t, map[string]string{pScale: strconv.Itoa(maxScale)}); w.Scale() != maxScale {
 		t.Errorf("largest scale not accepted")
@@ -57,20 +62,20 @@ func TestNewRejects(t *testing.T) {
 		params map[string]string
 		want   []string // substrings of the error
 	}{
-		{"scale zero", map[string]string{pScale: "0"}, []string{pScale, `"0"`, "positive integer"}},
-		{"scale negative", map[string]string{pScale: "-3"}, []string{pScale, `"-3"`, "positive integer"}},
-		{"scale empty", map[string]string{pScale: ""}, []string{pScale, `""`}},
-		{"scale fractional", map[string]string{pScale: "1.5"}, []string{pScale, `"1.5"`}},
-		{"scale text", map[string]string{pScale: "big"}, []string{pScale, `"big"`, "pgbench"}},
-		{"scale overflows teller ids", map[string]string{pScale: strconv.Itoa(maxScale + 1)}, []string{pScale, "at most", "32-bit"}},
+		{"scale zero", map[string]string{pScale: "0"}, []string{"scale 0 is out of range: it must be from 1 to 214748364"}},
+		{"scale negative", map[string]string{pScale: "-3"}, []string{"scale -3 is out of range"}},
+		{"scale empty", map[string]string{pScale: ""}, []string{`scale "" is not a whole number`}},
+		{"scale fractional", map[string]string{pScale: "1.5"}, []string{`scale "1.5" is not a whole number`}},
+		{"scale text", map[string]string{pScale: "big"}, []string{`scale "big" is not a whole number`}},
+		{"scale overflows teller ids", map[string]string{pScale: strconv.Itoa(maxScale + 1)}, []string{"scale 214748365 is out of range: it must be from 1 to 214748364"}},
 		{"scale beyond int64", map[string]string{pScale: "99999999999999999999"}, []string{pScale}},
-		{"seed text", map[string]string{pSeed: "abc"}, []string{pSeed, `"abc"`, "integer or empty"}},
-		{"seed float", map[string]string{pSeed: "1.0"}, []string{pSeed, `"1.0"`}},
+		{"seed text", map[string]string{pSeed: "abc"}, []string{`seed "abc" is not a whole number`}},
+		{"seed float", map[string]string{pSeed: "1.0"}, []string{`seed "1.0"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Spec().New(tc.params)
+			_, err := Spec().Build(tc.params)
 			if err == nil {
-				t.Fatalf("New(%v) succeeded, want an error", tc.params)
+				t.Fatalf("Build(%v) succeeded, want an error", tc.params)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

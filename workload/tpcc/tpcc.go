@@ -21,11 +21,11 @@ import (
 	"maps"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -76,14 +76,16 @@ const (
 
 // Spec returns the tpcc workload's spec.
 func Spec() workload.Spec {
-	params := []workload.Param{
-		{Name: pWarehouses, Default: "1", Doc: "warehouses: 10 districts, 30,000 customers, 100,000 stock rows each (about 100 MB)"},
-		{Name: pKeying, Default: "false", Doc: "true: the specification's keying and think times around each transaction (latencies then include them)"},
-		{Name: pCLastLoad, Default: "157", Doc: "NURand C of C_LAST at load (0-255)"},
-		{Name: pCLastRun, Default: "223", Doc: "NURand C of C_LAST at run time: 65-119 from the load's, not 96 or 112 (clause 2.1.6.1)"},
-		{Name: pCID, Default: "259", Doc: "NURand C of C_ID at run time (0-1023; the load draws no C_ID)"},
-		{Name: pOLIID, Default: "7911", Doc: "NURand C of OL_I_ID at run time (0-8191; the load draws items uniformly)"},
-		{Name: pSeed, Default: "", Doc: "random seed, empty = random; set for reproducible runs"},
+	params := []setting.Setting{
+		{Name: pWarehouses, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxWarehouses),
+			Doc: "warehouses: 10 districts, 30,000 customers, 100,000 stock rows each (about 100 MB)"},
+		{Name: pKeying, Kind: setting.Bool, Default: "false", Doc: "true: the specification's keying and think times around each transaction (latencies then include them)"},
+		{Name: pCLastLoad, Kind: setting.Int, Default: "157", Min: "0", Max: strconv.Itoa(aCLast), Doc: "NURand C of C_LAST at load"},
+		{Name: pCLastRun, Kind: setting.Int, Default: "223", Min: "0", Max: strconv.Itoa(aCLast),
+			Doc: "NURand C of C_LAST at run time: 65-119 from c_last_load's, not 96 or 112 (clause 2.1.6.1)"},
+		{Name: pCID, Kind: setting.Int, Default: "259", Min: "0", Max: strconv.Itoa(aCID), Doc: "NURand C of C_ID at run time (the load draws no C_ID)"},
+		{Name: pOLIID, Kind: setting.Int, Default: "7911", Min: "0", Max: strconv.Itoa(aOLIID), Doc: "NURand C of OL_I_ID at run time (the load draws items uniformly)"},
+		{Name: pSeed, Kind: setting.Int, Doc: "random seed; unset: random; set for reproducible runs"},
 	}
 	return workload.Spec{
 		Name:  "tpcc",
@@ -92,8 +94,8 @@ func Spec() workload.Spec {
 			"order_status, delivery, stock_level 1/23 each); new_order throughput is tpmC; consistency conditions 1-4 checked after the run",
 		Params: params,
 		Metric: &workload.Metric{Name: "tpmC", Op: OpNewOrder, PerMinute: true},
-		New: func(overrides map[string]string) (workload.Workload, error) {
-			return newWorkload(params, overrides)
+		New: func(p setting.Values) (workload.Workload, error) {
+			return newWorkload(p)
 		},
 	}
 }
@@ -135,46 +137,15 @@ var (
 	_ workload.Verifier = (*Workload)(nil)
 )
 
-func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	w := &Workload{params: eff, items: specItems, customers: specCustomers}
-	intParam := func(name string, lo, hi int64, why string) (int64, error) {
-		v, err := strconv.ParseInt(strings.TrimSpace(eff[name]), 10, 64)
-		if err != nil || v < lo || v > hi {
-			return 0, fmt.Errorf("%s %q: must be an integer in [%d, %d] (%s)", name, eff[name], lo, hi, why)
-		}
-		return v, nil
-	}
-	var err error
-	if w.warehouses, err = intParam(pWarehouses, 1, maxWarehouses, "TPC-C needs at least one warehouse"); err != nil {
-		return nil, err
-	}
-	switch strings.TrimSpace(eff[pKeying]) {
-	case "true":
-		w.keying = true
-	case "false", "":
-	default:
-		return nil, fmt.Errorf("%s %q: must be true or false", pKeying, eff[pKeying])
-	}
-	if w.cLastLoad, err = intParam(pCLastLoad, 0, aCLast, "NURand's A for C_LAST"); err != nil {
-		return nil, err
-	}
-	if w.cLastRun, err = intParam(pCLastRun, 0, aCLast, "NURand's A for C_LAST"); err != nil {
-		return nil, err
-	}
+func newWorkload(p setting.Values) (*Workload, error) {
+	w := &Workload{params: p.Map(), items: specItems, customers: specCustomers,
+		warehouses: p.Int64(pWarehouses), keying: p.Bool(pKeying),
+		cLastLoad: p.Int64(pCLastLoad), cLastRun: p.Int64(pCLastRun), cID: p.Int64(pCID), cOLIID: p.Int64(pOLIID)}
 	if !validCLastDelta(w.cLastLoad, w.cLastRun) {
 		return nil, fmt.Errorf("%s %d and %s %d: their distance must be in [65, 119] and not 96 or 112 (TPC-C clause 2.1.6.1)",
 			pCLastLoad, w.cLastLoad, pCLastRun, w.cLastRun)
 	}
-	if w.cID, err = intParam(pCID, 0, aCID, "NURand's A for C_ID"); err != nil {
-		return nil, err
-	}
-	if w.cOLIID, err = intParam(pOLIID, 0, aOLIID, "NURand's A for OL_I_ID"); err != nil {
-		return nil, err
-	}
-	if w.seed, w.seeded, err = workload.ParseSeed(pSeed, eff[pSeed]); err != nil {
-		return nil, err
-	}
+	w.seed, w.seeded = workload.Seed(p, pSeed)
 	return w, nil
 }
 

@@ -21,7 +21,7 @@ func ycsbA(t testing.TB, records int) workload.Workload {
 	t.Helper()
 	for _, s := range ycsb.Specs() {
 		if s.Name == "ycsb-a" {
-			w, err := s.New(map[string]string{"records": strconv.Itoa(records), "seed": "1"})
+			w, err := s.Build(map[string]string{"records": strconv.Itoa(records), "seed": "1"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,7 +40,7 @@ func BenchmarkWholePath(b *testing.B) {
 			var ops int64
 			var elapsed time.Duration
 			for i := 0; i < b.N; i++ {
-				w, err := s.New(map[string]string{pRecords: "100000"})
+				w, err := s.Build(map[string]string{pRecords: "100000"})
 				if err != nil {
 					b.Fatal(err)
 				}

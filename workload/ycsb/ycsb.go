@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -80,31 +81,32 @@ var letters = []letter{
 func Specs() []workload.Spec {
 	out := make([]workload.Spec, len(letters))
 	for i, l := range letters {
-		params := []workload.Param{
-			{Name: pRecords, Default: "1000", Doc: "records loaded before the run (recordcount)"},
-			{Name: pOperationCount, Default: "0", Doc: "expected operations, 0 = time bound; sizes the zipfian key space for inserts"},
-			{Name: pFieldCount, Default: "10", Doc: "fields per record"},
-			{Name: pFieldLength, Default: "100", Doc: "bytes per field"},
-			{Name: pRead, Default: l.read, Doc: "share of reads"},
-			{Name: pUpdate, Default: l.update, Doc: "share of updates"},
-			{Name: pInsert, Default: l.insert, Doc: "share of inserts"},
-			{Name: pScan, Default: l.scan, Doc: "share of scans"},
-			{Name: pRMW, Default: l.rmw, Doc: "share of read-modify-writes"},
-			{Name: pRequestDist, Default: l.dist, Doc: "key distribution: zipfian, uniform or latest"},
-			{Name: pZipfConst, Default: strconv.FormatFloat(DefaultZipfianConstant, 'g', -1, 64), Doc: "zipfian skew theta, 0 < theta < 1"},
-			{Name: pMaxScan, Default: "100", Doc: "longest scan, in records"},
-			{Name: pScanLenDist, Default: distUniform, Doc: "scan length distribution: uniform or zipfian"},
-			{Name: pInsertOrder, Default: orderHashed, Doc: "key order: hashed or ordered"},
-			{Name: pWriteAll, Default: "false", Doc: "updates write all fields instead of one"},
-			{Name: pSeed, Default: "", Doc: "random seed, empty = random; set for reproducible runs"},
+		params := []setting.Setting{
+			{Name: pRecords, Kind: setting.Int, Default: "1000", Min: "1", Doc: "records loaded before the run (recordcount)"},
+			{Name: pOperationCount, Kind: setting.Int, Default: "0", Min: "0", Doc: "expected operations, 0 = time bound; sizes the zipfian key space for inserts"},
+			{Name: pFieldCount, Kind: setting.Int, Default: "10", Min: "1", Max: strconv.Itoa(math.MaxInt32), Doc: "fields per record"},
+			{Name: pFieldLength, Kind: setting.Size, Default: "100", Min: "1", Max: strconv.Itoa(math.MaxInt32), Doc: "bytes per field"},
+			{Name: pRead, Kind: setting.Ratio, Default: l.read, Doc: "share of reads"},
+			{Name: pUpdate, Kind: setting.Ratio, Default: l.update, Doc: "share of updates"},
+			{Name: pInsert, Kind: setting.Ratio, Default: l.insert, Doc: "share of inserts"},
+			{Name: pScan, Kind: setting.Ratio, Default: l.scan, Doc: "share of scans"},
+			{Name: pRMW, Kind: setting.Ratio, Default: l.rmw, Doc: "share of read-modify-writes"},
+			{Name: pRequestDist, Kind: setting.Enum, Default: l.dist, Values: []string{distZipfian, distUniform, distLatest}, Doc: "key distribution"},
+			{Name: pZipfConst, Kind: setting.Float, Default: strconv.FormatFloat(DefaultZipfianConstant, 'g', -1, 64), Min: "0", Max: "1",
+				Doc: "zipfian skew theta; 0 and 1 themselves are refused"},
+			{Name: pMaxScan, Kind: setting.Int, Default: "100", Min: "1", Doc: "longest scan, in records"},
+			{Name: pScanLenDist, Kind: setting.Enum, Default: distUniform, Values: []string{distUniform, distZipfian}, Doc: "scan length distribution"},
+			{Name: pInsertOrder, Kind: setting.Enum, Default: orderHashed, Values: []string{orderHashed, orderOrdrd}, Doc: "key order"},
+			{Name: pWriteAll, Kind: setting.Bool, Default: "false", Doc: "updates write all fields instead of one"},
+			{Name: pSeed, Kind: setting.Int, Doc: "random seed, unset: random; set for reproducible runs"},
 		}
 		out[i] = workload.Spec{
 			Name:   l.name,
 			Model:  engine.ModelRecords,
 			Doc:    l.doc,
 			Params: params,
-			New: func(overrides map[string]string) (workload.Workload, error) {
-				return newWorkload(params, overrides)
+			New: func(p setting.Values) (workload.Workload, error) {
+				return newWorkload(p)
 			},
 		}
 	}
@@ -169,13 +171,12 @@ type Workload struct {
 	scanZeta float64
 }
 
-func newWorkload(params []workload.Param, overrides map[string]string) (*Workload, error) {
-	eff := workload.Effective(params, overrides)
-	cfg, err := parse(eff)
+func newWorkload(p setting.Values) (*Workload, error) {
+	cfg, err := parse(p)
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{cfg: cfg, params: eff}
+	w := &Workload{cfg: cfg, params: p.Map()}
 	for k := kindRead; k <= kindRMW; k++ {
 		if p := cfg.props[k]; p > 0 {
 			w.total += p
@@ -204,59 +205,31 @@ func (w *Workload) resetInserts() {
 	}
 }
 
-func parse(p map[string]string) (config, error) {
-	var c config
-	var err error
-	if c.records, err = parseInt(p, pRecords, 1); err != nil {
+// parse reads the checked parameters and checks what the declarations
+// cannot: the operation shares together, and theta's open bounds.
+func parse(p setting.Values) (config, error) {
+	c := config{
+		records:        p.Int64(pRecords),
+		operationCount: p.Int64(pOperationCount),
+		fieldCount:     p.Int(pFieldCount),
+		fieldLength:    int(p.Size(pFieldLength)),
+		requestDist:    p.String(pRequestDist),
+		theta:          p.Float(pZipfConst),
+		maxScan:        p.Int64(pMaxScan),
+		scanLenDist:    p.String(pScanLenDist),
+		hashed:         p.String(pInsertOrder) == orderHashed,
+		writeAll:       p.Bool(pWriteAll),
+	}
+	c.seed, c.seeded = workload.Seed(p, pSeed)
+	if err := proportions(p, &c.props); err != nil {
 		return c, err
 	}
-	if c.operationCount, err = parseInt(p, pOperationCount, 0); err != nil {
-		return c, err
-	}
-	fc, err := parseInt(p, pFieldCount, 1)
-	if err != nil {
-		return c, err
-	}
-	fl, err := parseInt(p, pFieldLength, 1)
-	if err != nil {
-		return c, err
-	}
-	if fc > math.MaxInt32 || fl > math.MaxInt32 {
-		return c, fmt.Errorf("%s/%s too large: at most %d", pFieldCount, pFieldLength, math.MaxInt32)
-	}
-	c.fieldCount, c.fieldLength = int(fc), int(fl)
-	if err := parseProportions(p, &c.props); err != nil {
-		return c, err
-	}
-	switch c.requestDist = p[pRequestDist]; c.requestDist {
-	case distZipfian, distUniform, distLatest:
-	default:
-		return c, fmt.Errorf("%s %q: must be zipfian, uniform or latest", pRequestDist, c.requestDist)
-	}
-	c.theta, err = strconv.ParseFloat(p[pZipfConst], 64)
-	if err != nil || !(c.theta > 0 && c.theta < 1) {
-		return c, fmt.Errorf("%s %q: must be a number > 0 and < 1", pZipfConst, p[pZipfConst])
-	}
-	if c.maxScan, err = parseInt(p, pMaxScan, 1); err != nil {
-		return c, err
-	}
-	switch c.scanLenDist = p[pScanLenDist]; c.scanLenDist {
-	case distUniform, distZipfian:
-	default:
-		return c, fmt.Errorf("%s %q: must be uniform or zipfian", pScanLenDist, c.scanLenDist)
-	}
-	switch p[pInsertOrder] {
-	case orderHashed:
-		c.hashed = true
-	case orderOrdrd:
-	default:
-		return c, fmt.Errorf("%s %q: must be hashed or ordered", pInsertOrder, p[pInsertOrder])
-	}
-	if c.writeAll, err = strconv.ParseBool(p[pWriteAll]); err != nil {
-		return c, fmt.Errorf("%s %q: must be true or false", pWriteAll, p[pWriteAll])
-	}
-	if c.seed, c.seeded, err = workload.ParseSeed(pSeed, p[pSeed]); err != nil {
-		return c, err
+	// The declaration bounds theta to [0, 1], which a setting's range
+	// includes; Gray's zipfian needs it strictly inside (at 1 its exponent
+	// 1/(1-theta) is infinite).
+	if c.theta <= 0 || c.theta >= 1 {
+		return c, fmt.Errorf("%s %s is out of range: it must be above 0 and below 1; write e.g. %s: %s",
+			pZipfConst, p.Text(pZipfConst), pZipfConst, strconv.FormatFloat(DefaultZipfianConstant, 'g', -1, 64))
 	}
 	return c, nil
 }
@@ -268,19 +241,16 @@ var proportionNames = [...]string{pRead, pUpdate, pInsert, pScan, pRMW}
 // such as 0.95 + 0.05 are not exact in binary.
 const proportionTolerance = 1e-9
 
-// parseProportions reads the operation shares: each in [0, 1] and together
-// 1. Upstream YCSB would silently normalise a mix that does not add up
-// (readproportion: 1.5 with updateproportion: 0.5 ran 75% reads while the
-// record said 1.5), so a mix that does not add up is refused instead, with
-// the sum and the shares that make it.
-func parseProportions(p map[string]string, props *[5]float64) error {
+// proportions reads the operation shares (each already checked to be in
+// [0, 1]), which must add up to 1. Upstream YCSB would silently normalise a
+// mix that does not add up (readproportion: 1.5 with updateproportion: 0.5
+// ran 75% reads while the record said 1.5), so a mix that does not add up
+// is refused instead, with the sum and the shares that make it.
+func proportions(p setting.Values, props *[5]float64) error {
 	var sum float64
 	var terms []string
 	for k, name := range proportionNames {
-		v, err := strconv.ParseFloat(strings.TrimSpace(p[name]), 64)
-		if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
-			return fmt.Errorf("%s %q: must be a number between 0 and 1 (a share of the operations)", name, p[name])
-		}
+		v := p.Float(name)
 		props[k] = v
 		sum += v
 		if v > 0 {
@@ -311,19 +281,6 @@ func (w *Workload) EstimatedBytes() int64 {
 		return math.MaxInt64
 	}
 	return w.cfg.records * per
-}
-
-// parseInt parses parameter name as an integer >= min.
-func parseInt(p map[string]string, name string, min int64) (int64, error) {
-	what := "an integer >= 0"
-	if min == 1 {
-		what = "a positive integer"
-	}
-	v, err := strconv.ParseInt(strings.TrimSpace(p[name]), 10, 64)
-	if err != nil || v < min {
-		return 0, fmt.Errorf("%s %q: must be %s", name, p[name], what)
-	}
-	return v, nil
 }
 
 // Ops lists the operations with a non-zero proportion, in the order read,

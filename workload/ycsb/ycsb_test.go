@@ -28,9 +28,9 @@ func spec(t *testing.T, name string) workload.Spec {
 
 func newW(t *testing.T, name string, params map[string]string) *Workload {
 	t.Helper()
-	w, err := spec(t, name).New(params)
+	w, err := spec(t, name).Build(params)
 	if err != nil {
-		t.Fatalf("%s.New(%v): %v", name, params, err)
+		t.Fatalf("%s.Build(%v): %v", name, params, err)
 	}
 	return w.(*Workload)
 }
@@ -53,7 +53,12 @@ func TestSpecs(t *testing.T) {
 		if s.Doc == "" || strings.Contains(s.Doc, "\n") {
 			t.Errorf("%s: Doc %q, want one line", s.Name, s.Doc)
 		}
-		w, err := s.New(nil)
+		for _, p := range s.Params {
+			if err := p.Check(); err != nil {
+				t.Errorf("%s: %v", s.Name, err)
+			}
+		}
+		w, err := s.Build(nil)
 		if err != nil {
 			t.Fatalf("%s with defaults: %v", s.Name, err)
 		}
@@ -61,8 +66,10 @@ func TestSpecs(t *testing.T) {
 			t.Errorf("%s: Ops() = %v, want %v", s.Name, got, want[s.Name])
 		}
 		p := w.Params()
-		if !slices.Equal(slices.Sorted(maps.Keys(p)), s.ParamNames()) {
-			t.Errorf("%s: Params() keys %v, want %v", s.Name, slices.Sorted(maps.Keys(p)), s.ParamNames())
+		// Every parameter but the unset seed is recorded.
+		wantKeys := slices.DeleteFunc(s.ParamNames(), func(n string) bool { return n == pSeed })
+		if !slices.Equal(slices.Sorted(maps.Keys(p)), wantKeys) {
+			t.Errorf("%s: Params() keys %v, want %v", s.Name, slices.Sorted(maps.Keys(p)), wantKeys)
 		}
 		wantDist := dist[s.Name]
 		if wantDist == "" {
@@ -83,6 +90,15 @@ func TestSpecOverrides(t *testing.T) {
 	if p := w.Params(); p[pRecords] != "5000" || p[pRequestDist] != distUniform || p[pRead] != "0.5" {
 		t.Errorf("Params() = %v", p)
 	}
+	// A field length may be written as a size; theta near its open bounds
+	// is accepted; values are recorded in normal form.
+	w = newW(t, "ycsb-a", map[string]string{pFieldLength: "1KiB", pZipfConst: "0.999", pRecords: " 7 ", pWriteAll: "1"})
+	if w.cfg.fieldLength != 1024 || w.cfg.theta != 0.999 || w.cfg.records != 7 || !w.cfg.writeAll {
+		t.Errorf("config %+v", w.cfg)
+	}
+	if p := w.Params(); p[pFieldLength] != "1024" || p[pRecords] != "7" || p[pWriteAll] != "true" {
+		t.Errorf("Params() = %v", p)
+	}
 	// YCSB sizes the zipfian key space for expected inserts.
 	w = newW(t, "ycsb-e", map[string]string{pOperationCount: "10000"})
 	if want := int64(1000 + 10000*0.05*2 + 1); w.keyItems != want {
@@ -96,37 +112,41 @@ func TestSpecNewRejects(t *testing.T) {
 		params map[string]string
 		want   []string // substrings of the error
 	}{
-		{"records not a number", map[string]string{pRecords: "lots"}, []string{pRecords, `"lots"`, "positive integer"}},
-		{"records zero", map[string]string{pRecords: "0"}, []string{pRecords, `"0"`, "positive integer"}},
-		{"records negative", map[string]string{pRecords: "-5"}, []string{pRecords, `"-5"`}},
-		{"operationcount negative", map[string]string{pOperationCount: "-1"}, []string{pOperationCount, `"-1"`, ">= 0"}},
-		{"fieldcount zero", map[string]string{pFieldCount: "0"}, []string{pFieldCount, `"0"`}},
-		{"fieldcount float", map[string]string{pFieldCount: "2.5"}, []string{pFieldCount, `"2.5"`}},
-		{"fieldlength negative", map[string]string{pFieldLength: "-100"}, []string{pFieldLength, `"-100"`}},
-		{"readproportion negative", map[string]string{pRead: "-0.1"}, []string{pRead, `"-0.1"`, "between 0 and 1"}},
-		{"readproportion above 1", map[string]string{pRead: "1.5"}, []string{pRead, `"1.5"`, "between 0 and 1"}},
-		{"proportions sum above 1", map[string]string{pRead: "0.9"}, []string{"sum to 1.4", "readproportion 0.9 + updateproportion 0.5", "add up to 1"}},
+		{"records not a number", map[string]string{pRecords: "lots"}, []string{`records "lots" is not a whole number`}},
+		{"records zero", map[string]string{pRecords: "0"}, []string{"records 0 is out of range: it must be at least 1"}},
+		{"records negative", map[string]string{pRecords: "-5"}, []string{"records -5 is out of range"}},
+		{"operationcount negative", map[string]string{pOperationCount: "-1"}, []string{"operationcount -1 is out of range: it must be at least 0"}},
+		{"fieldcount zero", map[string]string{pFieldCount: "0"}, []string{"fieldcount 0 is out of range: it must be from 1 to 2147483647"}},
+		{"fieldcount float", map[string]string{pFieldCount: "2.5"}, []string{`fieldcount "2.5" is not a whole number`}},
+		{"fieldcount beyond 32 bits", map[string]string{pFieldCount: "2147483648"}, []string{"fieldcount 2147483648 is out of range"}},
+		{"fieldlength negative", map[string]string{pFieldLength: "-100"}, []string{`fieldlength "-100" is not a size`}},
+		{"fieldlength zero", map[string]string{pFieldLength: "0"}, []string{"fieldlength 0 is out of range: it must be from 1 to 2147483647"}},
+		{"fieldlength beyond 32 bits", map[string]string{pFieldLength: "2GiB"}, []string{"fieldlength 2GiB is out of range"}},
+		{"readproportion negative", map[string]string{pRead: "-0.1"}, []string{"readproportion -0.1 is out of range: it must be from 0 to 1"}},
+		{"readproportion above 1", map[string]string{pRead: "1.5"}, []string{"readproportion 1.5 is out of range: it must be from 0 to 1"}},
+		{"proportions sum above 1", map[string]string{pRead: "0.9"}, []string{"workload ycsb-a: proportions sum to 1.4", "readproportion 0.9 + updateproportion 0.5", "add up to 1"}},
 		{"proportions sum below 1", map[string]string{pRead: "0.2", pUpdate: "0.3"}, []string{"sum to 0.5", "not 1"}},
-		{"updateproportion not a number", map[string]string{pUpdate: "half"}, []string{pUpdate, `"half"`}},
-		{"insertproportion NaN", map[string]string{pInsert: "NaN"}, []string{pInsert, `"NaN"`}},
-		{"scanproportion negative", map[string]string{pScan: "-1"}, []string{pScan, `"-1"`}},
-		{"rmw proportion inf", map[string]string{pRMW: "+Inf"}, []string{pRMW, `"+Inf"`}},
+		{"updateproportion not a number", map[string]string{pUpdate: "half"}, []string{`updateproportion "half" is not a fraction from 0 to 1`}},
+		{"insertproportion NaN", map[string]string{pInsert: "NaN"}, []string{`insertproportion "NaN" is not a fraction`}},
+		{"scanproportion negative", map[string]string{pScan: "-1"}, []string{"scanproportion -1 is out of range"}},
+		{"rmw proportion inf", map[string]string{pRMW: "+Inf"}, []string{`readmodifywriteproportion "+Inf" is not a fraction`}},
 		{"proportions sum to zero", map[string]string{pRead: "0", pUpdate: "0"}, []string{"sum to 0", pRead, pRMW}},
-		{"request distribution", map[string]string{pRequestDist: "zipf"}, []string{`requestdistribution "zipf": must be zipfian, uniform or latest`}},
+		{"request distribution", map[string]string{pRequestDist: "zipf"}, []string{`requestdistribution "zipf" must be zipfian, uniform or latest`}},
 		{"request distribution hotspot", map[string]string{pRequestDist: "hotspot"}, []string{pRequestDist, `"hotspot"`}},
-		{"zipfian constant 1", map[string]string{pZipfConst: "1"}, []string{pZipfConst, `"1"`, "< 1"}},
-		{"zipfian constant 0", map[string]string{pZipfConst: "0"}, []string{pZipfConst, `"0"`, "> 0"}},
-		{"zipfian constant text", map[string]string{pZipfConst: "high"}, []string{pZipfConst, `"high"`}},
-		{"maxscanlength zero", map[string]string{pMaxScan: "0"}, []string{pMaxScan, `"0"`}},
-		{"scan length distribution", map[string]string{pScanLenDist: "latest"}, []string{pScanLenDist, `"latest"`, "uniform or zipfian"}},
-		{"insert order", map[string]string{pInsertOrder: "random"}, []string{pInsertOrder, `"random"`, "hashed or ordered"}},
-		{"writeallfields", map[string]string{pWriteAll: "yes"}, []string{pWriteAll, `"yes"`, "true or false"}},
-		{"seed", map[string]string{pSeed: "abc"}, []string{pSeed, `"abc"`, "integer"}},
+		{"zipfian constant 1", map[string]string{pZipfConst: "1"}, []string{"zipfianconstant 1 is out of range: it must be above 0 and below 1"}},
+		{"zipfian constant 0", map[string]string{pZipfConst: "0"}, []string{"zipfianconstant 0 is out of range: it must be above 0 and below 1"}},
+		{"zipfian constant above 1", map[string]string{pZipfConst: "1.2"}, []string{"zipfianconstant 1.2 is out of range: it must be from 0 to 1"}},
+		{"zipfian constant text", map[string]string{pZipfConst: "high"}, []string{`zipfianconstant "high" is not a decimal number`}},
+		{"maxscanlength zero", map[string]string{pMaxScan: "0"}, []string{"maxscanlength 0 is out of range: it must be at least 1"}},
+		{"scan length distribution", map[string]string{pScanLenDist: "latest"}, []string{`scanlengthdistribution "latest" must be uniform or zipfian`}},
+		{"insert order", map[string]string{pInsertOrder: "random"}, []string{`insertorder "random" must be hashed or ordered`}},
+		{"writeallfields", map[string]string{pWriteAll: "yes"}, []string{`writeallfields "yes" is not true or false`}},
+		{"seed", map[string]string{pSeed: "abc"}, []string{`seed "abc" is not a whole number`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := spec(t, "ycsb-a").New(tc.params)
+			_, err := spec(t, "ycsb-a").Build(tc.params)
 			if err == nil {
-				t.Fatalf("New(%v) succeeded, want error", tc.params)
+				t.Fatalf("Build(%v) succeeded, want error", tc.params)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {
