@@ -48,6 +48,9 @@ func Connect(kubeconfig, context string) (*Cluster, error) {
 			kubeconfig = abs
 		}
 		rules.ExplicitPath = kubeconfig
+		if err := checkKubeconfig(kubeconfig); err != nil {
+			return nil, err
+		}
 	}
 	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context})
 	cfg, err := loader.ClientConfig()
@@ -68,6 +71,20 @@ func Connect(kubeconfig, context string) (*Cluster, error) {
 	}
 	return &Cluster{cfg: cfg, http: hc, Where: fmt.Sprintf("context %q (%s)", name, cfg.Host),
 		ref: Ref{Kubeconfig: kubeconfig, Context: context}}, nil
+}
+
+// checkKubeconfig refuses a file that is not a kubeconfig in one line,
+// rather than with client-go's decoding error (a JSON parse error for a
+// YAML file of another kind).
+func checkKubeconfig(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("kubeconfig %s: %w", path, err)
+	}
+	if cfg, err := clientcmd.Load(data); err != nil || len(cfg.Clusters) == 0 {
+		return fmt.Errorf("kubeconfig %s is not a kubeconfig file (apiVersion: v1, kind: Config, with clusters, users and contexts); give the file kubectl uses, e.g. ~/.kube/config", path)
+	}
+	return nil
 }
 
 // MissingClassesError names the storage classes a study needs that the
