@@ -89,7 +89,15 @@ func TestDriveBadInput(t *testing.T) {
 		{[]string{"--engine", "pebble", "--target", "x://y", "--workload", "ycsb-a"}, "--engine pebble"},
 		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--durability", "nosync"}, `--durability "nosync": engine opensearch has sync, async`},
 		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--option", "shards"}, `--option "shards": want name=value`},
-		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--option", "shard=2"}, "--option: "},
+		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--option", "shard=2"}, `--option "shard=2": want name=value with name one of`},
+		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--option", "shards=0"}, "--option shards 0 is out of range: it must be from 1 to 1024"},
+		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--option", "refresh_interval=soon"}, `--option refresh_interval "soon" is not a duration`},
+		{[]string{"--engine", "opensearch", "--target", "http://127.0.0.1:9", "--workload", "ingest", "--clients", "100000"}, "--clients 100000: at most 128"},
+		{[]string{"--engine", "postgres", "--target", "postgres://u@127.0.0.1:9/db", "--workload", "tpcb", "--set", "scale=1", "--set", "scale=2"}, "--set scale is given twice"},
+		{[]string{"--engine", "postgres", "--target", "postgres://u@127.0.0.1:9/db", "--workload", "tpcb", "--set", "scale=0"}, "--set: workload tpcb: scale 0 is out of range"},
+		{[]string{"--engine", "postgres", "--target", "postgres://u@127.0.0.1:9/db?password=x", "--workload", "tpcb"}, "--target carries a password"},
+		{[]string{"--engine", "redis", "--target", "redis://127.0.0.1:9", "--workload", "tpcb"}, "--workload tpcb needs the sql data model, which engine redis does not serve"},
+		{[]string{"--engine", "postgres", "--target", "postgres://u@127.0.0.1:9/db", "--workload", "messaging", "--set", "services=2", "--clients", "4"}, "--clients 4: at most 2: a service's messages are taken in order"},
 	} {
 		r := tierbench(t, append([]string{"drive"}, tc.args...)...)
 		if r.code != exitBadInput || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/catalog"
+)
+
+// studyFor writes a minimal study of engine with one extra block (options,
+// a workload's parameters) in dir: every component on one folder tier, the
+// engine's first durability mode and a workload it can run with
+// tierbench's own driver (or workload, a flow mapping, when given).
+func studyFor(t *testing.T, dir, eng, workload, clients, extra string) string {
+	t.Helper()
+	cat := catalog.Default()
+	spec, ok := cat.EngineSpec(eng)
+	if !ok {
+		t.Fatalf("no engine %s", eng)
+	}
+	if workload == "" {
+		for _, name := range cat.WorkloadNames() {
+			w, _ := cat.Workload(name)
+			if w.Driver == "" && (w.Model == "" || spec.Serves(w.Model)) {
+				workload = "{name: " + name + "}"
+				break
+			}
+		}
+	}
+	var comps []string
+	for _, c := range spec.Components {
+		comps = append(comps, c.Name+": disk")
+	}
+	text := fmt.Sprintf(`name: limits
+engine: %s
+tiers:
+  disk: {path: %q}
+placements:
+  all-disk: {%s}
+baseline: all-disk
+durability: [%s]
+workload: %s
+clients: %s
+duration: 1s
+%s
+`, eng, filepath.Join(dir, "disk"), strings.Join(comps, ", "), spec.Modes[0].Durability, workload, clients, extra)
+	return writeStudy(t, dir, text)
+}
+
+// TestSettingsOutOfRangeRefused: every limit an engine option or a
+// workload parameter declares is checked when the study is read, so
+// validate and run refuse a value outside it with exit 2 and one line
+// naming the fix, before anything is created (issue 27, finding 7).
+func TestSettingsOutOfRangeRefused(t *testing.T) {
+	for _, c := range []struct {
+		engine, workload, clients, extra, want string
+	}{
+		{"opensearch", "", "[1]", "options: {heap: 1MiB}", "option heap 1MiB is out of range: it must be at least 256MiB"},
+		{"opensearch", "", "[1]", "options: {shards: 0}", "option shards 0 is out of range: it must be from 1 to 1024"},
+		{"opensearch", "", "[1]", "options: {shards: -1}", "option shards -1 is out of range"},
+		{"opensearch", "", "[1]", "options: {shards: 100000}", "option shards 100000 is out of range"},
+		{"opensearch", "", "[1]", "options: {replicas: -1}", "option replicas -1 is out of range: it must be from 0 to 8"},
+		{"opensearch", "", "[1]", "options: {refresh_interval: soon}", `option refresh_interval "soon" is not a duration; write e.g. refresh_interval: 1s`},
+		{"postgres", "", "[1]", "options: {checkpoint_timeout: 10}", "option checkpoint_timeout 10 is out of range: it must be from 30 to 86400 seconds"},
+		{"postgres", "", "[1]", "options: {max_wal_size: 1MiB}", "option max_wal_size 1MiB is out of range: it must be at least 32MiB"},
+		{"ignite", "", "[1]", "options: {nodes: 0}", "option nodes 0 is out of range: it must be from 1 to 16"},
+		{"ignite", "", "[1]", "options: {nodes: 100}", "option nodes 100 is out of range"},
+		{"ignite", "", "[1]", "options: {wal_segment_size: 4GiB}", "option wal_segment_size 4GiB is out of range: it must be from 512KiB to 2047MiB"},
+		{"ignite", "", "[1]", "options: {backups: -1}", "option backups -1 is out of range: it must be from 0 to 8"},
+		{"postgres", "{name: messaging, services: 2}", "[4]", "", "clients 4 is more than workload messaging takes (at most 2)"},
+	} {
+		t.Run(c.engine+" "+c.extra+c.workload, func(t *testing.T) {
+			dir := t.TempDir()
+			refused(t, dir, studyFor(t, dir, c.engine, c.workload, c.clients, c.extra), nil, c.want)
+		})
+	}
+}
+
+// TestNotAStudyFileRefused: a path that names no study file (a device that
+// never ends, a binary file, a folder) and an empty --resume are refused
+// at once with exit 2, reading at most a bounded prefix and writing
+// nothing.
+func TestNotAStudyFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	binary := filepath.Join(dir, "binary.yaml")
+	if err := os.WriteFile(binary, []byte("name: x\x00\x01\nengine: pebble\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"validate", "/dev/zero"}, "study file /dev/zero: it is a device or socket, not a file"},
+		{[]string{"run", "/dev/zero"}, "study file /dev/zero: it is a device or socket, not a file"},
+		{[]string{"validate", binary}, "study file is not text (it holds a NUL byte or invalid UTF-8)"},
+		{[]string{"validate", dir}, "it is a folder"},
+		{[]string{"run", "--resume", ""}, "--resume needs the id of the study to take up"},
+	} {
+		results := filepath.Join(dir, "results")
+		args := c.args
+		if args[0] == "run" {
+			args = append(args, "--results", results)
+		}
+		r := tierbenchEnv(t, dir, []string{"TIERBENCH_STATE_DIR=" + filepath.Join(dir, "state")}, args...)
+		if r.code != exitBadInput || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 naming %q", c.args, r.code, r.stderr, c.want)
+		}
+		for _, p := range []string{results, filepath.Join(dir, "state")} {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%v created %s", c.args, p)
+			}
+		}
+	}
+}
