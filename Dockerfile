@@ -1,7 +1,7 @@
 # The image a study on Kubernetes runs its load generator in (platform:
 # kubernetes, image: ...): tierbench, one static binary, as a non-root
-# user (uid 65532, the uid the driver Job runs as). See the README's
-# Kubernetes section; without Docker, `ko build ./cmd/tierbench` makes an
+# user (uid 65532, the uid the driver Job runs as). See
+# docs/kubernetes.md; without Docker, `ko build ./cmd/tierbench` makes an
 # equivalent image.
 FROM golang:1.26 AS build
 WORKDIR /src
