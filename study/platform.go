@@ -187,7 +187,7 @@ func (p *parser) kubernetes(e entry, ents []entry, example string) *Kubernetes {
 		}
 	}
 	if k.Image == "" && good {
-		p.addf(ents[0].k.Line, "platform kubernetes has no image: the image with tierbench in it runs the load generator (`tierbench drive`) as a Job; add image: REGISTRY/tierbench:TAG (README: Kubernetes)")
+		p.addf(ents[0].k.Line, "platform kubernetes has no image: the image with tierbench in it runs the load generator (`tierbench drive`) as a Job; add image: REGISTRY/tierbench:TAG (docs/kubernetes.md)")
 		good = false
 	}
 	if !good {
