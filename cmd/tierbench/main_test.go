@@ -516,9 +516,6 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 					Device    string  `json:"device"`
 					WriteIOPS float64 `json:"write_iops"`
 				}
-				Host struct {
-					User float64 `json:"cpu_user_pct"`
-				}
 			}
 		}
 	}
@@ -529,8 +526,10 @@ func TestProvisionedTiersAndKill9(t *testing.T) {
 		if run.Placement != "wal-pm" {
 			continue
 		}
+		// The device and its writes, counted over the window; not the host's
+		// CPU, a per-second sample that a 300ms window may not hold.
 		pm := run.Telemetry.Tiers["pm"]
-		if !strings.HasPrefix(pm.Device, "loop") || pm.WriteIOPS <= 0 || run.Telemetry.Host.User <= 0 {
+		if !strings.HasPrefix(pm.Device, "loop") || pm.WriteIOPS <= 0 {
 			t.Errorf("telemetry of a synced run with its WAL on a loop tier: %+v", run.Telemetry)
 		}
 	}
