@@ -113,7 +113,7 @@ func TestResolve(t *testing.T) {
 	}{
 		{map[string]string{"cache": "0"}, `engine x: cache 0 is out of range: it must be at least 1B; write e.g. cache: 64MiB`},
 		{map[string]string{"threshold": "lots"}, `engine x: threshold "lots" is not a whole number; write e.g. threshold: 4`},
-		{map[string]string{"cahce": "1"}, `engine x has no setting "cahce" (it has: binlog, cache, heap, label, limit, mode, proportion, read, refresh, seed, theta, threshold, timeout)`},
+		{map[string]string{"cahce": "1"}, `unknown option "cahce" for engine x (known: binlog, cache, heap, label, limit, mode, proportion, read, refresh, seed, theta, threshold, timeout)`},
 	} {
 		if _, err := Resolve("engine x", decls, c.given); err == nil || err.Error() != c.want {
 			t.Errorf("Resolve(%v) = %v, want %s", c.given, err, c.want)

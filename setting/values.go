@@ -23,7 +23,8 @@ type Values struct {
 // Resolve checks the given values against decls and fills in every
 // Default. This is the one rule for defaults: a study run, an engine's or
 // workload's own tests and `tierbench drive` get the same ones. owner names
-// whose settings they are in errors ("engine postgres", "workload ycsb").
+// whose settings they are in errors: "engine postgres" (whose settings
+// are options) or "workload ycsb" (parameters).
 // The study parser has already refused bad values with line numbers; the
 // errors here guard callers that did not go through it.
 func Resolve(owner string, decls []Setting, given map[string]string) (Values, error) {
@@ -42,7 +43,7 @@ func Resolve(owner string, decls []Setting, given map[string]string) (Values, er
 	for _, name := range slices.Sorted(maps.Keys(given)) {
 		d, ok := v.decl[name]
 		if !ok {
-			return Values{}, fmt.Errorf("%s has no setting %q (it has: %s)", owner, name, strings.Join(Names(decls), ", "))
+			return Values{}, fmt.Errorf("unknown %s %q for %s (known: %s)", noun(owner), name, owner, strings.Join(Names(decls), ", "))
 		}
 		if strings.TrimSpace(given[name]) == "" && d.Default == "" {
 			delete(v.values, name)
@@ -55,6 +56,18 @@ func Resolve(owner string, decls []Setting, given map[string]string) (Values, er
 		v.values[name] = n
 	}
 	return v, nil
+}
+
+// noun is what owner's settings are called: an engine's are options, a
+// workload's parameters.
+func noun(owner string) string {
+	switch {
+	case strings.HasPrefix(owner, "engine "):
+		return "option"
+	case strings.HasPrefix(owner, "workload "):
+		return "parameter"
+	}
+	return "setting"
 }
 
 // MustResolve is Resolve for values a program writes itself (tests,

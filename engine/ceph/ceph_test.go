@@ -298,9 +298,9 @@ func TestRefused(t *testing.T) {
 		want       string
 	}{
 		{"more replicas than osds", engine.Sync, withTiny(optReplicas, "2"), "replicas=2 must be from 1 to osds (1)"},
-		{"too many osds", engine.Sync, withTiny(optOSDs, "5"), "osds=5 must be from 1 to 4"},
+		{"too many osds", engine.Sync, withTiny(optOSDs, "5"), "osds 5 is out of range: it must be from 1 to 4"},
 		{"async", engine.Async, tiny, `durability "async" is not supported: Ceph acknowledges a write only once`},
-		{"db too small", engine.Sync, withTiny(optDBSize, "1048576"), "db_size=1048576 is too small"},
+		{"db too small", engine.Sync, withTiny(optDBSize, "1048576"), "db_size 1048576 is out of range: it must be at least 64MiB"},
 		{"block larger than its tier", engine.Sync, tiny, "has 200 MiB free, but 1 OSD(s) need 1.0 GiB there: lower block_size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -147,9 +147,9 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 		{"bad cache", withOption("cache", "lots"), ""},
 		// l0_compaction_threshold is a count, not a size.
 		{"bad l0_compaction_threshold", withOption(optL0CompactionThreshold, "lots"),
-			`option l0_compaction_threshold "lots" is not a whole number; write e.g. l0_compaction_threshold: 4`},
+			`engine pebble: l0_compaction_threshold "lots" is not a whole number; write e.g. l0_compaction_threshold: 4`},
 		{"zero l0_compaction_threshold", withOption(optL0CompactionThreshold, "0"),
-			"option l0_compaction_threshold=0 must be a whole number of at least 1"},
+			"engine pebble: l0_compaction_threshold 0 is out of range: it must be at least 1; write e.g. l0_compaction_threshold: 4"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -170,8 +170,12 @@ func (e Engine) parseSettings(cfg engine.Config) (settings, error) {
 	}
 	s.heap, s.shards, s.replicas = o.Size(optHeap), o.Int(optShards), o.Int(optReplicas)
 	s.refresh = o.Text(optRefresh)
-	if s.refresh != refreshNever {
-		s.refresh = fmt.Sprintf("%dms", o.Duration(optRefresh).Milliseconds())
+	if d := o.Duration(optRefresh); s.refresh != refreshNever {
+		// In the units Elasticsearch reads (Go's 1m0s is not one).
+		s.refresh = fmt.Sprintf("%dms", d.Milliseconds())
+		if d%time.Second == 0 {
+			s.refresh = fmt.Sprintf("%ds", d/time.Second)
+		}
 	}
 	s.home = o.String(optHome)
 	return s, nil

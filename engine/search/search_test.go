@@ -45,7 +45,7 @@ func TestParseSettings(t *testing.T) {
 		{name: "small heap", d: engine.Sync, opts: map[string]string{"heap": "134217728"}, wantErr: "at least 256MiB"},
 		{name: "no shards", d: engine.Sync, opts: map[string]string{"shards": "0"}, wantErr: "from 1 to 1024"},
 		{name: "negative replicas", d: engine.Sync, opts: map[string]string{"replicas": "-1"}, wantErr: "from 0 to 8"},
-		{name: "refresh without unit", d: engine.Sync, opts: map[string]string{"refresh_interval": "5"}, wantErr: "not a time value"},
+		{name: "refresh without unit", d: engine.Sync, opts: map[string]string{"refresh_interval": "5"}, wantErr: `refresh_interval "5" is not a duration`},
 		{name: "unknown option", d: engine.Sync, opts: map[string]string{"cache": "1"}, wantErr: "unknown option"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

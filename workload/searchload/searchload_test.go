@@ -94,7 +94,7 @@ func TestParams(t *testing.T) {
 		{"sad: bulk_size not a number", Ingest, map[string]string{"bulk_size": "1k"}, "bulk_size \"1k\" is not a whole number"},
 		{"sad: docs 0", Search, map[string]string{"docs": "0"}, "docs 0 is out of range: it must be from 1 to 1000000000"},
 		{"sad: docs too many", IngestSearch, map[string]string{"docs": "1000000001"}, "docs 1000000001 is out of range"},
-		{"sad: docs on ingest", Ingest, map[string]string{"docs": "10"}, "workload ingest has no setting \"docs\""},
+		{"sad: docs on ingest", Ingest, map[string]string{"docs": "10"}, "unknown parameter \"docs\" for workload ingest"},
 		{"sad: search_percent 101", IngestSearch, map[string]string{"search_percent": "101"}, "search_percent 101 is out of range: it must be from 0 to 100%"},
 		{"sad: search_percent a fraction", IngestSearch, map[string]string{"search_percent": "0.5"}, "search_percent \"0.5\" is not a whole percentage"},
 		{"sad: seed", Ingest, map[string]string{"seed": "x"}, "seed \"x\" is not a whole number"},
