@@ -435,11 +435,8 @@ func stopFUSE(proc *server.Process, mnt string) error {
 // mapped (Path: pool/image), which Unmap undoes.
 const KindMapped = "rbd-mapped"
 
-// Undoers are the ledger kinds this package records that package tier
-// cannot undo itself (see tier.Ledger.Undoers).
-func Undoers() map[string]func(tier.Resource) error {
-	return map[string]func(tier.Resource) error{KindMapped: Unmap}
-}
+// KindMapped is registered with package tier, which cannot undo it itself.
+func init() { tier.RegisterKind(KindMapped, tier.KindFuncs{Undo: Unmap}) }
 
 // mapImage maps the image with the kernel's driver, recorded first, and
 // returns its device. Untested here: this kernel has no rbd module.
