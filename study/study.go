@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -168,7 +169,9 @@ type Workload struct {
 	Metric *workload.Metric
 }
 
-// Catalog is what validation needs to know about engines and workloads.
+// Catalog is what validation needs to know about engines and workloads,
+// and the Ceph that rbd tiers' clusters are made of (their components and
+// options).
 type Catalog interface {
 	EngineSpec(name string) (engine.Spec, bool)
 	EngineNames() []string
@@ -176,6 +179,7 @@ type Catalog interface {
 	WorkloadNames() []string
 	Tool(name string) (tool.Tool, bool)
 	ToolNames() []string
+	Ceph() rbd.Ceph
 }
 
 // Tier returns the tier with the given name.
