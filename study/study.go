@@ -47,7 +47,8 @@ type Study struct {
 	// MaxOps, when set, ends each run's measured window after that many
 	// operations, or its duration, whichever comes first.
 	MaxOps int64
-	// Arrival is "constant" or "poisson" (open loop only).
+	// Arrival is one of driver.ArrivalNames(): "constant" or "poisson"
+	// (open loop only).
 	Arrival string
 	// Options are engine options, validated against the engine's Spec,
 	// in normal form; those given a list of values are Axes instead.
