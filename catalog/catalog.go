@@ -14,6 +14,7 @@ import (
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/engine/search"
+	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/pgbench"
 	"github.com/tierbench/tierbench/tool/radosbench"
@@ -69,6 +70,10 @@ func Default() *Catalog {
 	c.workloads[radosload.Name] = radosload.Spec()
 	return c
 }
+
+// Ceph is the engine rbd tiers' clusters are made of: tier/rbd, below the
+// engines, takes it from here rather than importing engine/ceph.
+func (c *Catalog) Ceph() rbd.Ceph { return ceph.Engine{} }
 
 // Engine returns the engine implementation by name.
 func (c *Catalog) Engine(name string) (engine.Engine, bool) {

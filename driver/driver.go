@@ -16,11 +16,12 @@
 // actual start.
 //
 // Open loop (Config.TargetRate > 0): each client follows a schedule of
-// intended start times (constant or Poisson spacing). Latency is measured from
-// the intended start, so a stall delays and penalises every operation that
-// should have started during it (coordinated omission corrected); service
-// time is measured from the actual start. Operations that start more than
-// LateThreshold after their intended time are counted as late.
+// intended start times, spaced by its arrival process (Arrivals: constant
+// or Poisson). Latency is measured from the intended start, so a stall
+// delays and penalises every operation that should have started during it
+// (coordinated omission corrected); service time is measured from the
+// actual start. Operations that start more than LateThreshold after their
+// intended time are counted as late.
 package driver
 
 import (
@@ -30,6 +31,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +57,8 @@ func (f ClientFunc) Do(ctx context.Context) (int, error) { return f(ctx) }
 
 var _ Client = ClientFunc(nil)
 
-// Arrival is the spacing of intended start times in open loop.
+// Arrival names the spacing of intended start times in open loop: an
+// arrival process (see Arrivals); empty is Constant.
 type Arrival string
 
 // Arrival processes.
@@ -62,6 +66,54 @@ const (
 	Constant Arrival = "constant"
 	Poisson  Arrival = "poisson"
 )
+
+// Arrivals is an arrival process: the schedule of one client's intended
+// start times in open loop. Next is the gap from one intended start to
+// the next, drawing from the client's rng if the process is random. A
+// client's first start is staggered by its share of the mean gap, whatever
+// the process.
+type Arrivals interface {
+	Next(rng *rand.Rand) time.Duration
+}
+
+// arrivals makes each arrival process for a client whose mean gap is
+// given: a new process is a type and a line here.
+var arrivals = map[Arrival]func(mean time.Duration) Arrivals{
+	Constant: func(mean time.Duration) Arrivals { return constantArrivals(mean) },
+	Poisson:  func(mean time.Duration) Arrivals { return poissonArrivals(mean) },
+}
+
+// ArrivalNames are the arrival processes, sorted.
+func ArrivalNames() []string {
+	names := make([]string, 0, len(arrivals))
+	for a := range arrivals {
+		names = append(names, string(a))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// arrivalsOf is the process a names for a mean gap: Constant when empty
+// (Validate refuses a name that is not in arrivals).
+func arrivalsOf(a Arrival, mean time.Duration) Arrivals {
+	if f, ok := arrivals[a]; ok {
+		return f(mean)
+	}
+	return constantArrivals(mean)
+}
+
+// constantArrivals are evenly spaced, this gap apart.
+type constantArrivals time.Duration
+
+func (a constantArrivals) Next(*rand.Rand) time.Duration { return time.Duration(a) }
+
+// poissonArrivals are a Poisson process of this mean gap: the gaps are
+// exponential, one draw each.
+type poissonArrivals time.Duration
+
+func (a poissonArrivals) Next(rng *rand.Rand) time.Duration {
+	return time.Duration(rng.ExpFloat64() * float64(a))
+}
 
 // LateThreshold is how far behind its intended start an operation must begin
 // to count as late in open loop.
@@ -371,8 +423,8 @@ func (cfg Config) Validate(clients int) error {
 		return errors.New("driver: warmup must not be negative")
 	case cfg.TargetRate < 0 || math.IsNaN(cfg.TargetRate) || math.IsInf(cfg.TargetRate, 0):
 		return errors.New("driver: target rate must be a positive number")
-	case cfg.TargetRate > 0 && cfg.Arrival != "" && cfg.Arrival != Constant && cfg.Arrival != Poisson:
-		return fmt.Errorf("driver: arrival %q must be constant or poisson", cfg.Arrival)
+	case cfg.TargetRate > 0 && cfg.Arrival != "" && arrivals[cfg.Arrival] == nil:
+		return fmt.Errorf("driver: arrival %q must be %s", cfg.Arrival, strings.Join(ArrivalNames(), " or "))
 	case cfg.MaxOps < 0 || cfg.MaxOps > 0 && cfg.TargetRate > 0:
 		return errors.New("driver: max ops bounds a closed-loop run only, and must not be negative")
 	}
@@ -585,6 +637,7 @@ func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl
 		seed = rand.Uint64()
 	}
 	rng := rand.New(rand.NewPCG(seed, uint64(i)))
+	next := arrivalsOf(cfg.Arrival, gap)
 	// Stagger clients so a constant schedule does not fire them all at once.
 	intended := begin.Add(gap * time.Duration(i) / time.Duration(n))
 	timer := time.NewTimer(time.Hour) // reused: no allocation per operation
@@ -605,10 +658,6 @@ func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl
 		}
 		done := time.Now()
 		w.record(op, err, done.Sub(intended), done.Sub(start), start.Sub(intended) > LateThreshold)
-		if cfg.Arrival == Poisson {
-			intended = intended.Add(time.Duration(rng.ExpFloat64() * float64(gap)))
-		} else {
-			intended = intended.Add(gap)
-		}
+		intended = intended.Add(next.Next(rng))
 	}
 }

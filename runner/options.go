@@ -7,16 +7,19 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
 
 // Catalog finds what a study names: its engine, its workload and the
-// standard tools it may drive with (see package catalog).
+// standard tools it may drive with, and the Ceph its rbd tiers' clusters
+// are made of (see package catalog).
 type Catalog interface {
 	Engine(name string) (engine.Engine, bool)
 	Workload(name string) (workload.Spec, bool)
 	Tool(name string) (tool.Tool, bool)
+	Ceph() rbd.Ceph
 }
 
 // Options configure Run.

@@ -88,7 +88,7 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			return nil, err
 		}
 	} else {
-		wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID, Volumes: rbd.Volumes{}}
+		wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID, Volumes: rbd.Volumes{Ceph: opt.Catalog.Ceph()}}
 		if s.ws, err = wc.Open(ctx, tierSpecs(st)...); err != nil {
 			return nil, err
 		}

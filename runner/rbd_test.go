@@ -87,7 +87,7 @@ func TestRbdTierCarriesARun(t *testing.T) {
 		// A block.db too small for RocksDB's WAL files: it spills over to
 		// the main device at once, which each run must say.
 		Options: map[string]string{"block_size": "1073741824", "db_size": "67108864"}}
-	if err := rbd.Preflight(spec); err != nil {
+	if err := rbd.Preflight(catalog.Default().Ceph(), spec); err != nil {
 		testenv.Skip(t, err)
 	}
 	// Ceph's daemons run as user ceph, who must reach the tiers' mounts

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"time"
 
-	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/rbd"
 )
 
 // ErrNotResumable refuses `run --resume` of a study that is not interrupted.
@@ -95,11 +92,7 @@ func MarkInterrupted(r tier.Resource) error {
 	return store.PutStudy(ctx, st)
 }
 
-// Undoers are the ledger kinds the runner and the rbd tiers it serves
-// record and cleanup must undo (see tier.Ledger.Undoers).
-func Undoers() map[string]func(tier.Resource) error {
-	u := rbd.Undoers() // images mapped by the kernel's rbd driver
-	u[tier.KindStudy] = MarkInterrupted
-	maps.Copy(u, kube.Undoers()) // a run's objects on a cluster
-	return u
-}
+// A study record is undone by MarkInterrupted; the kinds of the rbd tiers
+// and the cluster runs the runner serves register themselves (tier/rbd,
+// platform/kube), linked in with the runner.
+func init() { tier.RegisterKind(tier.KindStudy, tier.KindFuncs{Undo: MarkInterrupted}) }

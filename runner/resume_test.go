@@ -112,7 +112,6 @@ func TestCleanupMarksAKilledStudyInterrupted(t *testing.T) {
 	if err := ledger.Update(all[0], dead); err != nil {
 		t.Fatal(err)
 	}
-	ledger.Undoers = Undoers()
 	done, err := ledger.Cleanup()
 	if err != nil || len(done) != 1 {
 		t.Fatalf("cleanup undid %v, %v", done, err)

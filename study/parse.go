@@ -18,6 +18,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tool"
@@ -652,8 +653,12 @@ func (p *parser) rate(s *Study) {
 	if !ok {
 		return
 	}
-	arrivals := []string{"constant", "poisson"}
-	if v, ok := p.scalar(e, "write arrival: constant or arrival: poisson"); ok {
+	arrivals := driver.ArrivalNames()
+	fix := make([]string, len(arrivals))
+	for i, a := range arrivals {
+		fix[i] = "arrival: " + a
+	}
+	if v, ok := p.scalar(e, "write "+strings.Join(fix, " or ")); ok {
 		if !slices.Contains(arrivals, v) {
 			p.unknown(e.v.Line, fmt.Sprintf("unknown arrival %q", v), v, arrivals, "known arrivals", "use one of them")
 		} else {

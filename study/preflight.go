@@ -18,12 +18,14 @@ import (
 )
 
 // Machine is what Preflight asks of the catalog: the engine and tool
-// implementations, which know what they need installed. A Machine that
+// implementations, which know what they need installed, and the Ceph
+// that rbd tiers' clusters are made of. A Machine that
 // also names workloads (Workload(name) (workload.Spec, bool), as the
 // catalog does) has the study's workload asked too.
 type Machine interface {
 	Engine(name string) (engine.Engine, bool)
 	Tool(name string) (tool.Tool, bool)
+	Ceph() rbd.Ceph
 }
 
 // Preflight checks that this machine has what every run of a valid study
@@ -50,7 +52,7 @@ func Preflight(s *Study, m Machine, stateDir string) error {
 			c.addf(0, "probe: %s runs fio on every tier, and %v; install it or set probe: cached", s.Probe, err)
 		}
 	}
-	c.provisioned()
+	c.provisioned(m)
 	c.loopSpace(stateDir)
 	c.folderSpace()
 	if len(c.probs) > 0 {
@@ -143,7 +145,7 @@ func (c *preflight) tools(m Machine) {
 // mkfs and losetup for loop tiers, a real PMEM device, Ceph, rbd and
 // rbd-fuse for rbd tiers, FUSE for latency and the block I/O controller
 // for throttle.
-func (c *preflight) provisioned() {
+func (c *preflight) provisioned(m Machine) {
 	for _, t := range c.s.Tiers {
 		if !t.Provisioned() {
 			continue
@@ -159,7 +161,7 @@ func (c *preflight) provisioned() {
 		case t.Pmem != nil:
 			err = tier.CheckPmem(t.Pmem.Device)
 		case t.Rbd != nil:
-			err = rbd.Preflight(*t.Rbd)
+			err = rbd.Preflight(m.Ceph(), *t.Rbd)
 		}
 		if err == nil && t.Latency != nil {
 			err = emulate.Supported()

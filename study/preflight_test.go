@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph"
 	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 )
 
@@ -37,6 +39,8 @@ func (m machine) Tool(name string) (tool.Tool, bool) {
 	t.Preflight = func() error { return m.toolErr }
 	return t, name == "bench"
 }
+
+func (machine) Ceph() rbd.Ceph { return ceph.Engine{} }
 
 // TestPreflight checks each thing a study needs from the machine: one
 // problem per missing thing, naming it and the command that installs it.

@@ -40,7 +40,7 @@ func (p *parser) rbdTier(name string, e entry) (Tier, bool) {
 	if !good {
 		return Tier{}, false
 	}
-	if err := rbd.Check(spec); err != nil {
+	if err := rbd.Check(p.cat.Ceph(), spec); err != nil {
 		p.addf(e.k.Line, "tier %q: %v", name, err)
 		return Tier{}, false
 	}
@@ -51,7 +51,7 @@ func (p *parser) rbdTier(name string, e entry) (Tier, bool) {
 // into, each component that is left out on the tier of the one it
 // defaults to; the tiers are checked by rbdClusters.
 func (p *parser) rbdCluster(name string, parent entry, m map[string]entry, into map[string]string) bool {
-	spec := rbd.ClusterSpec()
+	spec := p.cat.Ceph().Spec()
 	fix := "write cluster: {block: <tier>, db: <tier>, wal: <tier>} (db and wal may be left out)"
 	e, has := m["cluster"]
 	if !has {
@@ -97,7 +97,7 @@ func (p *parser) rbdCluster(name string, parent entry, m map[string]entry, into 
 // rbdOptions reads options: {<option>: <value>} into into, in normal
 // form. A list is refused: the cluster is started once per study.
 func (p *parser) rbdOptions(name string, e entry, into map[string]string) bool {
-	spec := rbd.ClusterSpec()
+	spec := p.cat.Ceph().Spec()
 	ents, ok := p.entries(e.v, fmt.Sprintf("tier %q options", name), "write options: {<option>: <value>, ...} (engine ceph's options, see tierbench engines)")
 	if !ok {
 		return false
@@ -154,7 +154,7 @@ func (p *parser) rbdDeviceSpace(s *Study) {
 		if t.Rbd == nil {
 			continue
 		}
-		need := rbd.DeviceBytes(*t.Rbd)
+		need := rbd.DeviceBytes(p.cat.Ceph(), *t.Rbd)
 		names := make([]string, 0, len(need))
 		for name := range need {
 			names = append(names, name)

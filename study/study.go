@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -46,7 +47,8 @@ type Study struct {
 	// MaxOps, when set, ends each run's measured window after that many
 	// operations, or its duration, whichever comes first.
 	MaxOps int64
-	// Arrival is "constant" or "poisson" (open loop only).
+	// Arrival is one of driver.ArrivalNames(): "constant" or "poisson"
+	// (open loop only).
 	Arrival string
 	// Options are engine options, validated against the engine's Spec,
 	// in normal form; those given a list of values are Axes instead.
@@ -168,7 +170,9 @@ type Workload struct {
 	Metric *workload.Metric
 }
 
-// Catalog is what validation needs to know about engines and workloads.
+// Catalog is what validation needs to know about engines and workloads,
+// and the Ceph that rbd tiers' clusters are made of (their components and
+// options).
 type Catalog interface {
 	EngineSpec(name string) (engine.Spec, bool)
 	EngineNames() []string
@@ -176,6 +180,7 @@ type Catalog interface {
 	WorkloadNames() []string
 	Tool(name string) (tool.Tool, bool)
 	ToolNames() []string
+	Ceph() rbd.Ceph
 }
 
 // Tier returns the tier with the given name.

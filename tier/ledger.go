@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -35,20 +36,44 @@ const (
 	KindFuseServer = "fuse-server"
 	// KindStudy is a study being run: undoing it after a kill marks it
 	// interrupted in its results store, which a package above tier does
-	// (see Ledger.Undoers).
+	// (see RegisterKind).
 	KindStudy = "study"
-	// KindKubeObjects are the objects of a run on a Kubernetes cluster,
-	// found by their label selector (Path) in Kube's namespace; package
-	// platform/kube undoes them (see Ledger.Undoers).
-	KindKubeObjects = "kube-objects"
 )
 
-// KubeRef is where a run's cluster objects live: how tierbench reached the
-// cluster and the namespace.
-type KubeRef struct {
-	Kubeconfig string `json:"kubeconfig,omitempty"`
-	Context    string `json:"context,omitempty"`
-	Namespace  string `json:"namespace"`
+// KindFuncs are how a ledger kind recorded by a package above tier is
+// undone and described; that package registers them (RegisterKind), so
+// tier need not know what the kind is. Undo must be idempotent, as Undo
+// is.
+type KindFuncs struct {
+	Undo func(Resource) error
+	// Describe names the resource for cleanup's output; nil: its kind and
+	// path.
+	Describe func(Resource) string
+}
+
+var (
+	kindsMu sync.RWMutex
+	kinds   = map[string]KindFuncs{}
+)
+
+// RegisterKind makes kind undoable by Undo, Cleanup and described by
+// Resource.String. A package above tier calls it from an init function,
+// so any binary that can record the kind can also undo it (cleanup links
+// them all). It panics on a kind registered twice or without Undo.
+func RegisterKind(kind string, f KindFuncs) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if _, dup := kinds[kind]; dup || f.Undo == nil {
+		panic(fmt.Sprintf("tier: ledger kind %q registered twice or without Undo", kind))
+	}
+	kinds[kind] = f
+}
+
+func registered(kind string) (KindFuncs, bool) {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	f, ok := kinds[kind]
+	return f, ok
 }
 
 // Resource is one thing tierbench created. It is written to the ledger
@@ -67,10 +92,16 @@ type Resource struct {
 	Pending bool `json:"pending,omitempty"`
 	// Study is a study id (KindStudy: Path is its results folder).
 	Study string `json:"study,omitempty"`
-	// Kube locates KindKubeObjects.
-	Kube  *KubeRef  `json:"kube,omitempty"`
-	Owner int       `json:"owner_pid"`
-	Since time.Time `json:"since"`
+	// Extra is the record's own data for a kind a package above tier
+	// registered, in that package's JSON, which tier keeps as it is and
+	// never reads (platform/kube: how to reach the cluster again). Its
+	// key is "kube" because platform/kube's cluster reference was the
+	// first such data, once a field of tier's own: keeping the key lets a
+	// ledger written before or after this field became generic be read
+	// and cleaned up by either tierbench.
+	Extra json.RawMessage `json:"kube,omitempty"`
+	Owner int             `json:"owner_pid"`
+	Since time.Time       `json:"since"`
 }
 
 func (r Resource) String() string {
@@ -86,17 +117,10 @@ func (r Resource) String() string {
 	if r.Kind == KindStudy {
 		return fmt.Sprintf("study %s (results in %s)", r.Study, r.Path)
 	}
-	if r.Kind == KindKubeObjects && r.Kube != nil {
-		return fmt.Sprintf("Kubernetes objects %s in namespace %s (context %s)", r.Path, r.Kube.Namespace, orCurrent(r.Kube.Context))
+	if f, ok := registered(r.Kind); ok && f.Describe != nil {
+		return f.Describe(r)
 	}
 	return r.Kind + " " + r.Path
-}
-
-func orCurrent(s string) string {
-	if s == "" {
-		return "current"
-	}
-	return s
 }
 
 func orUnknown(s string) string {
@@ -111,9 +135,6 @@ func orUnknown(s string) string {
 // processes do not lose each other's records.
 type Ledger struct {
 	dir string
-	// Undoers undo the kinds that packages above tier record (KindStudy);
-	// Cleanup uses them before Undo.
-	Undoers map[string]func(Resource) error
 }
 
 // StateDir is where tierbench keeps its ledger and the mount points and
@@ -368,18 +389,18 @@ func (l *Ledger) Cleanup() ([]Resource, error) {
 
 // undo undoes one leftover and forgets it.
 func (l *Ledger) undo(r Resource) error {
-	undo := Undo
-	if u, ok := l.Undoers[r.Kind]; ok {
-		undo = u
-	}
-	if err := undo(r); err != nil {
+	if err := Undo(r); err != nil {
 		return err
 	}
 	return l.Done(r)
 }
 
-// Undo reverses one resource; it is idempotent.
+// Undo reverses one resource, of tier's kinds or of a registered one (see
+// RegisterKind); it is idempotent.
 func Undo(r Resource) error {
+	if f, ok := registered(r.Kind); ok {
+		return f.Undo(r)
+	}
 	switch r.Kind {
 	case KindMount:
 		m, err := mountOf(r.Path)

@@ -474,7 +474,9 @@ func newCleanupCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ledger.Undoers = runner.Undoers() // killed studies are marked interrupted
+			// The kinds of packages above tier (killed studies, marked
+			// interrupted; rbd images; cluster objects) are registered
+			// with tier by the runner and the packages it links in.
 			done, err := ledger.Cleanup()
 			for _, r := range done {
 				fmt.Println("undone: " + r.String())

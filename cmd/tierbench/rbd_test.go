@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
@@ -42,7 +43,7 @@ func TestRbdTierKill9(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root for mounts, loop devices and Ceph's daemons")
 	}
-	if err := rbd.Preflight(tier.RbdSpec{FS: "ext4"}); err != nil {
+	if err := rbd.Preflight(catalog.Default().Ceph(), tier.RbdSpec{FS: "ext4"}); err != nil {
 		testenv.Skip(t, err)
 	}
 	state := os.Getenv("TIERBENCH_STATE_DIR")

@@ -9,7 +9,10 @@
 //
 // cluster places the cluster's components (engine/ceph's block, db, wal;
 // db goes with block and wal with db unless named) on the study's other
-// tiers, never on an rbd tier; options are engine/ceph's. Volumes makes
+// tiers, never on an rbd tier; options are engine/ceph's. The cluster's
+// engine reaches this package as a Ceph, which engine/ceph's Engine
+// satisfies and package catalog hands in (Catalog.Ceph): tiers are below
+// the engines, so no package under tier imports one. Volumes makes
 // each rbd tier once per study, after the tiers it names, every step
 // recorded in the ledger: a folder per component on those tiers, the
 // cluster (engine/ceph's Open, durability sync, its daemons tracked), an
@@ -55,15 +58,28 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/ceph"
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 )
 
-// ClusterSpec is the engine whose cluster serves an rbd tier: its
-// components are what cluster places, its options what options sets.
-func ClusterSpec() engine.Spec { return ceph.Engine{}.Spec() }
+// Ceph is the engine whose cluster serves an rbd tier: its Spec's
+// components are what cluster places, its options what options sets;
+// PreflightOptions says what this machine lacks to start a cluster with
+// options; Open starts one, which serves the objects model
+// (engine.NeedObjects). engine/ceph's Engine is the one there is (see
+// package catalog).
+type Ceph interface {
+	Spec() engine.Spec
+	PreflightOptions(options map[string]string) error
+	Open(ctx context.Context, cfg engine.Config) (engine.DB, error)
+}
+
+// The cluster's components, in engine/ceph's order.
+const (
+	compBlock = "block" // BlueStore's main device
+	compDB    = "db"    // block.db
+	compWAL   = "wal"   // block.wal
+)
 
 // Options of engine/ceph that size the cluster against the image.
 const (
@@ -86,7 +102,7 @@ const (
 // ClusterOptions are the options spec's cluster is opened with: the
 // study's, with block_size, when not given, raised from engine/ceph's
 // default to hold the image (see Check).
-func ClusterOptions(spec tier.RbdSpec) map[string]string {
+func ClusterOptions(c Ceph, spec tier.RbdSpec) map[string]string {
 	out := map[string]string{}
 	for k, v := range spec.Options {
 		out[k] = v
@@ -94,7 +110,7 @@ func ClusterOptions(spec tier.RbdSpec) map[string]string {
 	if _, given := out[optBlockSize]; given {
 		return out
 	}
-	o, err := ClusterSpec().ResolveOptions(spec.Options)
+	o, err := c.Spec().ResolveOptions(spec.Options)
 	if err != nil {
 		return out // Check and the cluster's Open say what is wrong
 	}
@@ -112,8 +128,8 @@ func blockNeeded(size int64, o engine.Options) int64 {
 
 // Check refuses an rbd tier whose options engine/ceph does not take or
 // whose OSDs cannot hold its image (block_size given too small).
-func Check(spec tier.RbdSpec) error {
-	o, err := ClusterSpec().ResolveOptions(spec.Options)
+func Check(c Ceph, spec tier.RbdSpec) error {
+	o, err := c.Spec().ResolveOptions(spec.Options)
 	if err != nil {
 		return err
 	}
@@ -132,13 +148,13 @@ func Check(spec tier.RbdSpec) error {
 // a tier other than block's, block.wal only on one other than db's), two
 // tiers taken for two filesystems. Nil when the options are wrong (Check
 // says why).
-func DeviceBytes(spec tier.RbdSpec) map[string]int64 {
-	o, err := ClusterSpec().ResolveOptions(ClusterOptions(spec))
+func DeviceBytes(c Ceph, spec tier.RbdSpec) map[string]int64 {
+	o, err := c.Spec().ResolveOptions(ClusterOptions(c, spec))
 	if err != nil {
 		return nil
 	}
 	osds := int64(o.Int(optOSDs))
-	block, db, wal := spec.Cluster[ceph.Block], spec.Cluster[ceph.BlockDB], spec.Cluster[ceph.BlockWAL]
+	block, db, wal := spec.Cluster[compBlock], spec.Cluster[compDB], spec.Cluster[compWAL]
 	out := map[string]int64{block: osds * o.Size(optBlockSize)}
 	below := block
 	if db != block {
@@ -161,7 +177,7 @@ func kernelRBD() bool {
 // tool, rbd-fuse (unless the kernel has rbd) and FUSE, the filesystem's
 // tools and losetup, and Ceph with spec's options (engine/ceph's
 // PreflightOptions).
-func Preflight(spec tier.RbdSpec) error {
+func Preflight(c Ceph, spec tier.RbdSpec) error {
 	need := []struct{ program, pkg string }{{"rbd", "ceph-common"}}
 	if !kernelRBD() {
 		need = append(need, struct{ program, pkg string }{"rbd-fuse", "rbd-fuse"})
@@ -179,14 +195,15 @@ func Preflight(spec tier.RbdSpec) error {
 	if err := tier.CheckLoopTools(spec.FS); err != nil {
 		return err
 	}
-	if err := (ceph.Engine{}).PreflightOptions(ClusterOptions(spec)); err != nil {
+	if err := c.PreflightOptions(ClusterOptions(c, spec)); err != nil {
 		return fmt.Errorf("its Ceph cluster: %w", err)
 	}
 	return nil
 }
 
-// Volumes serves rbd tiers for a workspace (tier.WorkspaceConfig).
-type Volumes struct{}
+// Volumes serves rbd tiers for a workspace (tier.WorkspaceConfig), each
+// on a cluster of Ceph.
+type Volumes struct{ Ceph Ceph }
 
 var _ tier.Volumes = Volumes{}
 
@@ -205,15 +222,15 @@ const (
 
 // Volume starts t's cluster on the tiers it names, makes its image and
 // exposes it, every step recorded with p.
-func (Volumes) Volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
-	v, err := volume(ctx, w, p, t)
+func (vs Volumes) Volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
+	v, err := vs.volume(ctx, w, p, t)
 	if err != nil {
 		return tier.Volume{}, fmt.Errorf("tier %s: %w", t.Name, err)
 	}
 	return v, nil
 }
 
-func volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
+func (vs Volumes) volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
 	spec := *t.Rbd
 	dirs, used, err := componentDirs(p, w.Tiers(), t.Name, spec.Cluster)
 	if err != nil {
@@ -226,7 +243,7 @@ func volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.
 	if err := os.Chmod(private, 0o700); err != nil {
 		return tier.Volume{}, err
 	}
-	db, err := ceph.Engine{}.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: ClusterOptions(spec),
+	db, err := vs.Ceph.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: ClusterOptions(vs.Ceph, spec),
 		Scratch: w.Scratch(), Track: w.TrackProcessAs("Ceph daemon of tier " + t.Name)})
 	if err != nil {
 		return tier.Volume{}, fmt.Errorf("start its Ceph cluster: %w", err)
@@ -273,7 +290,7 @@ func volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.
 }
 
 // components are the cluster's, in engine/ceph's order.
-var components = []string{ceph.Block, ceph.BlockDB, ceph.BlockWAL}
+var components = []string{compBlock, compDB, compWAL}
 
 // clusterText says where the cluster's components are: "block on ssd, db
 // and wal on pmem".
@@ -360,7 +377,7 @@ log_file = %s
 func (c client) rbd(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
-	out, err := server.Output(ctx, "rbd", []string{"--conf", c.conf, "--id", c.rados.ID}, args...)
+	out, err := output(ctx, "rbd", []string{"--conf", c.conf, "--id", c.rados.ID}, args...)
 	return string(out), err
 }
 
@@ -385,13 +402,10 @@ func (c client) serveFUSE(ctx context.Context, w *tier.Workspace, p *tier.Provis
 	}
 	file := filepath.Join(mnt, c.image)
 	_, err = p.Step(tier.Resource{Kind: tier.KindMount, Path: mnt}, func() error {
-		proc, err := server.Start(server.Spec{
-			Name: "rbd-fuse", Path: bin, Dir: private, Log: filepath.Join(private, "rbd-fuse.log"),
-			Track: w.TrackProcessAs("rbd-fuse of tier " + name),
-			// -f: in the foreground, so it is tracked and stopped as a
-			// process; -r: only this image.
-			Args: []string{mnt, "-f", "-c", c.conf, "-p", c.rados.Pool, "-r", c.image},
-		})
+		// -f: in the foreground, so it is tracked and stopped as a
+		// process; -r: only this image.
+		proc, err := startDaemon("rbd-fuse", bin, private, filepath.Join(private, "rbd-fuse.log"),
+			[]string{mnt, "-f", "-c", c.conf, "-p", c.rados.Pool, "-r", c.image}, w.TrackProcessAs("rbd-fuse of tier "+name))
 		if err != nil {
 			return err
 		}
@@ -406,11 +420,11 @@ func (c client) serveFUSE(ctx context.Context, w *tier.Workspace, p *tier.Provis
 
 // waitFile waits until rbd-fuse shows the image's file: it answers once
 // it has connected to the cluster.
-func waitFile(ctx context.Context, proc *server.Process, file string) error {
+func waitFile(ctx context.Context, proc *daemon, file string) error {
 	ctx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
 	for {
-		if err := proc.Died(); err != nil {
+		if err := proc.died(); err != nil {
 			return err
 		}
 		_, err := os.Stat(file)
@@ -419,7 +433,7 @@ func waitFile(ctx context.Context, proc *server.Process, file string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s did not show: %w (last: %v); rbd-fuse's log: %s", file, ctx.Err(), err, proc.LogTail(5))
+			return fmt.Errorf("%s did not show: %w (last: %v); rbd-fuse's log: %s", file, ctx.Err(), err, proc.logTail(5))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -427,19 +441,16 @@ func waitFile(ctx context.Context, proc *server.Process, file string) error {
 
 // stopFUSE stops rbd-fuse (SIGTERM: it unmounts and exits) and unmounts
 // what it may have left.
-func stopFUSE(proc *server.Process, mnt string) error {
-	return errors.Join(proc.Stop(fuseStop), tier.Undo(tier.Resource{Kind: tier.KindMount, Path: mnt}))
+func stopFUSE(proc *daemon, mnt string) error {
+	return errors.Join(proc.stop(fuseStop), tier.Undo(tier.Resource{Kind: tier.KindMount, Path: mnt}))
 }
 
 // KindMapped is a ledger record of an image the kernel's rbd driver
 // mapped (Path: pool/image), which Unmap undoes.
 const KindMapped = "rbd-mapped"
 
-// Undoers are the ledger kinds this package records that package tier
-// cannot undo itself (see tier.Ledger.Undoers).
-func Undoers() map[string]func(tier.Resource) error {
-	return map[string]func(tier.Resource) error{KindMapped: Unmap}
-}
+// KindMapped is registered with package tier, which cannot undo it itself.
+func init() { tier.RegisterKind(KindMapped, tier.KindFuncs{Undo: Unmap}) }
 
 // mapImage maps the image with the kernel's driver, recorded first, and
 // returns its device. Untested here: this kernel has no rbd module.

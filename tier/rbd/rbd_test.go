@@ -5,12 +5,33 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/engine/ceph"
 	"github.com/tierbench/tierbench/tier"
 )
+
+// TestCephNames checks the names this package takes from engine/ceph
+// without importing it (the test may): the cluster's components, in its
+// order, and the options that size its devices.
+func TestCephNames(t *testing.T) {
+	var c Ceph = ceph.Engine{}
+	spec := c.Spec()
+	if got, want := spec.ComponentNames(), components; !reflect.DeepEqual(got, want) {
+		t.Errorf("engine/ceph's components are %v, this package's %v", got, want)
+	}
+	if got, want := components, []string{ceph.Block, ceph.BlockDB, ceph.BlockWAL}; !reflect.DeepEqual(got, want) {
+		t.Errorf("components %v, engine/ceph's block, db and wal %v", got, want)
+	}
+	for _, o := range []string{optOSDs, optReplicas, optBlockSize, optDBSize, optWALSize} {
+		if _, ok := spec.Option(o); !ok {
+			t.Errorf("engine/ceph has no option %s", o)
+		}
+	}
+}
 
 // TestSizing sizes a cluster to its image: block_size when left out,
 // what a given one must hold, and the device files on each tier.
 func TestSizing(t *testing.T) {
+	c := ceph.Engine{}
 	const g = int64(1) << 30
 	baseline := map[string]string{"block": "ssd", "db": "ssd", "wal": "ssd"}
 	ref1 := map[string]string{"block": "ssd", "db": "pmem", "wal": "pmem"}
@@ -33,13 +54,13 @@ func TestSizing(t *testing.T) {
 		{"unknown option", tier.RbdSpec{Size: g, Cluster: baseline, Options: map[string]string{"pool": "x"}}, "", nil, `unknown option "pool" for engine ceph`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ClusterOptions(tc.spec)["block_size"]; got != tc.blockSize {
+			if got := ClusterOptions(c, tc.spec)["block_size"]; got != tc.blockSize {
 				t.Errorf("block_size %q, want %q", got, tc.blockSize)
 			}
-			if got := DeviceBytes(tc.spec); !reflect.DeepEqual(got, tc.devices) {
+			if got := DeviceBytes(c, tc.spec); !reflect.DeepEqual(got, tc.devices) {
 				t.Errorf("device bytes %v, want %v", got, tc.devices)
 			}
-			err := Check(tc.spec)
+			err := Check(c, tc.spec)
 			if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("Check: %v, want %q", err, tc.err)
 			}
