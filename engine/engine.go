@@ -109,6 +109,12 @@ type Spec struct {
 	// error that refuses a larger count.
 	MaxClients    int
 	MaxClientsWhy string
+	// TierBytes, when set, is what the engine preallocates on each tier a
+	// placement names (component to tier) under the given options (as a
+	// study writes them): ceph's device files, made at full size. A
+	// study whose tier cannot hold them is refused when it is read. Nil
+	// when the options are wrong (their own check says why).
+	TierBytes func(placement, options map[string]string) map[string]int64
 	// Models are the data models the engine serves (see Model).
 	Models []Model
 	// Image is the engine's official container image, which a study on

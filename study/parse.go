@@ -370,6 +370,9 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.rate(s)
 	p.maxOps(s)
 	p.options(s)
+	if p.tiersOK && placementsOK && !p.hasTarget {
+		p.engineFiles(s)
+	}
 	if e, ok := p.top["options"]; ok && s.Target != "" {
 		p.addf(e.k.Line, "with target, tierbench configures nothing on your server; remove options and set them on the server yourself")
 	}
@@ -570,6 +573,32 @@ func (p *parser) tierSizes(s *Study) {
 		if size > 0 && size < need {
 			p.addf(t.Line, "tier %q (%s, %s) is smaller than the data placement %q puts on it: workload %s loads at least %s; make the tier at least %s or load a smaller data set",
 				name, kind, humanize.IBytes(uint64(size)), pl.Name, s.Workload.Name, humanize.IBytes(uint64(need)), humanize.IBytes(uint64(need)))
+		}
+	}
+}
+
+// engineFiles refuses a tmpfs or loop tier that cannot hold the files an
+// engine preallocates on it (engine.Spec.TierBytes: ceph's device files),
+// under any placement and any swept option value: the run could only fail
+// when its OSDs are made.
+func (p *parser) engineFiles(s *Study) {
+	if p.spec == nil || p.spec.TierBytes == nil {
+		return
+	}
+	reported := map[string]bool{}
+	for _, pl := range s.Placements {
+		for _, v := range s.Variants() {
+			for name, need := range p.spec.TierBytes(pl.Components, s.OptionsIn(v)) {
+				t, ok := s.Tier(name)
+				if !ok || reported[name] {
+					continue
+				}
+				if size, kind := t.Size(); size > 0 && size < need {
+					reported[name] = true
+					p.addf(t.Line, "tier %q (%s, %s) cannot hold the %s of files engine %s makes on it under placement %q; make the tier at least %s or lower the engine's size options (see tierbench engines)",
+						name, kind, humanize.IBytes(uint64(size)), humanize.IBytes(uint64(need)), p.spec.Name, pl.Name, humanize.IBytes(uint64(need)))
+				}
+			}
 		}
 	}
 }

@@ -115,3 +115,26 @@ func TestNotAStudyFileRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineFilesLargerThanTheirTierRefused: ceph's device files are made
+// at full size, so a tmpfs tier smaller than the block.db placed on it is
+// refused when the study is read, as an rbd tier's cluster would be.
+func TestEngineFilesLargerThanTheirTierRefused(t *testing.T) {
+	dir := t.TempDir()
+	study := writeStudy(t, dir, fmt.Sprintf(`name: ceph-sizes
+engine: ceph
+tiers:
+  disk: {path: %q}
+  fast: {tmpfs: {size: 512MiB}}
+placements:
+  all-disk: {block: disk, db: disk, wal: disk}
+  db-fast: {block: disk, db: fast, wal: fast}
+baseline: all-disk
+durability: [sync]
+workload: {name: object-70-30}
+clients: [1]
+duration: 1s
+options: {db_size: [128MiB, 1GiB]}
+`, filepath.Join(dir, "disk")))
+	refused(t, dir, study, nil, `tier "fast" (tmpfs, 512 MiB) cannot hold the 1.0 GiB of files engine ceph makes on it under placement "db-fast"`)
+}

@@ -103,6 +103,7 @@ func (Engine) Spec() engine.Spec {
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "Ceph's only mode: a write is acknowledged once every replica has it on stable storage (BlueStore's WAL or data device, fsynced or written O_DIRECT). Survives power loss; nothing else is offered, since Ceph has no mode that acknowledges earlier."},
 		},
+		TierBytes: tierBytes,
 		Options: []setting.Setting{
 			{Name: optOSDs, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxOSDs), Doc: "OSDs, each with its own devices on the components' tiers"},
 			{Name: optReplicas, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxOSDs), Doc: "the pool's size: copies of each object, each on its own OSD (so at most osds)"},

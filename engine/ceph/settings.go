@@ -91,6 +91,36 @@ func resolve(given map[string]string) (settings, error) {
 	return s, nil
 }
 
+// tierBytes is Spec.TierBytes: the OSDs' device files at full size on the
+// tiers placement names, as Open makes them: block.db only on a tier
+// other than block's, block.wal only on one other than db's (or block's,
+// when db goes with it). Tiers are told apart by name.
+func tierBytes(placement, options map[string]string) map[string]int64 {
+	s, err := resolve(options)
+	if err != nil {
+		return nil
+	}
+	osds := int64(s.osds)
+	block := placement[Block]
+	db, wal := placement[BlockDB], placement[BlockWAL]
+	if db == "" {
+		db = block
+	}
+	if wal == "" {
+		wal = db
+	}
+	out := map[string]int64{block: osds * s.blockSize}
+	below := block
+	if db != block {
+		out[db] += osds * s.dbSize
+		below = db
+	}
+	if wal != below {
+		out[wal] += osds * s.walSize
+	}
+	return out
+}
+
 // minSize is the pool's min_size for its size, Ceph's own rule (size -
 // size/2): writes stop when fewer replicas are up.
 func minSize(size int) int { return size - size/2 }

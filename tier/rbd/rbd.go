@@ -149,22 +149,7 @@ func Check(c Ceph, spec tier.RbdSpec) error {
 // tiers taken for two filesystems. Nil when the options are wrong (Check
 // says why).
 func DeviceBytes(c Ceph, spec tier.RbdSpec) map[string]int64 {
-	o, err := c.Spec().ResolveOptions(ClusterOptions(c, spec))
-	if err != nil {
-		return nil
-	}
-	osds := int64(o.Int(optOSDs))
-	block, db, wal := spec.Cluster[compBlock], spec.Cluster[compDB], spec.Cluster[compWAL]
-	out := map[string]int64{block: osds * o.Size(optBlockSize)}
-	below := block
-	if db != block {
-		out[db] += osds * o.Size(optDBSize)
-		below = db
-	}
-	if wal != below {
-		out[wal] += osds * o.Size(optWALSize)
-	}
-	return out
+	return c.Spec().TierBytes(spec.Cluster, ClusterOptions(c, spec))
 }
 
 // kernelRBD reports whether the kernel's rbd driver is loaded.
