@@ -62,6 +62,9 @@ type Setting struct {
 	// Memory marks a size held in RAM (a cache, a heap): a study asking for
 	// more than the machine has is refused.
 	Memory bool
+	// Why, when set, says why the range is what it is; an error for a value
+	// outside it says it too ("one round gives no interval to judge").
+	Why string
 }
 
 // Parse reads a value as a study writes it and returns its normal form,
@@ -183,7 +186,11 @@ func (s Setting) inRange(text string, num float64) error {
 	}
 	lo, hi, hasLo, hasHi := s.bounds()
 	if (hasLo && num < lo) || (hasHi && num > hi) {
-		return fmt.Errorf("%s %s is out of range: it must be %s; write e.g. %s: %s", s.Name, text, s.Range(), s.Name, s.Example())
+		why := ""
+		if s.Why != "" {
+			why = " (" + s.Why + ")"
+		}
+		return fmt.Errorf("%s %s is out of range: it must be %s%s; write e.g. %s: %s", s.Name, text, s.Range(), why, s.Name, s.Example())
 	}
 	return nil
 }

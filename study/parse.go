@@ -15,7 +15,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/dustin/go-humanize"
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/driver"
@@ -382,27 +381,6 @@ func (p *parser) study(root *yaml.Node) *Study {
 	return s
 }
 
-// model refuses a workload whose data model the engine does not serve
-// (tpcb on pebble): every run of the pair could only fail.
-func (p *parser) model(s *Study) {
-	w, ok := p.cat.Workload(s.Workload.Name)
-	if p.spec == nil || !ok || w.Model == "" || len(p.spec.Models) == 0 || p.spec.Serves(w.Model) {
-		return
-	}
-	var fits []string
-	for _, name := range sortedCopy(p.cat.EngineNames()) {
-		if e, ok := p.cat.EngineSpec(name); ok && e.Serves(w.Model) {
-			fits = append(fits, name)
-		}
-	}
-	served := make([]string, len(p.spec.Models))
-	for i, m := range p.spec.Models {
-		served[i] = string(m)
-	}
-	p.addf(p.top["workload"].k.Line, "workload %s needs the %s data model, which engine %s does not serve (it serves %s): use one of the engines %s, or a workload for %s (see tierbench workloads)",
-		w.Name, w.Model, p.spec.Name, strings.Join(served, ", "), joinNames(fits), p.spec.Name)
-}
-
 // engine resolves the engine; p.spec stays nil when it is missing or
 // unknown.
 func (p *parser) engine(s *Study) {
@@ -426,181 +404,6 @@ func (p *parser) engine(s *Study) {
 		s.DataComponent = spec.Components[0].Name
 	}
 	p.spec = &spec
-}
-
-// workload checks the workload's name and overrides. It validates records
-// itself (every workload's run size depends on it) and then lets the
-// workload's own New judge the remaining values, passing only overrides that
-// passed our checks so one mistake is not reported twice.
-func (p *parser) workload(s *Study) {
-	known := sortedCopy(p.cat.WorkloadNames())
-	fix := "add workload: {name: <workload>} with one of: " + joinNames(known)
-	e, ok := p.need(p.top, "workload", p.line, fix)
-	if !ok {
-		return
-	}
-	if e.v.Kind == yaml.ScalarNode {
-		p.addf(e.v.Line, "workload must be a mapping with a name and optional overrides, not a plain value; write workload: {name: %s}", e.v.Value)
-		return
-	}
-	ents, ok := p.entries(e.v, "workload", "write workload: {name: <workload>, <param>: <value>, ...}")
-	if !ok {
-		return
-	}
-	var nameEnt *entry
-	for i := range ents {
-		if ents[i].key == "name" {
-			nameEnt = &ents[i]
-		}
-	}
-	if nameEnt == nil {
-		p.addf(e.k.Line, "workload has no name; add name: <workload>, one of: %s", joinNames(known))
-		return
-	}
-	name, ok := p.scalar(*nameEnt, "write name: <workload>, one of: "+joinNames(known))
-	if !ok {
-		return
-	}
-	spec, wOK := p.cat.Workload(name)
-	if !wOK {
-		p.unknown(nameEnt.v.Line, fmt.Sprintf("unknown workload %q", name), name, known, "known workloads", "use a known workload")
-	}
-	s.Workload = Workload{Name: name, Params: map[string]string{}, Metric: spec.Metric}
-	good := wOK
-	for _, pe := range ents {
-		if pe.key == "name" || !wOK {
-			continue
-		}
-		st, found := spec.Param(pe.key)
-		if !found {
-			p.unknown(pe.k.Line, fmt.Sprintf("unknown parameter %q for workload %s", pe.key, name), pe.key,
-				spec.ParamNames(), "parameters of "+name, "remove it")
-			good = false
-			continue
-		}
-		v, ok := p.scalar(pe, fmt.Sprintf("write %s: <value> or remove it", pe.key))
-		if ok {
-			_, ok = p.settingValue("workload "+name+" parameter", st, v, pe.v.Line)
-		}
-		if !ok {
-			good = false
-			continue
-		}
-		// As written: a study's parameters are recorded as the user gave
-		// them, and the workload reads them through the same Build.
-		s.Workload.Params[pe.key] = v
-	}
-	if good {
-		w, err := spec.Build(s.Workload.Params)
-		if err != nil {
-			p.addf(e.k.Line, "%v", err)
-			return
-		}
-		p.built = w
-		if sz, ok := w.(workload.Sizer); ok {
-			s.Workload.EstimatedBytes = sz.EstimatedBytes()
-		}
-	}
-}
-
-func (p *parser) clients(s *Study) {
-	fix := "write clients: [1, 4, 16] or a single number such as clients: 8"
-	e, ok := p.need(p.top, "clients", p.line, "add clients: [1, 4, 16], the client counts to run")
-	if !ok {
-		return
-	}
-	items, ok := p.list(e, "clients", fix)
-	if !ok {
-		return
-	}
-	seen := map[int]int{}
-	for _, n := range items {
-		v, ok := p.item(n, "clients", fix)
-		if !ok {
-			continue
-		}
-		norm, ok := p.settingValue("", clientCount, v, n.Line)
-		if !ok {
-			continue
-		}
-		c, _ := strconv.Atoi(norm)
-		if lim, ok := p.built.(workload.ClientLimiter); ok {
-			if most, why := lim.MaxClients(); c > most {
-				p.addf(n.Line, "clients %d is more than workload %s takes (at most %d): %s", c, s.Workload.Name, most, why)
-				continue
-			}
-		}
-		if p.spec != nil && p.spec.MaxClients > 0 && c > p.spec.MaxClients {
-			p.addf(n.Line, "clients %d is more than engine %s takes (at most %d): %s; use at most %d clients",
-				c, p.spec.Name, p.spec.MaxClients, p.spec.MaxClientsWhy, p.spec.MaxClients)
-			continue
-		}
-		if first, dup := seen[c]; dup {
-			p.addf(n.Line, "clients %d is listed twice (first at line %d); remove one", c, first)
-			continue
-		}
-		seen[c] = n.Line
-		s.Clients = append(s.Clients, c)
-	}
-}
-
-// clientCount is one count of clients.
-var clientCount = setting.Setting{Name: "clients", Kind: setting.Int, Min: "1", Default: "8"}
-
-// tierSizes refuses a tmpfs or loop tier smaller than the data a placement
-// puts on it: the workload's lower bound of its data set (workload.Sizer) against
-// the tier's size. The engine's first component holds the data set (data,
-// or Ignite's persistence); logs are not counted, so only a tier that is
-// clearly too small is refused. Folders are checked against their free
-// space by Preflight; a PMEM device's size is known only once mounted.
-func (p *parser) tierSizes(s *Study) {
-	need, data := s.Workload.EstimatedBytes, s.DataComponent
-	if need <= 0 || data == "" {
-		return
-	}
-	done := map[string]bool{}
-	for _, pl := range s.Placements {
-		name, ok := pl.Components[data]
-		if !ok || done[name] {
-			continue
-		}
-		done[name] = true
-		t, ok := s.Tier(name)
-		if !ok {
-			continue
-		}
-		size, kind := t.Size()
-		if size > 0 && size < need {
-			p.addf(t.Line, "tier %q (%s, %s) is smaller than the data placement %q puts on it: workload %s loads at least %s; make the tier at least %s or load a smaller data set",
-				name, kind, humanize.IBytes(uint64(size)), pl.Name, s.Workload.Name, humanize.IBytes(uint64(need)), humanize.IBytes(uint64(need)))
-		}
-	}
-}
-
-// engineFiles refuses a tmpfs or loop tier that cannot hold the files an
-// engine preallocates on it (engine.Spec.TierBytes: ceph's device files),
-// under any placement and any swept option value: the run could only fail
-// when its OSDs are made.
-func (p *parser) engineFiles(s *Study) {
-	if p.spec == nil || p.spec.TierBytes == nil {
-		return
-	}
-	reported := map[string]bool{}
-	for _, pl := range s.Placements {
-		for _, v := range s.Variants() {
-			for name, need := range p.spec.TierBytes(pl.Components, s.OptionsIn(v)) {
-				t, ok := s.Tier(name)
-				if !ok || reported[name] {
-					continue
-				}
-				if size, kind := t.Size(); size > 0 && size < need {
-					reported[name] = true
-					p.addf(t.Line, "tier %q (%s, %s) cannot hold the %s of files engine %s makes on it under placement %q; make the tier at least %s or lower the engine's size options (see tierbench engines)",
-						name, kind, humanize.IBytes(uint64(size)), humanize.IBytes(uint64(need)), p.spec.Name, pl.Name, humanize.IBytes(uint64(need)))
-				}
-			}
-		}
-	}
 }
 
 // timing checks warmup and duration.
@@ -712,10 +515,10 @@ func (p *parser) maxOps(s *Study) {
 	if !ok {
 		return
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	norm, ok := p.settingValue("", maxOpsSetting, v, e.v.Line)
+	n, _ := strconv.ParseInt(norm, 10, 64)
 	switch {
-	case err != nil || n < 1:
-		p.addf(e.v.Line, "max_ops must be a whole number >= 1, got %q; write e.g. max_ops: 22", v)
+	case !ok:
 	case s.TargetRate > 0:
 		p.addf(e.k.Line, "max_ops bounds a closed-loop run; remove it or target_rate")
 	case slices.ContainsFunc(s.Drivers, func(d string) bool { return d != tool.Builtin }):
@@ -724,3 +527,6 @@ func (p *parser) maxOps(s *Study) {
 		s.MaxOps = n
 	}
 }
+
+// maxOpsSetting is max_ops: operations per run.
+var maxOpsSetting = setting.Setting{Name: "max_ops", Kind: setting.Int, Min: "1", Default: "22"}

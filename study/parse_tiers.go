@@ -255,18 +255,18 @@ func (p *parser) throttle(name string, e entry) *tier.ThrottleSpec {
 		if !ok {
 			return nil
 		}
-		var n uint64
-		var err error
+		// Bytes per second may use units (100MiB); operations per second
+		// are a whole number.
+		st := setting.Setting{Name: key, Kind: setting.Int, Min: "1", Default: "1000"}
 		if strings.HasSuffix(key, "_bps") {
-			n, err = humanize.ParseBytes(v)
-		} else {
-			n, err = strconv.ParseUint(v, 10, 63)
+			st.Kind, st.Default = setting.Size, "100MiB"
 		}
-		if err != nil || n == 0 {
-			p.addf(f.v.Line, "tier %q: throttle %s %q must be a positive number (bytes per second may use units, e.g. 100MiB)", name, key, v)
+		norm, err := st.Parse(v)
+		if err != nil {
+			p.addf(f.v.Line, "tier %q: throttle %v", name, err)
 			return nil
 		}
-		*into = int64(n)
+		*into, _ = strconv.ParseInt(norm, 10, 64)
 	}
 	if spec == (tier.ThrottleSpec{}) {
 		p.addf(e.k.Line, "tier %q: throttle sets nothing; write %s", name, example)
@@ -382,4 +382,60 @@ func (p *parser) filesystem(name string, m map[string]entry, fs *string) bool {
 	}
 	*fs = v
 	return ok
+}
+
+// tierSizes refuses a tmpfs or loop tier smaller than the data a placement
+// puts on it: the workload's lower bound of its data set (workload.Sizer) against
+// the tier's size. The engine's first component holds the data set (data,
+// or Ignite's persistence); logs are not counted, so only a tier that is
+// clearly too small is refused. Folders are checked against their free
+// space by Preflight; a PMEM device's size is known only once mounted.
+func (p *parser) tierSizes(s *Study) {
+	need, data := s.Workload.EstimatedBytes, s.DataComponent
+	if need <= 0 || data == "" {
+		return
+	}
+	done := map[string]bool{}
+	for _, pl := range s.Placements {
+		name, ok := pl.Components[data]
+		if !ok || done[name] {
+			continue
+		}
+		done[name] = true
+		t, ok := s.Tier(name)
+		if !ok {
+			continue
+		}
+		size, kind := t.Size()
+		if size > 0 && size < need {
+			p.addf(t.Line, "tier %q (%s, %s) is smaller than the data placement %q puts on it: workload %s loads at least %s; make the tier at least %s or load a smaller data set",
+				name, kind, humanize.IBytes(uint64(size)), pl.Name, s.Workload.Name, humanize.IBytes(uint64(need)), humanize.IBytes(uint64(need)))
+		}
+	}
+}
+
+// engineFiles refuses a tmpfs or loop tier that cannot hold the files an
+// engine preallocates on it (engine.Spec.TierBytes: ceph's device files),
+// under any placement and any swept option value: the run could only fail
+// when its OSDs are made.
+func (p *parser) engineFiles(s *Study) {
+	if p.spec == nil || p.spec.TierBytes == nil {
+		return
+	}
+	reported := map[string]bool{}
+	for _, pl := range s.Placements {
+		for _, v := range s.Variants() {
+			for name, need := range p.spec.TierBytes(pl.Components, s.OptionsIn(v)) {
+				t, ok := s.Tier(name)
+				if !ok || reported[name] {
+					continue
+				}
+				if size, kind := t.Size(); size > 0 && size < need {
+					reported[name] = true
+					p.addf(t.Line, "tier %q (%s, %s) cannot hold the %s of files engine %s makes on it under placement %q; make the tier at least %s or lower the engine's size options (see tierbench engines)",
+						name, kind, humanize.IBytes(uint64(size)), humanize.IBytes(uint64(need)), p.spec.Name, pl.Name, humanize.IBytes(uint64(need)))
+				}
+			}
+		}
+	}
 }

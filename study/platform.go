@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
-	"github.com/dustin/go-humanize"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
 )
@@ -178,12 +179,9 @@ func (p *parser) kubernetes(e entry, ents []entry, example string) *Kubernetes {
 		case "engine_image":
 			k.EngineImage = v
 		case "volume_size":
-			n, err := humanize.ParseBytes(v)
-			if err != nil || n < 1<<20 {
-				p.addf(f.v.Line, "platform kubernetes volume_size %q is not a size of at least 1MiB; write e.g. volume_size: 20GiB", v)
-				good = false
-			}
-			k.VolumeSize = int64(n)
+			norm, ok := p.settingValue("platform kubernetes", volumeSize, v, f.v.Line)
+			good = good && ok
+			k.VolumeSize, _ = strconv.ParseInt(norm, 10, 64)
 		}
 	}
 	if k.Image == "" && good {
@@ -242,3 +240,6 @@ func (p *parser) lineOf(top map[string]entry, key string, def int) int {
 	}
 	return def
 }
+
+// volumeSize is the size of each claim a cluster run makes.
+var volumeSize = setting.Setting{Name: "volume_size", Kind: setting.Size, Min: "1MiB", Default: "20GiB"}

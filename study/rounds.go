@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tierbench/tierbench/setting"
 )
 
 // This file holds how a study repeats its matrix: rounds (repeat:), the
@@ -64,16 +66,19 @@ func (p *parser) repeat(s *Study) {
 	if !ok {
 		return
 	}
-	n, err := strconv.Atoi(v)
-	switch {
-	case err != nil:
-		p.addf(e.v.Line, "repeat %q is not a whole number; write %s", v, repeatExample)
-	case n < 1:
-		p.addf(e.v.Line, "repeat must be >= 1, got %d; write repeat: 1 to run each cell once", n)
-	default:
-		s.Repeat = n
+	if norm, ok := p.settingValue("", repeatRounds, v, e.v.Line); ok {
+		s.Repeat, _ = strconv.Atoi(norm)
 	}
 }
+
+// repeatRounds is a fixed number of rounds; minRounds and maxRounds bound
+// an adaptive study's.
+var (
+	repeatRounds = setting.Setting{Name: "repeat", Kind: setting.Int, Min: "1", Default: "3"}
+	minRounds    = setting.Setting{Name: "min", Kind: setting.Int, Min: "2", Default: "5",
+		Why: "one round gives no interval to judge; repeat: 1 runs a single round"}
+	maxRounds = setting.Setting{Name: "max", Kind: setting.Int, Min: "2", Default: "30"}
+)
 
 // adaptive reads repeat: {min, max, until, budget}.
 func (p *parser) adaptive(s *Study, e entry) {
@@ -82,7 +87,7 @@ func (p *parser) adaptive(s *Study, e entry) {
 		return
 	}
 	a := Adaptive{Min: DefaultMinRounds, Until: DefaultUntil}
-	maxRounds, good := DefaultMaxRounds, true
+	most, good := DefaultMaxRounds, true
 	var minLine, maxLine int
 	for _, f := range ents {
 		switch f.key {
@@ -92,21 +97,19 @@ func (p *parser) adaptive(s *Study, e entry) {
 				good = false
 				continue
 			}
-			n, err := strconv.Atoi(v)
+			st := maxRounds
+			if f.key == "min" {
+				st = minRounds
+			}
+			norm, ok := p.settingValue("repeat", st, v, f.v.Line)
+			n, _ := strconv.Atoi(norm)
 			switch {
-			case err != nil:
-				p.addf(f.v.Line, "repeat %s %q is not a whole number; write e.g. %s: 5", f.key, v, f.key)
-				good = false
-			case f.key == "min" && n < 2:
-				p.addf(f.v.Line, "repeat min must be at least 2, got %d: one round gives no interval to judge; write min: 5, or repeat: 1 for a single round", n)
+			case !ok:
 				good = false
 			case f.key == "min":
 				a.Min, minLine = n, f.v.Line
-			case n < 2:
-				p.addf(f.v.Line, "repeat max must be at least 2, got %d; write e.g. max: 30", n)
-				good = false
 			default:
-				maxRounds, maxLine = n, f.v.Line
+				most, maxLine = n, f.v.Line
 			}
 		case "until":
 			v, ok := p.scalar(f, "write until: 5%")
@@ -137,16 +140,16 @@ func (p *parser) adaptive(s *Study, e entry) {
 			good = false
 		}
 	}
-	if good && a.Min > maxRounds {
+	if good && a.Min > most {
 		line := maxLine
 		if line == 0 {
 			line = minLine
 		}
-		p.addf(line, "repeat min %d is more than max %d; make max at least min, e.g. {min: %d, max: %d}", a.Min, maxRounds, a.Min, max(a.Min, DefaultMaxRounds))
+		p.addf(line, "repeat min %d is more than max %d; make max at least min, e.g. {min: %d, max: %d}", a.Min, most, a.Min, max(a.Min, DefaultMaxRounds))
 		good = false
 	}
 	if good {
-		s.Repeat, s.Adaptive = maxRounds, &a
+		s.Repeat, s.Adaptive = most, &a
 	}
 }
 
