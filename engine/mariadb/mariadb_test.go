@@ -426,8 +426,11 @@ func TestSpecAndOptions(t *testing.T) {
 	if err != nil || o.cache != 128<<20 || o.redoLogSize != 96<<20 || o.binlog {
 		t.Errorf("defaults %+v %v", o, err)
 	}
-	if _, err := parseOptions(map[string]string{"cache": "64MiB"}); err == nil {
-		t.Error("unparsed size accepted")
+	if o, err := parseOptions(map[string]string{"cache": "64MiB"}); err != nil || o.cache != 64<<20 {
+		t.Errorf("cache 64MiB: %+v %v", o, err)
+	}
+	if _, err := parseOptions(map[string]string{"redo_log_size": "1MiB"}); err == nil || !strings.Contains(err.Error(), "at least 4MiB") {
+		t.Errorf("a redo log below MariaDB's least: %v", err)
 	}
 }
 
