@@ -61,7 +61,7 @@ func TestNewRejects(t *testing.T) {
 		{"negative warehouses", map[string]string{pWarehouses: "-2"}, []string{"warehouses -2 is out of range"}},
 		{"too many warehouses", map[string]string{pWarehouses: "100001"}, []string{"warehouses 100001 is out of range"}},
 		{"warehouses text", map[string]string{pWarehouses: "many"}, []string{`warehouses "many" is not a whole number`}},
-		{"keying text", map[string]string{pKeying: "yes"}, []string{`keying_time "yes" is not true or false`}},
+		{"keying text", map[string]string{pKeying: "sometimes"}, []string{`keying_time "sometimes" is not true or false`}},
 		{"C_LAST delta too small", map[string]string{pCLastLoad: "100", pCLastRun: "150"}, []string{"workload tpcc: ", pCLastLoad, pCLastRun, "2.1.6.1"}},
 		{"C_LAST delta 96", map[string]string{pCLastLoad: "0", pCLastRun: "96"}, []string{"not 96 or 112"}},
 		{"C_LAST beyond A", map[string]string{pCLastRun: "256"}, []string{"c_last_run 256 is out of range: it must be from 0 to 255"}},
