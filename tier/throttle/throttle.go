@@ -38,6 +38,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/cgroupfs"
 )
 
 // LedgerKind is the tier.Resource kind of a throttle cgroup; its Path is
@@ -75,7 +77,7 @@ func (l Limits) validate() error {
 // Group is a cgroup that caps I/O to one block device. Processes put in it
 // (AddSelf, AddPID) and the children they start afterwards are throttled.
 type Group struct {
-	h      hierarchy
+	h      cgroupfs.Hierarchy
 	path   string
 	dev    string // "MAJ:MIN"
 	origin string // the cgroup folder this process was in before AddSelf
@@ -86,15 +88,39 @@ type Group struct {
 func (g *Group) Path() string { return g.path }
 
 // Version is the cgroup version throttling through: 1 or 2.
-func (g *Group) Version() int { return g.h.version }
+func (g *Group) Version() int { return g.h.Version }
 
 // Device is the throttled device as "MAJ:MIN".
 func (g *Group) Device() string { return g.dev }
 
+// errNoController says that neither cgroup version offers block I/O
+// throttling, with the ways to get it.
+var errNoController = fmt.Errorf("no cgroup v2 hierarchy with the io controller and no cgroup v1 blkio hierarchy is mounted: "+
+	"boot with a kernel built with CONFIG_BLK_CGROUP and CONFIG_BLK_DEV_THROTTLING, then either mount cgroup v2 "+
+	"(mount -t cgroup2 none /sys/fs/cgroup) with io not bound to a v1 hierarchy, or mount v1 blkio "+
+	"(mkdir -p /sys/fs/cgroup/blkio && mount -t cgroup -o blkio none /sys/fs/cgroup/blkio): %w", errors.ErrUnsupported)
+
+// findHierarchy detects the hierarchy this machine throttles block I/O in:
+// cgroup v2 when it offers io (v2 also charges page-cache writeback to the
+// right group), else v1 blkio.
+func findHierarchy() (cgroupfs.Hierarchy, error) {
+	h, err := cgroupfs.Find("io", "blkio")
+	if errors.Is(err, errors.ErrUnsupported) {
+		return h, errNoController
+	}
+	return h, err
+}
+
+// enableIO makes the io controller available to the children of the v2
+// folder parent, and memory where it can: v2 needs memory to charge
+// page-cache writeback to the cgroup that dirtied it, but throttling works
+// without it.
+func enableIO(parent string) error { return cgroupfs.Enable(parent, "io", "memory") }
+
 // usable finds the hierarchy to throttle in, or says why there is none.
-func usable() (hierarchy, error) {
+func usable() (cgroupfs.Hierarchy, error) {
 	if os.Geteuid() != 0 {
-		return hierarchy{}, fmt.Errorf("throttling I/O through cgroups needs root: run tierbench as root (sudo): %w", errors.ErrUnsupported)
+		return cgroupfs.Hierarchy{}, fmt.Errorf("throttling I/O through cgroups needs root: run tierbench as root (sudo): %w", errors.ErrUnsupported)
 	}
 	return findHierarchy()
 }
@@ -111,11 +137,11 @@ func Supported() error {
 	h, err := findHierarchy()
 	if err != nil {
 		errs = append(errs, err)
-	} else if h.version == 1 {
+	} else if h.Version == 1 {
 		// v1 shows the throttle files at the root; v2 shows io.max only in
 		// child cgroups, so Create checks it there.
-		if _, err := os.Stat(filepath.Join(h.mount, "blkio.throttle.read_iops_device")); err != nil {
-			errs = append(errs, fmt.Errorf("the blkio hierarchy at %s has no throttle files: the kernel lacks CONFIG_BLK_DEV_THROTTLING: %w", h.mount, errors.ErrUnsupported))
+		if _, err := os.Stat(filepath.Join(h.Mount, "blkio.throttle.read_iops_device")); err != nil {
+			errs = append(errs, fmt.Errorf("the blkio hierarchy at %s has no throttle files: the kernel lacks CONFIG_BLK_DEV_THROTTLING: %w", h.Mount, errors.ErrUnsupported))
 		}
 	}
 	return errors.Join(errs...)
@@ -123,7 +149,7 @@ func Supported() error {
 
 // validName keeps a group name to one folder directly below the hierarchy.
 func validName(name string) error {
-	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\n") || name == leafName {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\n") || name == cgroupfs.LeafName {
 		return fmt.Errorf("invalid throttle group name %q: want one folder name such as tierbench-<study>-<tier>", name)
 	}
 	return nil
@@ -139,7 +165,7 @@ func PathFor(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(h.mount, name), nil
+	return filepath.Join(h.Mount, name), nil
 }
 
 // deviceNumber resolves a block device node to the "MAJ:MIN" the throttle
@@ -181,12 +207,12 @@ func Create(name, dev string, lim Limits) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.version == 2 {
-		if err := enableIO(h.mount); err != nil {
+	if h.Version == 2 {
+		if err := enableIO(h.Mount); err != nil {
 			return nil, err
 		}
 	}
-	g := &Group{h: h, path: filepath.Join(h.mount, name), dev: mm}
+	g := &Group{h: h, path: filepath.Join(h.Mount, name), dev: mm}
 	if err := os.Mkdir(g.path, 0o755); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return nil, fmt.Errorf("create throttle group: cgroup %s already exists (left by a killed tierbench? undo it with Remove or tierbench's cleanup): %w", g.path, err)
@@ -198,8 +224,8 @@ func Create(name, dev string, lim Limits) (*Group, error) {
 	}
 	// Remembered now (after enableIO may have moved this process to a
 	// leaf), in case Close runs without AddSelf.
-	if g.origin, err = h.procDir(0); err != nil {
-		g.origin = h.mount
+	if g.origin, err = h.ProcDir(0); err != nil {
+		g.origin = h.Mount
 	}
 	return g, nil
 }
@@ -232,12 +258,12 @@ func (g *Group) setLimitsFor(mm string, lim Limits) error {
 		}
 		return err
 	}
-	if g.h.version == 2 {
+	if g.h.Version == 2 {
 		file := filepath.Join(g.path, "io.max")
 		if _, err := os.Stat(file); err != nil {
 			return fmt.Errorf("no io.max in %s: the kernel lacks CONFIG_BLK_DEV_THROTTLING, or the io controller is not enabled for it: %w", g.path, errors.ErrUnsupported)
 		}
-		return hint(writeFile(file, mm+" "+lim.String()))
+		return hint(cgroupfs.WriteFile(file, mm+" "+lim.String()))
 	}
 	for _, r := range []struct {
 		file string
@@ -251,7 +277,7 @@ func (g *Group) setLimitsFor(mm string, lim Limits) error {
 		if r.v == 0 {
 			continue // v1 has no rule for "unlimited": no rule is unlimited
 		}
-		if err := writeFile(filepath.Join(g.path, r.file), mm+" "+strconv.FormatInt(r.v, 10)); err != nil {
+		if err := cgroupfs.WriteFile(filepath.Join(g.path, r.file), mm+" "+strconv.FormatInt(r.v, 10)); err != nil {
 			return hint(err)
 		}
 	}
@@ -265,10 +291,10 @@ func (g *Group) AddSelf() error {
 	if g.closed {
 		return fmt.Errorf("add this process to %s: the group is closed", g.path)
 	}
-	if cur, err := g.h.procDir(0); err == nil && cur != g.path {
+	if cur, err := g.h.ProcDir(0); err == nil && cur != g.path {
 		g.origin = cur
 	}
-	if err := attach(g.path, os.Getpid()); err != nil {
+	if err := cgroupfs.Attach(g.path, os.Getpid()); err != nil {
 		return fmt.Errorf("add this process to throttle group: %w", err)
 	}
 	return nil
@@ -283,7 +309,7 @@ func (g *Group) AddPID(pid int) error {
 	if g.closed {
 		return fmt.Errorf("add process %d to %s: the group is closed", pid, g.path)
 	}
-	if err := attach(g.path, pid); err != nil {
+	if err := cgroupfs.Attach(g.path, pid); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return fmt.Errorf("add process %d to throttle group: the process is gone: %w", pid, err)
 		}
@@ -300,7 +326,7 @@ func (g *Group) Close() error {
 	if g.closed {
 		return nil
 	}
-	if err := g.h.removeDir(g.path, g.origin, g.h.mount); err != nil {
+	if err := g.h.RemoveDir(g.path, g.origin, g.h.Mount); err != nil {
 		return fmt.Errorf("close throttle group: %w", err)
 	}
 	g.closed = true
@@ -314,24 +340,24 @@ func (g *Group) Close() error {
 // hierarchy's root, so a corrupt ledger cannot make it remove other folders.
 func Remove(path string) error {
 	path = filepath.Clean(path)
-	var fs unix.Statfs_t
-	if err := unix.Statfs(path, &fs); err != nil {
+	isCgroup, err := cgroupfs.IsCgroupDir(path)
+	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil
 		}
 		return fmt.Errorf("remove throttle group %s: %w", path, err)
 	}
-	if fs.Type != unix.CGROUP_SUPER_MAGIC && fs.Type != unix.CGROUP2_SUPER_MAGIC {
+	if !isCgroup {
 		return fmt.Errorf("remove throttle group %s: not a cgroup folder; refusing to remove it", path)
 	}
-	h, err := hierarchyOf(path)
+	h, err := cgroupfs.HierarchyOf(path)
 	if err != nil {
 		return fmt.Errorf("remove throttle group: %w", err)
 	}
-	if path == filepath.Clean(h.mount) {
+	if path == filepath.Clean(h.Mount) {
 		return fmt.Errorf("remove throttle group %s: that is the root of a cgroup hierarchy; refusing to remove it", path)
 	}
-	if err := h.removeDir(path, h.mount); err != nil {
+	if err := h.RemoveDir(path, h.Mount); err != nil {
 		return fmt.Errorf("remove throttle group: %w", err)
 	}
 	return nil

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -226,21 +228,6 @@ func TestFioInGroup(t *testing.T) {
 	checkNear(t, "fio randwrite 4k iops", res.Jobs[0].Write.IOPS, 200)
 }
 
-// cgroupOf reads the block I/O cgroup line of a /proc/.../cgroup file.
-func cgroupOf(t *testing.T, h hierarchy, file string) string {
-	t.Helper()
-	f, err := os.Open(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cg, err := cgroupLine(f, h.version)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h.dirOf(cg)
-}
-
 func TestCloseRestoresOriginAndRemovesGroup(t *testing.T) {
 	needThrottle(t)
 	dev := loopDevice(t)
@@ -265,10 +252,11 @@ func TestCloseRestoresOriginAndRemovesGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every thread, not just the one that wrote cgroup.procs, moved.
-	tasks, _ := filepath.Glob("/proc/self/task/*/cgroup")
-	for _, f := range tasks {
-		if got := cgroupOf(t, g.h, f); got != g.Path() {
-			t.Errorf("%s: thread in %s, want %s", f, got, g.Path())
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, e := range tasks {
+		tid, _ := strconv.Atoi(e.Name())
+		if got, err := g.h.ProcDir(tid); err != nil || got != g.Path() {
+			t.Errorf("thread %d in %s (%v), want %s", tid, got, err, g.Path())
 		}
 	}
 	if err := g.Close(); err != nil {
@@ -306,9 +294,9 @@ func TestRemoveAfterCreatorDied(t *testing.T) {
 	if err := g.AddPID(sleeper.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
-	procFile := fmt.Sprintf("/proc/%d/cgroup", sleeper.Process.Pid)
-	if got := cgroupOf(t, g.h, procFile); got != g.Path() {
-		t.Fatalf("sleeper in %s, want %s", got, g.Path())
+	pid := sleeper.Process.Pid
+	if got, err := g.h.ProcDir(pid); err != nil || got != g.Path() {
+		t.Fatalf("sleeper in %s (%v), want %s", got, err, g.Path())
 	}
 	if err := Remove(g.Path()); err != nil {
 		t.Fatal(err)
@@ -316,8 +304,8 @@ func TestRemoveAfterCreatorDied(t *testing.T) {
 	if _, err := os.Stat(g.Path()); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("group folder %s still there after Remove: %v", g.Path(), err)
 	}
-	if got := cgroupOf(t, g.h, procFile); got != g.h.mount && got != filepath.Join(g.h.mount, leafName) {
-		t.Errorf("after Remove the sleeper is in %s, want the hierarchy root %s", got, g.h.mount)
+	if got, err := g.h.ProcDir(pid); err != nil || got != g.h.Mount && got != filepath.Join(g.h.Mount, cgroupfs.LeafName) {
+		t.Errorf("after Remove the sleeper is in %s (%v), want the hierarchy root %s", got, err, g.h.Mount)
 	}
 	if err := Remove(g.Path()); err != nil {
 		t.Errorf("second Remove: %v", err)
@@ -340,8 +328,8 @@ func TestRemoveRefusesOtherFolders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Remove(h.mount); err == nil {
-		t.Errorf("Remove of the hierarchy root %s succeeded", h.mount)
+	if err := Remove(h.Mount); err == nil {
+		t.Errorf("Remove of the hierarchy root %s succeeded", h.Mount)
 	}
 }
 
@@ -383,7 +371,7 @@ func TestWritebackAttribution(t *testing.T) {
 	if _, err := f.WriteAt(data, size); err != nil {
 		t.Fatal(err)
 	}
-	if err := attach(g.origin, os.Getpid()); err != nil {
+	if err := cgroupfs.Attach(g.origin, os.Getpid()); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
