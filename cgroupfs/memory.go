@@ -67,6 +67,19 @@ func validMemoryName(name string) error {
 	return nil
 }
 
+// MemoryPath is the folder CreateMemory makes for name, for a ledger to
+// record before it is made.
+func MemoryPath(name string) (string, error) {
+	if err := validMemoryName(name); err != nil {
+		return "", err
+	}
+	h, err := FindMemory()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(h.Mount, memoryParent, name), nil
+}
+
 // CreateMemory makes the group <mount>/tierbench/<name> with a limit of
 // limit bytes. The tierbench parent is made if missing and never removed
 // (other runs' groups may be in it). Swap does not extend the limit: v1's

@@ -85,6 +85,9 @@ type Container struct {
 	// ReadyCommand is run in the container to tell when it accepts
 	// clients (the readiness probe); empty: Port accepts connections.
 	ReadyCommand []string
+	// MemoryLimit, set from option memory by the runner, is the
+	// container's memory request and limit in bytes; 0: none.
+	MemoryLimit int64
 }
 
 // EnvVar is one environment variable of a container: Value, or the pod's

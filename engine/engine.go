@@ -115,6 +115,11 @@ type Spec struct {
 	// study whose tier cannot hold them is refused when it is read. Nil
 	// when the options are wrong (their own check says why).
 	TierBytes func(placement, options map[string]string) map[string]int64
+	// MemoryNeed, when set, is what the engine's own settings hold in
+	// memory and the options that say so (Ignite: every node's heap and
+	// data region); unset, the sum of its Memory options. A memory limit
+	// below it is refused when the study is read.
+	MemoryNeed func(options map[string]string) (int64, []string)
 	// Models are the data models the engine serves (see Model).
 	Models []Model
 	// Image is the engine's official container image, which a study on
@@ -177,6 +182,11 @@ type Config struct {
 	// them; the engine reads them, with the Spec's defaults, through
 	// Spec.ResolveOptions.
 	Options map[string]string
+	// Memory, when set, is the memory cgroup the engine's processes start
+	// in (option memory): its limit bounds them, page cache included.
+	// The runner makes and removes it; server engines hand it to their
+	// kit (server.Spec.Memory).
+	Memory MemoryGroup
 	// Scratch is a folder that lives for the whole study, where an engine
 	// may keep what is expensive to make and the same for every run (an
 	// initdb template). Empty means the engine must make everything per run.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,6 +120,9 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 	ctr, err := cz.Container(cfg)
 	if err != nil {
 		return kube.RunSpec{}, err
+	}
+	if v, ok := cfg.Options[engine.MemoryOption.Name]; ok {
+		ctr.MemoryLimit, _ = strconv.ParseInt(v, 10, 64)
 	}
 	spec.Server = ctr
 	for _, comp := range slices.Sorted(maps.Keys(cell.Placement.Components)) {

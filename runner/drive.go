@@ -43,6 +43,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 	}
 	buffers, _ := r.db.(engine.BufferCounter)
 	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell), r.st.Duration, buffers)
+	mem := r.watchMemory(r.st.WarmupIn(r.cell))
 	if lr := loadReporter(ext, r.db); lr != nil {
 		lr.WatchLoad(watch)
 		defer lr.WatchLoad(nil)
@@ -60,6 +61,9 @@ func (r *run) drive(ctx context.Context) (err error) {
 	}
 	if rep := watch.stop(); rep != nil {
 		r.rec.Telemetry, r.rec.TelemetryTimeline = &rep.Summary, rep
+	}
+	if m := mem.stop(); m != nil && r.rec.Telemetry != nil {
+		r.rec.Telemetry.Memory = m
 	}
 	if r.res != nil {
 		var ferr error

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hist"
@@ -41,6 +42,10 @@ type run struct {
 	res     *driver.Result
 	// onCluster is what a run on a cluster made (cluster.go).
 	onCluster *clusterRun
+	// memory is the engine's memory cgroup, with option memory
+	// (memory.go); removeMemory removes it.
+	memory       *cgroupfs.MemoryGroup
+	removeMemory func() error
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
@@ -84,6 +89,9 @@ func (r *run) open(ctx context.Context) error {
 		r.folders, r.cfg.Dirs, r.cfg.Devices = f, f.Dirs, f.Devices
 	}
 	r.rec.Dirs = r.cfg.Dirs
+	if err := r.memoryLimit(); err != nil {
+		return err
+	}
 	if r.loadsOnce() {
 		var err error
 		if r.restored, err = r.restore(ctx); err != nil {
@@ -218,6 +226,11 @@ func (r *run) close(ctx context.Context) {
 			r.fail(ctx, err)
 		}
 	}
+	if r.removeMemory != nil {
+		if err := r.removeMemory(); err != nil {
+			r.opt.Progress.Line(fmt.Sprintf("%s warning: %v", r.label, err))
+		}
+	}
 	if r.folders != nil {
 		done := r.folders.Remove
 		if r.opt.Keep {
@@ -245,6 +258,7 @@ func (r *run) close(ctx context.Context) {
 // engine without the workload's data model named), or marks the run
 // interrupted when the study was cancelled.
 func (r *run) fail(ctx context.Context, err error) {
+	err = r.memoryKilled(err)
 	if errors.Is(err, engine.ErrNoModel) {
 		err = fmt.Errorf("engine %s: %w", r.st.Engine, err)
 	}

@@ -164,6 +164,16 @@ func TestTpcbRunsOnLanes(t *testing.T) {
 // returns the stored run.
 func runOne(t *testing.T, root string, st *study.Study) []results.Run {
 	t.Helper()
+	runs := runStored(t, root, st)
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	return runs
+}
+
+// runStored runs st with its results under root and returns its stored runs.
+func runStored(t *testing.T, root string, st *study.Study) []results.Run {
+	t.Helper()
 	store, err := results.Open(filepath.Join(root, "results"))
 	if err != nil {
 		t.Fatal(err)
@@ -174,8 +184,8 @@ func runOne(t *testing.T, root string, st *study.Study) []results.Run {
 		t.Fatal(err)
 	}
 	runs, err := store.Runs(context.Background(), sum.Study.ID)
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("%d runs, err %v", len(runs), err)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return runs
 }

@@ -20,6 +20,7 @@ const (
 	BoundIOPS      = "iops"
 	BoundBandwidth = "bandwidth"
 	BoundCPU       = "cpu"
+	BoundMemory    = "memory"
 	BoundNone      = "none"
 )
 
@@ -35,6 +36,11 @@ const (
 	// a limit (utilisation undercounts on modern kernels, so it rarely fires
 	// alone).
 	deviceBusyPct = 90.0
+	// memoryFullShare: a memory limit whose peak reached this share was
+	// full; memoryReadsPerS: reads (or major faults) per second from the
+	// data's device that show the engine fetching back what did not fit.
+	memoryFullShare = 0.95
+	memoryReadsPerS = 50.0
 	// fsyncWaitShare: a commit path that waits on its device this share of
 	// wall time or more is fsync-bound. Both measures of the wait are lower
 	// bounds (the device figures count one write and one flush per sync;
@@ -90,6 +96,9 @@ func Attribute(r *results.Run, st *results.Study) *results.Bottleneck {
 	}
 	v := newView(r, st)
 	if b := fsyncBound(v); b != nil {
+		return b
+	}
+	if b := memoryBound(v); b != nil {
 		return b
 	}
 	if b := cpuBound(v); b != nil {
@@ -396,6 +405,28 @@ func cpuBound(v *view) *results.Bottleneck {
 
 // deviceBound checks each tier's device against its probed IOPS and
 // bandwidth, and its utilisation, and names the one nearest its limit.
+// memoryBound names a run whose memory limit (option memory) was full
+// while the engine read its data from the device: what it could not keep
+// in memory it fetched again. A full limit with nothing read back is not
+// a limit on this run (a page cache of writes, reclaimed for free).
+func memoryBound(v *view) *results.Bottleneck {
+	m := v.t.Memory
+	if m == nil || m.LimitBytes <= 0 || float64(m.PeakBytes) < memoryFullShare*float64(m.LimitBytes) {
+		return nil
+	}
+	_, dataTier, _ := v.st.ComponentWith(*v.r, engine.RoleData)
+	reads := v.t.Tiers[dataTier].ReadIOPS
+	if reads < memoryReadsPerS && m.MajorFaultsPerS < memoryReadsPerS {
+		return nil
+	}
+	ev := map[string]float64{"memory_limit_bytes": float64(m.LimitBytes), "memory_peak_bytes": float64(m.PeakBytes),
+		"page_cache_bytes": float64(m.CacheBytes), "major_faults_per_s": m.MajorFaultsPerS, "data_read_iops": reads}
+	v.cpuEvidence(ev)
+	return &results.Bottleneck{Kind: BoundMemory, Tier: dataTier, FractionOfCeiling: float64(m.PeakBytes) / float64(m.LimitBytes), Evidence: ev,
+		Text: fmt.Sprintf("memory-bound: the engine's %s limit was full (%s of it page cache); it read %.0f times/s from tier %s's device and took %.0f major faults/s",
+			humanize.IBytes(uint64(m.LimitBytes)), humanize.IBytes(uint64(m.CacheBytes)), reads, dataTier, m.MajorFaultsPerS)}
+}
+
 func deviceBound(v *view) *results.Bottleneck {
 	var best *results.Bottleneck
 	consider := func(b *results.Bottleneck) {

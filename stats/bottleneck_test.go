@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/telemetry"
@@ -252,6 +253,33 @@ func TestAttributeLoadGenerator(t *testing.T) {
 				if _, ok := b.Evidence["load_cpu_pct"]; ok {
 					t.Errorf("evidence %v splits the shared process's CPU", b.Evidence)
 				}
+			}
+		})
+	}
+}
+
+// TestMemoryBound: a full memory limit is the limit only while the engine
+// reads back from its data's device what did not fit.
+func TestMemoryBound(t *testing.T) {
+	st := &results.Study{Env: hostenv.Env{CPUs: 2}, Roles: map[string]engine.Role{"store": engine.RoleData, "log": engine.RoleCommitLog}}
+	for _, c := range []struct {
+		name  string
+		mem   *telemetry.MemorySummary
+		reads float64
+		want  string
+	}{
+		{"full and reading", &telemetry.MemorySummary{LimitBytes: 512 << 20, PeakBytes: 510 << 20, CacheBytes: 300 << 20, MajorFaultsPerS: 3}, 14200,
+			"memory-bound: the engine's 512 MiB limit was full (300 MiB of it page cache); it read 14200 times/s from tier disk's device"},
+		{"full, nothing read back", &telemetry.MemorySummary{LimitBytes: 512 << 20, PeakBytes: 510 << 20}, 2, ""},
+		{"room to spare", &telemetry.MemorySummary{LimitBytes: 512 << 20, PeakBytes: 100 << 20}, 14200, ""},
+		{"no limit", nil, 14200, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := results.Run{Durability: "sync", Components: map[string]string{"store": "disk", "log": "disk"},
+				Telemetry: &telemetry.Summary{Memory: c.mem, Tiers: map[string]telemetry.TierSummary{"disk": {Device: "vda", DiskRates: telemetry.DiskRates{ReadIOPS: c.reads}}}}}
+			b := Attribute(&r, st)
+			if got := b.Kind == BoundMemory; got != (c.want != "") || !strings.Contains(b.Text, c.want) {
+				t.Errorf("%s: %s", b.Kind, b.Text)
 			}
 		})
 	}

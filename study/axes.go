@@ -11,6 +11,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/setting"
 )
@@ -120,6 +121,10 @@ func (p *parser) options(s *Study) {
 			continue // the engine's problem is reported; its options cannot be checked
 		}
 		opt, found := p.spec.Option(oe.key)
+		if !found && oe.key == engine.MemoryOption.Name && p.spec.InProcess {
+			p.addf(oe.k.Line, "option memory bounds a server's processes, and engine %s runs inside tierbench's own process; remove it, or use a server engine (see tierbench engines)", p.spec.Name)
+			continue
+		}
 		if !found {
 			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, p.spec.Name), oe.key,
 				p.spec.OptionNames(), "known options", "remove it")
@@ -157,6 +162,29 @@ func (p *parser) options(s *Study) {
 			s.Options[oe.key] = a.Values[0]
 		case len(a.Values) > 1:
 			s.Axes = append(s.Axes, a)
+		}
+	}
+}
+
+// memoryFits refuses a memory limit below what the engine's own settings
+// hold in memory (its caches and heaps), under every swept value: the
+// engine could not start, or would be killed by its limit at once.
+func (p *parser) memoryFits(s *Study) {
+	e, ok := p.top["options"]
+	if p.spec == nil || !ok {
+		return
+	}
+	for _, v := range s.Variants() {
+		opts := s.OptionsIn(v)
+		limit, err := strconv.ParseInt(opts[engine.MemoryOption.Name], 10, 64)
+		if err != nil {
+			continue // no limit
+		}
+		need, what := p.spec.MemoryNeedOf(opts)
+		if need > limit {
+			p.addf(e.k.Line, "option memory %s is below what engine %s's own settings hold in memory: %s (%s); raise memory or lower them",
+				humanize.IBytes(uint64(limit)), p.spec.Name, humanize.IBytes(uint64(need)), strings.Join(what, " + "))
+			return
 		}
 	}
 }

@@ -372,6 +372,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	if p.tiersOK && placementsOK && !p.hasTarget {
 		p.engineFiles(s)
 	}
+	p.memoryFits(s)
 	if e, ok := p.top["options"]; ok && s.Target != "" {
 		p.addf(e.k.Line, "with target, tierbench configures nothing on your server; remove options and set them on the server yourself")
 	}

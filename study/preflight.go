@@ -7,6 +7,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
@@ -44,6 +45,7 @@ func Preflight(s *Study, m Machine, stateDir string) error {
 		// On a cluster the engine, the tools and the workload's programs
 		// run in the cluster's images, not here.
 		c.engine(m)
+	c.memory()
 		c.tools(m)
 		c.workload(m)
 	}
@@ -96,6 +98,22 @@ func (c *preflight) engine(m Machine) {
 	if pf, ok := e.(engine.Preflighter); ok {
 		if err := pf.Preflight(); err != nil {
 			c.addf(0, "engine %s cannot start on this machine: %v", c.s.Engine, err)
+		}
+	}
+}
+
+// memory checks that a study with a memory limit on this machine has a
+// memory cgroup controller to set it with.
+func (c *preflight) memory() {
+	if c.s.Target != "" || c.s.Kubernetes != nil {
+		return
+	}
+	for _, v := range c.s.Variants() {
+		if _, ok := c.s.OptionsIn(v)[engine.MemoryOption.Name]; ok {
+			if _, err := cgroupfs.FindMemory(); err != nil {
+				c.addf(0, "option memory needs a memory cgroup controller: %v", err)
+			}
+			return
 		}
 	}
 }

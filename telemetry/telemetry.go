@@ -129,6 +129,9 @@ type Summary struct {
 	// LoadGen is the load generator's CPU; absent in runs stored before
 	// it was sampled.
 	LoadGen *LoadGenSummary `json:"load_generator,omitempty"`
+	// Memory is the engine's memory cgroup over the measured window, in a
+	// run with a memory limit (option memory); absent otherwise.
+	Memory *MemorySummary `json:"memory,omitempty"`
 	// SyncWait is, by component (and OtherComponent), the share of the
 	// window the engine's threads spent in fsync and its kin; absent when
 	// no engine process was watched.
@@ -560,4 +563,25 @@ func (l *errorLog) list() []string {
 		out = append(out, msg)
 	}
 	return out
+}
+
+// MemorySummary is what an engine's memory cgroup held and did over the
+// measured window: how full its limit was, how much of it was page cache,
+// and how often the engine had to go to the device for a page it had
+// dropped (major faults) or was refused memory.
+type MemorySummary struct {
+	LimitBytes int64 `json:"limit_bytes"`
+	// PeakBytes is the most the group held, page cache included.
+	PeakBytes int64 `json:"peak_bytes"`
+	// CacheBytes and AnonBytes are page cache and process memory at the
+	// window's end.
+	CacheBytes int64 `json:"cache_bytes"`
+	AnonBytes  int64 `json:"anon_bytes"`
+	// MajorFaultsPerS are page faults that read from a device.
+	MajorFaultsPerS float64 `json:"major_faults_per_s"`
+	// LimitHitsPerS is how often a charge hit the limit, so the kernel had
+	// to reclaim (v1 memory.failcnt; v2 memory.events max).
+	LimitHitsPerS float64 `json:"limit_hits_per_s"`
+	// OOMKills are processes the kernel killed for the limit.
+	OOMKills int64 `json:"oom_kills,omitempty"`
 }

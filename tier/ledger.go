@@ -436,6 +436,8 @@ func Undo(r Resource) error {
 		return throttle.Remove(r.Path)
 	case KindPortLock:
 		return portlock.Unlock(r.Path)
+	case KindMemoryGroup:
+		return undoMemoryGroup(r)
 	case KindProcess:
 		if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 			return nil // gone, or the pid now belongs to another process

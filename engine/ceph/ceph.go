@@ -104,6 +104,15 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.Sync, Doc: "Ceph's only mode: a write is acknowledged once every replica has it on stable storage (BlueStore's WAL or data device, fsynced or written O_DIRECT). Survives power loss; nothing else is offered, since Ceph has no mode that acknowledges earlier."},
 		},
 		TierBytes: tierBytes,
+		// Every OSD sizes its caches to memory_target; the monitor,
+		// manager and gateway come on top.
+		MemoryNeed: func(options map[string]string) (int64, []string) {
+			s, err := resolve(options)
+			if err != nil {
+				return 0, nil
+			}
+			return int64(s.osds) * s.memory, []string{optOSDs + " x " + optMemoryTarget}
+		},
 		Options: []setting.Setting{
 			{Name: optOSDs, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxOSDs), Doc: "OSDs, each with its own devices on the components' tiers"},
 			{Name: optReplicas, Kind: setting.Int, Default: "1", Min: "1", Max: strconv.Itoa(maxOSDs), Doc: "the pool's size: copies of each object, each on its own OSD (so at most osds)"},
@@ -112,6 +121,7 @@ func (Engine) Spec() engine.Spec {
 			{Name: optWALSize, Kind: setting.Size, Default: "1GiB", Min: "576MiB", Doc: "size of each OSD's block.wal file, when wal has a tier of its own (RocksDB preallocates each WAL file at 282 MiB and holds two while it rolls over)"},
 			{Name: optMemoryTarget, Kind: setting.Size, Memory: true, Default: "1GiB", Min: "512MiB", Doc: "osd_memory_target: memory each OSD sizes its caches to"},
 			{Name: optMedia, Kind: setting.Enum, Values: []string{mediaSSD, mediaHDD}, Default: mediaSSD, Doc: "the device class BlueStore and the OSD tune for, whatever the disk reports: ssd (writes go straight to the main device; 8 op shards x 2 threads) or hdd (writes up to 64KiB go through the WAL first; 5 x 1)"},
+			engine.MemoryOption,
 		},
 	}
 }
@@ -161,7 +171,10 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 		return nil, err
 	}
 	d.closers.RemoveAll(private)
-	if d.cluster, err = newCluster(private, runAs, s, devs, bins); err != nil {
+	if d.cluster, err = newCluster(private, runAs, s, devs, bins); err == nil {
+		d.cluster.memory = cfg.Memory
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := d.start(ctx); err != nil {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 )
 
@@ -73,6 +74,7 @@ type cluster struct {
 	monV2      string // 127.0.0.1:P1
 	keys       keys
 	mgrModules []string
+	memory     engine.MemoryGroup // every daemon starts in it (option memory)
 }
 
 // path names a file or folder in the private folder.
@@ -208,7 +210,7 @@ func (c *cluster) daemon(program, name string, track func(int) func(), args ...s
 		return nil, err
 	}
 	return server.Start(server.Spec{
-		Name: program + " " + name, Path: c.bins.path(program), Dir: c.private, Log: log, User: c.runAs, Track: track,
+		Name: program + " " + name, Path: c.bins.path(program), Dir: c.private, Log: log, User: c.runAs, Track: track, Memory: c.memory,
 		// -f: in the foreground, logging to its file; it runs as runAs
 		// already, so no --setuser.
 		Args: append([]string{"-f", "--conf", c.conf()}, args...),

@@ -120,6 +120,14 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.NoWAL, Doc: "walMode NONE: no WAL; updates reach the persistence folder only at checkpoints (every 3 min or when dirty pages pile up). Any crash loses everything written since the last checkpoint and may leave the store unrecoverable."},
 			{Durability: engine.Memory, Doc: "native persistence off: data lives only in the nodes' off-heap data regions; nothing is written to the tiers (the persistence folder holds only logs and work files). Every stop or crash loses everything."},
 		},
+		// Every node holds its heap and may fill its data region.
+		MemoryNeed: func(options map[string]string) (int64, []string) {
+			o, err := Engine{}.Spec().ResolveOptions(options)
+			if err != nil {
+				return 0, nil
+			}
+			return int64(o.Int(optNodes)) * (o.Size(optHeap) + o.Size(optRegionSize)), []string{optNodes + " x (" + optHeap + " + " + optRegionSize + ")"}
+		},
 		Options: []setting.Setting{
 			{Name: optNodes, Kind: setting.Int, Default: "3", Min: "1", Max: strconv.Itoa(maxNodes), Doc: "server nodes, one JVM each, all on 127.0.0.1 (on a cluster: one pod each)"},
 			{Name: optRegionSize, Kind: setting.Size, Memory: true, Default: "1GiB", Min: "10MiB", Doc: "default data region maxSize per node: off-heap memory for pages (the whole data set in memory mode, so it must fit)"},
@@ -128,6 +136,7 @@ func (Engine) Spec() engine.Spec {
 			{Name: optBackups, Kind: setting.Int, Default: "0", Min: "0", Max: "8", Doc: "backup copies of each partition"},
 			{Name: optAtomicity, Kind: setting.Enum, Default: "atomic", Values: []string{"atomic", "transactional"}, Doc: "cache atomicityMode: atomic or transactional"},
 			{Name: optHeap, Kind: setting.Size, Memory: true, Default: "512MiB", Min: "128MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
+			engine.MemoryOption,
 		},
 	}
 }
@@ -186,6 +195,7 @@ type DB struct {
 	discovery []string // 127.0.0.1:port of every server
 	home      string   // logs and work directories
 	track     func(pid int) func()
+	memory    engine.MemoryGroup // every node starts in it (option memory)
 	version   string
 	closers   server.Closers // what Open got, given back by Close
 
@@ -225,7 +235,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{java: java, set: set, track: cfg.Track, version: java.version()}
+	d := &DB{java: java, set: set, track: cfg.Track, memory: cfg.Memory, version: java.version()}
 	defer d.closers.CloseOnError(&err)
 	if d.home, err = homeDir(cfg, &d.closers); err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ func (d *DB) startNodes(dirs []string) error {
 			args = append(args, "--activate-servers="+strconv.Itoa(len(d.nodes)))
 		}
 		proc, err := server.Start(server.Spec{Name: "ignite " + n.id, Path: d.java.java,
-			Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log, Track: d.track})
+			Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log, Track: d.track, Memory: d.memory})
 		if err != nil {
 			return err
 		}

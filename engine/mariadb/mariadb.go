@@ -91,6 +91,7 @@ func (Engine) Spec() engine.Spec {
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "2MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
 			{Name: "redo_log_size", Kind: setting.Size, Default: "96MiB", Min: "4MiB", Doc: "InnoDB redo log size (innodb_log_file_size)"},
 			{Name: "binlog", Kind: setting.Bool, Default: "false", Doc: "write the binary log (in the data folder), as a replicated primary does"},
+			engine.MemoryOption,
 		},
 	}
 }
@@ -219,7 +220,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	// a credential change), and a killed tierbench would leave it running.
 	d.proc, err = server.Start(server.Spec{Name: "mariadb", Path: mariadbd,
 		Args: serverArgs(dataDir, redoDir, socket, port, flush, opts, cfg.Durability),
-		Dir:  dataDir, Log: filepath.Join(dataDir, "mariadbd.log"), User: runAs, Track: cfg.Track,
+		Dir:  dataDir, Log: filepath.Join(dataDir, "mariadbd.log"), User: runAs, Track: cfg.Track, Memory: cfg.Memory,
 		DiskFull: diskFullLog, DiskFullNote: "the server's log reports no space left, errno 28"})
 	if err != nil {
 		return nil, err

@@ -114,6 +114,7 @@ func (Engine) Spec() engine.Spec {
 		Options: []setting.Setting{
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "0", Min: "0", Doc: "maxmemory: memory for the dataset, which Redis holds entirely in memory (0 = no limit); with a limit, maxmemory-policy noeviction makes writes fail when full instead of silently evicting records"},
 			{Name: "io_threads", Kind: setting.Int, Default: "1", Min: "1", Max: "128", Doc: "io-threads for socket reads and writes (io-threads-do-reads yes when > 1); commands still run on one thread"},
+			engine.MemoryOption,
 		},
 	}
 }
@@ -164,7 +165,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	d := &DB{addr: addr, dir: dir, password: password, sessions: map[*Session]struct{}{}}
 	defer d.closers.CloseOnError(&err)
 	d.proc, err = server.Start(server.Spec{Name: "redis-server", Path: path, Args: args, Dir: dir, Log: filepath.Join(dir, LogName),
-		User: runAs, Track: cfg.Track, DiskFull: aofShortWrite, DiskFullNote: "the AOF could not grow"})
+		User: runAs, Track: cfg.Track, Memory: cfg.Memory, DiskFull: aofShortWrite, DiskFullNote: "the AOF could not grow"})
 	if err != nil {
 		return nil, err
 	}

@@ -61,6 +61,10 @@ type Spec struct {
 	// device" needs neither. Either way the error wraps engine.ErrDiskFull.
 	DiskFull     *regexp.Regexp
 	DiskFullNote string
+	// Memory, when set, is the memory cgroup the server starts in
+	// (engine.Config.Memory): it and everything it forks are bounded by
+	// its limit.
+	Memory engine.MemoryGroup
 }
 
 // Process is a running server.
@@ -82,7 +86,14 @@ func Start(spec Spec) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start %s: log file: %w", spec.Name, err)
 	}
-	cmd := exec.Command(spec.Path, spec.Args...)
+	path, args := spec.Path, spec.Args
+	if spec.Memory != nil {
+		if path, args, err = inGroup(spec); err != nil {
+			logf.Close()
+			return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+		}
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = spec.Dir, logf, logf
 	cmd.Env = append(os.Environ(), spec.Env...)
 	// Own process group: Stop signals the server and everything it forks.
@@ -342,6 +353,22 @@ func procAttr(userName string) (*syscall.SysProcAttr, error) {
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
 	return attr, nil
+}
+
+// inGroup wraps spec's program so it starts in spec.Memory, delegated to
+// the server's user, who moves itself in before anything runs.
+func inGroup(spec Spec) (string, []string, error) {
+	if spec.User != "" {
+		uid, gid, err := LookupUser(spec.User)
+		if err != nil {
+			return "", nil, err
+		}
+		if err := spec.Memory.Delegate(uid, gid); err != nil {
+			return "", nil, fmt.Errorf("let user %s into its memory cgroup: %w", spec.User, err)
+		}
+	}
+	path, args := spec.Memory.Command(spec.Path, spec.Args)
+	return path, args, nil
 }
 
 // FreePort returns a TCP port on 127.0.0.1 that is free now.

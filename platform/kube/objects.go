@@ -247,6 +247,12 @@ func (r RunSpec) container(name string, c engine.Container) (container map[strin
 	if len(c.Command) > 0 {
 		container["command"] = toAny(c.Command)
 	}
+	if c.MemoryLimit > 0 {
+		// Request and limit alike: the engine is scheduled where its
+		// memory is, and its page cache is charged to the same limit.
+		m := fmt.Sprint(c.MemoryLimit)
+		container["resources"] = map[string]any{"requests": map[string]any{"memory": m}, "limits": map[string]any{"memory": m}}
+	}
 	var mounts []any
 	if c.PasswordFile != "" {
 		volumes = append(volumes, map[string]any{"name": "secret", "secret": map[string]any{

@@ -1,0 +1,107 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/tierbench/tierbench/cgroupfs"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/telemetry"
+)
+
+// The memory a run's engine may hold (option memory): a cgroup made before
+// the engine opens, in which every process of it starts, sampled over the
+// measured window, and removed when the run closes. A run whose engine the
+// kernel kills for the limit fails saying so: that is a finding about the
+// limit, not a crash of tierbench.
+
+// memoryLimit makes the run's memory cgroup when its options set memory;
+// the engine's processes start in it (engine.Config.Memory).
+func (r *run) memoryLimit() error {
+	v, ok := r.rec.Options[engine.MemoryOption.Name]
+	if !ok || r.st.Target != "" || r.onCluster != nil {
+		return nil
+	}
+	limit, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("option memory %q: %w", v, err)
+	}
+	g, remove, err := r.ws.MemoryGroup(r.rec.ID, limit)
+	if err != nil {
+		return fmt.Errorf("memory limit %s: %w", humanize.IBytes(uint64(limit)), err)
+	}
+	r.memory, r.removeMemory, r.cfg.Memory = g, remove, g
+	return nil
+}
+
+// memoryWatch samples the run's memory cgroup over the measured window.
+type memoryWatch struct {
+	g     *cgroupfs.MemoryGroup
+	mu    sync.Mutex
+	start cgroupfs.MemoryStats
+	at    time.Time
+	timer *time.Timer
+}
+
+// watchMemory starts sampling once warmup is over: the peak is reset
+// then, and stop reads the window's figures.
+func (r *run) watchMemory(warmup time.Duration) *memoryWatch {
+	if r.memory == nil {
+		return nil
+	}
+	m := &memoryWatch{g: r.memory}
+	begin := func() {
+		_ = m.g.ResetPeak()
+		s, err := m.g.Stats()
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if err == nil {
+			m.start, m.at = s, time.Now()
+		}
+	}
+	if warmup <= 0 {
+		begin()
+	} else {
+		m.timer = time.AfterFunc(warmup, begin)
+	}
+	return m
+}
+
+// stop returns the window's summary; nil when the window never started.
+func (m *memoryWatch) stop() *telemetry.MemorySummary {
+	if m == nil {
+		return nil
+	}
+	if m.timer != nil {
+		m.timer.Stop()
+	}
+	end, err := m.g.Stats()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err != nil || m.at.IsZero() {
+		return nil
+	}
+	secs := time.Since(m.at).Seconds()
+	return &telemetry.MemorySummary{
+		LimitBytes: m.g.Limit(), PeakBytes: end.Peak, CacheBytes: end.Cache, AnonBytes: end.Anon,
+		MajorFaultsPerS: float64(end.MajorFaults-m.start.MajorFaults) / secs,
+		LimitHitsPerS:   float64(end.Failcnt-m.start.Failcnt) / secs,
+		OOMKills:        end.OOMKills,
+	}
+}
+
+// memoryKilled names the cause of a failed run whose engine the kernel
+// killed for its memory limit; err otherwise.
+func (r *run) memoryKilled(err error) error {
+	if r.memory == nil || err == nil {
+		return err
+	}
+	if s, serr := r.memory.Stats(); serr == nil && s.OOMKills > 0 {
+		return fmt.Errorf("engine killed by its memory limit (%s): %w", humanize.IBytes(uint64(r.memory.Limit())), err)
+	}
+	return err
+}
