@@ -45,7 +45,7 @@ func Preflight(s *Study, m Machine, stateDir string) error {
 		// On a cluster the engine, the tools and the workload's programs
 		// run in the cluster's images, not here.
 		c.engine(m)
-	c.memory()
+		c.memory()
 		c.tools(m)
 		c.workload(m)
 	}
