@@ -71,6 +71,11 @@ func TestSettingsOutOfRangeRefused(t *testing.T) {
 		{"ignite", "", "[1]", "options: {wal_segment_size: 4GiB}", "option wal_segment_size 4GiB is out of range: it must be from 512KiB to 2047MiB"},
 		{"ignite", "", "[1]", "options: {backups: -1}", "option backups -1 is out of range: it must be from 0 to 8"},
 		{"postgres", "{name: messaging, services: 2}", "[4]", "", "clients 4 is more than workload messaging takes (at most 2)"},
+		{"postgres", "", "[1]", "options: {memory: 32MiB}", "option memory 32MiB is out of range: it must be at least 64MiB"},
+		{"postgres", "", "[1]", "options: {memory: 1PiB}", "option memory 1PiB is more than this machine's memory"},
+		{"postgres", "", "[1]", "options: {memory: [1GiB, 100MiB], cache: 256MiB}", "option memory 100 MiB is below what engine postgres's own settings hold in memory: 256 MiB (cache)"},
+		{"ignite", "", "[1]", "options: {memory: 1GiB}", "option memory 1.0 GiB is below what engine ignite's own settings hold in memory: 4.5 GiB (nodes x (heap + region_size))"},
+		{"pebble", "", "[1]", "options: {memory: 1GiB}", "option memory bounds a server's processes, and engine pebble runs inside tierbench's own process"},
 	} {
 		t.Run(c.engine+" "+c.extra+c.workload, func(t *testing.T) {
 			dir := t.TempDir()
