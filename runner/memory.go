@@ -35,6 +35,13 @@ func (r *run) memoryLimit() error {
 		return fmt.Errorf("memory limit %s: %w", humanize.IBytes(uint64(limit)), err)
 	}
 	r.memory, r.removeMemory, r.cfg.Memory = g, remove, g
+	if r.loadsOnce() {
+		// The data set was just copied (or loaded) outside the limit: its
+		// pages are in the page cache, charged elsewhere, and the engine
+		// would read them from there free of its limit. Dropped, they
+		// come in through the engine, charged to it.
+		return DropCaches()
+	}
 	return nil
 }
 

@@ -89,12 +89,17 @@ func (r *run) open(ctx context.Context) error {
 		r.folders, r.cfg.Dirs, r.cfg.Devices = f, f.Dirs, f.Devices
 	}
 	r.rec.Dirs = r.cfg.Dirs
-	if err := r.memoryLimit(); err != nil {
-		return err
-	}
 	if r.loadsOnce() {
 		var err error
 		if r.restored, err = r.restore(ctx); err != nil {
+			return err
+		}
+	}
+	// The run that loads a study's data set once loads it unbounded and
+	// enters its limit when it restarts on it (takeSnapshot): the load is
+	// every run's, not this run's to fail.
+	if !r.loadsOnce() || r.restored {
+		if err := r.memoryLimit(); err != nil {
 			return err
 		}
 	}

@@ -92,6 +92,9 @@ func (r *run) takeSnapshot(ctx context.Context) error {
 		}
 	}
 	r.snapshots[key] = snapshot{dir: dir, dirs: r.cfg.Dirs, records: r.rec.LoadRecords}
+	if err := r.memoryLimit(); err != nil { // the load ran unbounded (run.open)
+		return err
+	}
 	db, err = r.eng.Open(ctx, r.cfg)
 	if err != nil {
 		return openError(r.st.Engine, err)

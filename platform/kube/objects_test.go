@@ -3,6 +3,7 @@ package kube_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -211,6 +212,7 @@ func TestEngineObjects(t *testing.T) {
 				t.Errorf("%s %s: image %q, mounts %v, uid %d; want the spec's image, components mounted, not root",
 					name, mode.Durability, ctr.Image, ctr.Mounts, ctr.User)
 			}
+			ctr.MemoryLimit = 256 << 20 // option memory: the container's request and limit
 			rs := kube.RunSpec{Study: "s", Run: "s-001", Namespace: "bench", Engine: name, Server: ctr, Image: "tierbench:1"}
 			for _, comp := range spec.ComponentNames() {
 				if _, ok := ctr.Mounts[comp]; ok {
@@ -228,10 +230,16 @@ func TestEngineObjects(t *testing.T) {
 				}
 				rs.Client = &client
 			}
+			limited := false
 			for _, o := range append([]kube.Object{rs.Anchor()}, rs.Objects("pw")...) {
 				if _, err := c.Create(context.Background(), "bench", o, true); err != nil {
 					t.Errorf("%s %s: %s: %v", name, mode.Durability, o.Kind(), err)
 				}
+				b, _ := json.Marshal(o)
+				limited = limited || strings.Contains(string(b), `"limits":{"memory":"268435456"}`)
+			}
+			if !limited {
+				t.Errorf("%s %s: no object limits the engine's memory to option memory's 256MiB", name, mode.Durability)
 			}
 		}
 	}
