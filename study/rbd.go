@@ -6,6 +6,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/rbd"
 )
@@ -102,12 +103,15 @@ func (p *parser) rbdOptions(name string, e entry, into map[string]string) bool {
 	if !ok {
 		return false
 	}
+	// The tier's cluster serves a device, not a run: it takes no memory
+	// limit of its own.
+	names := slices.DeleteFunc(spec.OptionNames(), func(n string) bool { return n == engine.MemoryOption.Name })
 	good := true
 	for _, oe := range ents {
 		opt, found := spec.Option(oe.key)
-		if !found {
+		if !found || !slices.Contains(names, oe.key) {
 			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q in tier %q options", oe.key, name), oe.key,
-				spec.OptionNames(), "options of engine ceph", "remove it")
+				names, "options of engine ceph", "remove it")
 			good = false
 			continue
 		}
