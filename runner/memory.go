@@ -102,13 +102,22 @@ func (m *memoryWatch) stop() *telemetry.MemorySummary {
 }
 
 // memoryKilled names the cause of a failed run whose engine the kernel
-// killed for its memory limit; err otherwise.
+// killed for its memory limit, or which failed while its memory was at the
+// limit (a server stalled reclaiming its own page cache times out rather
+// than dies); err otherwise.
 func (r *run) memoryKilled(err error) error {
 	if r.memory == nil || err == nil {
 		return err
 	}
-	if s, serr := r.memory.Stats(); serr == nil && s.OOMKills > 0 {
-		return fmt.Errorf("engine killed by its memory limit (%s): %w", humanize.IBytes(uint64(r.memory.Limit())), err)
+	s, serr := r.memory.Stats()
+	limit := humanize.IBytes(uint64(r.memory.Limit()))
+	switch {
+	case serr != nil:
+		return err
+	case s.OOMKills > 0:
+		return fmt.Errorf("engine killed by its memory limit (%s): %w", limit, err)
+	case float64(s.Peak) >= 0.95*float64(r.memory.Limit()):
+		return fmt.Errorf("engine at its memory limit (%s, peak %s): %w", limit, humanize.IBytes(uint64(s.Peak)), err)
 	}
 	return err
 }
