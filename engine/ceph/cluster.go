@@ -17,6 +17,8 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+
+	"github.com/tierbench/tierbench/logtail"
 )
 
 // The cluster's files in the run's private folder, and the steps that
@@ -197,7 +199,7 @@ func (c *cluster) makeMon(ctx context.Context) error {
 	}
 	if err := server.Run(ctx, c.runAs, c.bins.path("ceph-mon"), "--conf", c.conf(), "--id", monID, "--mkfs",
 		"--monmap", c.path(monmapFile), "--keyring", c.path(monKeyringFile)); err != nil {
-		return fmt.Errorf("monitor store: %w; its log: %s", err, server.Tail(c.path(logDir, "mon."+monID+".log"), 10))
+		return fmt.Errorf("monitor store: %w; its log: %s", err, logtail.File(c.path(logDir, "mon."+monID+".log"), 10))
 	}
 	return os.Remove(c.path(monKeyringFile))
 }
@@ -259,7 +261,7 @@ func (c *cluster) makeOSD(ctx context.Context, id int) error {
 	}
 	if err := server.Run(ctx, c.runAs, c.bins.path("ceph-osd"), "--conf", c.conf(), "--id", strconv.Itoa(id),
 		"--mkfs", "--osd-uuid", uuid); err != nil {
-		return fmt.Errorf("format %s: %w; its log: %s", name, err, server.Tail(log, 10))
+		return fmt.Errorf("format %s: %w; its log: %s", name, err, logtail.File(log, 10))
 	}
 	return nil
 }

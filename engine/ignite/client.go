@@ -18,6 +18,8 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+
+	"github.com/tierbench/tierbench/logtail"
 )
 
 // clientLog is the file in the home folder that collects every client
@@ -48,7 +50,7 @@ func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, err
 	}
 	if loaded < 0 {
 		return 0, fmt.Errorf("ignite client ended without reporting the load; last lines of its output:\n%s",
-			server.Tail(filepath.Join(d.home, clientLog), 15))
+			logtail.File(filepath.Join(d.home, clientLog), 15))
 	}
 	return loaded, nil
 }

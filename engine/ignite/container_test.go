@@ -19,6 +19,8 @@ import (
 	"github.com/tierbench/tierbench/driver/stream"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+
+	"github.com/tierbench/tierbench/logtail"
 )
 
 // podSub is something a pod gets from Kubernetes or its image (a
@@ -162,9 +164,9 @@ func TestPodCommandLines(t *testing.T) {
 	for ready := false; !ready; {
 		select {
 		case <-exited:
-			t.Fatalf("the server exited before it was ready (%v); its stderr's tail:\n%s", exitErr, server.Tail(srvErr, 30))
+			t.Fatalf("the server exited before it was ready (%v); its stderr's tail:\n%s", exitErr, logtail.File(srvErr, 30))
 		case <-ctx.Done():
-			t.Fatalf("the server was not ready (%v); its stderr's tail:\n%s", ctx.Err(), server.Tail(srvErr, 30))
+			t.Fatalf("the server was not ready (%v); its stderr's tail:\n%s", ctx.Err(), logtail.File(srvErr, 30))
 		case <-time.After(100 * time.Millisecond):
 		}
 		b, _ := os.ReadFile(srvOut)
@@ -203,7 +205,7 @@ func TestPodCommandLines(t *testing.T) {
 	res, err := r.Result(ccmd.Wait())
 	t.Logf("client done after %s", time.Since(start).Round(time.Millisecond))
 	if err != nil {
-		t.Fatalf("the client's run: %v\nits stderr's tail:\n%s\nthe server's:\n%s", err, server.Tail(cliErr, 30), server.Tail(srvErr, 15))
+		t.Fatalf("the client's run: %v\nits stderr's tail:\n%s\nthe server's:\n%s", err, logtail.File(cliErr, 30), logtail.File(srvErr, 15))
 	}
 	if loaded != run.Preload {
 		t.Errorf("loaded %d records, want %d", loaded, run.Preload)

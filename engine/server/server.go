@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+
+	"github.com/tierbench/tierbench/logtail"
 )
 
 // Spec says how to start a server.
@@ -273,7 +275,7 @@ func (p *Process) Stop(grace time.Duration, sig ...syscall.Signal) error {
 }
 
 // LogTail returns the last n lines of the server's log.
-func (p *Process) LogTail(n int) string { return Tail(p.spec.Log, n) }
+func (p *Process) LogTail(n int) string { return logtail.File(p.spec.Log, n) }
 
 // Explain adds to err, an error a client of the server got, what the
 // server's log says when the server has died (its exit and log tail) or
@@ -307,37 +309,6 @@ func ConnLost(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, sql.ErrConnDone) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op)
-}
-
-// tailBytes bounds how much of a log Tail reads: its end is what explains.
-const tailBytes = 64 << 10
-
-// Tail returns the last n lines of a file (of its last 64KiB).
-func Tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > tailBytes {
-		if _, err := f.Seek(-tailBytes, io.SeekEnd); err != nil {
-			return "(log unreadable: " + err.Error() + ")"
-		}
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "(log unreadable: " + err.Error() + ")"
-	}
-	return lastLines(b, n)
-}
-
-// lastLines returns the last n lines of b.
-func lastLines(b []byte, n int) string {
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
 }
 
 // procAttr puts a child in its own process group (so a stop reaches all it
@@ -446,7 +417,7 @@ func RunInput(ctx context.Context, userName, input, path string, args ...string)
 	cmd.SysProcAttr = attr
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s %s: %v:\n%s", path, strings.Join(args, " "), err, lastLines(out, 15))
+		return fmt.Errorf("%s %s: %v:\n%s", path, strings.Join(args, " "), err, logtail.Lines(out, 15))
 	}
 	return nil
 }

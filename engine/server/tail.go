@@ -4,6 +4,8 @@ import (
 	"os/exec"
 	"sync"
 	"syscall"
+
+	"github.com/tierbench/tierbench/logtail"
 )
 
 // TailWriter keeps the last Max bytes written to it (a tool's or client's
@@ -35,7 +37,7 @@ func (t *TailWriter) String() string {
 func (t *TailWriter) Last(n int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return lastLines(t.buf, n)
+	return logtail.Lines(t.buf, n)
 }
 
 // OwnGroup puts a tool or client process that tierbench starts (pgbench,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/logtail"
 )
 
 // Ceph's client programs that an rbd tier runs (the rbd tool, rbd-fuse)
@@ -48,7 +49,7 @@ func output(ctx context.Context, path string, conn []string, args ...string) ([]
 		if len(b) > stderrKept {
 			b = b[len(b)-stderrKept:]
 		}
-		if tail := lastLines(b, 5); tail != "" {
+		if tail := logtail.Lines(b, 5); tail != "" {
 			err = fmt.Errorf("%w: %s", err, tail)
 		}
 		return nil, fmt.Errorf("%s %s: %w", filepath.Base(path), strings.Join(args, " "), err)
@@ -126,33 +127,5 @@ func (d *daemon) stop(grace time.Duration) error {
 	return fmt.Errorf("stop %s: not stopped %s after SIG%s; killed", d.name, grace, strings.ToUpper(syscall.SIGTERM.String()))
 }
 
-// logTailBytes is how much of the end of a log logTail reads.
-const logTailBytes = 64 << 10
-
 // logTail returns the last n lines of the daemon's log.
-func (d *daemon) logTail(n int) string {
-	f, err := os.Open(d.log)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > logTailBytes {
-		if _, err := f.Seek(-logTailBytes, io.SeekEnd); err != nil {
-			return "(log unreadable: " + err.Error() + ")"
-		}
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return "(log unreadable: " + err.Error() + ")"
-	}
-	return lastLines(b, n)
-}
-
-// lastLines returns the last n lines of b.
-func lastLines(b []byte, n int) string {
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
+func (d *daemon) logTail(n int) string { return logtail.File(d.log, n) }
