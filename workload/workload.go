@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
@@ -154,10 +156,23 @@ type LoadStats struct {
 // each other's choices and a seeded run repeats; without one, a random
 // state.
 func NewRand(seed int64, seeded bool, stream, id uint64) *rand.Rand {
+	p := new(paddedPCG)
 	if seeded {
-		return rand.New(rand.NewPCG(uint64(seed)+id, stream))
+		p.PCG.Seed(uint64(seed)+id, stream)
+	} else {
+		p.PCG.Seed(rand.Uint64(), rand.Uint64())
 	}
-	return rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	return rand.New(&p.PCG)
+}
+
+// paddedPCG keeps a client's random state, written on every draw, off
+// the cache lines of other clients' states: plain 16-byte PCGs allocated
+// one after another shared lines, and cost two clients in one process a
+// share of the second core (see driver's worker).
+type paddedPCG struct {
+	_ cpu.CacheLinePad
+	rand.PCG
+	_ cpu.CacheLinePad
 }
 
 // NewClients opens n sessions on db and a client of w on each, as a run

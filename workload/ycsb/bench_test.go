@@ -2,7 +2,8 @@ package ycsb
 
 import (
 	"context"
-	"runtime"
+	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,35 +31,50 @@ func (instantStore) Scan(_ context.Context, _ []byte, n int) (int, error) { retu
 // BenchmarkWholePath measures the whole client path a study runs for each
 // YCSB core workload, against a store that returns at once: the workload's
 // generators (zipfian or latest keys, field values, operation mix) and the
-// closed-loop driver with its per-op HDR histograms, one client per core.
-// This is the ceiling to quote for tierbench's driver; BenchmarkDriverNoop
-// in package driver is the driver loop alone.
+// closed-loop driver with its per-op HDR histograms, at 1, 2 and 16
+// clients. It reports ops/s and the process's CPU time per operation
+// (user+system, from getrusage): clients that share nothing scale ops/s
+// with cores at a steady CPU-µs/op. This is the ceiling to quote for
+// tierbench's driver; BenchmarkDriverNoop in package driver is the driver
+// loop alone.
 func BenchmarkWholePath(b *testing.B) {
-	cores := runtime.GOMAXPROCS(0)
 	for _, s := range Specs() {
-		b.Run(s.Name, func(b *testing.B) {
-			var ops int64
-			var elapsed time.Duration
-			for i := 0; i < b.N; i++ {
-				w, err := s.Build(map[string]string{pRecords: "100000"})
-				if err != nil {
-					b.Fatal(err)
-				}
-				clients := make([]driver.Client, cores)
-				for c := range clients {
-					if clients[c], err = w.NewClient(c, instantStore{}); err != nil {
+		for _, clients := range []int{1, 2, 16} {
+			b.Run(fmt.Sprintf("%s/clients=%d", s.Name, clients), func(b *testing.B) {
+				var ops int64
+				var elapsed, cpu time.Duration
+				for i := 0; i < b.N; i++ {
+					w, err := s.Build(map[string]string{pRecords: "100000"})
+					if err != nil {
 						b.Fatal(err)
 					}
+					cls := make([]driver.Client, clients)
+					for c := range cls {
+						if cls[c], err = w.NewClient(c, instantStore{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					before := processCPU(b)
+					res, err := driver.Run(context.Background(), driver.Config{Ops: w.Ops(), Duration: 500 * time.Millisecond}, cls)
+					if err != nil {
+						b.Fatal(err)
+					}
+					cpu += processCPU(b) - before
+					ops += res.Measured.Ops
+					elapsed += res.Measured.Length
 				}
-				res, err := driver.Run(context.Background(), driver.Config{Ops: w.Ops(), Duration: 500 * time.Millisecond}, clients)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ops += res.Measured.Ops
-				elapsed += res.Measured.Length
-			}
-			b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
-			b.ReportMetric(float64(ops)/elapsed.Seconds()/float64(cores), "ops/s/core")
-		})
+				b.ReportMetric(float64(ops)/elapsed.Seconds(), "ops/s")
+				b.ReportMetric(float64(cpu.Microseconds())/float64(ops), "CPU-µs/op")
+			})
+		}
 	}
+}
+
+// processCPU is the user and system time the process has used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
