@@ -53,6 +53,9 @@ type Session struct {
 	sink    sink   // Read's reply
 	sinks   []sink // Scan's replies
 	scratch *[4096]byte
+
+	wire      *wire    // the RESP connection on a lane (lane.go), if any
+	nameBytes [][]byte // field names as bytes, for wire
 }
 
 var (
@@ -89,6 +92,9 @@ func newSession(d *DB, conn *goredis.Conn) *Session {
 func (s *Session) Close() error {
 	s.closeOnce.Do(func() {
 		s.d.forget(s)
+		if s.wire != nil {
+			s.wire.sock.Close(nil) // the lane has ended: its epoll is closed
+		}
 		if err := s.conn.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
 			s.closeErr = fmt.Errorf("redis session close: %w", err)
 		}
@@ -130,6 +136,12 @@ func (s *Session) hsetArgs(key any, fields [][]byte) []any {
 func (s *Session) Insert(ctx context.Context, key []byte, fields [][]byte) error {
 	if len(fields) == 0 {
 		return fmt.Errorf("redis insert %q: a record needs at least one field", key)
+	}
+	if l, w, err := s.onLane(ctx); err != nil || w != nil {
+		if err == nil {
+			err = s.laneInsert(l, w, key, fields)
+		}
+		return s.failed("insert", key, err)
 	}
 	k := any(key)
 	hset := goredis.NewIntCmd(ctx, s.hsetArgs(k, fields)...)
@@ -200,6 +212,13 @@ func (s *Session) InsertBatch(ctx context.Context, keys [][]byte, fields [][][]b
 
 // Read fetches all fields of a record.
 func (s *Session) Read(ctx context.Context, key []byte) (bool, error) {
+	if l, w, err := s.onLane(ctx); err != nil || w != nil {
+		found := false
+		if err == nil {
+			found, err = s.laneRead(l, w, key)
+		}
+		return found, s.failed("read", key, err)
+	}
 	s.hgetall[1] = key
 	s.sink.reset()
 	err := s.conn.Process(ctx, goredis.NewRawWriteToCmd(ctx, &s.sink, s.hgetall[:]...))
@@ -224,6 +243,12 @@ func (s *Session) Update(ctx context.Context, key []byte, fields []engine.Field)
 			return fmt.Errorf("redis update %q: field index %d", key, f.Index)
 		}
 	}
+	if l, w, err := s.onLane(ctx); err != nil || w != nil {
+		if err == nil {
+			err = s.laneUpdate(l, w, key, fields)
+		}
+		return s.failed("update", key, err)
+	}
 	s.hsetN = -1 // the layout below is not a whole record's
 	s.hset = append(s.hset[:0], "hset", key)
 	for _, f := range fields {
@@ -243,6 +268,13 @@ func (s *Session) Update(ctx context.Context, key []byte, fields []engine.Field)
 func (s *Session) Scan(ctx context.Context, start []byte, count int) (int, error) {
 	if count <= 0 {
 		return 0, nil
+	}
+	if l, w, err := s.onLane(ctx); err != nil || w != nil {
+		n := 0
+		if err == nil {
+			n, err = s.laneScan(l, w, start, count)
+		}
+		return n, s.failed("scan from", start, err)
 	}
 	s.zrange[2], s.zrange[6] = float64(JavaHash(start)), count
 	keysCmd := goredis.NewStringSliceCmd(ctx, s.zrange[:]...)
@@ -286,6 +318,15 @@ func (s *Session) Scan(ctx context.Context, start []byte, count int) (int, error
 		}
 	}
 	return n, nil
+}
+
+// failed words an operation's error as the go-redis path does; nil stays
+// nil.
+func (s *Session) failed(op string, key []byte, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("redis %s %q: %w", op, key, s.d.explain(err))
 }
 
 // release drops references to the caller's keys and values held in reused

@@ -22,7 +22,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/jackc/pgx/v5/stdlib"
-	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
@@ -61,21 +60,14 @@ type Result struct {
 
 // Conn is one taken-over connection. Used by one client.
 type Conn struct {
-	fd     int
+	sock   *lane.Socket
 	w      []byte
-	r      []byte // read buffer; r[rpos:rend] is unread
-	rpos   int
-	rend   int
 	row    [][]byte
 	rowBuf []byte
 	// TxStatus is the last ReadyForQuery's: 'I' idle, 'T' in a
 	// transaction, 'E' in a failed one.
 	TxStatus byte
 	broken   error
-	// sent is set after a write: the reply cannot be there yet, so the
-	// first read waits in the lane instead of trying (one system call
-	// fewer per round trip).
-	sent bool
 }
 
 // Plain reports whether the pgx connection under conn can be taken over.
@@ -137,46 +129,23 @@ func Take(ctx context.Context, conn *sql.Conn, stmts []Statement) (*Conn, error)
 		if !ok {
 			return ErrNotPlain
 		}
-		fd, err := dupSocket(sc)
+		sock, err := lane.TakeSocket(sc, "postgres")
 		if err != nil {
 			return err
 		}
 		hc, err := pc.Hijack()
 		if err != nil {
-			unix.Close(fd)
+			sock.Close(nil)
 			return err
 		}
-		hc.Conn.Close() // leaves the netpoller; the socket lives on in fd
-		c = &Conn{fd: fd, TxStatus: hc.TxStatus, r: make([]byte, 8192)}
+		hc.Conn.Close() // leaves the netpoller; the socket lives on in sock
+		c = &Conn{sock: sock, TxStatus: hc.TxStatus}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("take the connection from pgx: %w", err)
 	}
 	return c, nil
-}
-
-// dupSocket duplicates the socket's descriptor (close-on-exec), in
-// non-blocking mode as Go left it.
-func dupSocket(sc syscall.Conn) (int, error) {
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd, derr := -1, error(nil)
-	if err := raw.Control(func(s uintptr) {
-		fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0)
-	}); err != nil {
-		return -1, err
-	}
-	if derr != nil {
-		return -1, fmt.Errorf("duplicate the socket: %w", derr)
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
 }
 
 // Exec runs calls in one round trip on the caller's lane and returns the
@@ -204,7 +173,7 @@ func (c *Conn) Exec(ctx context.Context, calls ...Call) (Result, error) {
 		c.w = appendExecute(c.w)
 	}
 	c.w = append(c.w, 'S', 0, 0, 0, 4)
-	if err := c.write(l); err != nil {
+	if err := c.sock.Write(l, c.w); err != nil {
 		return Result{}, c.fail(l, err)
 	}
 	return c.read(l, len(calls))
@@ -225,7 +194,7 @@ func (c *Conn) Simple(ctx context.Context, query string) error {
 	c.w = append(c.w, query...)
 	c.w = append(c.w, 0)
 	binary.BigEndian.PutUint32(c.w[1:], uint32(len(c.w)-1))
-	if err := c.write(l); err != nil {
+	if err := c.sock.Write(l, c.w); err != nil {
 		return c.fail(l, err)
 	}
 	_, err := c.read(l, 1)
@@ -254,26 +223,6 @@ func appendPortalMsg(b []byte, typ, what byte) []byte {
 // appendExecute appends an Execute of the unnamed portal, all rows.
 func appendExecute(b []byte) []byte {
 	return append(b, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0)
-}
-
-func (c *Conn) write(l *lane.Lane) error {
-	for off := 0; off < len(c.w); {
-		n, err := unix.Write(c.fd, c.w[off:])
-		switch {
-		case err == unix.EAGAIN:
-			if err := l.Wait(c.fd, true); err != nil {
-				return err
-			}
-			continue
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return fmt.Errorf("write to postgres: %w", err)
-		}
-		off += n
-	}
-	c.sent = true
-	return nil
 }
 
 // read reads the reply up to ReadyForQuery. calls is how many statements
@@ -330,48 +279,19 @@ func (c *Conn) read(l *lane.Lane, calls int) (Result, error) {
 // the next call.
 func (c *Conn) message(l *lane.Lane) (byte, []byte, error) {
 	for {
-		avail, need := c.rend-c.rpos, 5
-		if avail >= 5 {
-			n := int(binary.BigEndian.Uint32(c.r[c.rpos+1:]))
+		b, need := c.sock.Buffered(), 5
+		if len(b) >= 5 {
+			n := int(binary.BigEndian.Uint32(b[1:]))
 			if n < 4 {
 				return 0, nil, fmt.Errorf("postgres sent a message of length %d", n)
 			}
-			if need = 1 + n; avail >= need {
-				typ, body := c.r[c.rpos], c.r[c.rpos+5:c.rpos+need]
-				c.rpos += need
-				return typ, body, nil
+			if need = 1 + n; len(b) >= need {
+				c.sock.Consume(need)
+				return b[0], b[5:need], nil
 			}
 		}
-		if avail == 0 {
-			c.rpos, c.rend = 0, 0
-			if c.sent {
-				c.sent = false
-				if err := l.Wait(c.fd, false); err != nil {
-					return 0, nil, err
-				}
-			}
-		}
-		if c.rpos+need > len(c.r) { // no room for the message after rpos
-			dst := c.r
-			if need > len(c.r) {
-				dst = make([]byte, need+4096)
-			}
-			c.rend = copy(dst, c.r[c.rpos:c.rend])
-			c.r, c.rpos = dst, 0
-		}
-		n, err := unix.Read(c.fd, c.r[c.rend:])
-		switch {
-		case err == unix.EAGAIN:
-			if err := l.Wait(c.fd, false); err != nil {
-				return 0, nil, err
-			}
-		case err == unix.EINTR:
-		case err != nil:
-			return 0, nil, fmt.Errorf("read from postgres: %w", err)
-		case n == 0:
-			return 0, nil, errors.New("postgres closed the connection")
-		default:
-			c.rend += n
+		if err := c.sock.Fill(l, need); err != nil {
+			return 0, nil, err
 		}
 	}
 }
@@ -421,28 +341,14 @@ func tagRows(tag []byte) int64 {
 // to a request any more.
 func (c *Conn) fail(l *lane.Lane, err error) error {
 	c.broken = fmt.Errorf("postgres connection closed after: %w", err)
-	c.closeFD(l)
+	c.sock.Close(l)
 	return err
-}
-
-func (c *Conn) closeFD(l *lane.Lane) {
-	if c.fd < 0 {
-		return
-	}
-	if l != nil {
-		l.Release(c.fd)
-	}
-	unix.Close(c.fd)
-	c.fd = -1
 }
 
 // Close ends the session (Terminate) and closes the socket. ctx names the
 // lane the connection waited on, if any.
 func (c *Conn) Close(ctx context.Context) error {
-	if c.fd < 0 {
-		return nil
-	}
-	unix.Write(c.fd, []byte{'X', 0, 0, 0, 4})
-	c.closeFD(lane.From(ctx))
+	c.sock.WriteNow([]byte{'X', 0, 0, 0, 4})
+	c.sock.Close(lane.From(ctx))
 	return nil
 }

@@ -1,0 +1,138 @@
+package lane
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Socket is a connection's descriptor taken out of Go's netpoller, read
+// into one buffer and written by a client on a lane: the part every wire
+// protocol on lanes shares (engine/postgres/pgwire, engine/redis's RESP).
+// The protocol parses Buffered and says how many bytes it needs next.
+// Used by one client.
+type Socket struct {
+	fd   int
+	peer string // for errors: "postgres", "redis"
+	buf  []byte // buf[pos:end] is unread
+	pos  int
+	end  int
+	// sent is set after a write: the reply cannot be there yet, so the
+	// first read waits in the lane instead of trying (one system call
+	// fewer per round trip).
+	sent bool
+}
+
+// TakeSocket duplicates sc's descriptor (close-on-exec, non-blocking as Go
+// left it), so the socket lives on once the caller closes sc, out of Go's
+// netpoller. peer names the server in errors.
+func TakeSocket(sc syscall.Conn, peer string) (*Socket, error) {
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	fd, derr := -1, error(nil)
+	if err := raw.Control(func(s uintptr) {
+		fd, derr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0)
+	}); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, fmt.Errorf("duplicate the socket: %w", derr)
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return &Socket{fd: fd, peer: peer, buf: make([]byte, 8192)}, nil
+}
+
+// Write writes all of b, waiting in l while the socket's buffer is full.
+func (s *Socket) Write(l *Lane, b []byte) error {
+	for off := 0; off < len(b); {
+		n, err := unix.Write(s.fd, b[off:])
+		switch {
+		case err == unix.EAGAIN:
+			if err := l.Wait(s.fd, true); err != nil {
+				return err
+			}
+			continue
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return fmt.Errorf("write to %s: %w", s.peer, err)
+		}
+		off += n
+	}
+	s.sent = true
+	return nil
+}
+
+// Buffered is what was read and not consumed; valid until the next Fill.
+func (s *Socket) Buffered() []byte { return s.buf[s.pos:s.end] }
+
+// Consume marks the first n buffered bytes as read.
+func (s *Socket) Consume(n int) { s.pos += n }
+
+// Fill reads more from the socket, waiting in l when nothing is there,
+// with room for need unread bytes in all. It moves the buffered bytes, so
+// slices of Buffered taken before it are stale.
+func (s *Socket) Fill(l *Lane, need int) error {
+	if s.pos == s.end {
+		s.pos, s.end = 0, 0
+		if s.sent {
+			s.sent = false
+			if err := l.Wait(s.fd, false); err != nil {
+				return err
+			}
+		}
+	}
+	if s.pos+need > len(s.buf) { // no room for it after pos
+		dst := s.buf
+		if need > len(s.buf) {
+			dst = make([]byte, need+4096)
+		}
+		s.end = copy(dst, s.buf[s.pos:s.end])
+		s.buf, s.pos = dst, 0
+	}
+	for {
+		n, err := unix.Read(s.fd, s.buf[s.end:])
+		switch {
+		case err == unix.EAGAIN:
+			if err := l.Wait(s.fd, false); err != nil {
+				return err
+			}
+		case err == unix.EINTR:
+		case err != nil:
+			return fmt.Errorf("read from %s: %w", s.peer, err)
+		case n == 0:
+			return errors.New(s.peer + " closed the connection")
+		default:
+			s.end += n
+			return nil
+		}
+	}
+}
+
+// WriteNow writes b without a lane, for a last message before Close
+// (a Terminate, a QUIT); it may write nothing if the socket is full.
+func (s *Socket) WriteNow(b []byte) {
+	if s.fd >= 0 {
+		unix.Write(s.fd, b)
+	}
+}
+
+// Close removes the socket from l's epoll (l may be nil once the lane has
+// ended) and closes it. It may be called again.
+func (s *Socket) Close(l *Lane) {
+	if s.fd < 0 {
+		return
+	}
+	if l != nil {
+		l.Release(s.fd)
+	}
+	unix.Close(s.fd)
+	s.fd = -1
+}
