@@ -153,9 +153,10 @@ type Config struct {
 	// operations were issued in it (YCSB's operationcount): one pass over
 	// a query set measured from a cold start. 0 means no bound.
 	MaxOps int64
-	// Lanes, in closed loop, runs the clients on this many goroutines
-	// (driver/lane: pgbench's -j), when every client is a LaneClient that
-	// says it can; 0, or any client that cannot, means a goroutine each.
+	// Lanes runs the clients on this many goroutines (driver/lane:
+	// pgbench's -j), when every client is a LaneClient that says it can;
+	// 0, or any client that cannot, means a goroutine each. In open loop
+	// a client waits for its next arrival in the lane (lane.Sleep).
 	Lanes int
 }
 
@@ -178,7 +179,7 @@ type LaneClient interface {
 
 // onLanes reports whether cfg runs clients on lanes.
 func onLanes(cfg Config, clients []Client) bool {
-	if cfg.Lanes < 1 || cfg.TargetRate > 0 {
+	if cfg.Lanes < 1 {
 		return false
 	}
 	for _, cl := range clients {
@@ -664,8 +665,13 @@ func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl
 	intended := begin.Add(gap * time.Duration(i) / time.Duration(n))
 	timer := time.NewTimer(time.Hour) // reused: no allocation per operation
 	defer timer.Stop()
+	ln := lane.From(ctx)
 	for !stop.Load() && intended.Before(end) {
-		if wait := time.Until(intended); wait > 0 {
+		if ln != nil {
+			if ln.Sleep(intended) != nil {
+				return
+			}
+		} else if wait := time.Until(intended); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:

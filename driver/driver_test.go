@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"runtime"
 	"strings"
@@ -82,35 +83,43 @@ func TestClosedLoopPhasesAndCounts(t *testing.T) {
 
 // TestOpenLoopCorrectsCoordinatedOmission stalls one operation for 200 ms in
 // a 100 ops/s schedule: the ~20 operations that should have started during the
-// stall must show it in their latency but not in their service time.
+// stall must show it in their latency but not in their service time. Clients
+// wait for their arrivals on a goroutine each and on a lane alike.
 func TestOpenLoopCorrectsCoordinatedOmission(t *testing.T) {
-	var calls atomic.Int64
-	cl := ClientFunc(func(context.Context) (int, error) {
-		if calls.Add(1) == 20 {
-			time.Sleep(200 * time.Millisecond)
-		}
-		return 0, nil
-	})
-	res, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: time.Second, TargetRate: 100,
-		Arrival: Constant}, clients(1, cl))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := res.Measured
-	// The schedule is a ceiling (a busy machine may finish fewer); the
-	// stall's effects below only grow with load, so they are behaviour.
-	if m.Ops == 0 || m.Ops > 101 {
-		t.Errorf("ops %d, want at most the 100 scheduled", m.Ops)
-	}
-	lat, svc := m.ByOp[0].Latency, m.ByOp[0].Service
-	if got := time.Duration(lat.ValueAtQuantile(90)); got < 20*time.Millisecond {
-		t.Errorf("latency p90 %s: the stall was omitted", got)
-	}
-	if got, l := time.Duration(svc.ValueAtQuantile(90)), time.Duration(lat.ValueAtQuantile(90)); got*4 > l {
-		t.Errorf("service p90 %s against latency p90 %s: service time should not include the queueing", got, l)
-	}
-	if m.Late < 15 {
-		t.Errorf("late %d, want about 19", m.Late)
+	for _, lanes := range []int{0, 1} {
+		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) {
+			var calls atomic.Int64
+			cl := laneClient{ClientFunc: func(context.Context) (int, error) {
+				if calls.Add(1) == 20 {
+					time.Sleep(200 * time.Millisecond)
+				}
+				return 0, nil
+			}, can: true}
+			res, err := Run(context.Background(), Config{Ops: []string{"read"}, Duration: time.Second, TargetRate: 100,
+				Arrival: Constant, Lanes: lanes}, []Client{cl})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Lanes != lanes {
+				t.Errorf("ran on %d lanes, want %d", res.Lanes, lanes)
+			}
+			m := res.Measured
+			// The schedule is a ceiling (a busy machine may finish fewer); the
+			// stall's effects below only grow with load, so they are behaviour.
+			if m.Ops == 0 || m.Ops > 101 {
+				t.Errorf("ops %d, want at most the 100 scheduled", m.Ops)
+			}
+			lat, svc := m.ByOp[0].Latency, m.ByOp[0].Service
+			if got := time.Duration(lat.ValueAtQuantile(90)); got < 20*time.Millisecond {
+				t.Errorf("latency p90 %s: the stall was omitted", got)
+			}
+			if got, l := time.Duration(svc.ValueAtQuantile(90)), time.Duration(lat.ValueAtQuantile(90)); got*4 > l {
+				t.Errorf("service p90 %s against latency p90 %s: service time should not include the queueing", got, l)
+			}
+			if m.Late < 15 {
+				t.Errorf("late %d, want about 19", m.Late)
+			}
+		})
 	}
 }
 
@@ -281,8 +290,8 @@ type laneClient struct {
 
 func (c laneClient) OnLane() bool { return c.can }
 
-// TestOnLanes: clients share lanes only in closed loop, with lanes asked
-// for, and when every one of them can.
+// TestOnLanes: clients share lanes, in closed or open loop, with lanes
+// asked for, and when every one of them can.
 func TestOnLanes(t *testing.T) {
 	can, cannot := laneClient{can: true}, laneClient{can: false}
 	plain := ClientFunc(nil)
@@ -294,7 +303,7 @@ func TestOnLanes(t *testing.T) {
 	}{
 		{"all can", Config{Lanes: 1}, []Client{can, can}, true},
 		{"no lanes asked", Config{}, []Client{can}, false},
-		{"open loop", Config{Lanes: 1, TargetRate: 100}, []Client{can}, false},
+		{"open loop", Config{Lanes: 1, TargetRate: 100}, []Client{can}, true},
 		{"one cannot", Config{Lanes: 2}, []Client{can, cannot}, false},
 		{"not a lane client", Config{Lanes: 2}, []Client{can, plain}, false},
 	} {

@@ -13,16 +13,18 @@
 // The sockets must be out of Go's netpoller (a connection taken over from
 // its driver and closed there, keeping a duplicate descriptor), or every
 // reply would also wake a thread polling for the runtime. A client on a lane
-// must wait only through Wait: anything else that blocks (a channel, a
+// must wait only through Wait (or Sleep): anything else that blocks (a channel, a
 // mutex, a net.Conn) stops every client of the lane until it returns.
 package lane
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
 	"iter"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,6 +38,12 @@ type Lane struct {
 	cur   *task // the client running now, nil between clients
 	live  int
 	ready []*task // yielded without waiting: resumed before the next wait
+	// clock is a timerfd armed for the earliest sleeper (Sleep), so an
+	// open-loop client's arrival is timed to the nanosecond, where
+	// epoll_wait's own timeout counts milliseconds.
+	clock    int
+	sleepers sleepers
+	armed    time.Time // what clock is set to; zero when unset
 }
 
 type task struct {
@@ -44,6 +52,8 @@ type task struct {
 	yield   func(struct{}) bool
 	waiting bool
 	done    bool
+	sleep   uint64 // counts the task's Sleeps, to tell a stale sleeper
+	asleep  bool   // waiting in Sleep: its socket's events do not wake it
 }
 
 type ctxKey struct{}
@@ -111,16 +121,25 @@ func open(ctx context.Context) (*Lane, error) {
 		unix.Close(epfd)
 		return nil, fmt.Errorf("lane: eventfd: %w", err)
 	}
-	l := &Lane{epfd: epfd, wake: wake, owner: map[int32]*task{}}
-	if err := l.ctl(unix.EPOLL_CTL_ADD, wake, unix.EPOLLIN); err != nil {
-		l.close()
-		return nil, err
+	clock, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK)
+	if err != nil {
+		unix.Close(wake)
+		unix.Close(epfd)
+		return nil, fmt.Errorf("lane: timerfd_create: %w", err)
+	}
+	l := &Lane{epfd: epfd, wake: wake, clock: clock, owner: map[int32]*task{}}
+	for _, fd := range []int{wake, clock} {
+		if err := l.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN); err != nil {
+			l.close()
+			return nil, err
+		}
 	}
 	l.ctx = context.WithValue(ctx, ctxKey{}, l)
 	return l, nil
 }
 
 func (l *Lane) close() {
+	unix.Close(l.clock)
 	unix.Close(l.wake)
 	unix.Close(l.epfd)
 }
@@ -174,6 +193,12 @@ func (l *Lane) run(fns []func(context.Context)) error {
 			return fmt.Errorf("lane: epoll_wait: %w", err)
 		}
 		for _, ev := range events[:n] {
+			if int(ev.Fd) == l.clock {
+				if err := l.fire(); err != nil {
+					return err
+				}
+				continue
+			}
 			if int(ev.Fd) == l.wake {
 				if !cancelled {
 					cancelled = true
@@ -188,7 +213,7 @@ func (l *Lane) run(fns []func(context.Context)) error {
 			}
 			switch t := l.owner[ev.Fd]; {
 			case t == nil:
-			case t.waiting:
+			case t.waiting && !t.asleep:
 				l.resume(t)
 			case t.done:
 				// A finished client's socket that turned readable (the
@@ -251,6 +276,88 @@ func (l *Lane) Wait(fd int, write bool) error {
 		return ErrStopped
 	}
 	return l.ctx.Err()
+}
+
+// Sleep yields the calling client until the monotonic clock passes at
+// (at once if it has), and returns ctx's error once the lane's context is
+// cancelled: an open-loop client's wait for its next arrival. Its socket
+// turning readable meanwhile does not wake it (between request and reply
+// nothing arrives unasked; a server that closed the socket keeps it
+// readable, and the lane polls it until the sleep ends).
+func (l *Lane) Sleep(at time.Time) error {
+	t := l.cur
+	if t == nil {
+		return errors.New("lane: Sleep called outside a client of the lane")
+	}
+	if err := l.ctx.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(at) {
+		return nil
+	}
+	t.sleep++
+	heap.Push(&l.sleepers, sleeper{at: at, t: t, n: t.sleep})
+	if err := l.arm(); err != nil {
+		return err
+	}
+	t.waiting, t.asleep = true, true
+	alive := t.yield(struct{}{})
+	t.asleep = false
+	if !alive {
+		return ErrStopped
+	}
+	return l.ctx.Err()
+}
+
+// sleeper is a task in Sleep; n is its Sleep's count, since a task woken
+// by cancellation leaves its entry behind.
+type sleeper struct {
+	at time.Time
+	t  *task
+	n  uint64
+}
+
+// sleepers is a min-heap on at (container/heap).
+type sleepers []sleeper
+
+func (s sleepers) Len() int           { return len(s) }
+func (s sleepers) Less(i, j int) bool { return s[i].at.Before(s[j].at) }
+func (s sleepers) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
+func (s *sleepers) Push(x any)        { *s = append(*s, x.(sleeper)) }
+func (s *sleepers) Pop() any {
+	old := *s
+	x := old[len(old)-1]
+	*s = old[:len(old)-1]
+	return x
+}
+
+// arm sets the clock to the earliest sleeper's time, if it changed.
+func (l *Lane) arm() error {
+	if len(l.sleepers) == 0 || l.sleepers[0].at.Equal(l.armed) {
+		return nil
+	}
+	l.armed = l.sleepers[0].at
+	d := max(time.Until(l.armed), time.Nanosecond) // 0 would disarm it
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if err := unix.TimerfdSettime(l.clock, 0, &spec, nil); err != nil {
+		return fmt.Errorf("lane: timerfd_settime: %w", err)
+	}
+	return nil
+}
+
+// fire resumes every sleeper whose time has come, then re-arms the clock.
+func (l *Lane) fire() error {
+	var buf [8]byte
+	unix.Read(l.clock, buf[:]) // the expiry count; EAGAIN if re-armed since
+	l.armed = time.Time{}
+	now := time.Now()
+	for len(l.sleepers) > 0 && !l.sleepers[0].at.After(now) {
+		s := heap.Pop(&l.sleepers).(sleeper)
+		if s.t.waiting && s.t.sleep == s.n && !s.t.done {
+			l.resume(s.t)
+		}
+	}
+	return l.arm()
 }
 
 // Yield lets the lane's other clients run before the calling one goes on:

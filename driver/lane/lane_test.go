@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -190,5 +191,72 @@ func TestYieldTakesTurns(t *testing.T) {
 	}
 	if string(order) != "ababab" {
 		t.Errorf("order %q, want ababab", order)
+	}
+}
+
+// TestSleep puts clients to sleep for different deadlines on one lane and
+// checks each wakes at or after its own, in deadline order, and that a
+// socket of a sleeping client turning readable does not wake it early.
+func TestSleep(t *testing.T) {
+	ctx := context.Background()
+	start := time.Now()
+	delays := []time.Duration{30 * time.Millisecond, 5 * time.Millisecond, 0, 15 * time.Millisecond}
+	var order []int
+	early := make([]error, len(delays))
+	mine, peer := pair(t)
+	var fns []func(context.Context)
+	for i, d := range delays {
+		fns = append(fns, func(ctx context.Context) {
+			l := From(ctx)
+			if i == 0 {
+				// Own a socket, then sleep while its peer writes to it.
+				if err := l.Wait(mine, false); err != nil {
+					early[i] = err
+					return
+				}
+				unix.Read(mine, make([]byte, 1))
+				unix.Write(peer, []byte{1})
+			}
+			at := start.Add(d)
+			if err := l.Sleep(at); err != nil {
+				early[i] = err
+			} else if now := time.Now(); now.Before(at) {
+				early[i] = fmt.Errorf("woke %s before its time", at.Sub(now))
+			}
+			order = append(order, i)
+		})
+	}
+	unix.Write(peer, []byte{1})
+	if err := Run(ctx, 1, fns); err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range early {
+		if err != nil {
+			t.Errorf("client %d: %v", i, err)
+		}
+	}
+	if want := []int{2, 1, 3, 0}; fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Errorf("woke in order %v, want %v (by deadline)", order, want)
+	}
+}
+
+// TestCancelWakesSleepers cancels a lane whose clients sleep for an hour.
+func TestCancelWakesSleepers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make([]error, 3)
+	var fns []func(context.Context)
+	for i := range errs {
+		fns = append(fns, func(ctx context.Context) {
+			errs[i] = From(ctx).Sleep(time.Now().Add(time.Hour))
+		})
+	}
+	time.AfterFunc(10*time.Millisecond, cancel)
+	if err := Run(ctx, 1, fns); err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range errs {
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("client %d: Sleep = %v, want context.Canceled", i, err)
+		}
 	}
 }
