@@ -2,8 +2,8 @@ package driver
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync/atomic"
