@@ -13,8 +13,9 @@
 // The sockets must be out of Go's netpoller (a connection taken over from
 // its driver and closed there, keeping a duplicate descriptor), or every
 // reply would also wake a thread polling for the runtime. A client on a lane
-// must wait only through Wait (or Sleep): anything else that blocks (a channel, a
-// mutex, a net.Conn) stops every client of the lane until it returns.
+// must wait only through Wait (or Sleep): anything else that blocks (a
+// channel, a mutex, a net.Conn) stops every client of the lane until it
+// returns.
 package lane
 
 import (
