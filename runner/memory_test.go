@@ -14,10 +14,11 @@ import (
 )
 
 // TestMemoryLimit runs Redis under two memory limits (option memory): under
-// 64MiB its load of about 100 MiB of records cannot fit, the kernel kills
-// the server, and the run fails saying so; the study goes on, and under
-// 1GiB the run is ok with its memory cgroup's figures in its telemetry.
-// Neither run leaves its cgroup behind.
+// 64MiB its load of about 100 MiB of records cannot fit, and the run fails
+// naming the limit (killed by it, or stalled at it: which one the kernel
+// does is its choice, see below); the study goes on, and under 1GiB the run
+// is ok with its memory cgroup's figures in its telemetry. Neither run
+// leaves its cgroup behind.
 func TestMemoryLimit(t *testing.T) {
 	root, tiers := serverTiers(t, "disk")
 	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
@@ -25,9 +26,10 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk"}}})
 	// No AOF: the records are anonymous memory alone, which the kernel
-	// cannot reclaim, so the limit kills at once. With an AOF, its page
-	// cache can stall the server in reclaim instead (a timeout, named by
-	// memoryKilled as "at its memory limit").
+	// cannot reclaim, so the limit mostly kills at once. Not always: a
+	// clean-clone CI run saw the server stall in reclaim of its own file
+	// pages until the client timed out, named by memoryKilled as "at its
+	// memory limit". Both are the limit's doing; both are accepted.
 	st.Engine, st.Durability = "redis", []engine.Durability{engine.NoWAL}
 	st.Workload.Params["records"] = "100000" // 10 fields of 100 bytes each
 	st.Warmup, st.Duration = 200*time.Millisecond, 1500*time.Millisecond
@@ -39,8 +41,10 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	small, big := runs[0], runs[1]
 	t.Logf("under 64MiB: %s", small.Error)
-	if small.Status != results.RunFailed || !strings.HasPrefix(small.Error, "engine killed by its memory limit (64 MiB)") {
-		t.Errorf("under 64MiB: status %s, error %q; want failed, killed by its memory limit", small.Status, small.Error)
+	named := strings.HasPrefix(small.Error, "engine killed by its memory limit (64 MiB)") ||
+		strings.HasPrefix(small.Error, "engine at its memory limit (64 MiB")
+	if small.Status != results.RunFailed || !named {
+		t.Errorf("under 64MiB: status %s, error %q; want failed, killed by or stalled at its memory limit", small.Status, small.Error)
 	}
 	if big.Status != results.RunOK || big.Ops == 0 {
 		t.Fatalf("under 1GiB: status %s (%s), %d ops", big.Status, big.Error, big.Ops)
