@@ -39,6 +39,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" database/sql driver
 
 	"github.com/tierbench/tierbench/engine"
+	// PostgreSQL's lane protocol registers itself (engine/sqlwire).
+	_ "github.com/tierbench/tierbench/engine/postgres/pgwire"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
 	"github.com/tierbench/tierbench/setting"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/postgres/pgwire"
+	"github.com/tierbench/tierbench/engine/sqlwire"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
@@ -85,13 +85,13 @@ type Client struct {
 	ready bool
 	cbuf  []byte
 	// eligible is whether the client can run on a lane; taken is the
-	// connection a lane runs the events on, taken from pgx at the first
-	// one (lane.go).
-	eligible pgwire.Eligible
-	taken    *pgwire.Conn
+	// connection a lane runs the events on, taken from its driver at the
+	// first one (lane.go).
+	eligible sqlwire.Eligible
+	taken    sqlwire.Conn
 	names    [][nStmts]string // per table, the statements' names on taken
-	args     [4][]byte        // text arguments, reused
-	argv     [][]byte
+	args     [4][]byte        // string arguments' bytes, reused
+	argv     []sqlwire.Arg
 }
 
 // prepare prepares the statements the transaction uses on every table,
@@ -138,7 +138,7 @@ func (c *Client) Close() error {
 // or oltp_write_only's event(), COMMIT (none with skip_trx). A failed
 // transaction is rolled back and returned, labelled, never retried.
 func (c *Client) Do(ctx context.Context) (int, error) {
-	if lane.From(ctx) != nil {
+	if lane.From(ctx) != nil && c.OnLane() {
 		return 0, c.laneDo(ctx)
 	}
 	if err := c.prepare(ctx); err != nil {

@@ -5,33 +5,46 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/tierbench/tierbench/engine/postgres/pgwire"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/sqlwire"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
-// OnLane reports whether the client can run on a lane (driver/lane): on
-// PostgreSQL over a plain pgx connection, whose socket it then takes over.
+// OnLane reports whether the client can run on a lane (driver/lane): over a
+// plain connection of a dialect with a lane protocol (engine/sqlwire),
+// whose socket it then takes over.
 func (c *Client) OnLane() bool { return !c.noPgx && c.eligible.OnLane(c.conn, c.d) }
 
-// laneTxn runs the transaction as pgxTxn does (the same prepared
-// statements and round trips: BEGIN with the first UPDATE, then one each),
-// on the connection taken from pgx, waiting in the lane.
+// laneTxn runs the transaction on the connection taken from its driver,
+// waiting in the lane, with the round trips of the goroutine path: on
+// PostgreSQL pgxTxn's (prepared BEGIN with the first UPDATE, then one
+// each, as pgbench -M prepared), elsewhere txn's (BEGIN and COMMIT as
+// simple queries, the statements prepared, one round trip each).
 func (c *Client) laneTxn(ctx context.Context, aid, tid, bid, delta int64) error {
 	if c.taken == nil {
 		if err := c.take(ctx); err != nil {
 			return err
 		}
 	}
-	w, pw := &c.wire, c.taken
-	w.setArgs(aid, tid, bid, delta)
+	tc := c.taken
+	args := c.laneArgs(aid, tid, bid, delta)
 	fail := func(step string, err error) error {
-		return pw.Rollback(ctx, sqlwork.Labelled(fmt.Sprintf("tpcb (aid %d, tid %d, bid %d, delta %d): %s", aid, tid, bid, delta, step), err))
+		return tc.Rollback(ctx, sqlwork.Labelled(fmt.Sprintf("tpcb (aid %d, tid %d, bid %d, delta %d): %s", aid, tid, bid, delta, step), err))
 	}
-	if _, err := pw.Exec(ctx, pgwire.Call{Name: w.names[wBegin]},
-		pgwire.Call{Name: w.names[sUpdAccount], Args: w.args[sUpdAccount]}); err != nil {
-		return fail("begin and "+stmtNames[sUpdAccount], err)
+	call := func(s int) sqlwire.Call { return sqlwire.Call{Name: c.wire.names[s], Args: args[s]} }
+	if c.d == engine.Postgres {
+		if _, err := tc.Exec(ctx, sqlwire.Call{Name: c.wire.names[wBegin]}, call(sUpdAccount)); err != nil {
+			return fail("begin and "+stmtNames[sUpdAccount], err)
+		}
+	} else {
+		if err := tc.Simple(ctx, "BEGIN"); err != nil {
+			return fail("begin", err)
+		}
+		if _, err := tc.Exec(ctx, call(sUpdAccount)); err != nil {
+			return fail(stmtNames[sUpdAccount], err)
+		}
 	}
-	res, err := pw.Exec(ctx, pgwire.Call{Name: w.names[sSelAccount], Args: w.args[sSelAccount]})
+	res, err := tc.Exec(ctx, call(sSelAccount))
 	if err == nil {
 		err = checkBalance(res.Row, aid)
 	}
@@ -39,28 +52,50 @@ func (c *Client) laneTxn(ctx context.Context, aid, tid, bid, delta int64) error 
 		return fail(stmtNames[sSelAccount], err)
 	}
 	for _, s := range []int{sUpdTeller, sUpdBranch, sInsHistory} {
-		if _, err := pw.Exec(ctx, pgwire.Call{Name: w.names[s], Args: w.args[s]}); err != nil {
+		if _, err := tc.Exec(ctx, call(s)); err != nil {
 			return fail(stmtNames[s], err)
 		}
 	}
-	if _, err := pw.Exec(ctx, pgwire.Call{Name: w.names[wCommit]}); err != nil {
+	if c.d == engine.Postgres {
+		_, err = tc.Exec(ctx, sqlwire.Call{Name: c.wire.names[wCommit]})
+	} else {
+		err = tc.Simple(ctx, "COMMIT")
+	}
+	if err != nil {
 		return fail("commit", err)
 	}
 	return nil
 }
 
-// take prepares the statements and takes the connection from pgx.
+// laneArgs sets this transaction's arguments in buffers the client keeps.
+func (c *Client) laneArgs(aid, tid, bid, delta int64) *[nStmts][]sqlwire.Arg {
+	a := &c.args
+	d, ai, t, b := sqlwire.Int(delta), sqlwire.Int(aid), sqlwire.Int(tid), sqlwire.Int(bid)
+	a[sUpdAccount] = append(a[sUpdAccount][:0], d, ai)
+	a[sSelAccount] = append(a[sSelAccount][:0], ai)
+	a[sUpdTeller] = append(a[sUpdTeller][:0], d, t)
+	a[sUpdBranch] = append(a[sUpdBranch][:0], d, b)
+	a[sInsHistory] = append(a[sInsHistory][:0], t, b, ai, d)
+	return a
+}
+
+// take prepares the statements (BEGIN and COMMIT too on PostgreSQL) and
+// takes the connection from its driver.
 func (c *Client) take(ctx context.Context) error {
 	texts := c.wire.name(c.qs)
-	stmts := make([]pgwire.Statement, nWire)
-	for i, text := range texts {
-		stmts[i] = pgwire.Statement{Name: c.wire.names[i], SQL: text}
+	n := nWire
+	if c.d != engine.Postgres {
+		n = nStmts // MySQL cannot prepare BEGIN
 	}
-	pw, err := pgwire.Take(ctx, c.conn, stmts)
+	stmts := make([]sqlwire.Statement, n)
+	for i := range stmts {
+		stmts[i] = sqlwire.Statement{Name: c.wire.names[i], SQL: texts[i]}
+	}
+	tc, err := sqlwire.Take(ctx, c.conn, c.d, stmts)
 	if err != nil {
 		return fmt.Errorf("tpcb: %w", err)
 	}
-	c.taken = pw
+	c.taken = tc
 	return nil
 }
 

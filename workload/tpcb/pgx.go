@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/tierbench/tierbench/engine/postgres/pgwire"
+	"github.com/tierbench/tierbench/engine/sqlwire"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
@@ -79,10 +79,10 @@ func (w *wireSession) prepare(ctx context.Context, pc *pgconn.PgConn, qs [nStmts
 }
 
 // name names the session's statements, BEGIN and COMMIT included, under
-// a prefix no other client of the process uses (pgwire.Prefix: a pooled
+// a prefix no other client of the process uses (sqlwire.Prefix: a pooled
 // connection may hold an earlier client's), and returns their texts.
 func (w *wireSession) name(qs [nStmts]string) [nWire]string {
-	prefix := pgwire.Prefix("tpcb")
+	prefix := sqlwire.Prefix("tpcb")
 	texts := [nWire]string{}
 	copy(texts[:], qs[:])
 	texts[wBegin], texts[wCommit] = "BEGIN", "COMMIT"

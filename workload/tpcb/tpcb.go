@@ -21,7 +21,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/postgres/pgwire"
+	"github.com/tierbench/tierbench/engine/sqlwire"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/sqlwork"
@@ -339,10 +339,11 @@ type Client struct {
 	noPgx bool
 	wire  wireSession // the PostgreSQL path's statements (pgx.go)
 	// eligible is whether the client can run on a lane; taken is the
-	// connection a lane runs the transactions on, taken from pgx at the
-	// first one (lane.go).
-	eligible pgwire.Eligible
-	taken    *pgwire.Conn
+	// connection a lane runs the transactions on, taken from its driver at
+	// the first one, and args their arguments (lane.go).
+	eligible sqlwire.Eligible
+	taken    sqlwire.Conn
+	args     [nStmts][]sqlwire.Arg
 }
 
 // prepare prepares the five statements once; it is lazy so it runs under
@@ -381,13 +382,14 @@ func (c *Client) Do(ctx context.Context) (int, error) {
 	return 0, c.run(ctx, aid, tid, bid, delta)
 }
 
-// run runs one transaction on the fastest path for the connection: pgx's
-// wire protocol layer on PostgreSQL, database/sql elsewhere.
+// run runs one transaction on the fastest path for the connection: the
+// lane's own wire protocol on a lane, else pgx's wire protocol layer on
+// PostgreSQL, database/sql elsewhere.
 func (c *Client) run(ctx context.Context, aid, tid, bid, delta int64) error {
+	if lane.From(ctx) != nil && c.OnLane() {
+		return c.laneTxn(ctx, aid, tid, bid, delta)
+	}
 	if c.d == engine.Postgres && !c.noPgx {
-		if l := lane.From(ctx); l != nil {
-			return c.laneTxn(ctx, aid, tid, bid, delta)
-		}
 		return c.pgxTxn(ctx, aid, tid, bid, delta)
 	}
 	return c.txn(ctx, aid, tid, bid, delta)

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/sqlwire"
 )
 
 // ErrNotPlain says a connection cannot be taken over: it is not pgx's, or
@@ -32,36 +32,23 @@ import (
 // to their goroutine-per-client path.
 var ErrNotPlain = errors.New("not a plain pgx connection")
 
-// clients numbers Prefix's callers.
-var clients atomic.Int64
+func init() { sqlwire.Register(engine.Postgres, protocol{}) }
 
-// Prefix returns a statement-name prefix no other client of the process
-// uses: tierbench_<workload>_<n>_.
-func Prefix(workload string) string {
-	return "tierbench_" + workload + "_" + strconv.FormatInt(clients.Add(1), 10) + "_"
-}
+// protocol is PostgreSQL's sqlwire.Protocol.
+type protocol struct{}
 
-// Statement is one statement to prepare under a name.
-type Statement struct{ Name, SQL string }
+func (protocol) Plain(conn *sql.Conn) bool { return Plain(conn) }
 
-// Call is one execution of a prepared statement with text arguments.
-type Call struct {
-	Name string
-	Args [][]byte
-}
-
-// Result is what the last call of a round trip returned: its first row's
-// columns (text; valid until the next round trip; nil for SQL NULL) and the
-// rows it returned or touched, from its command tag.
-type Result struct {
-	Row  [][]byte
-	Rows int64
+func (protocol) Take(ctx context.Context, conn *sql.Conn, stmts []sqlwire.Statement) (sqlwire.Conn, error) {
+	return Take(ctx, conn, stmts)
 }
 
 // Conn is one taken-over connection. Used by one client.
 type Conn struct {
 	sock   *lane.Socket
 	w      []byte
+	params [][]byte // a call's arguments as text
+	nums   [][]byte // integer arguments' digits, by argument index
 	row    [][]byte
 	rowBuf []byte
 	// TxStatus is the last ReadyForQuery's: 'I' idle, 'T' in a
@@ -84,20 +71,6 @@ func Plain(conn *sql.Conn) bool {
 	}) == nil
 }
 
-// Eligible remembers whether a client's connection can run on a lane: a
-// PostgreSQL connection that Plain says can be taken over. Asking Plain
-// goes through database/sql's Raw, so the answer is kept.
-type Eligible struct{ checked, ok bool }
-
-// OnLane answers for conn, a connection in dialect d.
-func (e *Eligible) OnLane(conn *sql.Conn, d engine.Dialect) bool {
-	if !e.checked {
-		e.checked = true
-		e.ok = d == engine.Postgres && Plain(conn)
-	}
-	return e.ok
-}
-
 func pgConn(dc any) (*pgconn.PgConn, error) {
 	sc, ok := dc.(*stdlib.Conn)
 	if !ok {
@@ -110,7 +83,7 @@ func pgConn(dc any) (*pgconn.PgConn, error) {
 // of pgx and out of Go's netpoller (a duplicate descriptor survives the
 // net.Conn's Close). conn is dead afterwards: database/sql discards it
 // when its session is closed. Close the returned Conn instead.
-func Take(ctx context.Context, conn *sql.Conn, stmts []Statement) (*Conn, error) {
+func Take(ctx context.Context, conn *sql.Conn, stmts []sqlwire.Statement) (*Conn, error) {
 	var c *Conn
 	err := conn.Raw(func(dc any) error {
 		pc, err := pgConn(dc)
@@ -153,28 +126,28 @@ func Take(ctx context.Context, conn *sql.Conn, stmts []Statement) (*Conn, error)
 // skips the calls after it, and TxStatus says whether a transaction needs
 // a ROLLBACK. An I/O error or a cancelled context breaks the connection
 // for good (the reply's place in the stream is lost).
-func (c *Conn) Exec(ctx context.Context, calls ...Call) (Result, error) {
+func (c *Conn) Exec(ctx context.Context, calls ...sqlwire.Call) (sqlwire.Result, error) {
 	l := lane.From(ctx)
 	if l == nil {
-		return Result{}, errors.New("pgwire: Exec called outside a lane")
+		return sqlwire.Result{}, errors.New("pgwire: Exec called outside a lane")
 	}
 	if c.broken != nil {
 		l.Yield() // fails at once, every time: let the lane's others run
-		return Result{}, c.broken
+		return sqlwire.Result{}, c.broken
 	}
 	c.w = c.w[:0]
 	for i := range calls {
-		b := pgproto3.Bind{PreparedStatement: calls[i].Name, Parameters: calls[i].Args}
+		b := pgproto3.Bind{PreparedStatement: calls[i].Name, Parameters: c.text(calls[i].Args)}
 		var err error
 		if c.w, err = b.Encode(c.w); err != nil {
-			return Result{}, fmt.Errorf("%s: %w", calls[i].Name, err)
+			return sqlwire.Result{}, fmt.Errorf("%s: %w", calls[i].Name, err)
 		}
 		c.w = appendPortalMsg(c.w, 'D', 'P')
 		c.w = appendExecute(c.w)
 	}
 	c.w = append(c.w, 'S', 0, 0, 0, 4)
 	if err := c.sock.Write(l, c.w); err != nil {
-		return Result{}, c.fail(l, err)
+		return sqlwire.Result{}, c.fail(l, err)
 	}
 	return c.read(l, len(calls))
 }
@@ -215,6 +188,27 @@ func (c *Conn) Rollback(ctx context.Context, err error) error {
 	return err
 }
 
+// text returns args as Bind's text parameters (nil for NULL), integers
+// formatted into buffers the connection keeps.
+func (c *Conn) text(args []sqlwire.Arg) [][]byte {
+	c.params = c.params[:0]
+	for i, a := range args {
+		switch v, isInt := a.Integer(); {
+		case isInt:
+			for len(c.nums) <= i {
+				c.nums = append(c.nums, nil)
+			}
+			c.nums[i] = strconv.AppendInt(c.nums[i][:0], v, 10)
+			c.params = append(c.params, c.nums[i])
+		case a.IsNull():
+			c.params = append(c.params, nil)
+		default:
+			c.params = append(c.params, a.Raw())
+		}
+	}
+	return c.params
+}
+
 // appendPortalMsg appends a Describe (or Close) of the unnamed portal.
 func appendPortalMsg(b []byte, typ, what byte) []byte {
 	return append(b, typ, 0, 0, 0, 6, what, 0)
@@ -227,15 +221,15 @@ func appendExecute(b []byte) []byte {
 
 // read reads the reply up to ReadyForQuery. calls is how many statements
 // the round trip ran; the Result is the last one's.
-func (c *Conn) read(l *lane.Lane, calls int) (Result, error) {
-	var res Result
+func (c *Conn) read(l *lane.Lane, calls int) (sqlwire.Result, error) {
+	var res sqlwire.Result
 	var first error
 	done := 0 // statements whose reply ended (CommandComplete, error, empty)
 	c.row = c.row[:0]
 	for {
 		typ, body, err := c.message(l)
 		if err != nil {
-			return Result{}, c.fail(l, err)
+			return sqlwire.Result{}, c.fail(l, err)
 		}
 		last := done == calls-1
 		switch typ {
@@ -243,7 +237,7 @@ func (c *Conn) read(l *lane.Lane, calls int) (Result, error) {
 			if last {
 				if res.Row == nil {
 					if err := c.copyRow(body); err != nil {
-						return Result{}, c.fail(l, err)
+						return sqlwire.Result{}, c.fail(l, err)
 					}
 					res.Row = c.row
 				}
@@ -258,7 +252,7 @@ func (c *Conn) read(l *lane.Lane, calls int) (Result, error) {
 		case 'E':
 			var er pgproto3.ErrorResponse
 			if err := er.Decode(body); err != nil {
-				return Result{}, c.fail(l, err)
+				return sqlwire.Result{}, c.fail(l, err)
 			}
 			if first == nil {
 				first = pgconn.ErrorResponseToPgError(&er)
