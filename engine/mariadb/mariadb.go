@@ -30,6 +30,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/mariadb/mywire"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
 	"github.com/tierbench/tierbench/setting"
@@ -303,12 +304,14 @@ func serverArgs(dataDir, redoDir, socket string, port, flush int, opts options, 
 // the server's version.
 func (d *DB) connect(ctx context.Context, c *mysql.Config) error {
 	c.Logger = quietLogger{}
+	// Through mywire, so clients on lanes can take their sockets over.
+	c.DialFunc = mywire.Dial
 	d.user, d.password, d.database = c.User, c.Passwd, c.DBName
 	conn, err := mysql.NewConnector(c)
 	if err != nil {
 		return err
 	}
-	d.db = sql.OpenDB(conn)
+	d.db = sql.OpenDB(mywire.Connector(conn))
 	d.closers.Add("close mariadb clients", d.db.Close)
 	d.db.SetMaxOpenConns(0) // unlimited: one connection per client session
 	d.db.SetMaxIdleConns(8)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/tierbench/tierbench/driver/lane"
@@ -15,13 +16,16 @@ import (
 
 func TestMain(m *testing.M) { enginetest.Main(m, "sqlrecords") }
 
-// TestRecordsOnLane runs every records operation of a PostgreSQL session
-// on a lane (the connection taken from pgx, driver/lane) and checks what
-// reached the table; a failed statement (a duplicate key) returns the
-// server's error and leaves the connection usable.
+// TestRecordsOnLane runs every records operation of a session on a lane
+// (the connection taken from its driver, driver/lane) on every SQL server
+// and checks what reached the table; a failed statement (a duplicate key)
+// returns the server's error and leaves the connection usable.
 func TestRecordsOnLane(t *testing.T) {
+	enginetest.ForEachSQL(t, testRecordsOnLane)
+}
+
+func testRecordsOnLane(t *testing.T, name string, db engine.DB) {
 	ctx := context.Background()
-	db := enginetest.OpenPostgres(t)
 	s, err := db.NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +39,7 @@ func TestRecordsOnLane(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !rec.OnLane() {
-		t.Fatal("a PostgreSQL session says it cannot run on a lane")
+		t.Fatalf("a %s session says it cannot run on a lane", name)
 	}
 	err = lane.Do(ctx, func(ctx context.Context) error {
 		if err := rec.Insert(ctx, []byte("user2"), [][]byte{[]byte("c"), []byte("d")}); err != nil {
@@ -57,7 +61,8 @@ func TestRecordsOnLane(t *testing.T) {
 		}
 		dup := rec.Insert(ctx, []byte("user1"), [][]byte{[]byte("x"), []byte("y")})
 		var pe *pgconn.PgError
-		if !errors.As(dup, &pe) || pe.Code != "23505" {
+		var me *mysql.MySQLError
+		if !(errors.As(dup, &pe) && pe.Code == "23505") && !(errors.As(dup, &me) && me.Number == 1062) {
 			t.Errorf("duplicate insert: %v; want the server's unique violation", dup)
 		}
 		_, err := rec.Read(ctx, []byte("user1")) // still usable

@@ -58,12 +58,10 @@ func TestLoadAndRun(t *testing.T) {
 			t.Errorf("index k_2: %d rows in the catalog, want 1", got)
 		}
 
-		// On PostgreSQL the runner runs the clients on lanes (a taken
-		// connection each, driver/lane): both ways are checked there.
-		runners := map[string]func(testing.TB, workload.Workload, engine.DB, int, int) []error{"goroutines": workloadtest.RunClients}
-		if name == "postgres" {
-			runners["a lane"] = workloadtest.RunClientsOnLane
-		}
+		// The runner runs the clients on lanes (a taken connection each,
+		// driver/lane) where it can: both ways are checked.
+		runners := map[string]func(testing.TB, workload.Workload, engine.DB, int, int) []error{
+			"goroutines": workloadtest.RunClients, "a lane": workloadtest.RunClientsOnLane}
 		for _, wname := range []string{ReadWrite, WriteOnly} {
 			for how, run := range runners {
 				ww := newW(t, wname, map[string]string{"tables": "2", "table_size": "2000"})

@@ -10,7 +10,7 @@ import (
 
 // BenchmarkClientCPU measures the client's CPU per transaction (tierbench's
 // process: user + system time over the driven window, divided by the
-// transactions) on a real PostgreSQL server, 8 clients closed loop, on
+// transactions) on every real SQL server, 8 clients closed loop, on
 // lanes (as runs go) and on a goroutine each (as they went before lanes).
 // b.N is the window in units of 100 ms. Run it on a quiet machine:
 //
@@ -19,10 +19,14 @@ import (
 // The figures to read are cpu-µs/op (per transaction) and ops/s; ns/op is
 // the window.
 func BenchmarkClientCPU(b *testing.B) {
-	db := enginetest.OpenPostgres(b)
-	w := newW(b, map[string]string{pScale: "1"})
-	if _, err := w.Load(context.Background(), db, 2); err != nil {
-		b.Fatal(err)
+	for _, e := range enginetest.SQLEngines(b) {
+		b.Run(e.Name, func(b *testing.B) {
+			db := enginetest.Open(b, e)
+			w := newW(b, map[string]string{pScale: "1"})
+			if _, err := w.Load(context.Background(), db, 2); err != nil {
+				b.Fatal(err)
+			}
+			workloadtest.ClientCPULanes(b, db, w, 8)
+		})
 	}
-	workloadtest.ClientCPULanes(b, db, w, 8)
 }

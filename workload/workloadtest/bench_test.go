@@ -8,15 +8,12 @@ import (
 )
 
 // BenchmarkYCSBClientCPU measures tierbench's client CPU per operation of
-// ycsb-a on a real PostgreSQL and a real Redis server, 8 clients, on lanes
+// ycsb-a on every real server (PostgreSQL, MariaDB, Redis), 8 clients, on lanes
 // (as runs go) and on a goroutine each. Run it on a quiet machine:
 //
 //	go test -run '^$' -bench YCSBClientCPU -benchtime 50x ./workload/workloadtest/
 func BenchmarkYCSBClientCPU(b *testing.B) {
 	for _, e := range enginetest.Servers(b) {
-		if e.Name != "postgres" && e.Name != "redis" {
-			continue
-		}
 		b.Run(e.Name, func(b *testing.B) {
 			db := enginetest.Open(b, e)
 			w := ycsbA(b, 20000)
