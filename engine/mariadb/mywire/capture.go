@@ -27,11 +27,11 @@ const (
 // ones client and server agreed.
 type captured struct {
 	net.Conn
-	mu       sync.Mutex
-	sniffed  bool
-	caps     uint32
-	ext      uint32
-	owner    driver.Conn // set by connector once the connect succeeded
+	mu      sync.Mutex
+	sniffed bool
+	caps    uint32
+	ext     uint32
+	owner   driver.Conn // set by connector once the connect succeeded
 }
 
 // Write notes the capabilities of the first packet the client writes (its
