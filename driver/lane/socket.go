@@ -1,8 +1,8 @@
 package lane
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -108,7 +108,9 @@ func (s *Socket) Fill(l *Lane, need int) error {
 		case err != nil:
 			return fmt.Errorf("read from %s: %w", s.peer, err)
 		case n == 0:
-			return errors.New(s.peer + " closed the connection")
+			// io.EOF inside, so engines know a lost connection
+			// (server.ConnLost) and add the server's log.
+			return fmt.Errorf("%s closed the connection: %w", s.peer, io.EOF)
 		default:
 			s.end += n
 			return nil

@@ -21,6 +21,7 @@ func TestConnLost(t *testing.T) {
 		lost bool
 	}{
 		{"unexpected EOF", fmt.Errorf("insert: %w", io.ErrUnexpectedEOF), true},
+		{"closed on a lane", fmt.Errorf("read from postgres: postgres closed the connection: %w", io.EOF), true},
 		{"conn closed", fmt.Errorf("commit: %w", pgconn.ErrConnClosed), true},
 		{"panic", &pgconn.PgError{Severity: "PANIC", Message: "could not write to file"}, true},
 		{"error", &pgconn.PgError{Severity: "ERROR", Message: "could not extend file"}, false},

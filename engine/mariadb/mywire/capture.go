@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"net"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -27,6 +28,7 @@ const (
 // ones client and server agreed.
 type captured struct {
 	net.Conn
+	done    atomic.Bool // the handshake response was seen: Write only writes
 	mu      sync.Mutex
 	sniffed bool
 	caps    uint32
@@ -37,9 +39,13 @@ type captured struct {
 // Write notes the capabilities of the first packet the client writes (its
 // handshake response, or a TLS request) and writes it on.
 func (c *captured) Write(b []byte) (int, error) {
+	if c.done.Load() {
+		return c.Conn.Write(b)
+	}
 	c.mu.Lock()
 	if !c.sniffed && len(b) >= 8 {
 		c.sniffed = true
+		c.done.Store(true)
 		c.caps = binary.LittleEndian.Uint32(b[4:])
 		if c.caps&capMySQL == 0 && len(b) >= 4+36 {
 			c.ext = binary.LittleEndian.Uint32(b[4+32:])
