@@ -351,3 +351,21 @@ duration: 1s
 		t.Errorf("without the launcher: exit %d, want 2 naming make install:\n%s", r.code, r.stderr)
 	}
 }
+
+// TestShippedStudiesValidate validates every study file the repository
+// ships (studies/*.yaml), as a user's first `tierbench validate` would:
+// with the machine's own state folder, where setup installed the tools
+// some workloads need (validate writes nothing there).
+func TestShippedStudiesValidate(t *testing.T) {
+	files, err := filepath.Glob("../../studies/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no study files found: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if r := tierbenchEnv(t, "", []string{"TIERBENCH_STATE_DIR="}, "validate", f); r.code != 0 {
+				t.Errorf("validate %s: exit %d\n%s%s", f, r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+}
