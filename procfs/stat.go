@@ -1,8 +1,9 @@
 // Package procfs is the one reader of /proc/PID/stat (proc(5)): telemetry's
 // CPU and memory samples, the ledger's liveness checks (is the process that
 // tierbench recorded still the same one, is it exiting) and the servers'
-// zombie checks read the same fields through it. It imports nothing of
-// tierbench's, so every package may use it.
+// zombie checks read the same fields through it; SelfCPU is the process's
+// own CPU time for benchmarks. It imports nothing of tierbench's, so every
+// package may use it.
 package procfs
 
 import (

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/pebble"
+	"github.com/tierbench/tierbench/procfs"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -154,9 +154,9 @@ func ClientCPU(b *testing.B, db engine.DB, w workload.Workload, clients, lanes i
 	defer closeAll()
 	window := time.Duration(b.N) * 100 * time.Millisecond
 	b.ResetTimer()
-	before := cpuTime()
+	before := procfs.SelfCPU()
 	res, err := driver.Run(ctx, driver.Config{Ops: w.Ops(), Warmup: 500 * time.Millisecond, Duration: window, Lanes: lanes}, cls)
-	used := cpuTime() - before
+	used := procfs.SelfCPU() - before
 	b.StopTimer()
 	if err != nil {
 		b.Fatal(err)
@@ -167,11 +167,4 @@ func ClientCPU(b *testing.B, db engine.DB, w workload.Workload, clients, lanes i
 	}
 	b.ReportMetric(float64(used.Microseconds())/float64(ops), "cpu-µs/op")
 	b.ReportMetric(res.Measured.Throughput(), "ops/s")
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

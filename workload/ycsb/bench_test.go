@@ -3,12 +3,12 @@ package ycsb
 import (
 	"context"
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // instantStore is a records session that returns at once, as go-ycsb's
@@ -54,12 +54,12 @@ func BenchmarkWholePath(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
-					before := processCPU(b)
+					before := procfs.SelfCPU()
 					res, err := driver.Run(context.Background(), driver.Config{Ops: w.Ops(), Duration: 500 * time.Millisecond}, cls)
 					if err != nil {
 						b.Fatal(err)
 					}
-					cpu += processCPU(b) - before
+					cpu += procfs.SelfCPU() - before
 					ops += res.Measured.Ops
 					elapsed += res.Measured.Length
 				}
@@ -68,13 +68,4 @@ func BenchmarkWholePath(b *testing.B) {
 			})
 		}
 	}
-}
-
-// processCPU is the user and system time the process has used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

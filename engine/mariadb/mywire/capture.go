@@ -28,12 +28,11 @@ const (
 // ones client and server agreed.
 type captured struct {
 	net.Conn
-	done    atomic.Bool // the handshake response was seen: Write only writes
-	mu      sync.Mutex
-	sniffed bool
-	caps    uint32
-	ext     uint32
-	owner   driver.Conn // set by connector once the connect succeeded
+	done  atomic.Bool // the handshake response was seen: Write only writes
+	mu    sync.Mutex
+	caps  uint32
+	ext   uint32
+	owner driver.Conn // set by connector once the connect succeeded
 }
 
 // Write notes the capabilities of the first packet the client writes (its
@@ -43,8 +42,7 @@ func (c *captured) Write(b []byte) (int, error) {
 		return c.Conn.Write(b)
 	}
 	c.mu.Lock()
-	if !c.sniffed && len(b) >= 8 {
-		c.sniffed = true
+	if !c.done.Load() && len(b) >= 8 {
 		c.done.Store(true)
 		c.caps = binary.LittleEndian.Uint32(b[4:])
 		if c.caps&capMySQL == 0 && len(b) >= 4+36 {
@@ -80,7 +78,7 @@ func (c *captured) Close() error {
 func (c *captured) plain() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sniffed && c.caps&capProtocol41 != 0 && c.caps&(capSSL|capCompress) == 0
+	return c.done.Load() && c.caps&capProtocol41 != 0 && c.caps&(capSSL|capCompress) == 0
 }
 
 // conns maps go-sql-driver's connections to what Dial captured.
