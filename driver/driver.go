@@ -158,6 +158,13 @@ type Config struct {
 	// 0, or any client that cannot, means a goroutine each. In open loop
 	// a client waits for its next arrival in the lane (lane.Sleep).
 	Lanes int
+	// Cut, when set, ends the measured window CutAt into it, the moment a
+	// crash run crashes the engine: clients issue nothing more, their
+	// operations in flight are cancelled and not counted (their outcome is
+	// the crash's, which the workload checks afterwards), and Cut runs. The
+	// measured window is what came before the cut.
+	Cut   func()
+	CutAt time.Duration
 }
 
 // DefaultLanes is the lanes a run uses: half the CPUs Go may use, at least
@@ -447,6 +454,8 @@ func (cfg Config) Validate(clients int) error {
 		return fmt.Errorf("driver: arrival %q must be %s", cfg.Arrival, strings.Join(ArrivalNames(), " or "))
 	case cfg.MaxOps < 0 || cfg.MaxOps > 0 && cfg.TargetRate > 0:
 		return errors.New("driver: max ops bounds a closed-loop run only, and must not be negative")
+	case cfg.Cut != nil && (cfg.CutAt <= 0 || cfg.CutAt >= cfg.Duration):
+		return fmt.Errorf("driver: the cut at %s must fall inside the measured window of %s", cfg.CutAt, cfg.Duration)
 	}
 	return nil
 }
@@ -524,6 +533,9 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	next := cfg.Tick
 	warmupDone := cfg.Warmup == 0
 	total := cfg.Warmup + cfg.Duration
+	if cfg.Cut != nil {
+		total = cfg.Warmup + cfg.CutAt
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var ctxErr error
@@ -566,9 +578,17 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		}
 	}
 	// Stop the clients; operations in flight finish and count in the last
-	// interval, whose end is when the last client returned.
+	// interval, whose end is when the last client returned. At a cut they
+	// are cancelled first, and the engine crashes under them.
 	stop.Store(true)
 	cancel()
+	cutAt := time.Since(begin)
+	crashMu.Lock()
+	clean := ctxErr == nil && crashed == nil && laneErr == nil
+	crashMu.Unlock()
+	if cfg.Cut != nil && clean {
+		cfg.Cut()
+	}
 	grace := cfg.StopGrace
 	if grace <= 0 {
 		grace = DefaultStopGrace
@@ -581,7 +601,11 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	if !warmupDone {
 		phase = Warmup
 	}
-	col.collect(phase, last, time.Since(begin))
+	windowEnd := time.Since(begin)
+	if cfg.Cut != nil {
+		windowEnd = cutAt
+	}
+	col.collect(phase, last, windowEnd)
 	res := col.result
 	res.Warmup = *col.phases[Warmup]
 	res.Measured = *col.phases[Measured]

@@ -312,3 +312,43 @@ func TestOnLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestCutEndsTheWindowAndCrashes: at the cut the clients stop, the
+// operations the crash interrupts are not counted as errors, Cut runs
+// once after every client was told to stop, and the window ends there.
+func TestCutEndsTheWindowAndCrashes(t *testing.T) {
+	var crashed atomic.Bool
+	var afterCrash atomic.Int64
+	cl := ClientFunc(func(ctx context.Context) (int, error) {
+		if crashed.Load() {
+			afterCrash.Add(1)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, errors.New("connection reset by the crash")
+		case <-time.After(time.Millisecond):
+			return 0, nil
+		}
+	})
+	cuts := 0
+	res, err := Run(context.Background(), Config{Ops: []string{"q"}, Warmup: 20 * time.Millisecond,
+		Duration: time.Hour, CutAt: 100 * time.Millisecond, Cut: func() { cuts++; crashed.Store(true) }}, clients(3, cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cuts != 1 {
+		t.Errorf("Cut ran %d times, want once", cuts)
+	}
+	if afterCrash.Load() != 0 {
+		t.Errorf("%d operations began after the crash", afterCrash.Load())
+	}
+	if res.Measured.Errors != 0 || res.Measured.Ops == 0 {
+		t.Errorf("measured %d ops, %d errors; want ops and no errors (cancelled operations are the crash's)", res.Measured.Ops, res.Measured.Errors)
+	}
+	if got := res.Measured.Length; got < 90*time.Millisecond || got > time.Minute {
+		t.Errorf("measured window %s, want about the cut's 100ms", got)
+	}
+	if _, err := Run(context.Background(), Config{Ops: []string{"q"}, Duration: time.Second, CutAt: 2 * time.Second, Cut: func() {}}, clients(1, cl)); err == nil {
+		t.Error("a cut after the window was accepted")
+	}
+}

@@ -135,3 +135,26 @@ type ClientContainerizer interface {
 type CacheWorkload interface {
 	CacheWork() (work CacheWork, preload int64)
 }
+
+// Crasher is an optional DB ability of an engine whose server runs in
+// processes of its own: Crash kills them all at once (SIGKILL, no
+// shutdown), and returns once they are gone. The operating system keeps
+// what they wrote; Close afterwards releases what is left (connections,
+// ports, the process's record) without asking the server to stop.
+//
+// Asked by the runner, at the crash moment of a crash run (crash: process
+// or power); an engine without it cannot be crashed, which study
+// validation refuses first.
+type Crasher interface {
+	Crash() error
+}
+
+// FieldsReader is an optional Records ability: a record's field values,
+// for the check of acknowledged writes after a crash (the hot path's Read
+// only says whether the record is there). fields is nil when the record
+// is absent.
+//
+// Asked by the ycsb workload, after a crash run's recovery.
+type FieldsReader interface {
+	ReadFields(ctx context.Context, key []byte) (fields [][]byte, err error)
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/setting"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -87,6 +88,30 @@ const (
 type Mode struct {
 	Durability Durability
 	Doc        string
+	// Survives lists the crashes (CrashProcess, CrashPower) that, as Doc
+	// and the engine's own documentation promise, lose no acknowledged
+	// write in this mode on a tier that honours flushes. A crash run that
+	// loses one anyway contradicts them: a finding about the engine or
+	// about tierbench's mapping of the mode, which reports show as such.
+	Survives []string
+}
+
+// Crash kinds an engine's mode may promise to survive (Mode.Survives);
+// the study's crash: axis uses the same words.
+const (
+	CrashProcess = "process"
+	CrashPower   = "power"
+)
+
+// Survives reports whether mode d promises to keep every acknowledged
+// write through a crash of kind kind.
+func (s Spec) Survives(d Durability, kind string) bool {
+	for _, m := range s.Modes {
+		if m.Durability == d {
+			return slices.Contains(m.Survives, kind)
+		}
+	}
+	return false
 }
 
 // Spec is what an engine declares about itself.
@@ -104,6 +129,10 @@ type Spec struct {
 	// (an embedded library): it has no server to target, place in a pod or
 	// sample apart from the load generator.
 	InProcess bool
+	// Crashable marks an engine whose DB is an engine.Crasher: its server
+	// runs in processes tierbench can kill and restart, so a study may
+	// crash it (crash:).
+	Crashable bool
 	// MaxClients is the most clients a study may run against the engine,
 	// 0 for no limit; MaxClientsWhy says what runs out beyond it, for the
 	// error that refuses a larger count.

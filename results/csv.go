@@ -12,7 +12,8 @@ import (
 var csvHeader = []string{"study_id", "run_id", "seq", "placement", "components", "durability", "clients", "repeat",
 	"driver", "status", "error", "duration_s", "ops", "errors", "late_ops", "throughput_ops_s",
 	"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "service_p50_us", "service_p99_us",
-	"load_records", "load_s", "engine_version", "verified", "verification"}
+	"load_records", "load_s", "engine_version", "verified", "verification",
+	"crash", "crash_at_s", "recovery_s", "lost_acked", "lost_window_ms", "consistent", "crash_detail"}
 
 // WriteCSV writes one row per run, for spreadsheets.
 func WriteCSV(w io.Writer, runs []Run) error {
@@ -28,12 +29,26 @@ func WriteCSV(w io.Writer, runs []Run) error {
 			i(r.Late), f(r.ThroughputOpsS), f(r.Latency.P50), f(r.Latency.P90), f(r.Latency.P99), f(r.Latency.P999),
 			f(r.Latency.Max), f(r.Latency.Mean), f(r.ServiceTime.P50), f(r.ServiceTime.P99),
 			i(r.LoadRecords), f(r.LoadS), r.EngineVersion, strconv.FormatBool(r.Verified), r.Verification}
+		row = append(row, crashColumns(r.Crash)...)
 		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// crashColumns are a crash run's columns, empty for a run without one.
+func crashColumns(c *Crash) []string {
+	if c == nil {
+		return make([]string, 7)
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	lost := ""
+	if c.Checked {
+		lost = strconv.FormatInt(c.LostAcked, 10)
+	}
+	return []string{c.Kind, f(c.AtS), f(c.RecoveryS), lost, f(c.LostWindowMS), strconv.FormatBool(c.Consistent), c.Detail}
 }
 
 // componentsText renders component -> tier as "data=disk;wal=ram".

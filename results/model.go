@@ -55,6 +55,9 @@ type Study struct {
 	// its matrix; Caches the cache states it measured (two make an axis).
 	Axes   []Axis   `json:"axes,omitempty"`
 	Caches []string `json:"caches,omitempty"`
+	// Crashes are the crash kinds the runs injected (two or more make an
+	// axis); none for a study without crash runs.
+	Crashes []string `json:"crashes,omitempty"`
 	// Roles are what each of the engine's components holds, as its engine
 	// declared them (engine.Component.Role); studies stored before roles
 	// have none, and RoleOf answers by their components' names.
@@ -329,6 +332,8 @@ type Run struct {
 	// fails the run instead.
 	Verified     bool   `json:"verified,omitempty"`
 	Verification string `json:"verification,omitempty"`
+	// Crash is what a crash run did and found; nil for a run without one.
+	Crash *Crash `json:"crash,omitempty"`
 	// Caveats are what the engine saw in the run that changes what was
 	// measured without failing it (engine.Caveater).
 	Caveats []string `json:"caveats,omitempty"`
@@ -401,3 +406,42 @@ func (r Run) DriverOf() string {
 
 // BuiltinDriver names tierbench's own driver.
 const BuiltinDriver = "builtin"
+
+// CrashKind is the crash a run injected: its Crash's kind, or none.
+func (r Run) CrashKind() string {
+	if r.Crash == nil {
+		return "none"
+	}
+	return r.Crash.Kind
+}
+
+// Crash is a crash run's record: when the engine was crashed, how long it
+// took to come back, and what of the acknowledged writes survived.
+type Crash struct {
+	// Kind is process or power (study.CrashKinds).
+	Kind string `json:"kind"`
+	// AtS is the crash moment, in seconds into the measured window.
+	AtS float64 `json:"at_s"`
+	// RecoveryS is from the restart's start command to the first
+	// operation the restarted engine acknowledged; 0 when it did not
+	// come back (Consistent is then false and Detail says why).
+	RecoveryS float64 `json:"recovery_s"`
+	// Checked says whether the workload checked its acknowledged writes
+	// (a workload that writes nothing, or keeps no record, does not).
+	Checked bool `json:"checked"`
+	// LostAcked counts acknowledged writes missing after recovery, in the
+	// workload's unit (Detail names it).
+	LostAcked int64 `json:"lost_acked"`
+	// LostWindowMS is the age, at the crash, of the oldest lost
+	// acknowledged write: how far back the loss reaches.
+	LostWindowMS float64 `json:"lost_window_ms"`
+	// Consistent is false when the restarted engine did not open or the
+	// workload's invariant broke: corruption, recorded as a finding of
+	// the run, not as a failure of tierbench.
+	Consistent bool `json:"consistent"`
+	// Detail says what was checked and found, in words.
+	Detail string `json:"detail,omitempty"`
+	// Lost, for crash: power, is what the crash-capable layer rolled back
+	// on the tiers (files, bytes, directory entries).
+	Lost string `json:"lost,omitempty"`
+}

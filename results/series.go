@@ -78,8 +78,11 @@ type Dim struct {
 	Labels []string
 }
 
-// CacheDim names the cache-state dimension.
-const CacheDim = "cache state"
+// CacheDim names the cache-state dimension; CrashDim the crash kind's.
+const (
+	CacheDim = "cache state"
+	CrashDim = "crash"
+)
 
 // Dims are the study's swept dimensions in matrix order, the first
 // varying slowest. In a SeriesView they are kept for the reports, which
@@ -98,6 +101,13 @@ func (s *Study) Dims() []Dim {
 	}
 	if len(s.Caches) > 1 {
 		out = append(out, Dim{Name: CacheDim, Labels: s.Caches})
+	}
+	if len(s.Crashes) > 1 {
+		d := Dim{Name: CrashDim}
+		for _, k := range s.Crashes {
+			d.Labels = append(d.Labels, "crash="+k)
+		}
+		out = append(out, d)
 	}
 	return out
 }
@@ -146,6 +156,9 @@ func (s *Study) VariantOf(r Run) string {
 	}
 	if len(s.Caches) > 1 {
 		set = append(set, r.Cache)
+	}
+	if len(s.Crashes) > 1 {
+		set = append(set, "crash="+r.CrashKind())
 	}
 	return strings.Join(set, " ")
 }

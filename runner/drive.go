@@ -36,7 +36,9 @@ func (r *run) drive(ctx context.Context) (err error) {
 			return err
 		}
 		defer func() {
-			if cerr := closeClients(); err == nil {
+			// After a crash the sessions' server is gone: closing them
+			// only releases them.
+			if cerr := closeClients(); err == nil && !r.crashes() {
 				err = cerr
 			}
 		}()
@@ -54,6 +56,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 		Lanes:  driver.DefaultLanes(),
 		OnTick: r.showInterval,
 	}
+	r.armCrash(&dcfg)
 	if ext != nil {
 		r.res, err = ext.Drive(ctx, dcfg, r.cell.Clients)
 	} else {
@@ -74,12 +77,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 			r.rec.Telemetry.LoadGen.PerOp(r.rec.Ops)
 		}
 	}
-	if c, ok := r.db.(engine.Checker); ok {
+	if c, ok := r.db.(engine.Checker); ok && !r.crashes() {
 		if cerr := c.Check(); cerr != nil {
 			err = cerr
 		}
 	}
-	if err == nil {
+	if err == nil && !r.crashes() {
 		if c, ok := r.db.(engine.Caveater); ok {
 			r.rec.Caveats = c.Caveats(ctx)
 		}

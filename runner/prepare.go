@@ -172,6 +172,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		rec.Axes = append(rec.Axes, results.Axis{Name: a.Name, Values: a.Values, Labels: a.Labels})
 	}
 	rec.Caches = st.Caches
+	rec.Crashes = st.Crashes
 	rec.Order, rec.OrderSeed = results.OrderShuffled, st.Order.Seed
 	if st.Order.Fixed {
 		rec.Order, rec.OrderSeed = results.OrderFixed, 0

@@ -46,6 +46,11 @@ type run struct {
 	// (memory.go); removeMemory removes it.
 	memory       *cgroupfs.MemoryGroup
 	removeMemory func() error
+
+	// A crash run's crash (crash.go): when it happened and whether
+	// tierbench failed to do it.
+	crashedAt time.Time
+	crashErr  error
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
@@ -58,6 +63,9 @@ func (s *studyRun) newRun(cell study.Cell, total int) *run {
 	}
 	// The label names the run's series as reports will ("all-disk/pgbench
 	// heap=2g").
+	if k := cell.Variant.Crash; k != "" && k != study.CrashNone {
+		rec.Crash = &results.Crash{Kind: k}
+	}
 	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, s.rec.SeriesOf(*rec), cell.Durability, cell.Clients, cell.Repeat)
 	return &run{studyRun: s, cell: cell, total: total, label: label, rec: rec}
 }
@@ -67,7 +75,7 @@ func (s *studyRun) newRun(cell study.Cell, total int) *run {
 // so perform returns no error). Close always follows.
 func (r *run) perform(ctx context.Context) {
 	defer r.close(ctx)
-	for _, phase := range []func(context.Context) error{r.open, r.load, r.coldRestart, r.drive, r.verify} {
+	for _, phase := range []func(context.Context) error{r.open, r.load, r.coldRestart, r.drive, r.recoverFromCrash, r.verify} {
 		if err := phase(ctx); err != nil {
 			r.fail(ctx, err)
 			return
@@ -184,10 +192,18 @@ func DropCaches() error {
 // bank's total); the proof is stored with the run.
 func (r *run) verify(ctx context.Context) error {
 	v, ok := r.w.(workload.Verifier)
-	if !ok || ctx.Err() != nil {
+	if !ok || ctx.Err() != nil || r.db == nil {
 		return nil
 	}
 	checked, err := v.Verify(context.WithoutCancel(ctx), r.db)
+	if err != nil && r.crashes() {
+		// After a crash, a broken invariant is what the crash did: the
+		// run's finding, not tierbench's failure.
+		c := r.rec.Crash
+		c.Consistent = false
+		c.Detail = fmt.Sprintf("invariant broken after the crash: %v; %s", err, c.Detail)
+		return nil
+	}
 	if err != nil {
 		r.opt.Progress.Line(fmt.Sprintf("%s INVARIANT BROKEN: %v", r.label, err))
 		return fmt.Errorf("INVARIANT BROKEN after the run: %w", err)

@@ -33,12 +33,14 @@ type Setting struct {
 }
 
 // Variant is one combination of the study's swept values: a value of each
-// option axis and a cache state. Its label names the values that vary
-// ("heap=2g cold"), "" when nothing varies.
+// option axis, a cache state and a crash kind. Its label names the values
+// that vary ("heap=2g cold crash=power"), "" when nothing varies.
 type Variant struct {
 	Settings []Setting
 	Cache    string
-	Label    string
+	// Crash is one of CrashKinds.
+	Crash string
+	Label string
 }
 
 // Variants expands the option axes and cache states in the study's order,
@@ -60,26 +62,32 @@ func (s *Study) Variants() []Variant {
 	if len(caches) == 0 {
 		caches = []string{CacheWarm}
 	}
-	var withCache []Variant
+	crashes := s.crashesOrNone()
+	var all []Variant
 	for _, v := range out {
 		for _, c := range caches {
-			w := Variant{Settings: v.Settings, Cache: c}
-			w.Label = variantLabel(w, len(s.Caches) > 1)
-			withCache = append(withCache, w)
+			for _, k := range crashes {
+				w := Variant{Settings: v.Settings, Cache: c, Crash: k}
+				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
+				all = append(all, w)
+			}
 		}
 	}
-	return withCache
+	return all
 }
 
-// variantLabel names a variant's swept values; the cache state is named
-// only when it is swept.
-func variantLabel(v Variant, cacheSwept bool) string {
+// variantLabel names a variant's swept values; the cache state and the
+// crash are named only when they are swept.
+func variantLabel(v Variant, cacheSwept, crashSwept bool) string {
 	var parts []string
 	for _, st := range v.Settings {
 		parts = append(parts, st.Name+"="+st.Label)
 	}
 	if cacheSwept {
 		parts = append(parts, v.Cache)
+	}
+	if crashSwept {
+		parts = append(parts, "crash="+v.Crash)
 	}
 	return strings.Join(parts, " ")
 }

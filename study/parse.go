@@ -300,7 +300,7 @@ func lineText(data []byte, n int) string {
 
 // topKeys are the keys a study may have, in the order the docs present them.
 var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
-	"workload", "clients", "warmup", "duration", "repeat", "order", "margin", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "driver", "target", "platform"}
+	"workload", "clients", "warmup", "duration", "repeat", "order", "margin", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "crash", "driver", "target", "platform"}
 
 // study checks the top-level mapping. The engine is resolved first because
 // placements, durability and options are only meaningful relative to it;
@@ -379,6 +379,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.choice(p.top, "probe", ProbeModes, &s.Probe)
 	p.caches(s)
 	p.platform(s)
+	p.crashes(s)
 	return s
 }
 

@@ -62,6 +62,10 @@ type Study struct {
 	// warmup) and/or CacheCold (restart the engine with the page cache
 	// dropped right before measuring, no warmup); two make an axis.
 	Caches []string
+	// Crashes are the crash kinds (CrashNone, CrashProcess, CrashPower)
+	// the runs inject in their measured window; two or more make an axis.
+	// Empty means none.
+	Crashes []string
 	// Drivers are the load generators to run, each one more axis of the
 	// matrix: tool.Builtin (tierbench's own) and standard tools (pgbench).
 	Drivers []string

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
@@ -73,4 +74,35 @@ type Verifier interface {
 // connects: a count above the bound is refused.
 type ClientLimiter interface {
 	MaxClients() (n int, why string)
+}
+
+// AckChecker is an optional Workload ability of a workload that writes: in
+// a crash run it keeps a compact record of the writes the engine
+// acknowledged (TrackAcks, before the clients start), and after the engine
+// restarted on what survived the crash it counts the acknowledged writes
+// that are missing (CheckAcks). A write whose outcome the client never
+// learnt (cut by the crash, or failed) may or may not be there: neither
+// counts as lost.
+//
+// Asked by the runner: TrackAcks before a crash run's clients start,
+// CheckAcks once the engine restarted after the crash.
+type AckChecker interface {
+	TrackAcks()
+	CheckAcks(ctx context.Context, db engine.DB) (AckCheck, error)
+}
+
+// AckCheck is what CheckAcks found.
+type AckCheck struct {
+	// First is when the restarted engine answered the check's first
+	// operation: the end of its recovery.
+	First time.Time
+	// Checked counts the acknowledged writes compared, in Unit.
+	Checked int64
+	// Lost counts those missing, in Unit.
+	Lost int64
+	// OldestLost is when the oldest lost write was acknowledged; zero
+	// when nothing was lost.
+	OldestLost time.Time
+	// Unit names what Checked and Lost count ("record fields").
+	Unit string
 }

@@ -101,7 +101,7 @@ func (Engine) Spec() engine.Spec {
 			{Name: BlockWAL, Role: engine.RoleCommitLog, DefaultsTo: BlockDB, Doc: "block.wal, a file osd.N.wal: RocksDB's write-ahead log, which small writes go through first; on db's filesystem (block's when db is inline) there is none and the WAL goes with the DB"},
 		},
 		Modes: []engine.Mode{
-			{Durability: engine.Sync, Doc: "Ceph's only mode: a write is acknowledged once every replica has it on stable storage (BlueStore's WAL or data device, fsynced or written O_DIRECT). Survives power loss; nothing else is offered, since Ceph has no mode that acknowledges earlier."},
+			{Durability: engine.Sync, Doc: "Ceph's only mode: a write is acknowledged once every replica has it on stable storage (BlueStore's WAL or data device, fsynced or written O_DIRECT). Survives power loss; nothing else is offered, since Ceph has no mode that acknowledges earlier.", Survives: []string{engine.CrashProcess, engine.CrashPower}},
 		},
 		TierBytes: tierBytes,
 		// Every OSD sizes its caches to memory_target; the monitor,

@@ -114,8 +114,8 @@ func (Engine) Spec() engine.Spec {
 			{Name: WALArchive, Role: engine.RoleArchive, DefaultsTo: WAL, Doc: "walArchivePath: archived WAL segments; optional, on wal's tier when left out; placed on wal's tier it is wal's own folder, which turns archiving off (as the source study ran)"},
 		},
 		Modes: []engine.Mode{
-			{Durability: engine.Sync, Doc: "walMode FSYNC: each update is in the WAL and fsynced before it is acknowledged (group commit across threads). Survives a process crash, an OS crash and power loss."},
-			{Durability: engine.Async, Doc: "walMode LOG_ONLY (Ignite's default): each update is written to the WAL (memory-mapped, so into the OS page cache) before it is acknowledged; fsync only at checkpoints and segment switches. Survives a process crash, not an OS crash or power loss."},
+			{Durability: engine.Sync, Doc: "walMode FSYNC: each update is in the WAL and fsynced before it is acknowledged (group commit across threads). Survives a process crash, an OS crash and power loss.", Survives: []string{engine.CrashProcess, engine.CrashPower}},
+			{Durability: engine.Async, Doc: "walMode LOG_ONLY (Ignite's default): each update is written to the WAL (memory-mapped, so into the OS page cache) before it is acknowledged; fsync only at checkpoints and segment switches. Survives a process crash, not an OS crash or power loss.", Survives: []string{engine.CrashProcess}},
 			{Durability: engine.Background, Doc: "walMode BACKGROUND: updates go to a WAL buffer that a background thread writes out every walFlushFrequency (2 s). Even a process crash may lose the last ~2 s of acknowledged updates; an OS crash or power loss may lose more."},
 			{Durability: engine.NoWAL, Doc: "walMode NONE: no WAL; updates reach the persistence folder only at checkpoints (every 3 min or when dirty pages pile up). Any crash loses everything written since the last checkpoint and may leave the store unrecoverable."},
 			{Durability: engine.Memory, Doc: "native persistence off: data lives only in the nodes' off-heap data regions; nothing is written to the tiers (the persistence folder holds only logs and work files). Every stop or crash loses everything."},

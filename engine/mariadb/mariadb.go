@@ -73,6 +73,7 @@ func (Engine) Spec() engine.Spec {
 		// hold the load phase's connections and tierbench's own.
 		MaxClients: 480, MaxClientsWhy: "tierbench starts the server with 500 connections (--max-connections), which must also hold the load phase's connections and tierbench's own",
 		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
+		Crashable:     true,
 		TargetSchemes: []string{"mysql", "mariadb"},
 		Image:         Image,
 		Doc:           "MariaDB server (mariadbd, InnoDB) per run on 127.0.0.1; SQL and records over server-side prepared statements",
@@ -82,9 +83,9 @@ func (Engine) Spec() engine.Spec {
 		},
 		Modes: []engine.Mode{
 			{Durability: engine.Sync, Doc: "innodb_flush_log_at_trx_commit=1 (and sync_binlog=1 with binlog): every commit " +
-				"flushes the redo log before it is acknowledged; concurrent commits share a flush (group commit). Survives power loss."},
+				"flushes the redo log before it is acknowledged; concurrent commits share a flush (group commit). Survives power loss.", Survives: []string{engine.CrashProcess, engine.CrashPower}},
 			{Durability: engine.Async, Doc: "innodb_flush_log_at_trx_commit=2: each commit is written to the OS, which is " +
-				"flushed about once a second. A server crash loses nothing; an OS crash or power loss loses up to ~1 s of commits."},
+				"flushed about once a second. A server crash loses nothing; an OS crash or power loss loses up to ~1 s of commits.", Survives: []string{engine.CrashProcess}},
 			{Durability: engine.NoSync, Doc: "innodb_flush_log_at_trx_commit=0: commits stay in the server's log buffer, written " +
 				"and flushed about once a second. Even a server crash loses up to ~1 s of commits."},
 		},
@@ -387,6 +388,9 @@ func (d *DB) Endpoint() engine.Endpoint {
 
 // PID is the server's process id, for telemetry; 0 for a target server.
 func (d *DB) PID() int { return d.proc.PID() }
+
+// Crash kills the server at once (engine.Crasher): a crash run's process crash.
+func (d *DB) Crash() error { return d.proc.Crash() }
 
 // Check reports a server that has exited, with its log's tail; nil for a
 // target server, which is not watched.

@@ -50,8 +50,8 @@ func (Engine) Spec() engine.Spec {
 			{Name: WAL, Role: engine.RoleCommitLog, Doc: "write-ahead log files (Options.WALDir)"},
 		},
 		Modes: []engine.Mode{
-			{Durability: engine.Sync, Doc: "every commit waits for the WAL fsync (Sync write option); concurrent commits share one fsync (group commit). Survives power loss."},
-			{Durability: engine.NoSync, Doc: "commits are written to the WAL but acknowledged before fsync. Survives a process crash, not a power loss."},
+			{Durability: engine.Sync, Doc: "every commit waits for the WAL fsync (Sync write option); concurrent commits share one fsync (group commit). Survives power loss.", Survives: []string{engine.CrashProcess, engine.CrashPower}},
+			{Durability: engine.NoSync, Doc: "commits are written to the WAL but acknowledged before fsync. Survives a process crash, not a power loss.", Survives: []string{engine.CrashProcess}},
 			{Durability: engine.NoWAL, Doc: "no WAL at all (DisableWAL): unflushed memtables are lost on any crash."},
 		},
 		Options: []setting.Setting{

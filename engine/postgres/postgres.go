@@ -98,6 +98,7 @@ func (Engine) Spec() engine.Spec {
 		Name:       "postgres",
 		MaxClients: 480, MaxClientsWhy: serverClientsWhy,
 		Models:        []engine.Model{engine.ModelRecords, engine.ModelSQL},
+		Crashable:     true,
 		TargetSchemes: []string{"postgres", "postgresql"},
 		Image:         Image,
 		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1, scram-sha-256 with a password per run), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
@@ -106,7 +107,7 @@ func (Engine) Spec() engine.Spec {
 			{Name: WAL, Role: engine.RoleCommitLog, Doc: "write-ahead log segments (pg_wal; PGDATA/pg_wal is a symlink to this folder, as initdb --waldir makes it)"},
 		},
 		Modes: []engine.Mode{
-			{Durability: engine.Sync, Doc: "synchronous_commit=on, fsync=on: a commit waits for its WAL flush; concurrent commits share flushes (group commit). Survives power loss if the tier honours flushes."},
+			{Durability: engine.Sync, Doc: "synchronous_commit=on, fsync=on: a commit waits for its WAL flush; concurrent commits share flushes (group commit). Survives power loss if the tier honours flushes.", Survives: []string{engine.CrashProcess, engine.CrashPower}},
 			{Durability: engine.Async, Doc: "synchronous_commit=off, fsync=on: commits are acknowledged before their WAL is flushed; the WAL writer flushes within wal_writer_delay (200ms, at worst 3x that). A server or OS crash can lose the last acknowledged commits; the cluster is never corrupted."},
 			{Durability: engine.NoSync, Doc: "fsync=off, synchronous_commit=off: nothing is ever flushed. A server crash can lose the last commits; an OS crash or power loss can CORRUPT the cluster. For measuring only."},
 		},
@@ -371,6 +372,9 @@ func (d *DB) Endpoint() engine.Endpoint {
 // PID is the postmaster's process id, for telemetry; 0 for a target
 // server.
 func (d *DB) PID() int { return d.proc.PID() }
+
+// Crash kills the server at once (engine.Crasher): a crash run's process crash.
+func (d *DB) Crash() error { return d.proc.Crash() }
 
 // Check reports a server that has exited mid-run, with its log's tail;
 // nil for a target server, which is not watched.

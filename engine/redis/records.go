@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -60,6 +61,7 @@ type Session struct {
 
 var (
 	_ engine.Records      = (*Session)(nil)
+	_ engine.FieldsReader = (*Session)(nil)
 	_ engine.RecordsSetup = (*Session)(nil)
 	_ engine.Explainer    = (*Session)(nil)
 )
@@ -231,6 +233,27 @@ func (s *Session) Read(ctx context.Context, key []byte) (bool, error) {
 		return false, fmt.Errorf("redis read %q: %w", key, s.d.explain(err))
 	}
 	return found, nil
+}
+
+// ReadFields reads a record's field values (engine.FieldsReader), for the
+// check of acknowledged writes after a crash; nil when it is absent.
+func (s *Session) ReadFields(ctx context.Context, key []byte) ([][]byte, error) {
+	m, err := s.conn.HGetAll(ctx, string(key)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis read %q: %w", key, s.d.explain(err))
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	fields := make([][]byte, len(m))
+	for name, v := range m {
+		i, err := strconv.Atoi(strings.TrimPrefix(name, "field"))
+		if err != nil || i < 0 || i >= len(fields) {
+			return nil, fmt.Errorf("redis read %q: unexpected field %q", key, name)
+		}
+		fields[i] = []byte(v)
+	}
+	return fields, nil
 }
 
 // Update overwrites the given fields of a record with one HSET.

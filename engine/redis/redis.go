@@ -99,6 +99,7 @@ func (Engine) Spec() engine.Spec {
 		Name:       "redis",
 		MaxClients: 1024, MaxClientsWhy: engine.DriverClientsWhy + "; redis-server itself would take 10000",
 		Models:        []engine.Model{engine.ModelRecords},
+		Crashable:     true,
 		TargetSchemes: []string{"redis", "rediss"},
 		Image:         Image,
 		Doc:           "Redis in-memory key-value server (redis-server, run as OS user redis on 127.0.0.1 with a password per run), records as hashes like YCSB's Redis binding; the tier holds the AOF",
@@ -106,9 +107,9 @@ func (Engine) Spec() engine.Spec {
 			{Name: Data, Role: engine.RoleData, Doc: "the dir: append-only file (appendonlydir/), RDB snapshot and the server log"},
 		},
 		Modes: []engine.Mode{
-			{Durability: engine.Sync, Doc: "appendonly yes, appendfsync always: a write is in the AOF and fsynced before its reply; writes of one event-loop pass share one fsync. Survives power loss."},
-			{Durability: engine.Async, Doc: "appendonly yes, appendfsync everysec: the AOF is written before the reply and fsynced once a second in the background. Survives a redis-server crash; an OS crash or power loss loses up to ~1 s of writes (~2 s if fsync stalls)."},
-			{Durability: engine.NoSync, Doc: "appendonly yes, appendfsync no: the AOF is written before the reply, never fsynced; the OS flushes it when it likes (~30 s on Linux). Survives a redis-server crash; an OS crash or power loss loses what the kernel had not written."},
+			{Durability: engine.Sync, Doc: "appendonly yes, appendfsync always: a write is in the AOF and fsynced before its reply; writes of one event-loop pass share one fsync. Survives power loss.", Survives: []string{engine.CrashProcess, engine.CrashPower}},
+			{Durability: engine.Async, Doc: "appendonly yes, appendfsync everysec: the AOF is written before the reply and fsynced once a second in the background. Survives a redis-server crash; an OS crash or power loss loses up to ~1 s of writes (~2 s if fsync stalls).", Survives: []string{engine.CrashProcess}},
+			{Durability: engine.NoSync, Doc: "appendonly yes, appendfsync no: the AOF is written before the reply, never fsynced; the OS flushes it when it likes (~30 s on Linux). Survives a redis-server crash; an OS crash or power loss loses what the kernel had not written.", Survives: []string{engine.CrashProcess}},
 			{Durability: engine.NoWAL, Doc: "appendonly no and save \"\": no AOF and no snapshots while running; every write since start is lost on any crash, even of redis-server alone. A clean stop writes one RDB (shutdown-on-sigterm save) so a restart (cache: cold) finds the data."},
 		},
 		Options: []setting.Setting{
@@ -268,6 +269,9 @@ func (d *DB) Endpoint() engine.Endpoint {
 
 // PID is the server's process id; 0 for a target server.
 func (d *DB) PID() int { return d.proc.PID() }
+
+// Crash kills the server at once (engine.Crasher): a crash run's process crash.
+func (d *DB) Crash() error { return d.proc.Crash() }
 
 // Check reports a server that has exited, with the tail of its log; nil
 // for a target server, which is not watched.

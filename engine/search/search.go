@@ -116,7 +116,7 @@ func (e Engine) Spec() engine.Spec {
 			{Name: Logs, Role: engine.RoleLogs, Doc: "path.logs: the node's logs, GC log and console output"},
 		},
 		Modes: []engine.Mode{
-			{Durability: engine.Sync, Doc: "index.translog.durability request: each bulk's shard operations are in the translog and fsynced before the bulk is acknowledged (concurrent bulks share an fsync). Nothing acknowledged is lost on a node crash, an OS crash or power loss."},
+			{Durability: engine.Sync, Doc: "index.translog.durability request: each bulk's shard operations are in the translog and fsynced before the bulk is acknowledged (concurrent bulks share an fsync). Nothing acknowledged is lost on a node crash, an OS crash or power loss.", Survives: []string{engine.CrashProcess, engine.CrashPower}},
 			{Durability: engine.Async, Doc: "index.translog.durability async, sync_interval " + asyncSyncInterval + ": a bulk is acknowledged once its operations are in the translog (buffered in the JVM, written out as the buffer fills), unsynced; the translog is fsynced every " + asyncSyncInterval + " and at each flush. A node crash loses the operations still buffered; an OS crash or power loss loses up to the last " + asyncSyncInterval + " of acknowledged documents."},
 		},
 		Options: []setting.Setting{

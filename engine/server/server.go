@@ -274,6 +274,29 @@ func (p *Process) Stop(grace time.Duration, sig ...syscall.Signal) error {
 	return fmt.Errorf("stop %s: not stopped %s after SIG%s; killed", p.spec.Name, grace, strings.ToUpper(s.String()))
 }
 
+// Crash kills the server's whole process group at once (SIGKILL: no
+// shutdown, nothing flushed that the OS does not already hold) and waits
+// until the server is gone: a crash run's process crash. Stop afterwards
+// only releases the server's log and record.
+func (p *Process) Crash() error {
+	if p == nil {
+		return errors.New("a server tierbench did not start cannot be crashed")
+	}
+	if err := syscall.Kill(-p.PID(), syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("crash %s: %w", p.spec.Name, err)
+	}
+	<-p.done
+	// The leader's children (PostgreSQL's backends) die with it, but a
+	// restart must not find one still holding the old shared memory.
+	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-p.PID(), 0) == nil; {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("crash %s: processes of group %d still alive 10s after SIGKILL", p.spec.Name, p.PID())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return nil
+}
+
 // LogTail returns the last n lines of the server's log.
 func (p *Process) LogTail(n int) string { return logtail.File(p.spec.Log, n) }
 

@@ -35,7 +35,10 @@ type Records struct {
 	rawDest []sql.RawBytes
 }
 
-var _ engine.Records = (*Records)(nil)
+var (
+	_ engine.Records      = (*Records)(nil)
+	_ engine.FieldsReader = (*Records)(nil)
+)
 
 // New binds a Records to a connection; statements are prepared when the
 // table exists (after Setup, or on the first use in a client).
@@ -206,6 +209,31 @@ func (r *Records) Read(ctx context.Context, key []byte) (bool, error) {
 		return false, err
 	}
 	return true, r.Explain(rows.Err())
+}
+
+// ReadFields reads a record's field values (engine.FieldsReader), for the
+// check of acknowledged writes after a crash; nil when it is absent.
+func (r *Records) ReadFields(ctx context.Context, key []byte) ([][]byte, error) {
+	if err := r.ensure(ctx); err != nil {
+		return nil, err
+	}
+	rows, err := r.read.QueryContext(ctx, key)
+	if err != nil {
+		return nil, r.Explain(err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, r.Explain(rows.Err())
+	}
+	fields := make([][]byte, len(r.dest)-1)
+	dest := make([]any, len(fields))
+	for i := range dest {
+		dest[i] = &fields[i]
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return nil, err
+	}
+	return fields, r.Explain(rows.Err())
 }
 
 // Update writes the given fields.

@@ -74,12 +74,19 @@ type Client struct {
 	// cost a third of the second core).
 	keyBuf [32]byte
 	updBuf [1]engine.Field
+	// keyNum is the number of the key nextKey chose; pending the writes
+	// a crash run's record holds open (acks.go).
+	keyNum  int64
+	pending []pendingWrite
 	_      [64]byte
 }
 
 // OnLane reports whether the client can run on a lane (driver/lane): when
 // its engine's records can (PostgreSQL's, on a connection taken from pgx).
 func (c *Client) OnLane() bool {
+	if c.w.acks != nil {
+		return false // the record of acknowledged writes is kept around each call
+	}
 	l, ok := c.rec.(interface{ OnLane() bool })
 	return ok && l.OnLane()
 }
@@ -119,6 +126,7 @@ func (c *Client) nextKey() []byte {
 	for {
 		k := c.keys.Next()
 		if k < c.w.acked.Load() {
+			c.keyNum = k
 			c.key = AppendKey(c.key[:0], k, c.w.cfg.hashed)
 			return c.key
 		}
@@ -144,10 +152,31 @@ func (c *Client) update(ctx context.Context, key []byte) error {
 	} else {
 		c.upd[0] = engine.Field{Index: c.rng.IntN(c.w.cfg.fieldCount), Value: c.w.value(c.rng, c.pool)}
 	}
-	if err := c.rec.Update(ctx, key, c.upd); err != nil {
+	var err error
+	if c.w.acks != nil {
+		err = c.tracked(c.keyNum, c.upd, func() error { return c.rec.Update(ctx, key, c.upd) })
+	} else {
+		err = c.rec.Update(ctx, key, c.upd)
+	}
+	if err != nil {
 		return fmt.Errorf("update %s: %w", key, err)
 	}
 	return nil
+}
+
+// tracked does write, a write of fields of key number k, keeping the
+// record of acknowledged writes.
+func (c *Client) tracked(k int64, fields []engine.Field, write func() error) error {
+	p := c.pending[:0]
+	for _, f := range fields {
+		p = append(p, c.w.acks.begin(k, f.Index, f.Value))
+	}
+	err := write()
+	for _, pw := range p {
+		c.w.acks.end(pw, err == nil)
+	}
+	c.pending = p
+	return err
 }
 
 // insert writes the next key of the shared insert sequence and then
@@ -164,7 +193,16 @@ func (c *Client) insert(ctx context.Context) error {
 	for i := range c.fields {
 		c.fields[i] = w.value(c.rng, c.pool)
 	}
-	err := c.rec.Insert(ctx, c.key, c.fields)
+	var err error
+	if w.acks != nil {
+		all := c.upd[:0:0]
+		for i, v := range c.fields {
+			all = append(all, engine.Field{Index: i, Value: v})
+		}
+		err = c.tracked(k, all, func() error { return c.rec.Insert(ctx, c.key, c.fields) })
+	} else {
+		err = c.rec.Insert(ctx, c.key, c.fields)
+	}
 	w.acknowledge(k)
 	if err != nil {
 		return fmt.Errorf("insert %s: %w", c.key, err)

@@ -163,6 +163,9 @@ type Workload struct {
 	acked  atomic.Int64
 	window []atomic.Int64
 
+	// acks, in a crash run, records the acknowledged writes (acks.go).
+	acks *ackLog
+
 	// Zeta values are O(n) to compute, so they are computed once, lazily,
 	// on the first NewClient, and then only read.
 	zetaOnce sync.Once

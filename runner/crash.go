@@ -1,0 +1,127 @@
+package runner
+
+// This file holds a crash run's own steps: the crash moment, the crash
+// itself (the driver's cut), the restart on what survived and the check
+// of acknowledged writes. What a crash finds (lost writes, an engine that
+// does not come back, a broken invariant) is the run's result, stored on
+// its record; only tierbench failing to crash or restart fails the run.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tierbench/tierbench/driver"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/workload"
+)
+
+// crashes reports whether the run crashes its engine.
+func (r *run) crashes() bool {
+	return r.cell.Variant.Crash != "" && r.cell.Variant.Crash != study.CrashNone
+}
+
+// crashAt is the run's crash moment, into its measured window: drawn from
+// the study's order seed and the run's number, between a fifth and four
+// fifths of the window, so that both the engine's steady state and the
+// checkpoints or flushes it does on its own schedule are crashed into.
+func (r *run) crashAt() time.Duration {
+	rng := rand.New(rand.NewPCG(r.st.Order.Seed, uint64(r.cell.Seq)<<8|0xC5))
+	return time.Duration((0.2 + 0.6*rng.Float64()) * float64(r.st.Duration))
+}
+
+// armCrash prepares the drive of a crash run: the workload starts its
+// record of acknowledged writes, and the driver's cut crashes the engine.
+func (r *run) armCrash(dcfg *driver.Config) {
+	if !r.crashes() {
+		return
+	}
+	if ac, ok := r.w.(workload.AckChecker); ok {
+		ac.TrackAcks()
+	}
+	dcfg.CutAt = r.crashAt()
+	dcfg.Cut = func() {
+		r.crashedAt = time.Now()
+		r.rec.Crash.AtS = dcfg.CutAt.Seconds()
+		r.opt.Progress.Live(fmt.Sprintf("%s crashing the engine (%s) %.1fs into the window...", r.label, r.cell.Variant.Crash, r.rec.Crash.AtS))
+		c, ok := r.db.(engine.Crasher)
+		if !ok {
+			r.crashErr = fmt.Errorf("engine %s cannot be crashed (engine.Crasher)", r.st.Engine)
+			return
+		}
+		r.crashErr = c.Crash()
+	}
+}
+
+// recoverFromCrash restarts the engine on what the crash left and checks
+// what survived: the workload's acknowledged writes, then (verify) its
+// invariant. The recovery time runs from the restart's start to the first
+// operation the restarted engine answered.
+func (r *run) recoverFromCrash(ctx context.Context) error {
+	if !r.crashes() {
+		return nil
+	}
+	if r.crashErr != nil {
+		return fmt.Errorf("crash: %w", r.crashErr)
+	}
+	if r.crashedAt.IsZero() {
+		return errors.New("crash: the run ended before its crash moment")
+	}
+	c := r.rec.Crash
+	// What the crash left of the old instance (connections, the server's
+	// record) is released; it has nothing to shut down.
+	if r.db != nil {
+		_ = r.db.Close()
+		r.db = nil
+	}
+	r.opt.Progress.Live(r.label + " restarting the engine on what survived the crash...")
+	start := time.Now()
+	db, err := r.eng.Open(ctx, r.cfg)
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		c.Consistent = false
+		c.Detail = fmt.Sprintf("the engine did not come back after the crash: %v", err)
+		return nil
+	}
+	r.db = db
+	ac, ok := r.w.(workload.AckChecker)
+	if !ok {
+		first, err := firstAnswer(ctx, db)
+		if err != nil {
+			c.Detail = fmt.Sprintf("the restarted engine opened but did not answer: %v", err)
+			return nil
+		}
+		c.RecoveryS, c.Consistent = first.Sub(start).Seconds(), true
+		c.Detail = "the workload keeps no record of acknowledged writes; only the recovery was measured"
+		return nil
+	}
+	check, err := ac.CheckAcks(ctx, db)
+	if !check.First.IsZero() {
+		c.RecoveryS = check.First.Sub(start).Seconds()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return err
+		}
+		c.Detail = fmt.Sprintf("the check of acknowledged writes failed on the restarted engine: %v", err)
+		return nil
+	}
+	c.Checked, c.Consistent, c.LostAcked = true, true, check.Lost
+	if check.Lost > 0 {
+		c.LostWindowMS = float64(r.crashedAt.Sub(check.OldestLost)) / float64(time.Millisecond)
+	}
+	c.Detail = fmt.Sprintf("%d of %d %s with an acknowledged write lost it", check.Lost, check.Checked, check.Unit)
+	return nil
+}
+
+// firstAnswer opens a session on db: for a workload that keeps no record,
+// the first thing the restarted engine answers.
+func firstAnswer(ctx context.Context, db engine.DB) (time.Time, error) {
+	err := engine.WithSession(ctx, db, func(engine.Session) error { return nil })
+	return time.Now(), err
+}

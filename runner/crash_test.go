@@ -1,0 +1,72 @@
+package runner
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/study"
+)
+
+// TestProcessCrash crashes real servers (SIGKILL) inside their measured
+// window under YCSB A, restarts them on what survived and checks every
+// acknowledged write. A mode whose engine promises to survive a process
+// crash loses none; Redis without its AOF loses them all, which proves the
+// check sees a loss. Each run records its crash moment, its recovery time
+// and that no server outlives the study.
+func TestProcessCrash(t *testing.T) {
+	root, tiers := serverTiers(t, "disk")
+	cases := []struct {
+		engine string
+		modes  []engine.Durability
+		bin    string
+	}{
+		{"postgres", []engine.Durability{engine.Sync, engine.Async}, "/usr/lib/postgresql"},
+		{"mariadb", []engine.Durability{engine.Sync, engine.Async}, "/usr/sbin/mariadbd"},
+		{"redis", []engine.Durability{engine.Sync, engine.NoWAL}, "/usr/bin/redis-server"},
+	}
+	for _, c := range cases {
+		t.Run(c.engine, func(t *testing.T) {
+			if _, err := os.Stat(c.bin); err != nil {
+				t.Skipf("%s not installed", c.bin)
+			}
+			spec, _ := catalog.Default().EngineSpec(c.engine)
+			all := map[string]string{}
+			for _, comp := range spec.ComponentNames() {
+				all[comp] = "disk"
+			}
+			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: all}})
+			st.Engine, st.Durability, st.Crashes = c.engine, c.modes, []string{study.CrashProcess}
+			st.Clients = []int{4}
+			st.Warmup, st.Duration = 200*time.Millisecond, 2*time.Second
+			for _, r := range runStored(t, root, st) {
+				cr := r.Crash
+				if r.Status != results.RunOK || cr == nil {
+					t.Fatalf("%s: status %s (%s), crash %+v", r.Durability, r.Status, r.Error, cr)
+				}
+				t.Logf("%s %s: %.0f ops/s, crash at %.2fs, recovery %.3fs, %s (window %.0f ms)", c.engine, r.Durability,
+					r.ThroughputOpsS, cr.AtS, cr.RecoveryS, cr.Detail, cr.LostWindowMS)
+				if cr.Kind != study.CrashProcess || cr.AtS <= 0 || cr.AtS >= st.Duration.Seconds() || cr.RecoveryS <= 0 || !cr.Checked || !cr.Consistent {
+					t.Errorf("%s: crash record %+v", r.Durability, cr)
+				}
+				if r.Ops == 0 || r.DurationS > cr.AtS+0.5 {
+					t.Errorf("%s: %d ops over %.2fs; want the window to end at the crash (%.2fs)", r.Durability, r.Ops, r.DurationS, cr.AtS)
+				}
+				survives := spec.Survives(engine.Durability(r.Durability), study.CrashProcess)
+				if survives && cr.LostAcked != 0 {
+					t.Errorf("%s promises to survive a process crash, and lost %d acknowledged writes", r.Durability, cr.LostAcked)
+				}
+				if engine.Durability(r.Durability) == engine.NoWAL && cr.LostAcked == 0 {
+					t.Errorf("redis without AOF lost nothing: the check does not see losses")
+				}
+			}
+			if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
+				t.Errorf("processes still using %s: %s", root, out)
+			}
+		})
+	}
+}

@@ -1,0 +1,104 @@
+package study
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tool"
+)
+
+// Crash kinds: what a run does to its engine at a moment inside the
+// measured window (crash:).
+const (
+	// CrashNone measures without a crash (the default).
+	CrashNone = "none"
+	// CrashProcess kills the engine's processes (SIGKILL); the operating
+	// system keeps what they wrote.
+	CrashProcess = engine.CrashProcess
+	// CrashPower loses every write the tiers had not made durable, then
+	// kills the engine: a power cut.
+	CrashPower = engine.CrashPower
+)
+
+// CrashKinds lists the values of `crash:`.
+var CrashKinds = []string{CrashNone, CrashProcess, CrashPower}
+
+// crashFix is how to write crash: right.
+const crashFix = "write crash: process, crash: power, or crash: [none, process] to sweep"
+
+// crashes reads `crash:` as one kind or a list of them; a list makes the
+// crash an axis. A crash run kills the engine tierbench started, counts
+// the operations tierbench's own driver acknowledged, and restarts the
+// engine on what survived: each of those is refused where it cannot be
+// done, before anything runs.
+func (p *parser) crashes(s *Study) {
+	e, ok := p.top["crash"]
+	if !ok {
+		return
+	}
+	items, ok := p.list(e, "crash", crashFix)
+	if !ok {
+		return
+	}
+	var kinds []string
+	for _, n := range items {
+		v, ok := p.item(n, "crash", crashFix)
+		if !ok {
+			return
+		}
+		if !slices.Contains(CrashKinds, v) {
+			p.unknown(n.Line, fmt.Sprintf("unknown crash %q", v), v, CrashKinds, "known values", "use one of them")
+			return
+		}
+		if slices.Contains(kinds, v) {
+			p.addf(n.Line, "crash %q is listed twice; remove one", v)
+			continue
+		}
+		kinds = append(kinds, v)
+	}
+	if len(kinds) == 0 {
+		return
+	}
+	if why := p.cannotCrash(s, kinds); why != "" {
+		p.addf(e.k.Line, "%s", why)
+		return
+	}
+	s.Crashes = kinds
+}
+
+// cannotCrash says why the study's runs cannot crash as kinds asks, "" when
+// they can.
+func (p *parser) cannotCrash(s *Study, kinds []string) string {
+	if slices.Equal(kinds, []string{CrashNone}) {
+		return ""
+	}
+	switch {
+	case p.hasTarget:
+		return "crash: a crash run kills the server and restarts it, which tierbench cannot do to a target server it did not start; remove crash or target"
+	case slices.ContainsFunc(s.Drivers, func(d string) bool { return d != tool.Builtin }):
+		return "crash: only tierbench's own driver records which writes were acknowledged, which a crash run checks after recovery; run driver: builtin or remove crash"
+	case p.top["max_ops"].k != nil:
+		return "crash: a crash ends the measured window at a random moment, which max_ops would end first; remove max_ops or crash"
+	case p.top["platform"].k != nil && s.Kubernetes != nil:
+		return "crash: crash runs on a cluster are not built yet (they run on this machine only); use platform: local or remove crash"
+	case p.spec == nil:
+		return ""
+	case p.spec.InProcess:
+		return fmt.Sprintf("crash: engine %s runs inside tierbench's own process, and a crash run of it would need it in a child process, which tierbench does not do yet; crash a server engine (postgres, mariadb, redis) or remove crash", p.spec.Name)
+	case !p.spec.Crashable:
+		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash postgres, mariadb or redis, or remove crash", p.spec.Name)
+	case slices.Contains(kinds, CrashPower):
+		return "crash: power needs every tier under the crash-capable layer that loses unsynced writes, which is not built yet; use crash: process, or remove power"
+	}
+	return ""
+}
+
+// crashesOrNone returns the crash kinds the study runs: CrashNone alone
+// without a crash axis.
+func (s *Study) crashesOrNone() []string {
+	if len(s.Crashes) == 0 {
+		return []string{CrashNone}
+	}
+	return s.Crashes
+}
