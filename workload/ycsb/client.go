@@ -78,7 +78,7 @@ type Client struct {
 	// a crash run's record holds open (acks.go).
 	keyNum  int64
 	pending []pendingWrite
-	_      [64]byte
+	_       [64]byte
 }
 
 // OnLane reports whether the client can run on a lane (driver/lane): when
