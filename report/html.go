@@ -68,6 +68,11 @@ type doc struct {
 	Sections   []chartSection
 	Groups     table
 	Runs       table
+	// Crashes is the crash trade-off (crash.go): a table, a sentence per
+	// cell, and the losses that contradict a mode's promise.
+	Crashes        table
+	CrashSentences []string
+	Contradictions []string
 }
 
 type kv struct{ K, V string }
@@ -131,6 +136,7 @@ func buildDoc(in Input) (*doc, error) {
 		return nil, fmt.Errorf("report: no study given")
 	}
 	drivers := DriverText(in.Study)
+	crashes := CrashCosts(in.Study, in.Runs)
 	in.Runs = stats.Explain(in.Study, in.Runs)
 	in.Study, in.Runs = results.SeriesView(in.Study, in.Runs)
 	b := &builder{in: in, st: in.Study, a: in.Analysis, colors: map[string]string{}, slugs: map[string]int{}, drivers: drivers}
@@ -158,6 +164,13 @@ func buildDoc(in Input) (*doc, error) {
 		Runs:     b.runTable(),
 	}
 	d.Placements = b.placementTable()
+	d.Crashes = crashCostTable(crashes)
+	for _, c := range crashes {
+		d.CrashSentences = append(d.CrashSentences, c.Sentence())
+		if c.Contradiction != "" {
+			d.Contradictions = append(d.Contradictions, c.Contradiction)
+		}
+	}
 	d.Sections = []chartSection{b.throughputSection(), b.ratioSection(), b.latencySection(), b.timelineSection(), b.telemetrySection()}
 	return d, nil
 }
@@ -532,6 +545,7 @@ nav a{margin-right:14px}
 .verdicts li{font-size:16px;font-weight:600;margin:6px 0}
 .callout{border-left:5px solid #888;background:#f4f4f4;padding:8px 14px;margin:12px 0}
 .callout.warn{border-color:#d9822b;background:#fff5e6}
+.callout.contradiction{border-color:#c62828;background:#ffebee;color:#b71c1c}
 .callout ul{margin:4px 0;padding-left:20px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0 14px}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
@@ -542,6 +556,7 @@ table.sortable th::after{content:" \2195";color:#aaa;font-size:11px}
 table.sortable th[aria-sort=ascending]::after{content:" \25B2";color:#333}
 table.sortable th[aria-sort=descending]::after{content:" \25BC";color:#333}
 tr.failed td{background:#fdecec}
+tr.contradiction td{background:#ffcdd2;color:#b71c1c;font-weight:600}
 tr.warn td{background:#fff5e6}
 tr.verdict-better td:last-child{color:#1a7f37;font-weight:600}
 tr.verdict-worse td:last-child{color:#c62828;font-weight:600}
@@ -569,6 +584,11 @@ table.fit td{overflow-wrap:anywhere}
 <p class="note">{{.Method}}</p>
 {{if .Notes}}<div class="callout warn" role="note"><strong>Read these figures with care:</strong><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Warnings}}<div class="callout" role="note"><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
+{{if .CrashSentences}}<h3 id="crash">What a crash costs</h3>
+<p class="note">Each crash run killed its engine at a seeded moment inside its measured window, restarted it on what survived, and checked every write the engine had acknowledged. Throughput is from the same cell's runs without a crash.</p>
+{{range .Contradictions}}<div class="callout contradiction" role="alert"><strong>Contradicts the documented mode:</strong> {{.}}</div>{{end}}
+{{template "table" .Crashes}}
+<ul class="verdicts">{{range .CrashSentences}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
 
 <section id="setup">

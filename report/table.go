@@ -21,6 +21,7 @@ import (
 // count the throughput and p99 of each placement with its ratio to the baseline.
 func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	drivers := DriverText(st)
+	crashes := CrashCosts(st, runs)
 	runs = stats.Explain(st, runs)
 	st, runs = results.SeriesView(st, runs)
 	fmt.Fprintf(w, "study %s  %q  status %s\n", st.ID, st.Name, st.Status)
@@ -106,6 +107,7 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	for _, v := range Verdicts(st, a, 0) {
 		fmt.Fprintln(w, v)
 	}
+	crashTable(w, crashes)
 	bottlenecks(w, st, runs)
 	verifications(w, runs)
 	caveats(w, runs)

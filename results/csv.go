@@ -24,7 +24,7 @@ func WriteCSV(w io.Writer, runs []Run) error {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
 	for _, r := range runs {
-		row := []string{r.StudyID, r.ID, strconv.Itoa(r.Seq), r.Placement, componentsText(r.Components), r.Durability,
+		row := []string{r.StudyID, r.ID, strconv.Itoa(r.Seq), r.Placement, ComponentsText(r.Components), r.Durability,
 			strconv.Itoa(r.Clients), strconv.Itoa(r.Repeat), r.DriverOf(), r.Status, r.Error, f(r.DurationS), i(r.Ops), i(r.Errors),
 			i(r.Late), f(r.ThroughputOpsS), f(r.Latency.P50), f(r.Latency.P90), f(r.Latency.P99), f(r.Latency.P999),
 			f(r.Latency.Max), f(r.Latency.Mean), f(r.ServiceTime.P50), f(r.ServiceTime.P99),
@@ -51,8 +51,8 @@ func crashColumns(c *Crash) []string {
 	return []string{c.Kind, f(c.AtS), f(c.RecoveryS), lost, f(c.LostWindowMS), strconv.FormatBool(c.Consistent), c.Detail}
 }
 
-// componentsText renders component -> tier as "data=disk;wal=ram".
-func componentsText(m map[string]string) string {
+// ComponentsText renders component -> tier as "data=disk;wal=ram".
+func ComponentsText(m map[string]string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

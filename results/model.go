@@ -441,6 +441,10 @@ type Crash struct {
 	Consistent bool `json:"consistent"`
 	// Detail says what was checked and found, in words.
 	Detail string `json:"detail,omitempty"`
+	// Promised is true when the run's durability mode promises to keep
+	// every acknowledged write through this kind of crash (the engine's
+	// engine.Mode.Survives): a loss then contradicts the documentation.
+	Promised bool `json:"promised"`
 	// Lost, for crash: power, is what the crash-capable layer rolled back
 	// on the tiers (files, bytes, directory entries).
 	Lost string `json:"lost,omitempty"`

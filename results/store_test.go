@@ -144,6 +144,8 @@ func TestVerifiedAndEvidenceRoundTrip(t *testing.T) {
 	}
 	checked := &Run{ID: "v1", StudyID: id, Seq: 1, Status: RunOK, Verified: true,
 		Verification: "sum of balances = 10000000 over 100000 accounts",
+		Crash: &Crash{Kind: "process", AtS: 1.25, RecoveryS: 0.2, Checked: true, LostAcked: 14, LostWindowMS: 1.5,
+			Consistent: true, Detail: "14 of 4132 record fields with an acknowledged write lost it"},
 		Bottleneck:   &Bottleneck{Kind: "fsync", Text: "WAL fsync-bound", Evidence: map[string]float64{"flushes_per_s": 4922, "flush_await_ms": 0.07}}}
 	plain := &Run{ID: "v2", StudyID: id, Seq: 2, Status: RunOK}
 	for _, r := range []*Run{checked, plain} {
@@ -156,17 +158,17 @@ func TestVerifiedAndEvidenceRoundTrip(t *testing.T) {
 		t.Fatalf("runs: %+v %v", runs, err)
 	}
 	if got := runs[0]; !got.Verified || got.Verification != checked.Verification ||
-		got.Bottleneck == nil || got.Bottleneck.Evidence["flush_await_ms"] != 0.07 {
+		got.Bottleneck == nil || got.Bottleneck.Evidence["flush_await_ms"] != 0.07 || got.Crash == nil || *got.Crash != *checked.Crash {
 		t.Errorf("read back %+v (bottleneck %+v), want verified with its check and evidence", got, got.Bottleneck)
 	}
-	if got := runs[1]; got.Verified || got.Verification != "" {
+	if got := runs[1]; got.Verified || got.Verification != "" || got.Crash != nil {
 		t.Errorf("unchecked run reads back verified: %+v", got)
 	}
 	var csv strings.Builder
 	if err := WriteCSV(&csv, runs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(csv.String(), ",true,sum of balances = 10000000 over 100000 accounts\n") {
+	if !strings.Contains(csv.String(), ",true,sum of balances = 10000000 over 100000 accounts,process,1.25,0.2,14,1.5,true,14 of 4132") {
 		t.Errorf("csv lacks the check:\n%s", csv.String())
 	}
 }

@@ -42,6 +42,7 @@ func (r *run) armCrash(dcfg *driver.Config) {
 	if ac, ok := r.w.(workload.AckChecker); ok {
 		ac.TrackAcks()
 	}
+	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, r.cell.Variant.Crash)
 	dcfg.CutAt = r.crashAt()
 	dcfg.Cut = func() {
 		r.crashedAt = time.Now()

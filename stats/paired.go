@@ -149,6 +149,17 @@ func LogInterval(v []float64) *[2]float64 {
 	return ci95
 }
 
+// MeanInterval is the 95% t interval of v's mean, for counts that may be
+// zero (lost writes) where LogInterval cannot go; nil below MinRounds
+// values.
+func MeanInterval(v []float64) *[2]float64 {
+	if len(v) < MinRounds {
+		return nil
+	}
+	m, h := Mean(v), tQuantile(0.975, float64(len(v)-1))*sd(v)/math.Sqrt(float64(len(v)))
+	return &[2]float64{m - h, m + h}
+}
+
 // Judge gives the verdict of a ratio's 95% and 90% intervals: better or
 // worse when the 95% CI excludes 1 (which way depends on higherIsBetter),
 // equivalent when the 90% CI lies within [1/(1+margin), 1+margin],

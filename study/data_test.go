@@ -181,7 +181,7 @@ func showField(t *testing.T, st *Study, field string) []string {
 		out = append(out, fmt.Sprintf("margin: %g", st.Margin))
 	case "variants":
 		for _, v := range st.Variants() {
-			out = append(out, fmt.Sprintf("variant %q: options %s cache %s", v.Label, showMap(st.OptionsIn(v)), v.Cache))
+			out = append(out, fmt.Sprintf("variant %q: options %s cache %s crash %s", v.Label, showMap(st.OptionsIn(v)), v.Cache, v.Crash))
 		}
 	case "matrix":
 		cells := st.Matrix()

@@ -47,6 +47,7 @@ var rocksSpec = engine.Spec{
 	// rocks stands in for a server engine too.
 	TargetSchemes: []string{"rocks"},
 	Image:         "rocks:1",
+	Crashable:     true,
 }
 
 // ycsbSpec declares a few typed parameters, and checks one thing its

@@ -1,0 +1,243 @@
+package report
+
+// This file holds the crash trade-off: for each placement and durability
+// mode, what a crash cost (lost acknowledged writes, recovery time) beside
+// what the mode bought (throughput without a crash), and where a measured
+// loss contradicts what the mode promises.
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+)
+
+// CrashCost is one cell of the trade-off: a placement in a durability mode
+// at a client count, under one kind of crash.
+type CrashCost struct {
+	Placement, Durability string
+	Clients               int
+	Kind                  string
+	// Crashed counts the ok runs that crashed; Checked those whose
+	// acknowledged writes were checked.
+	Crashed, Checked int
+	// Lost and Recovery are the checked runs' lost acknowledged writes
+	// and every crashed run's recovery seconds (0 for one that did not
+	// come back is left out).
+	Lost, Recovery []float64
+	// Unit is what Lost counts ("record fields").
+	Unit string
+	// WindowMS is the oldest lost write's age at the crash, the most of
+	// any run.
+	WindowMS float64
+	// Inconsistent are the details of runs whose engine did not come
+	// back or whose invariant broke.
+	Inconsistent []string
+	// Throughput is the median of the same cell's runs without a crash,
+	// NoCrash how many there were (0: the study ran none).
+	Throughput float64
+	NoCrash    int
+	// Contradiction, when set, says how a loss contradicts the mode's
+	// promise to survive this crash.
+	Contradiction string
+}
+
+// CrashCosts gathers the trade-off from a study's ok runs (before the
+// series view: placements as the study names them), in the study's order.
+func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
+	if len(st.Crashes) == 0 || slices.Equal(st.Crashes, []string{"none"}) {
+		return nil
+	}
+	type key struct {
+		p, d string
+		c    int
+	}
+	noCrash := map[key][]float64{}
+	cells := map[key]map[string]*CrashCost{}
+	tiers := map[key]string{}
+	for _, r := range runs {
+		if r.Status != results.RunOK {
+			continue
+		}
+		k := key{r.Placement, r.Durability, r.Clients}
+		if r.Crash == nil {
+			noCrash[k] = append(noCrash[k], st.Throughput(r))
+			continue
+		}
+		if cells[k] == nil {
+			cells[k] = map[string]*CrashCost{}
+		}
+		c := cells[k][r.Crash.Kind]
+		if c == nil {
+			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind}
+			cells[k][r.Crash.Kind] = c
+		}
+		tiers[k] = "on " + results.ComponentsText(r.Components)
+		addCrash(c, r, tiers[k])
+	}
+	var out []CrashCost
+	for _, p := range st.Placements {
+		for _, d := range st.Durability {
+			for _, n := range st.Clients {
+				k := key{p.Name, d, n}
+				for _, kind := range st.Crashes {
+					c := cells[k][kind]
+					if c == nil {
+						continue
+					}
+					c.NoCrash = len(noCrash[k])
+					if c.NoCrash > 0 {
+						c.Throughput = stats.Median(noCrash[k])
+					}
+					out = append(out, *c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// addCrash adds run r's crash to its cell.
+func addCrash(c *CrashCost, r results.Run, tiers string) {
+	cr := r.Crash
+	c.Crashed++
+	if cr.RecoveryS > 0 {
+		c.Recovery = append(c.Recovery, cr.RecoveryS)
+	}
+	if !cr.Consistent {
+		c.Inconsistent = append(c.Inconsistent, cr.Detail)
+	}
+	if !cr.Checked {
+		return
+	}
+	c.Checked++
+	c.Lost = append(c.Lost, float64(cr.LostAcked))
+	c.WindowMS = max(c.WindowMS, cr.LostWindowMS)
+	if c.Unit == "" {
+		c.Unit = lostUnit(cr.Detail)
+	}
+	if cr.Promised && cr.LostAcked > 0 && c.Contradiction == "" {
+		c.Contradiction = fmt.Sprintf("%s promises to keep every acknowledged write through a %s crash, and run %d lost %d (%s)",
+			r.Durability, cr.Kind, r.Seq, cr.LostAcked, tiers)
+	}
+}
+
+// lostUnit reads the unit from a check's detail ("3 of 40 record fields
+// with ..."), "writes" when it says none.
+func lostUnit(detail string) string {
+	f := strings.Fields(detail)
+	if len(f) > 4 && f[1] == "of" {
+		if i := slices.Index(f, "with"); i > 3 {
+			return strings.Join(f[3:i], " ")
+		}
+	}
+	return "writes"
+}
+
+// Sentence says what the cell bought and what its crash cost, in words a
+// reader can act on.
+func (c CrashCost) Sentence() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s on %s, %d clients: ", c.Durability, c.Placement, c.Clients)
+	if c.NoCrash > 0 {
+		fmt.Fprintf(&b, "%s ops/s without a crash (median of %d); ", humanize.Commaf(float64(int64(c.Throughput))), c.NoCrash)
+	}
+	fmt.Fprintf(&b, "a %s crash ", c.Kind)
+	switch {
+	case c.Checked == 0:
+		b.WriteString("was not checked for lost writes (the workload keeps no record of them)")
+	case stats.Mean(c.Lost) == 0:
+		fmt.Fprintf(&b, "lost no acknowledged write in %d of %d runs", c.Checked, c.Checked)
+	default:
+		fmt.Fprintf(&b, "lost %s acknowledged %s (mean of %d runs%s; the oldest %s ms before the crash)",
+			figure(stats.Mean(c.Lost)), c.Unit, c.Checked, ciText(stats.MeanInterval(c.Lost), figure), figure(c.WindowMS))
+	}
+	if len(c.Recovery) > 0 {
+		fmt.Fprintf(&b, "; recovery %ss%s", figure(stats.Mean(c.Recovery)), ciText(stats.MeanInterval(c.Recovery), figure))
+	}
+	if n := len(c.Inconsistent); n > 0 {
+		fmt.Fprintf(&b, "; %d of %d runs came back INCONSISTENT: %s", n, c.Crashed, c.Inconsistent[0])
+	}
+	return b.String()
+}
+
+// ciText is ", 95% CI [a-b]" or "" without an interval.
+func ciText(ci *[2]float64, f func(float64) string) string {
+	if ci == nil {
+		return ""
+	}
+	return fmt.Sprintf(", 95%% CI [%s-%s]", f(max(ci[0], 0)), f(ci[1]))
+}
+
+// crashTable writes the trade-off for show: one line per cell, then every
+// contradiction.
+func crashTable(w io.Writer, costs []CrashCost) {
+	if len(costs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nwhat a crash costs (lost acknowledged writes and recovery, beside throughput without a crash):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  placement\tdurability\tclients\tcrash\truns\tops/s no crash\tlost acked (mean)\toldest lost\trecovery\tconsistent\t")
+	for _, c := range costs {
+		ops, lost, oldest, rec := "-", "-", "-", "-"
+		if c.NoCrash > 0 {
+			ops = humanize.Commaf(float64(int64(c.Throughput)))
+		}
+		if c.Checked > 0 {
+			lost = figure(stats.Mean(c.Lost)) + " " + c.Unit
+			if c.WindowMS > 0 {
+				oldest = figure(c.WindowMS) + " ms"
+			}
+		}
+		if len(c.Recovery) > 0 {
+			rec = figure(stats.Mean(c.Recovery)) + " s"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d/%d\t\n", c.Placement, c.Durability, c.Clients, c.Kind, c.Crashed,
+			ops, lost, oldest, rec, c.Crashed-len(c.Inconsistent), c.Crashed)
+	}
+	tw.Flush()
+	for _, c := range costs {
+		fmt.Fprintln(w, "  "+c.Sentence())
+	}
+	for _, c := range costs {
+		if c.Contradiction != "" {
+			fmt.Fprintln(w, "  CONTRADICTS THE DOCUMENTED MODE: "+c.Contradiction)
+		}
+	}
+}
+
+// crashCostTable is the trade-off as an HTML table.
+func crashCostTable(costs []CrashCost) table {
+	t := table{Sortable: true,
+		Header: []string{"placement", "durability", "clients", "crash", "runs", "ops/s without a crash", "lost acknowledged (mean)", "95% CI", "oldest lost (ms)", "recovery (s)", "consistent"},
+		Num:    []bool{false, false, true, false, true, true, true, false, true, true, false}}
+	for _, c := range costs {
+		ops, lost, ci, oldest, rec := cell{Text: "-"}, cell{Text: "-"}, cell{Text: "-"}, cell{Text: "-"}, cell{Text: "-"}
+		if c.NoCrash > 0 {
+			ops = cell{Text: humanize.Commaf(float64(int64(c.Throughput))), Sort: numSort(c.Throughput)}
+		}
+		if c.Checked > 0 {
+			m := stats.Mean(c.Lost)
+			lost = cell{Text: figure(m) + " " + c.Unit, Sort: numSort(m)}
+			ci = cell{Text: strings.TrimPrefix(ciText(stats.MeanInterval(c.Lost), figure), ", 95% CI ")}
+			oldest = cell{Text: figure(c.WindowMS), Sort: numSort(c.WindowMS)}
+		}
+		if len(c.Recovery) > 0 {
+			m := stats.Mean(c.Recovery)
+			rec = cell{Text: figure(m), Sort: numSort(m)}
+		}
+		r := row{Cells: []cell{{Text: c.Placement}, {Text: c.Durability}, intCell(c.Clients), {Text: c.Kind}, intCell(c.Crashed),
+			ops, lost, ci, oldest, rec, {Text: fmt.Sprintf("%d/%d", c.Crashed-len(c.Inconsistent), c.Crashed)}}}
+		if c.Contradiction != "" {
+			r.Class = "contradiction"
+		}
+		t.Rows = append(t.Rows, r)
+	}
+	return t
+}

@@ -1,0 +1,56 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/results"
+)
+
+// TestCrashCosts: crash runs are gathered per placement, mode and crash
+// kind beside the same cell's throughput without a crash; a loss in a
+// mode that promises none is called a contradiction, naming the run and
+// its tiers; a run that did not come back is counted as inconsistent.
+func TestCrashCosts(t *testing.T) {
+	st := &results.Study{Placements: []results.Placement{{Name: "p"}}, Durability: []string{"sync", "async"},
+		Clients: []int{4}, Crashes: []string{"none", "process"}}
+	run := func(seq int, d string, ops float64, c *results.Crash) results.Run {
+		return results.Run{Seq: seq, Placement: "p", Durability: d, Clients: 4, Status: results.RunOK, ThroughputOpsS: ops,
+			Components: map[string]string{"data": "disk"}, Crash: c}
+	}
+	lost := func(n int64, promised bool) *results.Crash {
+		return &results.Crash{Kind: "process", Checked: true, Consistent: true, LostAcked: n, Promised: promised, RecoveryS: 0.2,
+			LostWindowMS: float64(n), Detail: "3 of 40 record fields with an acknowledged write lost it"}
+	}
+	runs := []results.Run{
+		run(1, "sync", 1000, nil), run(2, "sync", 1200, nil), run(3, "sync", 900, lost(0, true)), run(4, "sync", 900, lost(2, true)),
+		run(5, "async", 3000, nil), run(6, "async", 2000, lost(10, false)), run(7, "async", 2000, lost(20, false)),
+		run(8, "async", 2000, &results.Crash{Kind: "process", Detail: "the engine did not come back after the crash: boom"}),
+	}
+	costs := CrashCosts(st, runs)
+	if len(costs) != 2 {
+		t.Fatalf("%d cells, want 2: %+v", len(costs), costs)
+	}
+	sync, async := costs[0], costs[1]
+	if sync.Throughput != 1100 || sync.NoCrash != 2 || sync.Checked != 2 || sync.Unit != "record fields" {
+		t.Errorf("sync cell %+v", sync)
+	}
+	if !strings.Contains(sync.Contradiction, "sync promises to keep every acknowledged write through a process crash, and run 4 lost 2 (on data=disk)") {
+		t.Errorf("sync contradiction %q", sync.Contradiction)
+	}
+	if async.Contradiction != "" || async.Crashed != 3 || len(async.Inconsistent) != 1 || async.WindowMS != 20 {
+		t.Errorf("async cell %+v", async)
+	}
+	want := "async on p, 4 clients: 3,000 ops/s without a crash (median of 1); a process crash lost 15 acknowledged record fields (mean of 2 runs, 95% CI [0-78.5]; the oldest 20 ms before the crash); recovery 0.2s, 95% CI [0.2-0.2]; 1 of 3 runs came back INCONSISTENT: the engine did not come back after the crash: boom"
+	if got := async.Sentence(); got != want {
+		t.Errorf("sentence\n got %s\nwant %s", got, want)
+	}
+	var out strings.Builder
+	crashTable(&out, costs)
+	if !strings.Contains(out.String(), "CONTRADICTS THE DOCUMENTED MODE: sync promises") {
+		t.Errorf("show lacks the contradiction:\n%s", out.String())
+	}
+	if CrashCosts(&results.Study{}, runs) != nil {
+		t.Error("a study without crash runs has a trade-off")
+	}
+}
