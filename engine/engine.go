@@ -346,7 +346,10 @@ func Describe(s Spec) string {
 	}
 	b.WriteString("  durability:\n")
 	for _, m := range s.Modes {
-		fmt.Fprintf(&b, "    %-12s %s\n", m.Durability, m.Doc)
+		fmt.Fprintf(&b, "    %-12s %s%s\n", m.Durability, m.Doc, survivesText(m.Survives))
+	}
+	if s.Crashable {
+		b.WriteString("  crash runs: crash: process kills its server and restarts it on what survived (docs/crash-runs.md)\n")
 	}
 	if len(s.Options) > 0 {
 		b.WriteString("  options:\n")
@@ -366,6 +369,18 @@ func Describe(s Spec) string {
 		fmt.Fprintf(&b, "  external server: target: %s://... measures a server tierbench did not start (it places and configures nothing)\n", s.TargetSchemes[0])
 	}
 	return b.String()
+}
+
+// survivesText says which crashes a mode promises to survive, for
+// Describe.
+func survivesText(kinds []string) string {
+	switch {
+	case slices.Contains(kinds, CrashPower):
+		return " [promises no lost acknowledged write on a process crash or power loss]"
+	case slices.Contains(kinds, CrashProcess):
+		return " [promises no lost acknowledged write on a process crash]"
+	}
+	return " [promises nothing through a crash]"
 }
 
 // Endpoint is where a server engine listens, for the standard tools

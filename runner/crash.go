@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -125,4 +126,23 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 func firstAnswer(ctx context.Context, db engine.DB) (time.Time, error) {
 	err := engine.WithSession(ctx, db, func(engine.Session) error { return nil })
 	return time.Now(), err
+}
+
+// crashText is what a crash run found, for its progress line; "" for a
+// run without a crash.
+func crashText(c *results.Crash) string {
+	if c == nil {
+		return ""
+	}
+	s := fmt.Sprintf("; %s crash at %.1fs", c.Kind, c.AtS)
+	if c.RecoveryS > 0 {
+		s += fmt.Sprintf(", back in %.2fs", c.RecoveryS)
+	}
+	if c.Detail != "" {
+		s += ": " + c.Detail
+	}
+	if !c.Consistent {
+		s += " (INCONSISTENT)"
+	}
+	return s
 }

@@ -268,8 +268,8 @@ func (r *run) close(ctx context.Context) {
 		if m := r.studyRun.rec.Metric; m != nil {
 			own = fmt.Sprintf(" (%.0f %s)", r.studyRun.rec.Throughput(*r.rec), m.Name)
 		}
-		r.opt.Progress.Line(fmt.Sprintf("%s ok: %.0f ops/s%s, p50 %s, p99 %s, %d errors", r.label, r.rec.ThroughputOpsS, own,
-			hist.FormatMicros(r.rec.Latency.P50), hist.FormatMicros(r.rec.Latency.P99), r.rec.Errors))
+		r.opt.Progress.Line(fmt.Sprintf("%s ok: %.0f ops/s%s, p50 %s, p99 %s, %d errors%s", r.label, r.rec.ThroughputOpsS, own,
+			hist.FormatMicros(r.rec.Latency.P50), hist.FormatMicros(r.rec.Latency.P99), r.rec.Errors, crashText(r.rec.Crash)))
 	case results.RunFailed:
 		r.opt.Progress.Line(fmt.Sprintf("%s FAILED: %s", r.label, r.rec.Error))
 	}

@@ -178,8 +178,9 @@ func (l *ackLog) check(ctx context.Context, db engine.DB, hashed bool) (workload
 }
 
 // TrackAcks starts the record of acknowledged writes (workload.AckChecker):
-// a crash run's clients keep it. They then run a goroutine each, not on
-// lanes.
+// a crash run's clients keep it. Its locks are held only around map
+// updates, never across a wait, so clients on a lane (driver/lane) keep it
+// too.
 func (w *Workload) TrackAcks() { w.acks = newAckLog(w.cfg.fieldCount) }
 
 // CheckAcks counts the record fields whose latest acknowledged write is

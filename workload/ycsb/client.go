@@ -84,9 +84,6 @@ type Client struct {
 // OnLane reports whether the client can run on a lane (driver/lane): when
 // its engine's records can (PostgreSQL's, on a connection taken from pgx).
 func (c *Client) OnLane() bool {
-	if c.w.acks != nil {
-		return false // the record of acknowledged writes is kept around each call
-	}
 	l, ok := c.rec.(interface{ OnLane() bool })
 	return ok && l.OnLane()
 }
