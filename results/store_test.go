@@ -146,7 +146,7 @@ func TestVerifiedAndEvidenceRoundTrip(t *testing.T) {
 		Verification: "sum of balances = 10000000 over 100000 accounts",
 		Crash: &Crash{Kind: "process", AtS: 1.25, RecoveryS: 0.2, Checked: true, LostAcked: 14, LostWindowMS: 1.5,
 			Consistent: true, Detail: "14 of 4132 record fields with an acknowledged write lost it"},
-		Bottleneck:   &Bottleneck{Kind: "fsync", Text: "WAL fsync-bound", Evidence: map[string]float64{"flushes_per_s": 4922, "flush_await_ms": 0.07}}}
+		Bottleneck: &Bottleneck{Kind: "fsync", Text: "WAL fsync-bound", Evidence: map[string]float64{"flushes_per_s": 4922, "flush_await_ms": 0.07}}}
 	plain := &Run{ID: "v2", StudyID: id, Seq: 2, Status: RunOK}
 	for _, r := range []*Run{checked, plain} {
 		if err := s.AddRun(ctx, r, nil); err != nil {
