@@ -13,10 +13,10 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -35,27 +35,58 @@ func (r *run) crashAt() time.Duration {
 }
 
 // armCrash prepares the drive of a crash run: the workload starts its
-// record of acknowledged writes, and the driver's cut crashes the engine.
-func (r *run) armCrash(dcfg *driver.Config) {
+// record of acknowledged writes, a power crash's tiers count what is on
+// them as durable, and the driver's cut crashes the engine.
+func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 	if !r.crashes() {
-		return
+		return nil, 0, nil
 	}
 	if ac, ok := r.w.(workload.AckChecker); ok {
 		ac.TrackAcks()
 	}
-	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, r.cell.Variant.Crash)
-	dcfg.CutAt = r.crashAt()
-	dcfg.Cut = func() {
-		r.crashedAt = time.Now()
-		r.rec.Crash.AtS = dcfg.CutAt.Seconds()
-		r.opt.Progress.Live(fmt.Sprintf("%s crashing the engine (%s) %.1fs into the window...", r.label, r.cell.Variant.Crash, r.rec.Crash.AtS))
-		c, ok := r.db.(engine.Crasher)
-		if !ok {
-			r.crashErr = fmt.Errorf("engine %s cannot be crashed (engine.Crasher)", r.st.Engine)
-			return
+	kind := r.cell.Variant.Crash
+	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, kind)
+	tiers := r.cell.Placement.TierNames()
+	if kind == study.CrashPower {
+		if err := r.ws.Settle(tiers); err != nil {
+			return nil, 0, fmt.Errorf("crash: %w", err)
 		}
-		r.crashErr = c.Crash()
 	}
+	at = r.crashAt()
+	cut = func() {
+		r.crashedAt = time.Now()
+		r.rec.Crash.AtS = at.Seconds()
+		r.opt.Progress.Live(fmt.Sprintf("%s crashing the engine (%s) %.1fs into the window...", r.label, kind, r.rec.Crash.AtS))
+		var errs []error
+		if kind == study.CrashPower {
+			lost, err := r.ws.PowerCut(tiers)
+			r.rec.Crash.Lost = tier.LostText(lost)
+			errs = append(errs, err)
+		}
+		if c, ok := r.db.(engine.Crasher); ok {
+			errs = append(errs, c.Crash())
+		} else {
+			errs = append(errs, fmt.Errorf("engine %s cannot be crashed (engine.Crasher)", r.st.Engine))
+		}
+		if kind == study.CrashPower {
+			errs = append(errs, r.wipeVolatile(), r.ws.PowerOn(tiers))
+		}
+		r.crashErr = errors.Join(errs...)
+	}
+	return cut, at, nil
+}
+
+// wipeVolatile empties the run's folders on tiers that keep nothing
+// through a power loss (tmpfs, RAM-backed loop devices).
+func (r *run) wipeVolatile() error {
+	infos := r.ws.Tiers()
+	var errs []error
+	for comp, t := range r.cell.Placement.Components {
+		if info, ok := infos[t]; ok && !info.Durable {
+			errs = append(errs, tier.Wipe(r.cfg.Dirs[comp]))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // recoverFromCrash restarts the engine on what the crash left and checks

@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +12,9 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/testenv"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/emulate"
 )
 
 // TestProcessCrash crashes real servers (SIGKILL) inside their measured
@@ -69,4 +74,94 @@ func TestProcessCrash(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPowerCrash cuts the power under real servers: their durable tier
+// is under the crash-capable layer, which loses every write no fsync
+// covered, and a tmpfs tier loses everything. Synced commits lose no
+// acknowledged write; Redis with its AOF on tmpfs loses them all.
+func TestPowerCrash(t *testing.T) {
+	root, tiers := serverTiers(t, "disk")
+	if err := emulate.Supported(); err != nil {
+		testenv.Skipf(t, "no FUSE: %v", err)
+	}
+	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(tiers["disk"], 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		engine string
+		modes  []engine.Durability
+		tier   string // where every component goes
+		bin    string
+	}{
+		{"postgres", []engine.Durability{engine.Sync, engine.Async}, "disk", "/usr/lib/postgresql"},
+		{"mariadb", []engine.Durability{engine.Sync}, "disk", "/usr/sbin/mariadbd"},
+		{"redis", []engine.Durability{engine.Sync, engine.Async}, "disk", "/usr/bin/redis-server"},
+		{"redis", []engine.Durability{engine.Sync}, "ram", "/usr/bin/redis-server"},
+	}
+	for _, c := range cases {
+		t.Run(c.engine+"-on-"+c.tier, func(t *testing.T) {
+			if _, err := os.Stat(c.bin); err != nil {
+				t.Skipf("%s not installed", c.bin)
+			}
+			spec, _ := catalog.Default().EngineSpec(c.engine)
+			all := map[string]string{}
+			for _, comp := range spec.ComponentNames() {
+				all[comp] = c.tier
+			}
+			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: all}})
+			st.Tiers = []study.Tier{
+				{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashable: true}},
+				{Spec: tier.Spec{Name: "ram", Tmpfs: &tier.TmpfsSpec{Size: 256 << 20}}},
+			}
+			st.Engine, st.Durability, st.Crashes = c.engine, c.modes, []string{study.CrashPower}
+			st.Clients = []int{4}
+			st.Warmup, st.Duration = 200*time.Millisecond, 2*time.Second
+			store, err := results.Open(filepath.Join(root, "results"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, err := store.Runs(context.Background(), sum.Study.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range runs {
+				cr := r.Crash
+				if r.Status != results.RunOK || cr == nil {
+					t.Fatalf("%s: status %s (%s), crash %+v", r.Durability, r.Status, r.Error, cr)
+				}
+				t.Logf("%s %s on %s: %.0f ops/s, power cut at %.2fs, recovery %.3fs, %s (window %.0f ms); the layer undid %s",
+					c.engine, r.Durability, c.tier, r.ThroughputOpsS, cr.AtS, cr.RecoveryS, cr.Detail, cr.LostWindowMS, orNothing(cr.Lost))
+				switch {
+				case c.tier == "ram":
+					if cr.Checked && cr.LostAcked == 0 {
+						t.Errorf("redis on tmpfs lost nothing to a power cut: %+v", cr)
+					}
+				case spec.Survives(engine.Durability(r.Durability), study.CrashPower):
+					if !cr.Checked || !cr.Consistent || cr.LostAcked != 0 {
+						t.Errorf("%s promises to survive a power loss: %+v", r.Durability, cr)
+					}
+				}
+			}
+			if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
+				t.Errorf("processes still using %s: %s", root, out)
+			}
+		})
+	}
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
 }

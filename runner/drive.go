@@ -43,6 +43,10 @@ func (r *run) drive(ctx context.Context) (err error) {
 			}
 		}()
 	}
+	cut, cutAt, err := r.armCrash()
+	if err != nil {
+		return err
+	}
 	buffers, _ := r.db.(engine.BufferCounter)
 	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell), r.st.Duration, buffers)
 	mem := r.watchMemory(r.st.WarmupIn(r.cell))
@@ -56,7 +60,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 		Lanes:  driver.DefaultLanes(),
 		OnTick: r.showInterval,
 	}
-	r.armCrash(&dcfg)
+	dcfg.Cut, dcfg.CutAt = cut, cutAt
 	if ext != nil {
 		r.res, err = ext.Drive(ctx, dcfg, r.cell.Clients)
 	} else {

@@ -64,7 +64,40 @@ func (p *parser) crashes(s *Study) {
 		p.addf(e.k.Line, "%s", why)
 		return
 	}
+	if slices.Contains(kinds, CrashPower) {
+		if why := layerTiers(s); why != "" {
+			p.addf(e.k.Line, "%s", why)
+			return
+		}
+	}
 	s.Crashes = kinds
+}
+
+// layerTiers puts every tier a placement uses under the crash-capable
+// layer for crash: power, or says why one cannot be. A tier that keeps
+// nothing through a power loss anyway (tmpfs, a RAM-backed loop device)
+// needs no layer: the run empties its folders at the crash.
+func layerTiers(s *Study) string {
+	used := map[string]bool{}
+	for _, pl := range s.Placements {
+		for _, t := range pl.Components {
+			used[t] = true
+		}
+	}
+	for i := range s.Tiers {
+		t := &s.Tiers[i]
+		switch {
+		case !used[t.Name]:
+		case t.Pmem != nil:
+			return fmt.Sprintf("crash: power puts every tier under a FUSE layer that loses unsynced writes, which would hide tier %s's DAX mapping of persistent memory, the reason for the tier; use crash: process, or place nothing on %s", t.Name, t.Name)
+		case t.Rbd != nil:
+			return fmt.Sprintf("crash: power cannot cover tier %s: a Ceph image's writes are made durable by its cluster, not by this machine's file system; use crash: process, or place nothing on %s", t.Name, t.Name)
+		case t.Tmpfs != nil || t.Loop != nil && t.Loop.Backing == "ram":
+		default:
+			t.Crashable = true
+		}
+	}
+	return ""
 }
 
 // cannotCrash says why the study's runs cannot crash as kinds asks, "" when
@@ -88,8 +121,6 @@ func (p *parser) cannotCrash(s *Study, kinds []string) string {
 		return fmt.Sprintf("crash: engine %s runs inside tierbench's own process, and a crash run of it would need it in a child process, which tierbench does not do yet; crash a server engine (postgres, mariadb, redis) or remove crash", p.spec.Name)
 	case !p.spec.Crashable:
 		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash postgres, mariadb or redis, or remove crash", p.spec.Name)
-	case slices.Contains(kinds, CrashPower):
-		return "crash: power needs every tier under the crash-capable layer that loses unsynced writes, which is not built yet; use crash: process, or remove power"
 	}
 	return ""
 }

@@ -40,7 +40,7 @@ func k9Owner(state string) {
 	if err != nil {
 		fail(err)
 	}
-	dir, err := p.Latency("slow", base, LatencySpec{Fsync: time.Millisecond, Write: 20 * time.Microsecond})
+	dir, err := p.Latency("slow", base, LatencySpec{Fsync: time.Millisecond, Write: 20 * time.Microsecond}, false)
 	if err != nil {
 		fail(err)
 	}

@@ -60,6 +60,8 @@ type Provisioner struct {
 	group *throttle.Group
 	// calibrations holds what each latency tier's layer measured at mount.
 	calibrations map[string]emulate.Calibration
+	// crashLayers are the crash-capable layers, by tier (crash.go).
+	crashLayers map[string]*emulate.Server
 }
 
 // onClose registers how to undo the resource of kind at path while this
@@ -353,7 +355,11 @@ func LoopDevice(dir string) (string, error) {
 // the ledger as a KindFuseServer right after the mount it serves, so that
 // Close stops it first (it unmounts) and `tierbench cleanup` kills a helper
 // a killed tierbench left before it undoes the mount.
-func (p *Provisioner) Latency(name, base string, spec LatencySpec) (string, error) {
+//
+// A crashable layer (crash: power) also keeps what it needs to lose every
+// write not made durable when told to (emulate.Options.Crashable); its
+// latencies may all be zero.
+func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable bool) (string, error) {
 	if err := emulate.Supported(); err != nil {
 		return "", fmt.Errorf("tier %s: latency: %w", name, err)
 	}
@@ -371,9 +377,15 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec) (string, erro
 		return err
 	}
 	_, err = p.step(Resource{Kind: KindMount, Path: dir}, func() error {
-		srv, err := emulate.Start(backing, dir, lat, emulate.Options{Started: started})
+		srv, err := emulate.Start(backing, dir, lat, emulate.Options{Started: started, Crashable: crashable})
 		if err != nil {
 			return err
+		}
+		if crashable {
+			if p.crashLayers == nil {
+				p.crashLayers = map[string]*emulate.Server{}
+			}
+			p.crashLayers[name] = srv
 		}
 		p.onClose(KindFuseServer, dir, srv.Close)
 		if p.calibrations == nil {

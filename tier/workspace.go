@@ -20,6 +20,10 @@ type Spec struct {
 	Rbd      *RbdSpec
 	Latency  *LatencySpec
 	Throttle *ThrottleSpec
+	// Crashable puts the tier under the crash-capable layer (crash:
+	// power), which loses every write not made durable when the power is
+	// cut (see crash.go).
+	Crashable bool
 	// StorageClass is a tier on a Kubernetes cluster (platform:
 	// kubernetes): volumes the cluster provisions from the class, nothing
 	// on this machine.
@@ -37,7 +41,7 @@ type StorageClassSpec struct {
 // Provisioned reports whether tierbench creates or mounts anything for the
 // tier.
 func (s Spec) Provisioned() bool {
-	return s.Tmpfs != nil || s.Loop != nil || s.Pmem != nil || s.Rbd != nil || s.Latency != nil || s.Throttle != nil
+	return s.Tmpfs != nil || s.Loop != nil || s.Pmem != nil || s.Rbd != nil || s.Latency != nil || s.Throttle != nil || s.Crashable
 }
 
 // RbdSpec asks for a block image in a Ceph cluster started for the study
@@ -225,6 +229,10 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 		info.Emulated = true
 		info.Emulation = joinNonEmpty(info.Emulation, "throttled (cgroup): "+t.Throttle.String())
 	}
+	if t.Crashable {
+		info.Emulated = true
+		info.Emulation = joinNonEmpty(info.Emulation, CrashLayerNote)
+	}
 	return info, nil
 }
 
@@ -234,6 +242,7 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 	if w.ledger == nil {
 		return "", fmt.Errorf("tier %s: provisioned tiers need tierbench's state folder (no ledger given)", t.Name)
 	}
+	path = t.Path
 	switch {
 	case t.Tmpfs != nil:
 		path, err = w.prov.Tmpfs(t.Name, *t.Tmpfs)
@@ -248,8 +257,12 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 			err = w.prov.Throttle(t.Name, dev, *t.Throttle)
 		}
 	}
-	if err == nil && t.Latency != nil {
-		path, err = w.prov.Latency(t.Name, path, *t.Latency)
+	if err == nil && (t.Latency != nil || t.Crashable) {
+		var lat LatencySpec
+		if t.Latency != nil {
+			lat = *t.Latency
+		}
+		path, err = w.prov.Latency(t.Name, path, lat, t.Crashable)
 	}
 	return path, err
 }

@@ -228,7 +228,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 
-	d := &DB{dataDir: dataDir}
+	d := &DB{dataDir: dataDir, uid: pg.uid}
 	defer d.closers.CloseOnError(&err)
 	scratch, err := server.Scratch(cfg.Scratch, "tierbench-postgres-", &d.closers)
 	if err != nil {
@@ -346,6 +346,7 @@ type DB struct {
 	closers    server.Closers // what Open got, given back by Close
 	version    string
 	dataDir    string
+	uid        int    // the server's OS user
 	sockDir    string // the run's private socket folder, removed on Close
 	port       int
 	password   string // the run's, of the superuser role clients log in as
@@ -373,8 +374,23 @@ func (d *DB) Endpoint() engine.Endpoint {
 // server.
 func (d *DB) PID() int { return d.proc.PID() }
 
-// Crash kills the server at once (engine.Crasher): a crash run's process crash.
-func (d *DB) Crash() error { return d.proc.Crash() }
+// Crash kills the server at once (engine.Crasher): a crash run's process
+// crash. The postmaster's children leave its process group (setsid), so
+// they are found by their working folder and killed in the same breath:
+// left alone they would notice its death and exit on their own, the WAL
+// writer perhaps flushing first, which no crash allows.
+func (d *DB) Crash() error {
+	dir := d.dataDir
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	for _, pid := range serverProcesses(dir, d.uid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	err := d.proc.Crash()
+	reapCrashed(d.dataDir, d.uid)
+	return err
+}
 
 // Check reports a server that has exited mid-run, with its log's tail;
 // nil for a target server, which is not watched.

@@ -24,7 +24,7 @@ func syncFS(dir string) error {
 	}
 	defer f.Close()
 	if err := unix.Syncfs(int(f.Fd())); err != nil {
-		return fmt.Errorf("flush %s: %w", dir, err)
+		return fmt.Errorf("flush (syncfs) %s: %w", dir, err)
 	}
 	return nil
 }

@@ -45,12 +45,13 @@
 //     as on a real device. Dropping caches (vm.drop_caches, fadvise
 //     DONTNEED) makes reads pay again.
 //
-// When neither Read nor Write is asked for, files are opened with FUSE
-// passthrough (Linux 6.9 and later, as root): the kernel reads and writes
-// the backing file itself, without a round trip to the server, so reads
-// and writes cost what they cost on the backing folder, and only fsync
-// reaches the server. Where passthrough is not available, reads and writes
-// go through the server undelayed and pay its round trip.
+// When neither Read nor Write is asked for (and the mount is not
+// crashable), files are opened with FUSE passthrough (Linux 6.9 and later,
+// as root): the kernel reads and writes the backing file itself, without
+// a round trip to the server, so reads and writes cost what they cost on
+// the backing folder, and only fsync reaches the server. Where
+// passthrough is not available, reads and writes go through the server
+// undelayed and pay its round trip.
 //
 // Metadata operations (lookup, stat, create, mkdir, rename, unlink, readdir,
 // fallocate, truncate) are passed through without delay: they are not what
@@ -75,9 +76,87 @@
 //   - The backing folder must not be changed except through the mount while
 //     it is mounted: the mount keeps its page cache across opens and does not
 //     invalidate it when the backing file changes underneath.
+//
+// # Crashable mounts
+//
+// A mount started with Options.Crashable can lose power as LazyFS lets a
+// test lose every write that was not fsynced (Ramos et al., "When Amnesia
+// Strikes", VLDB 2024): PowerCut rolls the backing folder back to its
+// durable state. What is durable:
+//
+//   - File data written with write(2) or pwrite(2), or by the writeback of
+//     a shared writable mapping (which arrives as a write), is durable once
+//     an fsync(2) or fdatasync(2) of the file, through any of its handles,
+//     completes after it (msync with MS_SYNC is one). A write through a
+//     handle opened with O_SYNC, O_DSYNC or O_DIRECT is durable when it
+//     returns; for O_SYNC and O_DSYNC the kernel follows each write with an
+//     fsync of the file, which makes the file's earlier writes durable too.
+//   - A file's size follows its data: a size change (a write past the end,
+//     truncate, ftruncate, O_TRUNC, fallocate) is undone unless the file
+//     is fsynced after it. A rolled-back file gets back its durable size
+//     and its durable bytes.
+//   - A directory entry made or removed (create, mknod, mkdir, symlink,
+//     link, unlink, rmdir, rename) is durable once an fsync of the folder
+//     that holds the entry completes after the change; an fsync of the
+//     file does not make its entry durable. A rename is durable once its
+//     destination folder is fsynced, whatever becomes of the source
+//     folder: one fsync makes it, atomically, the new state.
+//   - The cut undoes what is not durable, newest first: an entry made is
+//     removed, with its contents; an entry removed comes back, with its
+//     durable content; a rename is reversed, and the entry it replaced
+//     comes back. Where a durable change leaves an older one nothing to
+//     undo (its entry moved on, or its old name is taken again), the
+//     durable one wins.
+//   - Settle makes everything done so far durable. Nothing else is lost
+//     without a cut: when the mount closes, its state stays as it is.
+//   - sync(2), syncfs(2) and sync_file_range(2) do not reach the server
+//     (see the caveats above), so they make nothing durable. Modes,
+//     owners, times and extended attributes are not rolled back.
+//
+// So a file created and fsynced in a folder that was not fsynced is gone
+// after the cut, and a file created, its folder fsynced, then written and
+// not fsynced, is there, empty.
+//
+// PowerCut waits for the operations under way, then fails every
+// operation that reaches the server with EIO, without touching the backing
+// folder, until PowerOn. It rolls the backing folder back and makes the
+// kernel drop what it cached (data, attributes, the entries the rollback
+// changed), so that reads after the cut reach the server and fail, and a
+// reader after PowerOn sees only the durable state. Pages of shared
+// mappings dirtied after the cut are dropped at PowerOn, before they can
+// be written back. The runner kills the processes using the mount in
+// between: they get EIO meanwhile, and do not hang.
+//
+// What it costs:
+//
+//   - Reads and writes always go through the server (no passthrough).
+//   - The first change of a page since its file's last fsync copies the
+//     page's durable bytes (4 KiB pages, below the durable size only, so
+//     appends copy nothing; a truncation copies all it cuts off) to a
+//     spill file next to the backing folder: disk space on the backing
+//     filesystem up to the bytes overwritten since their file's last
+//     fsync, and a map entry (tens of bytes) of the helper's memory per
+//     page. The helper also keeps a few open files per file with changes
+//     to undo, and a record per entry change not yet durable.
+//   - An entry removed, or replaced by a rename, keeps its inode in the
+//     hidden folder until its folder is fsynced: its space is not freed
+//     before, and an unlinked file still open shows a link count of 1.
+//   - ioctl(2) on a file fails with ENOTTY: some ioctls change a file
+//     unseen.
+//
+// The hidden folder is a sibling of the backing folder (named
+// .tierbench-crash-NAME for a backing folder NAME), so that moving an
+// inode there is a rename on the same mount; a backing folder that is a
+// mount point of its own is refused. It is outside the mount's view and
+// removed when the helper exits; one left by a helper killed with SIGKILL
+// is removed by the next crashable mount of the same backing folder.
+//
+// The helper takes Settle, PowerCut and PowerOn from its owner as
+// commands on a pipe (see control.go).
 package emulate
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -154,6 +233,7 @@ type fsServer struct {
 	mountPoint string
 	server     *fuse.Server
 	delays     *delays
+	crash      *crash // nil unless crashable
 }
 
 // checkFolders resolves backing and mountPoint and refuses a mount point
@@ -179,8 +259,8 @@ func checkFolders(backing, mountPoint string) (string, string, error) {
 }
 
 // serve mounts a delaying loopback of backing on mountPoint and serves it
-// in this process.
-func serve(backing, mountPoint string, lat Latency) (*fsServer, error) {
+// in this process; a crashable one if asked (see "Crashable mounts").
+func serve(backing, mountPoint string, lat Latency, crashable bool) (*fsServer, error) {
 	root, err := fusefs.NewLoopbackRoot(backing)
 	if err != nil {
 		return nil, fmt.Errorf("loopback of %s: %w", backing, err)
@@ -190,16 +270,45 @@ func serve(backing, mountPoint string, lat Latency) (*fsServer, error) {
 		return nil, fmt.Errorf("go-fuse loopback root is %T, not *fs.LoopbackNode", root)
 	}
 	d := newDelays(lat)
-	top := &node{LoopbackNode: lb, delays: d, passthrough: lat.passthrough()}
-	server, err := fusefs.Mount(mountPoint, top, mountOptions(backing, lat))
+	top := &node{LoopbackNode: lb, delays: d, passthrough: lat.passthrough() && !crashable}
+	if crashable {
+		if top.crash, err = newCrash(backing); err != nil {
+			return nil, err
+		}
+	}
+	server, err := mount(mountPoint, top, mountOptions(backing, lat, crashable))
 	if err != nil {
+		if top.crash != nil {
+			top.crash.close()
+		}
 		return nil, fmt.Errorf("mount FUSE of %s on %s: %w (run emulate.Supported for what is missing)", backing, mountPoint, err)
 	}
-	return &fsServer{mountPoint: mountPoint, server: server, delays: d}, nil
+	if top.crash != nil {
+		top.crash.root = top.EmbeddedInode()
+	}
+	return &fsServer{mountPoint: mountPoint, server: server, delays: d, crash: top.crash}, nil
+}
+
+// mount mounts top and serves it, as go-fuse's Mount does, through the
+// power gate on a crashable mount.
+func mount(mountPoint string, top *node, opts *fusefs.Options) (*fuse.Server, error) {
+	if top.crash == nil {
+		return fusefs.Mount(mountPoint, top, opts)
+	}
+	raw := &gated{RawFileSystem: fusefs.NewNodeFS(top, opts), c: top.crash}
+	server, err := fuse.NewServer(raw, mountPoint, &opts.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go server.Serve()
+	if err := server.WaitMount(); err != nil {
+		return nil, err
+	}
+	return server, nil
 }
 
 // mountOptions are the go-fuse options of an emulated tier.
-func mountOptions(backing string, lat Latency) *fusefs.Options {
+func mountOptions(backing string, lat Latency, crashable bool) *fusefs.Options {
 	// The backing folder is only changed through this mount, so the
 	// kernel's attribute and name caches stay right; one second matches
 	// go-fuse's default and keeps stat-heavy code from paying a FUSE round
@@ -234,9 +343,10 @@ func mountOptions(backing string, lat Latency) *fusefs.Options {
 		// errors come back as errors); it must not reach the terminal.
 		Logger: log.New(io.Discard, "", 0),
 	}
-	if !lat.passthrough() {
+	if !lat.passthrough() || crashable {
 		// Passthrough would let the kernel read and write the backing
-		// file without asking the server, skipping the delay.
+		// file without asking the server, skipping the delay, and the
+		// records of a crashable mount.
 		mo.DisabledCapabilities = fuse.CAP_PASSTHROUGH
 	}
 	return &fusefs.Options{EntryTimeout: &sec, AttrTimeout: &sec, MountOptions: mo}
@@ -346,6 +456,7 @@ type node struct {
 	*fusefs.LoopbackNode
 	delays      *delays
 	passthrough bool
+	crash       *crash // nil unless the mount is crashable (crashnode.go)
 }
 
 var (
@@ -358,7 +469,7 @@ var (
 // WrapChild makes every looked-up or created child a delaying node too.
 func (n *node) WrapChild(ctx context.Context, ops fusefs.InodeEmbedder) fusefs.InodeEmbedder {
 	if lb, ok := ops.(*fusefs.LoopbackNode); ok {
-		return &node{LoopbackNode: lb, delays: n.delays, passthrough: n.passthrough}
+		return &node{LoopbackNode: lb, delays: n.delays, passthrough: n.passthrough, crash: n.crash}
 	}
 	return ops
 }
@@ -376,17 +487,20 @@ func (n *node) Open(ctx context.Context, flags uint32) (fusefs.FileHandle, uint3
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return n.wrap(fh), fuseFlags | fuse.FOPEN_KEEP_CACHE, 0
+	return n.wrap(fh, n.EmbeddedInode(), flags), fuseFlags | fuse.FOPEN_KEEP_CACHE, 0
 }
 
 // Create creates the backing file (see Open for O_DIRECT) and wraps its
 // handle.
 func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint32, out *fuse.EntryOut) (*fusefs.Inode, fusefs.FileHandle, uint32, syscall.Errno) {
+	if n.crash != nil {
+		return n.crashCreate(ctx, name, flags, mode, out)
+	}
 	inode, fh, fuseFlags, errno := n.LoopbackNode.Create(ctx, name, flags&^syscall.O_DIRECT, mode, out)
 	if errno != 0 {
 		return nil, nil, 0, errno
 	}
-	return inode, n.wrap(fh), fuseFlags | fuse.FOPEN_KEEP_CACHE, 0
+	return inode, n.wrap(fh, inode, flags), fuseFlags | fuse.FOPEN_KEEP_CACHE, 0
 }
 
 // OpendirHandle wraps the folder handle so fsync of a folder (what Pebble
@@ -396,10 +510,15 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fusefs.FileHand
 	if errno != 0 {
 		return nil, 0, errno
 	}
-	return &dir{inner: fh, delays: n.delays}, fuseFlags, 0
+	d := &dir{inner: fh, delays: n.delays}
+	if n.crash != nil {
+		d.crash, d.ino = n.crash, n.ino()
+	}
+	return d, fuseFlags, 0
 }
 
-func (n *node) wrap(fh fusefs.FileHandle) fusefs.FileHandle {
+// wrap wraps the handle of the file inode, opened with flags.
+func (n *node) wrap(fh fusefs.FileHandle, inode *fusefs.Inode, flags uint32) fusefs.FileHandle {
 	lf, ok := fh.(*fusefs.LoopbackFile)
 	if !ok {
 		// Not expected from go-fuse's loopback; serve it undelayed
@@ -410,17 +529,33 @@ func (n *node) wrap(fh fusefs.FileHandle) fusefs.FileHandle {
 	if !ok {
 		fd = -1
 	}
-	return &file{LoopbackFile: lf, fd: fd, delays: n.delays, passthrough: n.passthrough}
+	f := &file{LoopbackFile: lf, fd: fd, delays: n.delays, passthrough: n.passthrough}
+	if n.crash != nil {
+		f.track(n.crash, inode, flags)
+	}
+	return f
 }
 
 // file is a loopback file handle whose reads, writes and fsyncs take their
 // asked time. Everything else (flush, release, locks, getattr, setattr,
-// fallocate, lseek) is the embedded loopback handle's.
+// lseek) is the embedded loopback handle's, and so is fallocate unless the
+// mount is crashable.
 type file struct {
 	*fusefs.LoopbackFile
 	fd          int // the backing file's descriptor, owned by LoopbackFile until Release
 	delays      *delays
 	passthrough bool
+	// On a crashable mount, the changes made through the handle are
+	// recorded under the file's inode number (crashnode.go).
+	crash *crash
+	ino   uint64
+	inode *fusefs.Inode
+	// durable says each write is durable when it returns (O_SYNC,
+	// O_DSYNC, O_DIRECT).
+	durable bool
+	// readWrite says the handle can both read and write, so an undo
+	// record can share its open file rather than open it again.
+	readWrite bool
 }
 
 var (
@@ -462,8 +597,15 @@ func (f *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 // Write writes to the backing file and waits the rest of the asked write
 // latency.
 func (f *file) Write(ctx context.Context, data []byte, off int64) (n uint32, errno syscall.Errno) {
-	f.delays.timed(f.delays.write, func() { n, errno = f.LoopbackFile.Write(ctx, data, off) })
+	f.delays.timed(f.delays.write, func() { n, errno = f.write(ctx, data, off) })
 	return n, errno
+}
+
+// Writev is Write, for the write requests that go-fuse hands over in
+// pieces: otherwise the embedded loopback handle would take them, unseen
+// by the delay and by a crashable mount's records.
+func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, syscall.Errno) {
+	return f.Write(ctx, bytes.Join(data, nil), off)
 }
 
 // Fsync does what the caller asked of the backing file, fdatasync for
@@ -472,19 +614,30 @@ func (f *file) Write(ctx context.Context, data []byte, off int64) (n uint32, err
 // rest of the asked fsync latency.
 func (f *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
 	f.delays.timed(time.Duration(f.delays.fsync.Load()), func() {
-		if flags&fsyncFdatasync != 0 && f.fd >= 0 {
-			errno = fusefs.ToErrno(unix.Fdatasync(f.fd))
+		if f.crash != nil {
+			errno = f.crash.synced(f.ino, func() syscall.Errno { return f.fsync(ctx, flags) })
 			return
 		}
-		errno = f.LoopbackFile.Fsync(ctx, flags)
+		errno = f.fsync(ctx, flags)
 	})
 	return errno
+}
+
+func (f *file) fsync(ctx context.Context, flags uint32) syscall.Errno {
+	if flags&fsyncFdatasync != 0 && f.fd >= 0 {
+		return fusefs.ToErrno(unix.Fdatasync(f.fd))
+	}
+	return f.LoopbackFile.Fsync(ctx, flags)
 }
 
 // dir forwards a loopback folder handle and delays its fsync.
 type dir struct {
 	inner  fusefs.FileHandle
 	delays *delays
+	// crash and ino are set on a crashable mount: an fsync makes the
+	// folder's entry changes durable.
+	crash *crash
+	ino   uint64
 }
 
 var (
@@ -516,9 +669,16 @@ func (d *dir) Releasedir(ctx context.Context, flags uint32) {
 
 func (d *dir) Fsyncdir(ctx context.Context, flags uint32) (errno syscall.Errno) {
 	d.delays.timed(time.Duration(d.delays.fsync.Load()), func() {
+		var upTo uint64
+		if d.crash != nil {
+			upTo = d.crash.lastSeq()
+		}
 		errno = syscall.ENOTSUP
 		if s, ok := d.inner.(fusefs.FileFsyncdirer); ok {
 			errno = s.Fsyncdir(ctx, flags)
+		}
+		if errno == 0 && d.crash != nil {
+			d.crash.dirSynced(d.ino, upTo)
 		}
 	})
 	return errno

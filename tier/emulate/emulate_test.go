@@ -29,7 +29,8 @@ import (
 )
 
 // ownerEnv, when set, makes the test binary an owner process: it starts a
-// latency server for $ownerEnv (backing:mountpoint), prints "ready PID"
+// latency server for $ownerEnv (backing:mountpoint, or
+// backing:mountpoint:crashable for a crashable one), prints "ready PID"
 // with the server's pid, then fsyncs through the mount until it is killed.
 // The kill -9 tests need an owner they can SIGKILL. (The latency server
 // itself needs nothing here: package emulate's init serves it.)
@@ -39,6 +40,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(ownerEnv); spec != "" {
 		os.Exit(ownerMain(spec))
 	}
+	if path := os.Getenv(writerEnv); path != "" {
+		os.Exit(writerMain(path))
+	}
 	os.Exit(m.Run())
 }
 
@@ -46,7 +50,8 @@ func TestMain(m *testing.M) {
 // a child its parent forgot cannot run for ever).
 func ownerMain(spec string) int {
 	backing, mnt, _ := strings.Cut(spec, ":")
-	srv, err := emulate.Start(backing, mnt, emulate.Latency{Fsync: time.Millisecond}, emulate.Options{})
+	mnt, crashable := strings.CutSuffix(mnt, ":crashable")
+	srv, err := emulate.Start(backing, mnt, emulate.Latency{Fsync: time.Millisecond}, emulate.Options{Crashable: crashable})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 2
@@ -73,7 +78,7 @@ func ownerMain(spec string) int {
 
 // requireFUSE skips tests that need a real FUSE mount where there cannot
 // be one.
-func requireFUSE(t *testing.T) {
+func requireFUSE(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "emulate tests mount FUSE directly and need root")
@@ -90,15 +95,24 @@ func requireFUSE(t *testing.T) {
 // and stops it when the test ends.
 func start(t *testing.T, lat emulate.Latency) (backing, mnt string, srv *emulate.Server) {
 	t.Helper()
+	return startWith(t, lat, emulate.Options{})
+}
+
+// startWith is start with options.
+func startWith(t *testing.T, lat emulate.Latency, opt emulate.Options) (backing, mnt string, srv *emulate.Server) {
+	t.Helper()
 	requireFUSE(t)
 	backing, mnt = t.TempDir(), t.TempDir()
-	srv, err := emulate.Start(backing, mnt, lat, emulate.Options{})
+	srv, err := emulate.Start(backing, mnt, lat, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if err := srv.Close(); err != nil {
 			t.Errorf("close: %v", err)
+		}
+		if opt.Crashable {
+			checkNoHidden(t, backing)
 		}
 		if m, ok := mountAt(t, mnt); ok {
 			t.Errorf("still mounted after Close: %+v", m)
@@ -218,16 +232,19 @@ func TestFilesystem(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		lat  emulate.Latency
+		opt  emulate.Options
 	}{
-		{"server reads and writes", emulate.Latency{Read: 100 * time.Microsecond, Write: 100 * time.Microsecond, Fsync: 100 * time.Microsecond}},
-		{"kernel passthrough", emulate.Latency{Fsync: 100 * time.Microsecond}},
+		{"server reads and writes", emulate.Latency{Read: 100 * time.Microsecond, Write: 100 * time.Microsecond, Fsync: 100 * time.Microsecond}, emulate.Options{}},
+		{"kernel passthrough", emulate.Latency{Fsync: 100 * time.Microsecond}, emulate.Options{}},
+		{"crashable", emulate.Latency{Fsync: 100 * time.Microsecond}, emulate.Options{Crashable: true}},
+		{"crashable undelayed", emulate.Latency{}, emulate.Options{Crashable: true}},
 	} {
-		t.Run(tc.name, func(t *testing.T) { checkFilesystem(t, tc.lat) })
+		t.Run(tc.name, func(t *testing.T) { checkFilesystem(t, tc.lat, tc.opt) })
 	}
 }
 
-func checkFilesystem(t *testing.T, lat emulate.Latency) {
-	backing, mnt, _ := start(t, lat)
+func checkFilesystem(t *testing.T, lat emulate.Latency, opt emulate.Options) {
+	backing, mnt, _ := startWith(t, lat, opt)
 	in := func(p string) string { return filepath.Join(mnt, p) }
 	under := func(p string) string { return filepath.Join(backing, p) }
 
@@ -891,10 +908,14 @@ func TestCloseBusy(t *testing.T) {
 
 // startOwner starts an owner child (see ownerMain) serving backing on mnt
 // and returns it and its latency server's pid once it fsyncs.
-func startOwner(t *testing.T, backing, mnt string) (*exec.Cmd, int) {
+func startOwner(t *testing.T, backing, mnt string, crashable bool) (*exec.Cmd, int) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), ownerEnv+"="+backing+":"+mnt)
+	spec := backing + ":" + mnt
+	if crashable {
+		spec += ":crashable"
+	}
+	cmd.Env = append(os.Environ(), ownerEnv+"="+spec)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -926,16 +947,23 @@ func startOwner(t *testing.T, backing, mnt string) (*exec.Cmd, int) {
 // then unmount and exit by itself, leaving nothing mounted.
 func TestOwnerKilled(t *testing.T) {
 	requireFUSE(t)
-	backing, mnt := t.TempDir(), t.TempDir()
-	owner, server := startOwner(t, backing, mnt)
-	if err := owner.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "killed owner exits", 30*time.Second, func() bool { return !processExists(owner.Process.Pid) })
-	eventually(t, "its latency server unmounts", 30*time.Second, func() bool { return !isMounted(mnt) })
-	eventually(t, "its latency server exits", 30*time.Second, func() bool { return !processExists(server) })
-	if st, err := os.Stat(filepath.Join(backing, "log")); err != nil || st.Size() == 0 {
-		t.Errorf("what the owner wrote is not in the backing folder: %v", err)
+	for _, crashable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("crashable=%v", crashable), func(t *testing.T) {
+			backing, mnt := t.TempDir(), t.TempDir()
+			owner, server := startOwner(t, backing, mnt, crashable)
+			if err := owner.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "killed owner exits", 30*time.Second, func() bool { return !processExists(owner.Process.Pid) })
+			eventually(t, "its latency server unmounts", 30*time.Second, func() bool { return !isMounted(mnt) })
+			eventually(t, "its latency server exits", 30*time.Second, func() bool { return !processExists(server) })
+			if st, err := os.Stat(filepath.Join(backing, "log")); err != nil || st.Size() == 0 {
+				t.Errorf("what the owner wrote is not in the backing folder: %v", err)
+			}
+			if crashable {
+				checkNoHidden(t, backing)
+			}
+		})
 	}
 }
 

@@ -65,6 +65,11 @@ type Options struct {
 	// pipe, so that the helper never dies of a closed pipe when this
 	// process is gone.
 	Stderr *os.File
+	// Crashable makes the mount keep what it needs to undo every change
+	// not yet durable, for PowerCut (see "Crashable mounts" in the
+	// package doc). Reads and writes then always go through the server
+	// (no FUSE passthrough), whatever the latencies.
+	Crashable bool
 }
 
 // Server is an emulated tier served by a helper process.
@@ -73,14 +78,16 @@ type Server struct {
 	cmd         *exec.Cmd
 	exited      chan struct{} // closed once the helper is reaped
 	calibration Calibration
+	ctl         *control // the command channel of a crashable helper
 
 	once     sync.Once
 	closeErr error
 }
 
-// readyMsg is the one message the helper sends its owner, over the pipe
+// readyMsg is the first message the helper sends its owner, over the pipe
 // it gets as file descriptor 3: the calibration once it serves, or why
-// it could not.
+// it could not. (A crashable helper then replies to commands there; see
+// control.go.)
 type readyMsg struct {
 	Error       string      `json:"error,omitempty"`
 	Calibration Calibration `json:"calibration"`
@@ -114,14 +121,36 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 	if err != nil {
 		return nil, fmt.Errorf("emulate: readiness pipe: %w", err)
 	}
-	defer r.Close()
-	cmd := helperCommand(backing, mountPoint, lat, w, opt.Stderr)
+	files := []*os.File{w}
+	var cmds *os.File
+	if opt.Crashable {
+		cr, cw, err := os.Pipe()
+		if err != nil {
+			r.Close()
+			w.Close()
+			return nil, fmt.Errorf("emulate: command pipe: %w", err)
+		}
+		files, cmds = append(files, cr), cw
+	}
+	cmd := helperCommand(backing, mountPoint, lat, opt, files)
 	err = cmd.Start()
-	w.Close()
+	for _, f := range files {
+		f.Close()
+	}
 	if err != nil {
+		r.Close()
+		if cmds != nil {
+			cmds.Close()
+		}
 		return nil, fmt.Errorf("emulate: start the latency server for %s: %w", mountPoint, err)
 	}
 	s := &Server{mountPoint: mountPoint, cmd: cmd, exited: make(chan struct{})}
+	dec := json.NewDecoder(r)
+	if cmds != nil {
+		s.ctl = &control{cmds: cmds, replies: r, dec: dec}
+	} else {
+		defer r.Close()
+	}
 	go func() {
 		cmd.Wait()
 		close(s.exited)
@@ -132,7 +161,7 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 			return nil, err
 		}
 	}
-	msg, err := s.awaitReady(r)
+	msg, err := s.awaitReady(dec)
 	if err == nil && msg.Error != "" {
 		err = errors.New(msg.Error)
 	}
@@ -145,32 +174,36 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 }
 
 // helperCommand is the re-execution of this executable as the latency
-// server; w becomes its file descriptor 3.
-func helperCommand(backing, mountPoint string, lat Latency, w, stderr *os.File) *exec.Cmd {
+// server; files become its file descriptors 3 (the readiness pipe) and,
+// for a crashable mount, 4 (the command pipe).
+func helperCommand(backing, mountPoint string, lat Latency, opt Options, files []*os.File) *exec.Cmd {
+	stderr := opt.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
 	}
 	args := []string{os.Args[0], helperArg,
 		"-owner", strconv.Itoa(os.Getpid()),
-		"-read", lat.Read.String(), "-write", lat.Write.String(), "-fsync", lat.Fsync.String(),
-		backing, mountPoint}
+		"-read", lat.Read.String(), "-write", lat.Write.String(), "-fsync", lat.Fsync.String()}
+	if opt.Crashable {
+		args = append(args, "-crashable")
+	}
 	return &exec.Cmd{
 		Path:        "/proc/self/exe",
-		Args:        args,
+		Args:        append(args, backing, mountPoint),
 		Env:         append(os.Environ(), helperEnv+"=1"),
 		Stderr:      stderr,
-		ExtraFiles:  []*os.File{w},
+		ExtraFiles:  files,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
 }
 
 // awaitReady reads the helper's readiness message.
-func (s *Server) awaitReady(r io.Reader) (readyMsg, error) {
+func (s *Server) awaitReady(dec *json.Decoder) (readyMsg, error) {
 	got := make(chan readyMsg, 1)
 	failed := make(chan error, 1)
 	go func() {
 		var m readyMsg
-		if err := json.NewDecoder(r).Decode(&m); err != nil {
+		if err := dec.Decode(&m); err != nil {
 			failed <- err
 			return
 		}
@@ -194,6 +227,9 @@ func (s *Server) kill() {
 	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 	<-s.exited
 	_ = unix.Unmount(s.mountPoint, unix.MNT_DETACH)
+	if s.ctl != nil {
+		s.ctl.close()
+	}
 }
 
 // PID is the helper process's pid.
@@ -216,6 +252,11 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) close() error {
+	if s.ctl != nil {
+		// Once the helper is gone, so that a command under way gets its
+		// reply or sees the helper exit.
+		defer s.ctl.close()
+	}
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		return fmt.Errorf("emulate: stop the latency server of %s: %w", s.mountPoint, err)
 	}
@@ -243,6 +284,7 @@ func mounted(dir string) bool {
 type helperConfig struct {
 	owner               int
 	lat                 Latency
+	crashable           bool
 	backing, mountPoint string
 }
 
@@ -254,11 +296,12 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.Read, "read", 0, "read latency")
 	fl.DurationVar(&c.lat.Write, "write", 0, "write latency")
 	fl.DurationVar(&c.lat.Fsync, "fsync", 0, "fsync latency")
+	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes; take commands on fd 4")
 	if err := fl.Parse(args); err != nil {
 		return c, err
 	}
 	if fl.NArg() != 2 || c.owner <= 0 {
-		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] BACKING MOUNTPOINT", helperArg)
+		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] [-crashable] BACKING MOUNTPOINT", helperArg)
 	}
 	c.backing, c.mountPoint = fl.Arg(0), fl.Arg(1)
 	return c, nil
@@ -288,9 +331,12 @@ func helperMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	srv, err := serve(cfg.backing, cfg.mountPoint, cfg.lat)
+	srv, err := serve(cfg.backing, cfg.mountPoint, cfg.lat, cfg.crashable)
 	if err != nil {
 		return fail(err)
+	}
+	if srv.crash != nil {
+		defer srv.crash.close()
 	}
 	go func() {
 		select {
@@ -301,11 +347,25 @@ func helperMain(args []string) int {
 	}()
 	cal, err := srv.calibrate(cfg.lat)
 	if err != nil {
+		err = fmt.Errorf("calibrate: %w", err)
+	} else if srv.crash != nil {
+		// What the backing folder held, and what the calibration did,
+		// is durable: the mount starts from there.
+		if err = srv.crash.settle(); err != nil {
+			err = fmt.Errorf("start tracking changes: %w", err)
+		}
+	}
+	if err != nil {
 		_ = srv.unmount()
 		srv.server.Wait()
-		return fail(fmt.Errorf("calibrate: %w", err))
+		return fail(err)
 	}
-	tell(ready, readyMsg{Calibration: cal})
+	if srv.crash == nil {
+		tell(ready, readyMsg{Calibration: cal})
+	} else {
+		_ = json.NewEncoder(ready).Encode(readyMsg{Calibration: cal})
+		go serveCommands(os.NewFile(4, "commands"), ready, srv.crash)
+	}
 	srv.server.Wait()
 	return 0
 }

@@ -1,0 +1,96 @@
+package tier
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// CrashLayerNote is how a tier under the crash-capable layer is labelled:
+// every read and write goes through a FUSE server, which costs what the
+// report's throughput then includes.
+const CrashLayerNote = "under the crash-capable layer (FUSE, every read and write through it, for crash: power)"
+
+// Settle makes everything written so far on the named tiers' crash layers
+// count as durable: what the kernel's writeback would have done long
+// before a crash. Tiers without a layer are skipped.
+func (w *Workspace) Settle(names []string) error {
+	var errs []error
+	for _, n := range names {
+		if srv := w.prov.crashLayers[n]; srv != nil {
+			errs = append(errs, srv.Settle())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PowerCut cuts the power of the named tiers' crash layers: from now on
+// every operation on them fails, and each rolls its folder back to what
+// was durable. It returns, by tier, what was lost. The engine is to be
+// killed next, then PowerOn.
+func (w *Workspace) PowerCut(names []string) (map[string]string, error) {
+	lost := map[string]string{}
+	var errs []error
+	for _, n := range names {
+		srv := w.prov.crashLayers[n]
+		if srv == nil {
+			continue
+		}
+		l, err := srv.PowerCut()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tier %s: power cut: %w", n, err))
+			continue
+		}
+		lost[n] = l.String()
+	}
+	return lost, errors.Join(errs...)
+}
+
+// PowerOn ends the named tiers' power cut: their layers serve again, on
+// the durable state.
+func (w *Workspace) PowerOn(names []string) error {
+	var errs []error
+	for _, n := range names {
+		if srv := w.prov.crashLayers[n]; srv != nil {
+			if err := srv.PowerOn(); err != nil {
+				errs = append(errs, fmt.Errorf("tier %s: power on: %w", n, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Wipe empties dir, a run folder on a tier that keeps nothing through a
+// power loss (tmpfs, a RAM-backed loop device): what the power cut leaves
+// of it. The folder itself stays, with its owner, for the restart to find.
+func Wipe(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("wipe %s: %w", dir, err)
+	}
+	var errs []error
+	for _, e := range ents {
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, e.Name())))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("wipe %s: %w", dir, err)
+	}
+	return nil
+}
+
+// LostText joins what each tier lost, by tier name, for a run's record.
+func LostText(lost map[string]string) string {
+	names := make([]string, 0, len(lost))
+	for n := range lost {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + ": " + lost[n]
+	}
+	return strings.Join(parts, "; ")
+}
