@@ -372,6 +372,13 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
 	lat := emulate.Latency{Read: spec.Read, Write: spec.Write, Fsync: spec.Fsync}
+	if crashable {
+		// Recorded before the mount, so undone after it: a killed
+		// helper leaves its hidden folder for cleanup.
+		if _, err := p.step(Resource{Kind: KindDir, Path: emulate.HiddenFolder(backing)}, func() error { return nil }); err != nil {
+			return "", fmt.Errorf("tier %s: %w", name, err)
+		}
+	}
 	started := func(pid int) error {
 		_, err := p.step(Resource{Kind: KindFuseServer, Path: dir, PID: pid, StartTicks: startTicks(pid)}, func() error { return nil })
 		return err

@@ -327,6 +327,12 @@ type hidden struct {
 	fd   int // O_PATH
 }
 
+// HiddenFolder is where a crashable mount of backing keeps what a power
+// cut would put back (a sibling of backing, outside the mount's view). The
+// helper removes it when it exits; one a killed helper left is the
+// caller's to record and remove (tierbench's ledger does).
+func HiddenFolder(backing string) string { return hiddenPath(backing) }
+
 // hiddenPath is the hidden folder of backing.
 func hiddenPath(backing string) string {
 	return filepath.Join(filepath.Dir(backing), ".tierbench-crash-"+filepath.Base(backing))
