@@ -4,8 +4,10 @@
 // round (rounds.go: a fixed count, or until every comparison's paired CI
 // is narrow enough, in each round's order drawn from the stored seed) and
 // stores each run. One run (run.go) is a sequence of named
-// phases on fresh run folders: open, load, cold restart, drive, verify,
-// close; a workload loaded once per study (snapshot.go) is loaded by the
+// phases on fresh run folders: open, load, cold restart, drive, recover
+// from a crash (crash.go: a crash run crashes its engine inside the
+// measured window, restarts it and checks the acknowledged writes),
+// verify, close; a workload loaded once per study (snapshot.go) is loaded by the
 // first run and copied into later runs' folders instead. Each cell carries
 // its swept option values and cache state (study.Variant), which the run
 // records. A run that fails is stored as failed and the study goes on; a
