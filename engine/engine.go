@@ -228,6 +228,10 @@ type Config struct {
 	// local user but root and uids, recorded for cleanup (tier.LockPorts):
 	// the door a server without authentication of its own would leave.
 	LockPorts func(name string, ports, uids []int) (unlock func() error, err error)
+	// InChild asks an in-process engine (Spec.InProcess) to run in a child
+	// process instead, which a crash run can kill without killing
+	// tierbench (engine.Crasher).
+	InChild bool
 	// Target, when set, is the URL of a server tierbench did not start
 	// (postgres://, mysql://, redis://). The engine connects to it and
 	// starts nothing; Dirs is then empty and Durability is whatever the

@@ -17,9 +17,9 @@ import (
 	"github.com/tierbench/tierbench/tier/emulate"
 )
 
-// TestProcessCrash crashes real servers (SIGKILL) inside their measured
-// window under YCSB A, restarts them on what survived and checks every
-// acknowledged write. A mode whose engine promises to survive a process
+// TestProcessCrash crashes real servers (SIGKILL), and Pebble in its
+// child process, inside their measured window under YCSB A, restarts them
+// on what survived and checks every acknowledged write. A mode whose engine promises to survive a process
 // crash loses none; Redis without its AOF loses them all, which proves the
 // check sees a loss. Each run records its crash moment, its recovery time
 // and that no server outlives the study.
@@ -30,6 +30,7 @@ func TestProcessCrash(t *testing.T) {
 		modes  []engine.Durability
 		bin    string
 	}{
+		{"pebble", []engine.Durability{engine.Sync, engine.NoSync}, "/"},
 		{"postgres", []engine.Durability{engine.Sync, engine.Async}, "/usr/lib/postgresql"},
 		{"mariadb", []engine.Durability{engine.Sync, engine.Async}, "/usr/sbin/mariadbd"},
 		{"redis", []engine.Durability{engine.Sync, engine.NoWAL}, "/usr/bin/redis-server"},
@@ -98,6 +99,7 @@ func TestPowerCrash(t *testing.T) {
 		tier   string // where every component goes
 		bin    string
 	}{
+		{"pebble", []engine.Durability{engine.Sync, engine.NoSync}, "disk", "/"},
 		{"postgres", []engine.Durability{engine.Sync, engine.Async}, "disk", "/usr/lib/postgresql"},
 		{"mariadb", []engine.Durability{engine.Sync}, "disk", "/usr/sbin/mariadbd"},
 		{"redis", []engine.Durability{engine.Sync, engine.Async}, "disk", "/usr/bin/redis-server"},

@@ -88,7 +88,7 @@ func (r *run) perform(ctx context.Context) {
 // whose placement is the user's) and opens the engine on them.
 func (r *run) open(ctx context.Context) error {
 	r.cfg = engine.Config{Dirs: map[string]string{}, Options: r.rec.Options, Scratch: r.ws.Scratch(),
-		Track: r.ws.TrackProcess, LockPorts: r.ws.LockPorts, Target: r.st.Target}
+		Track: r.ws.TrackProcess, LockPorts: r.ws.LockPorts, Target: r.st.Target, InChild: r.crashes()}
 	if r.st.Target == "" {
 		f, err := r.ws.RunFolders(r.rec.ID, r.cell.Placement.Components)
 		if err != nil {

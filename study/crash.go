@@ -117,10 +117,8 @@ func (p *parser) cannotCrash(s *Study, kinds []string) string {
 		return "crash: crash runs on a cluster are not built yet (they run on this machine only); use platform: local or remove crash"
 	case p.spec == nil:
 		return ""
-	case p.spec.InProcess:
-		return fmt.Sprintf("crash: engine %s runs inside tierbench's own process, and a crash run of it would need it in a child process, which tierbench does not do yet; crash a server engine (postgres, mariadb, redis) or remove crash", p.spec.Name)
 	case !p.spec.Crashable:
-		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash postgres, mariadb or redis, or remove crash", p.spec.Name)
+		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash pebble, postgres, mariadb or redis, or remove crash", p.spec.Name)
 	}
 	return ""
 }

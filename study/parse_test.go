@@ -27,6 +27,7 @@ type testCatalog struct{}
 var pebbleSpec = engine.Spec{
 	Name:          "pebble",
 	InProcess:     true,
+	Crashable:     true,
 	MaxClients:    1024,
 	MaxClientsWhy: "each client is a goroutine with its own histograms",
 	Components:    []engine.Component{{Name: "data"}, {Name: "wal"}},

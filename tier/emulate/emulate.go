@@ -125,7 +125,11 @@
 // reader after PowerOn sees only the durable state. Pages of shared
 // mappings dirtied after the cut are dropped at PowerOn, before they can
 // be written back. The runner kills the processes using the mount in
-// between: they get EIO meanwhile, and do not hang.
+// between: they get EIO meanwhile, and do not hang. PowerOn then reads,
+// with one syncfs(2), the write-back error the killed processes' failed
+// writes left on the mount, which the kernel would otherwise report to
+// the next syncfs of any file there (PostgreSQL's start does one) and a
+// machine rebooted after a power loss would not.
 //
 // What it costs:
 //
@@ -149,7 +153,9 @@
 // inode there is a rename on the same mount; a backing folder that is a
 // mount point of its own is refused. It is outside the mount's view and
 // removed when the helper exits; one left by a helper killed with SIGKILL
-// is removed by the next crashable mount of the same backing folder.
+// is removed by the next crashable mount of the same backing folder
+// (HiddenFolder names it, for tierbench's ledger, whose cleanup removes
+// it too).
 //
 // The helper takes Settle, PowerCut and PowerOn from its owner as
 // commands on a pipe (see control.go).
