@@ -148,8 +148,10 @@ func (c CrashCost) Sentence() string {
 	if c.NoCrash > 0 {
 		fmt.Fprintf(&b, "%s ops/s without a crash (median of %d); ", humanize.Commaf(float64(int64(c.Throughput))), c.NoCrash)
 	}
-	fmt.Fprintf(&b, "a %s crash ", c.Kind)
+	fmt.Fprintf(&b, "%s ", crashName(c.Kind))
 	switch {
+	case c.Checked == 0 && len(c.Inconsistent) == c.Crashed:
+		b.WriteString("left nothing to check")
 	case c.Checked == 0:
 		b.WriteString("was not checked for lost writes (the workload keeps no record of them)")
 	case stats.Mean(c.Lost) == 0:
@@ -162,9 +164,26 @@ func (c CrashCost) Sentence() string {
 		fmt.Fprintf(&b, "; recovery %ss%s", figure(stats.Mean(c.Recovery)), ciText(stats.MeanInterval(c.Recovery), figure))
 	}
 	if n := len(c.Inconsistent); n > 0 {
-		fmt.Fprintf(&b, "; %d of %d runs came back INCONSISTENT: %s", n, c.Crashed, c.Inconsistent[0])
+		fmt.Fprintf(&b, "; %d of %d runs came back INCONSISTENT: %s", n, c.Crashed, firstLine(c.Inconsistent[0]))
 	}
 	return b.String()
+}
+
+// crashName names a crash kind in a sentence.
+func crashName(kind string) string {
+	if kind == "power" {
+		return "a power loss"
+	}
+	return "a " + kind + " crash"
+}
+
+// firstLine is s up to its first line break, with a pointer to the rest
+// (a server's log tail) when there is more.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSuffix(strings.TrimSpace(s[:i]), ":") + " (its log: show --format json, runs[].crash.detail)"
+	}
+	return s
 }
 
 // ciText is ", 95% CI [a-b]" or "" without an interval.

@@ -50,6 +50,11 @@ func TestCrashCosts(t *testing.T) {
 	if !strings.Contains(out.String(), "CONTRADICTS THE DOCUMENTED MODE: sync promises") {
 		t.Errorf("show lacks the contradiction:\n%s", out.String())
 	}
+	gone := CrashCost{Placement: "p", Durability: "sync", Clients: 4, Kind: "power", Crashed: 1,
+		Inconsistent: []string{"the engine did not come back after the crash: postgres exited; last lines of its log:\nPANIC: no checkpoint"}}
+	if got, want := gone.Sentence(), "sync on p, 4 clients: a power loss left nothing to check; 1 of 1 runs came back INCONSISTENT: the engine did not come back after the crash: postgres exited; last lines of its log (its log: show --format json, runs[].crash.detail)"; got != want {
+		t.Errorf("sentence of a cell that never came back\n got %s\nwant %s", got, want)
+	}
 	if CrashCosts(&results.Study{}, runs) != nil {
 		t.Error("a study without crash runs has a trade-off")
 	}
