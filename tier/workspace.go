@@ -231,7 +231,11 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 	}
 	if t.Crashable {
 		info.Emulated = true
-		info.Emulation = joinNonEmpty(info.Emulation, CrashLayerNote)
+		note := CrashLayerNote
+		if c, ok := w.prov.LatencyCalibration(t.Name); ok && t.Latency == nil {
+			note += fmt.Sprintf("; its own round trip, measured at mount: %dµs", c.Overhead.Microseconds())
+		}
+		info.Emulation = joinNonEmpty(info.Emulation, note)
 	}
 	return info, nil
 }
