@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/acklog"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
@@ -72,6 +73,8 @@ type Workload struct {
 	initial  int64
 	seed     int64
 	seeded   bool
+	// acks, in a crash run, records the acknowledged transfers (acks.go).
+	acks *acklog.Log
 }
 
 var (
@@ -195,16 +198,18 @@ func (w *Workload) Verify(ctx context.Context, db engine.DB) (string, error) {
 const (
 	sSelect = iota
 	sUpdate
+	sBalance
 	nStmts
 )
 
 // statements returns the transfer's statements in dialect d: a locking read
 // of one balance (argument id) and a write of one balance (arguments
-// balance, id).
+// balance, id); and the plain read of a balance a crash run's check makes.
 func statements(d engine.Dialect) [nStmts]string {
 	return [nStmts]string{
 		"SELECT balance FROM " + Table + " WHERE id = " + d.Placeholder(1) + " FOR UPDATE",
 		"UPDATE " + Table + " SET balance = " + d.Placeholder(1) + " WHERE id = " + d.Placeholder(2),
+		"SELECT balance FROM " + Table + " WHERE id = " + d.Placeholder(1),
 	}
 }
 
@@ -226,6 +231,10 @@ type Client struct {
 	rng   *rand.Rand
 	stmts [nStmts]*sql.Stmt
 	ready bool
+	// pending and buf are a crash run's writes of the transfer under way
+	// (acks.go).
+	pending []acklog.Pending
+	buf     []byte
 }
 
 func (c *Client) prepare(ctx context.Context) error {
@@ -233,7 +242,8 @@ func (c *Client) prepare(ctx context.Context) error {
 		return nil
 	}
 	qs := statements(c.d)
-	if i, err := sqlwork.PrepareAll(ctx, c.conn, c.stmts[:], qs[:]); err != nil {
+	// The transfer's statements; sBalance is the crash check's.
+	if i, err := sqlwork.PrepareAll(ctx, c.conn, c.stmts[:sBalance], qs[:sBalance]); err != nil {
 		return fmt.Errorf("bank: prepare %s: %w", qs[i], err)
 	}
 	c.ready = true
@@ -285,11 +295,17 @@ func (c *Client) transfer(ctx context.Context, from, to, amount int64) error {
 	if err := c.prepare(ctx); err != nil {
 		return err
 	}
-	return sqlwork.Txn(ctx, c.conn, "bank",
-		func() (string, error) { return c.body(ctx, from, to, amount) },
-		func(step string) string {
-			return fmt.Sprintf("bank transfer of %d from %d to %d: %s", amount, from, to, step)
-		})
+	txn := func() error {
+		return sqlwork.Txn(ctx, c.conn, "bank",
+			func() (string, error) { return c.body(ctx, from, to, amount) },
+			func(step string) string {
+				return fmt.Sprintf("bank transfer of %d from %d to %d: %s", amount, from, to, step)
+			})
+	}
+	if c.w.acks != nil {
+		return c.tracked(ctx, txn)
+	}
+	return txn()
 }
 
 func (c *Client) body(ctx context.Context, from, to, amount int64) (string, error) {
@@ -310,6 +326,7 @@ func (c *Client) body(ctx context.Context, from, to, amount int64) (string, erro
 		bal[0], bal[1] = bal[0]+amount, bal[1]-amount
 	}
 	for i, id := range [2]int64{lo, hi} {
+		c.noteWrite(id, bal[i])
 		if _, err := c.stmts[sUpdate].ExecContext(ctx, bal[i], id); err != nil {
 			return fmt.Sprintf("update account %d", id), err
 		}

@@ -97,10 +97,12 @@ func TestStatementsPerDialect(t *testing.T) {
 		{engine.Postgres, [nStmts]string{
 			"SELECT balance FROM bank_accounts WHERE id = $1 FOR UPDATE",
 			"UPDATE bank_accounts SET balance = $1 WHERE id = $2",
+			"SELECT balance FROM bank_accounts WHERE id = $1",
 		}},
 		{engine.MySQL, [nStmts]string{
 			"SELECT balance FROM bank_accounts WHERE id = ? FOR UPDATE",
 			"UPDATE bank_accounts SET balance = ? WHERE id = ?",
+			"SELECT balance FROM bank_accounts WHERE id = ?",
 		}},
 	} {
 		if got := statements(tc.d); got != tc.want {

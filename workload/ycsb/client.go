@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/acklog"
 )
 
 // chooser draws key numbers; one per client.
@@ -77,7 +78,7 @@ type Client struct {
 	// keyNum is the number of the key nextKey chose; pending the writes
 	// a crash run's record holds open (acks.go).
 	keyNum  int64
-	pending []pendingWrite
+	pending []acklog.Pending
 	_       [64]byte
 }
 
@@ -166,11 +167,11 @@ func (c *Client) update(ctx context.Context, key []byte) error {
 func (c *Client) tracked(k int64, fields []engine.Field, write func() error) error {
 	p := c.pending[:0]
 	for _, f := range fields {
-		p = append(p, c.w.acks.begin(k, f.Index, f.Value))
+		p = append(p, c.w.acks.Begin(c.w.slot(k, f.Index), f.Value))
 	}
 	err := write()
 	for _, pw := range p {
-		c.w.acks.end(pw, err == nil)
+		c.w.acks.End(pw, err == nil)
 	}
 	c.pending = p
 	return err

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/acklog"
 )
 
 // Parameter names, as in YCSB's properties.
@@ -164,7 +165,7 @@ type Workload struct {
 	window []atomic.Int64
 
 	// acks, in a crash run, records the acknowledged writes (acks.go).
-	acks *ackLog
+	acks *acklog.Log
 
 	// Zeta values are O(n) to compute, so they are computed once, lazily,
 	// on the first NewClient, and then only read.
