@@ -139,10 +139,16 @@ func durabilityVerdicts(st *results.Study, a *stats.Analysis, cs []int) []string
 // 1 client, ...; all-pmem ..." and "warm against cold: ...". This is the
 // question of a cache or heap sweep (how much does a bigger cache buy?),
 // which the baseline comparison, made within one combination, leaves out.
+// The crash dimension is left out: a crash run's window ends at its crash
+// and its clients keep a record of their writes, so its throughput is not
+// what the crash costs (the crash trade-off, crash.go, says that).
 func sweepVerdicts(st *results.Study, a *stats.Analysis, cs []int) []string {
 	var out []string
 	for _, d := range st.Durability {
 		for i, dim := range st.Dims() {
+			if dim.Name == results.CrashDim {
+				continue
+			}
 			for _, v := range dim.Labels[1:] {
 				var parts []string
 				for _, p := range st.Placements {
