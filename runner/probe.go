@@ -47,7 +47,9 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 			return nil, fmt.Errorf("probe tier %s: %w", t.Name, err)
 		}
 		pt.Emulated = pt.Emulated || info.Emulated
-		if info.Emulated {
+		// A tier under the crash layer alone emulates nothing to confirm:
+		// its probe is the layer's cost, shown with the tier's figures.
+		if info.Emulated && (t.Latency != nil || t.Throttle != nil) {
 			info.EmulationCheck = probe.EmulationCheck(t.Latency, t.Throttle, pt)
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s is emulated (%s): %s", t.Name, info.Emulation, info.EmulationCheck))

@@ -232,7 +232,7 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 	if t.Crashable {
 		info.Emulated = true
 		note := CrashLayerNote
-		if c, ok := w.prov.LatencyCalibration(t.Name); ok && t.Latency == nil {
+		if c, ok := w.prov.LatencyCalibration(t.Name); ok && t.Latency == nil && c.Overhead > 0 {
 			note += fmt.Sprintf("; its own round trip, measured at mount: %dµs", c.Overhead.Microseconds())
 		}
 		info.Emulation = joinNonEmpty(info.Emulation, note)
