@@ -158,3 +158,13 @@ type Crasher interface {
 type FieldsReader interface {
 	ReadFields(ctx context.Context, key []byte) (fields [][]byte, err error)
 }
+
+// RecoveryReporter is an optional DB ability: what the engine says its
+// last start replayed after a crash ("replayed 12 MiB of WAL in 0.15 s"),
+// "" when it says nothing.
+//
+// Asked by the runner, once a crash run's restarted engine answered: the
+// text is stored with the crash record.
+type RecoveryReporter interface {
+	Recovery() string
+}

@@ -46,6 +46,8 @@ type CrashCost struct {
 	// Contradiction, when set, says how a loss contradicts the mode's
 	// promise to survive this crash.
 	Contradiction string
+	// Replayed is what the engine said its last recovery replayed.
+	Replayed string
 }
 
 // CrashCosts gathers the trade-off from a study's ok runs (before the
@@ -107,6 +109,9 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 func addCrash(c *CrashCost, r results.Run, tiers string) {
 	cr := r.Crash
 	c.Crashed++
+	if cr.Replayed != "" {
+		c.Replayed = cr.Replayed
+	}
 	if cr.RecoveryS > 0 {
 		c.Recovery = append(c.Recovery, cr.RecoveryS)
 	}
@@ -162,6 +167,9 @@ func (c CrashCost) Sentence() string {
 	}
 	if len(c.Recovery) > 0 {
 		fmt.Fprintf(&b, "; recovery %ss%s", figure(stats.Mean(c.Recovery)), ciText(stats.MeanInterval(c.Recovery), figure))
+	}
+	if c.Replayed != "" {
+		fmt.Fprintf(&b, " (the last: %s)", c.Replayed)
 	}
 	if n := len(c.Inconsistent); n > 0 {
 		fmt.Fprintf(&b, "; %d of %d runs came back INCONSISTENT: %s", n, c.Crashed, firstLine(c.Inconsistent[0]))

@@ -445,6 +445,9 @@ type Crash struct {
 	// every acknowledged write through this kind of crash (the engine's
 	// engine.Mode.Survives): a loss then contradicts the documentation.
 	Promised bool `json:"promised"`
+	// Replayed is what the restarted engine says it replayed ("replayed
+	// 12 MiB of WAL in 0.15 s"), where it says it.
+	Replayed string `json:"replayed,omitempty"`
 	// Lost, for crash: power, is what the crash-capable layer rolled back
 	// on the tiers (files, bytes, directory entries).
 	Lost string `json:"lost,omitempty"`

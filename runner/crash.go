@@ -122,6 +122,11 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 		return nil
 	}
 	r.db = db
+	defer func() {
+		if rr, ok := db.(engine.RecoveryReporter); ok {
+			c.Replayed = rr.Recovery()
+		}
+	}()
 	ac, ok := r.w.(workload.AckChecker)
 	if !ok {
 		first, err := firstAnswer(ctx, db)

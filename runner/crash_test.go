@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,8 +55,8 @@ func TestProcessCrash(t *testing.T) {
 				if r.Status != results.RunOK || cr == nil {
 					t.Fatalf("%s: status %s (%s), crash %+v", r.Durability, r.Status, r.Error, cr)
 				}
-				t.Logf("%s %s: %.0f ops/s, crash at %.2fs, recovery %.3fs, %s (window %.0f ms)", c.engine, r.Durability,
-					r.ThroughputOpsS, cr.AtS, cr.RecoveryS, cr.Detail, cr.LostWindowMS)
+				t.Logf("%s %s: %.0f ops/s, crash at %.2fs, recovery %.3fs, %s (window %.0f ms) %s", c.engine, r.Durability,
+					r.ThroughputOpsS, cr.AtS, cr.RecoveryS, cr.Detail, cr.LostWindowMS, cr.Replayed)
 				if cr.Kind != study.CrashProcess || cr.AtS <= 0 || cr.AtS >= st.Duration.Seconds() || cr.RecoveryS <= 0 || !cr.Checked || !cr.Consistent {
 					t.Errorf("%s: crash record %+v", r.Durability, cr)
 				}
@@ -65,6 +66,9 @@ func TestProcessCrash(t *testing.T) {
 				survives := spec.Survives(engine.Durability(r.Durability), study.CrashProcess)
 				if survives && cr.LostAcked != 0 {
 					t.Errorf("%s promises to survive a process crash, and lost %d acknowledged writes", r.Durability, cr.LostAcked)
+				}
+				if c.engine == "postgres" && !strings.HasPrefix(cr.Replayed, "replayed ") {
+					t.Errorf("%s: PostgreSQL's replay not read from its log: %q", r.Durability, cr.Replayed)
 				}
 				if engine.Durability(r.Durability) == engine.NoWAL && cr.LostAcked == 0 {
 					t.Errorf("redis without AOF lost nothing: the check does not see losses")
