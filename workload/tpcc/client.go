@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/acklog"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
@@ -52,6 +53,9 @@ type Client struct {
 	shaped map[string]*sql.Stmt
 	// sink receives the columns a transaction reads but does not use.
 	sink any
+	// order is the New-Order under way in a crash run (acks.go).
+	order   acklog.Pending
+	ordered bool
 }
 
 func (c *Client) prepare(ctx context.Context) error {
@@ -184,10 +188,12 @@ func (c *Client) txn(ctx context.Context, body func(context.Context) (string, er
 	step, err := body(ctx)
 	if err == nil {
 		if _, err = c.conn.ExecContext(ctx, "COMMIT"); err == nil {
+			c.endOrder(true)
 			return false, nil
 		}
 		step = "commit"
 	}
+	c.endOrder(false)
 	if errors.Is(err, errUnusedItem) {
 		if _, err := c.conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 			return false, fmt.Errorf("tpcc %s: planned rollback: %w", what(), err)

@@ -88,6 +88,8 @@ func TestWarehouse(t *testing.T) {
 		noop := func() string { return "test" }
 
 		// New-Order: the order, its lines and its new-order row appear.
+		// A crash run's record of acknowledged New-Orders is kept.
+		w.TrackAcks()
 		in := newOrderInput{w: 1, d: 4, c: 17, lines: []orderLine{{5, 1, 3}, {77, 1, 2}, {9000, 1, 10}}}
 		if err := c.retry(ctx, opNewOrder, func(ctx context.Context) (string, error) { return c.newOrder(ctx, in) }, noop); err != nil {
 			t.Fatal(err)
@@ -113,6 +115,16 @@ func TestWarehouse(t *testing.T) {
 		if w.stats.rollbacks.Load() != 1 || w.stats.committed[opNewOrder].Load() != 1 {
 			t.Errorf("rollbacks %d, committed new orders %d; want 1, 1", w.stats.rollbacks.Load(), w.stats.committed[opNewOrder].Load())
 		}
+		// The record holds the committed order, not the rolled back one;
+		// an acknowledged order that is not there is lost.
+		if ack, err := w.CheckAcks(ctx, db); err != nil || ack.Checked != 1 || ack.Lost != 0 || ack.First.IsZero() {
+			t.Errorf("acknowledged new orders: %+v, %v; want 1 checked, none lost", ack, err)
+		}
+		w.acks.End(w.acks.Begin(orderSlot(1, 4, 999999), present), true)
+		if ack, err := w.CheckAcks(ctx, db); err != nil || ack.Checked != 2 || ack.Lost != 1 {
+			t.Errorf("with an acknowledged order missing: %+v, %v; want 2 checked, 1 lost", ack, err)
+		}
+		w.acks = nil
 
 		// Payment by last name: warehouse, district and customer updated,
 		// a history row added.

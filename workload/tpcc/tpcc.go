@@ -27,6 +27,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/acklog"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
@@ -111,6 +112,8 @@ type Workload struct {
 	cOLIID     int64
 	seed       int64
 	seeded     bool
+	// acks, in a crash run, records the acknowledged New-Orders (acks.go).
+	acks *acklog.Log
 
 	// items and customers (per district) are the specification's unless a
 	// test shrinks them.

@@ -165,6 +165,7 @@ func (c *Client) newOrder(ctx context.Context, in newOrderInput) (string, error)
 			allLocal = 0
 		}
 	}
+	c.noteOrder(in.w, in.d, oid)
 	if _, err := c.stmts[sInsertOrder].ExecContext(ctx, oid, in.d, in.w, in.c, len(in.lines), allLocal); err != nil {
 		return "insert order", err
 	}
