@@ -232,27 +232,7 @@ func (p *parser) caches(s *Study) {
 	if !ok {
 		return
 	}
-	fix := "write cache: warm, cache: cold, or cache: [cold, warm] to sweep both"
-	items, ok := p.list(e, "cache", fix)
-	if !ok {
-		return
-	}
-	var states []string
-	for _, n := range items {
-		v, ok := p.item(n, "cache", fix)
-		if !ok {
-			return
-		}
-		if !slices.Contains(CacheModes, v) {
-			p.unknown(n.Line, fmt.Sprintf("unknown cache %q", v), v, CacheModes, "known values", "use one of them")
-			return
-		}
-		if slices.Contains(states, v) {
-			p.addf(n.Line, "cache %q is listed twice; remove one", v)
-			continue
-		}
-		states = append(states, v)
-	}
+	states := p.valueList(e, "cache", CacheModes, "write cache: warm, cache: cold, or cache: [cold, warm] to sweep both")
 	if len(states) == 0 {
 		return
 	}
@@ -267,6 +247,33 @@ func (p *parser) caches(s *Study) {
 	if len(states) == 1 && states[0] == CacheCold && s.Warmup > 0 {
 		p.addf(e.k.Line, "cache: cold measures from a cold start, which a warmup would undo; set warmup: 0s or use cache: warm")
 	}
+}
+
+// valueList reads a key that takes one of known or a list of them (a
+// list sweeps them): each value checked against known, a repeat reported
+// and dropped. Nothing when a value is wrong.
+func (p *parser) valueList(e entry, what string, known []string, fix string) []string {
+	items, ok := p.list(e, what, fix)
+	if !ok {
+		return nil
+	}
+	var values []string
+	for _, n := range items {
+		v, ok := p.item(n, what, fix)
+		if !ok {
+			return nil
+		}
+		if !slices.Contains(known, v) {
+			p.unknown(n.Line, fmt.Sprintf("unknown %s %q", what, v), v, known, "known values", "use one of them")
+			return nil
+		}
+		if slices.Contains(values, v) {
+			p.addf(n.Line, "%s %q is listed twice; remove one", what, v)
+			continue
+		}
+		values = append(values, v)
+	}
+	return values
 }
 
 // WarmupIn is a cell's warmup: none in a cold cell, which measures from a

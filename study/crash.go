@@ -37,26 +37,7 @@ func (p *parser) crashes(s *Study) {
 	if !ok {
 		return
 	}
-	items, ok := p.list(e, "crash", crashFix)
-	if !ok {
-		return
-	}
-	var kinds []string
-	for _, n := range items {
-		v, ok := p.item(n, "crash", crashFix)
-		if !ok {
-			return
-		}
-		if !slices.Contains(CrashKinds, v) {
-			p.unknown(n.Line, fmt.Sprintf("unknown crash %q", v), v, CrashKinds, "known values", "use one of them")
-			return
-		}
-		if slices.Contains(kinds, v) {
-			p.addf(n.Line, "crash %q is listed twice; remove one", v)
-			continue
-		}
-		kinds = append(kinds, v)
-	}
+	kinds := p.valueList(e, "crash", CrashKinds, crashFix)
 	if len(kinds) == 0 {
 		return
 	}

@@ -28,14 +28,7 @@ func TestCrashRunKill9(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skip(t, err)
 	}
-	work, err := os.MkdirTemp("/var/tmp", "tierbench-crash-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(work)
-	if err := os.Chmod(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	work := serverWork(t, "tierbench-crash-")
 	disk := filepath.Join(work, "disk")
 	if err := os.Mkdir(disk, 0o755); err != nil {
 		t.Fatal(err)

@@ -72,6 +72,21 @@ func ramDir(t *testing.T) string {
 	return dir
 }
 
+// serverWork makes a 0755 folder under /var/tmp, which servers running as
+// their own OS users can enter, removed when the test ends.
+func serverWork(t *testing.T, prefix string) string {
+	t.Helper()
+	work, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(work) })
+	if err := os.Chmod(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return work
+}
+
 func writeStudy(t *testing.T, dir, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, "study.yaml")
@@ -587,14 +602,7 @@ func TestServerEngines(t *testing.T) {
 				}
 			}
 			// Server users must be able to enter the tier folders.
-			work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer os.RemoveAll(work)
-			if err := os.Chmod(work, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			work := serverWork(t, "tierbench-e2e-")
 			st := writeStudy(t, work, fmt.Sprintf(`name: %s-e2e
 engine: %s
 tiers:
@@ -681,14 +689,7 @@ func TestStandardDrivers(t *testing.T) {
 			if _, err := exec.LookPath(tc.tool); err != nil {
 				testenv.Skipf(t, "%s not installed", tc.tool)
 			}
-			work, err := os.MkdirTemp("/var/tmp", "tierbench-e2e-")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer os.RemoveAll(work)
-			if err := os.Chmod(work, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			work := serverWork(t, "tierbench-e2e-")
 			st := writeStudy(t, work, fmt.Sprintf(`name: drivers-e2e
 engine: %s
 tiers:

@@ -39,14 +39,7 @@ func TestMemoryGroupKill9(t *testing.T) {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		testenv.Skipf(t, "redis-server not installed")
 	}
-	work, err := os.MkdirTemp("/var/tmp", "tierbench-memory-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(work)
-	if err := os.Chmod(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	work := serverWork(t, "tierbench-memory-")
 	disk := filepath.Join(work, "disk")
 	st := writeStudy(t, work, fmt.Sprintf(`name: memory-kill9
 engine: redis

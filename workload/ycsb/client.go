@@ -79,7 +79,9 @@ type Client struct {
 	// a crash run's record holds open (acks.go).
 	keyNum  int64
 	pending []acklog.Pending
-	_       [64]byte
+	// inserted is an insert's fields as the record takes them, reused.
+	inserted []engine.Field
+	_        [64]byte
 }
 
 // OnLane reports whether the client can run on a lane (driver/lane): when
@@ -193,11 +195,11 @@ func (c *Client) insert(ctx context.Context) error {
 	}
 	var err error
 	if w.acks != nil {
-		all := c.upd[:0:0]
+		c.inserted = c.inserted[:0]
 		for i, v := range c.fields {
-			all = append(all, engine.Field{Index: i, Value: v})
+			c.inserted = append(c.inserted, engine.Field{Index: i, Value: v})
 		}
-		err = c.tracked(k, all, func() error { return c.rec.Insert(ctx, c.key, c.fields) })
+		err = c.tracked(k, c.inserted, func() error { return c.rec.Insert(ctx, c.key, c.fields) })
 	} else {
 		err = c.rec.Insert(ctx, c.key, c.fields)
 	}
