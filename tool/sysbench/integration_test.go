@@ -92,7 +92,10 @@ func TestDrive(t *testing.T) {
 		if m.Length < 1500*time.Millisecond || m.Length > 4*time.Second {
 			t.Errorf("measured length %v, want about 2 s", m.Length)
 		}
-		if res.Warmup.Ops <= 0 || res.Warmup.Length < 900*time.Millisecond || res.Warmup.Length > 1500*time.Millisecond {
+		// The warmup may commit nothing: two clients of oltp read-write can
+		// deadlock, and PostgreSQL breaks the tie after deadlock_timeout (1 s),
+		// which a loaded machine can place inside the whole warmup.
+		if res.Warmup.Ops < 0 || res.Warmup.Length < 900*time.Millisecond || res.Warmup.Length > 1500*time.Millisecond {
 			t.Errorf("warmup %+v", res.Warmup)
 		}
 		if len(res.Intervals) < 2 || res.Intervals[0].Phase != driver.Warmup || res.Intervals[len(res.Intervals)-1].Phase != driver.Measured {
