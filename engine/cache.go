@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/tierbench/tierbench/driver"
 )
@@ -22,6 +23,27 @@ type CacheWork struct {
 	Mix       CacheMix
 	Keys      int64
 	ValueSize int
+	// OnWrite, set in a crash run, is told of each put the client reports
+	// after the cut: those a key may still hold (see CacheWrite).
+	OnWrite func(CacheWrite)
+}
+
+// CacheWrite is a put a crash run's client made. Its value began with ID
+// (little endian, cut to the value's size), which CacheReader reads back.
+type CacheWrite struct {
+	Key, ID    int64
+	Start, End time.Time
+	// Acked: the client learnt the put succeeded (at End); otherwise its
+	// outcome is unknown.
+	Acked bool
+}
+
+// CacheReader is a Cache whose client reads back, after a crash run's
+// restart, the ID each key's value begins with (CacheWrite).
+type CacheReader interface {
+	// ReadIDs reads keys and returns the ID of each one present, and when
+	// the engine answered the first read.
+	ReadIDs(ctx context.Context, keys []int64, valueSize int) (ids map[int64]int64, first time.Time, err error)
 }
 
 // Cache is the key-value cache data model of an engine whose operations

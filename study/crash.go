@@ -99,7 +99,7 @@ func (p *parser) cannotCrash(s *Study, kinds []string) string {
 	case p.spec == nil:
 		return ""
 	case !p.spec.Crashable:
-		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash pebble, postgres, mariadb or redis, or remove crash", p.spec.Name)
+		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash pebble, postgres, mariadb, redis or ignite, or remove crash", p.spec.Name)
 	}
 	return ""
 }

@@ -40,7 +40,7 @@ func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, err
 	err := d.runClient(ctx, "load", []string{
 		"--keys=" + strconv.FormatInt(keys, 10),
 		"--value-size=" + strconv.Itoa(valueSize),
-	}, func(line []byte) {
+	}, nil, func(line []byte) {
 		if n, ok := stream.LoadedRecords(line); ok {
 			loaded = n
 		}
@@ -58,12 +58,28 @@ func (d *DB) Preload(ctx context.Context, keys int64, valueSize int) (int64, err
 // DriveCache runs one measured run in a client JVM with `clients`
 // producer threads and reads what it measured from its standard output
 // (driver/stream's protocol).
-func (d *DB) DriveCache(ctx context.Context, work engine.CacheWork, cfg driver.Config, clients int) (*driver.Result, error) {
+//
+// With cfg.Cut the client ends the measured window at cfg.CutAt and says
+// so; Cut (the crash) runs then, and the puts the client reports after it
+// reach work.OnWrite.
+func (d *DB) DriveCache(ctx context.Context, work engine.CacheWork, cfg driver.Config, clients int) (res *driver.Result, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.Warmup+cfg.Duration+runSlack)
 	defer cancel()
 	p := stream.NewReader("the Ignite client", cfg)
-	err := d.runClient(ctx, "run", runArgs(work, cfg.Warmup, cfg.Duration, clients), p.Line)
-	return p.Result(err)
+	args := runArgs(work, cfg.Warmup, cfg.Duration, clients)
+	onLine := p.Line
+	if cfg.Cut != nil {
+		c := &cutRun{cfg: cfg, work: work, next: p.Line}
+		args = append(args, "--cut-ms="+strconv.FormatInt(cfg.CutAt.Milliseconds(), 10))
+		onLine = c.line
+		defer func() {
+			if c.bad != nil && err == nil {
+				err = c.bad
+			}
+		}()
+	}
+	res, err = p.Result(d.runClient(ctx, "run", args, nil, onLine))
+	return res, err
 }
 
 // runArgs are the client's arguments for a measured run of work with
@@ -92,7 +108,7 @@ func (d *DB) WatchLoad(w driver.LoadWatch) {
 // signal, is tracked like the servers, and is killed when ctx ends. Its
 // standard error goes to client.log in the home folder and, on failure,
 // into the error.
-func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine func([]byte)) error {
+func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin io.Reader, onLine func([]byte)) error {
 	port, err := server.FreePort()
 	if err != nil {
 		return fmt.Errorf("ignite client: %w", err)
@@ -120,7 +136,10 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 	tail := &server.TailWriter{Max: 64 << 10}
 	cmd := exec.Command(d.java.java, d.java.args(d.set.heap, args...)...)
 	cmd.Dir = d.home
-	cmd.Stderr = io.MultiWriter(logf, tail)
+	// The log is kept as far as its tier lets: a crash run's power cut
+	// fails every write to it while the client reports.
+	cmd.Stderr = io.MultiWriter(keepGoing{logf}, tail)
+	cmd.Stdin = stdin
 	server.OwnGroup(cmd, false)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -184,4 +203,13 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, onLine 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// keepGoing writes what it can and never fails, so that a log on a tier
+// whose power was cut does not fail the process it logs.
+type keepGoing struct{ w io.Writer }
+
+func (k keepGoing) Write(p []byte) (int, error) {
+	_, _ = k.w.Write(p)
+	return len(p), nil
 }

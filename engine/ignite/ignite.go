@@ -104,6 +104,7 @@ var _ engine.Engine = Engine{}
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:       "ignite",
+		Crashable:  true,
 		MaxClients: 512, MaxClientsWhy: "clients are threads of the one client JVM, each with its own HDR histograms in the client's heap, 512 MiB by default (option heap)",
 		Image:  Image,
 		Models: []engine.Model{engine.ModelCache},

@@ -93,14 +93,16 @@ func (l *Log) Begin(slot int64, value []byte) Pending {
 }
 
 // End notes the outcome of a write: acknowledged (ok), or unknown.
-func (l *Log) End(p Pending, ok bool) {
+func (l *Log) End(p Pending, ok bool) { l.end(p, ok, l.now()) }
+
+// end is End at now, nanoseconds from base.
+func (l *Log) end(p Pending, ok bool, now int64) {
 	sh := &l.shards[uint64(p.slot)%shards]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	w := sh.slots[p.slot]
 	w.inflight--
 	if ok {
-		now := l.now()
 		x := &w.ws[p.index]
 		x.end = now
 		if x.start > w.latest {
@@ -117,6 +119,19 @@ func (l *Log) End(p Pending, ok bool) {
 		}
 	}
 	w.ws = keep
+}
+
+// Add records a write another process made and reported once its
+// writers were done (a cache engine's own client): begun at start, and
+// acknowledged at end (ok) or of unknown outcome. Writes of a slot may
+// come in any order; start must not be before New.
+func (l *Log) Add(slot int64, value []byte, start, end time.Time, ok bool) {
+	p := l.Begin(slot, value)
+	sh := &l.shards[uint64(slot)%shards]
+	sh.mu.Lock()
+	sh.slots[slot].ws[p.index].start = int64(start.Sub(l.base))
+	sh.mu.Unlock()
+	l.end(p, ok, int64(end.Sub(l.base)))
 }
 
 // holds reports whether a slot holding a value of hash h holds a write
@@ -137,6 +152,21 @@ func (l *Log) Holds(slot int64, value []byte) bool {
 	return w != nil && w.holds(maphash.Bytes(l.seed, value))
 }
 
+// Slots are the slots with an acknowledged write, in order: those Check
+// reads. Call it once the writers are done.
+func (l *Log) Slots() []int64 {
+	var slots []int64
+	for i := range l.shards {
+		for s, w := range l.shards[i].slots {
+			if w.latest >= 0 {
+				slots = append(slots, s)
+			}
+		}
+	}
+	slices.Sort(slots)
+	return slots
+}
+
 // Result is what Check found.
 type Result struct {
 	// First is when the first read returned; zero with nothing to read.
@@ -153,15 +183,7 @@ type Result struct {
 // (read returns nil, nil for one that is gone) and counts those that lost
 // their latest. Call it once the writers are done.
 func (l *Log) Check(read func(slot int64) ([]byte, error)) (Result, error) {
-	var slots []int64
-	for i := range l.shards {
-		for s, w := range l.shards[i].slots {
-			if w.latest >= 0 {
-				slots = append(slots, s)
-			}
-		}
-	}
-	slices.Sort(slots)
+	slots := l.Slots()
 	var out Result
 	oldest := int64(-1)
 	for _, s := range slots {

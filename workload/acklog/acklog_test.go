@@ -3,6 +3,7 @@ package acklog
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // TestRule: a slot may hold any write not made stale by an acknowledged
@@ -77,5 +78,37 @@ func TestCheck(t *testing.T) {
 	boom := errors.New("boom")
 	if _, err := l.Check(func(int64) ([]byte, error) { return nil, boom }); !errors.Is(err, boom) {
 		t.Errorf("err %v, want the read's", err)
+	}
+}
+
+// TestAdd: writes another process reported, in any order, are judged as
+// if they had been recorded as they happened.
+func TestAdd(t *testing.T) {
+	l := New()
+	at := func(ms int) time.Time { return l.base.Add(time.Duration(ms) * time.Millisecond) }
+	// Slot 1: "new" began after "old" was acknowledged; reported first.
+	l.Add(1, []byte("new"), at(30), at(40), true)
+	l.Add(1, []byte("old"), at(10), at(20), true)
+	// Slot 2: an acknowledged write and one whose outcome is unknown.
+	l.Add(2, []byte("acked"), at(10), at(20), true)
+	l.Add(2, []byte("maybe"), at(30), time.Time{}, false)
+	cases := []struct {
+		slot  int64
+		value string
+		holds bool
+	}{
+		{1, "new", true},
+		{1, "old", false},
+		{2, "acked", true},
+		{2, "maybe", true},
+		{2, "other", false},
+	}
+	for _, c := range cases {
+		if got := l.Holds(c.slot, []byte(c.value)); got != c.holds {
+			t.Errorf("slot %d holding %q: %v, want %v", c.slot, c.value, got, c.holds)
+		}
+	}
+	if got := l.Slots(); len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		t.Errorf("slots %v, want [1 2]", got)
 	}
 }

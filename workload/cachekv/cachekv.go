@@ -11,6 +11,8 @@ package cachekv
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/acklog"
 )
 
 // Op names the engine's client reports.
@@ -87,12 +90,15 @@ type Workload struct {
 	params  map[string]string
 	work    engine.CacheWork
 	preload int64
+	// acks is a crash run's record of puts (TrackAcks); nil otherwise.
+	acks *acklog.Log
 }
 
 var (
 	_ workload.Workload    = (*Workload)(nil)
 	_ workload.Delegated   = (*Workload)(nil)
 	_ engine.CacheWorkload = (*Workload)(nil)
+	_ workload.AckChecker  = (*Workload)(nil)
 )
 
 func newWorkload(k kind, p setting.Values) (*Workload, error) {
@@ -180,9 +186,54 @@ func (e *external) Drive(ctx context.Context, cfg driver.Config, clients int) (*
 	if err := cfg.Validate(clients); err != nil {
 		return nil, err
 	}
-	return e.cache.DriveCache(ctx, e.w.work, cfg, clients)
+	work := e.w.work
+	if e.w.acks != nil {
+		work.OnWrite = e.w.record
+	}
+	return e.cache.DriveCache(ctx, work, cfg, clients)
 }
 
 // CacheWork says what the engine's client does in a run on a cluster,
 // where it loads and drives in one pod.
 func (w *Workload) CacheWork() (engine.CacheWork, int64) { return w.work, w.preload }
+
+// TrackAcks starts the record of puts a crash run checks
+// (workload.AckChecker): the engine's client reports them after the cut
+// (engine.CacheWork.OnWrite), one slot per key.
+func (w *Workload) TrackAcks() { w.acks = acklog.New() }
+
+// CheckAcks reads back every key with an acknowledged put through the
+// engine's client (engine.CacheReader) and counts those whose latest
+// acknowledged put is missing (workload.AckChecker).
+func (w *Workload) CheckAcks(ctx context.Context, db engine.DB) (workload.AckCheck, error) {
+	out := workload.AckCheck{Unit: "keys"}
+	if w.acks == nil {
+		return out, errors.New("cachekv: no puts were tracked (TrackAcks)")
+	}
+	r, ok := db.(engine.CacheReader)
+	if !ok {
+		return out, fmt.Errorf("engine %T cannot read its cache back (engine.CacheReader)", db)
+	}
+	keys := w.acks.Slots()
+	ids, first, err := r.ReadIDs(ctx, keys, w.work.ValueSize)
+	if err != nil {
+		return out, err
+	}
+	res, err := w.acks.Check(func(key int64) ([]byte, error) {
+		id, ok := ids[key]
+		if !ok {
+			return nil, nil
+		}
+		return idValue(id), nil
+	})
+	out.First, out.Checked, out.Lost, out.OldestLost = first, res.Checked, res.Lost, res.OldestLost
+	return out, err
+}
+
+// record hands a put the client reported to the record.
+func (w *Workload) record(cw engine.CacheWrite) {
+	w.acks.Add(cw.Key, idValue(cw.ID), cw.Start, cw.End, cw.Acked)
+}
+
+// idValue is the value the record keeps for a put: its id's 8 bytes.
+func idValue(id int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(id)) }

@@ -122,7 +122,7 @@ func TestDrive(t *testing.T) {
 	if res.Measured.Ops != 8 || res.Measured.Throughput() != 8 {
 		t.Errorf("measured %+v", res.Measured)
 	}
-	if (f.work != engine.CacheWork{Mix: engine.CachePutGet, Keys: 100, ValueSize: 64}) || f.clients != 16 ||
+	if w := f.work; w.Mix != engine.CachePutGet || w.Keys != 100 || w.ValueSize != 64 || w.OnWrite != nil || f.clients != 16 ||
 		f.cfg.Warmup != 2*time.Second || f.cfg.Duration != 3*time.Second || fmt.Sprint(f.cfg.Ops) != "[put get]" {
 		t.Errorf("work %+v, %d clients, config %+v", f.work, f.clients, f.cfg)
 	}

@@ -26,6 +26,9 @@ import org.apache.ignite.configuration.IgniteConfiguration;
  *   --mode=run   --op=put|get|putget --threads=N --warmup-ms=W --duration-ms=D --keys=N --value-size=B
  *                [--preload=K]                         stream keys 0..K-1 first (one JVM loads and runs:
  *                                                      a pod's log then holds one run, ending in done)
+ *                [--cut-ms=C]                          a crash run: end the measured window C ms into it,
+ *                                                      say so at once (cut), and report the puts (acks)
+ *   --mode=read                                        read back the keys standard input lists, one per line
  *   --activate-servers=N                               activate once N servers are up (optional)
  * </pre>
  *
@@ -39,8 +42,17 @@ import org.apache.ignite.configuration.IgniteConfiguration;
  *   {"type":"error","op":"put","message":"..."}        the first failed operation
  *   {"type":"hung","threads":n}                        threads still in an operation 30 s after the end
  *   {"type":"final","phase":"measured","op":"put","ops":n,"errors":e,"length_ns":l,"hist":"base64"}
+ *   {"type":"cut","at_ns":t}                           the crash moment, ns since the run began
+ *   {"type":"acks","w":[key,id,start_ns,end_ns,...]}   writes a key may hold (see Acks); end -1: unknown
+ *   {"type":"first"}                                   read: the cluster answered the first read
+ *   {"type":"ids","kv":[key,id,...]}                   read: the id in each present key's value
  *   {"type":"done"}
  * </pre>
+ *
+ * <p>In a crash run each put's value starts with its id (8 bytes, little
+ * endian; fewer when values are shorter), so that a read after the restart
+ * names the write that survived. After the cut the client reports and
+ * halts without waiting for the operations the crash interrupts.
  *
  * Latencies are nanoseconds from each operation's start (closed loop: a
  * thread starts its next operation when the previous returns), in
@@ -82,8 +94,18 @@ final class Client {
                     long preload = Long.parseLong(args.getOrDefault("preload", "0"));
                     code = preload > 0 ? load(out, ignite, preload, args) : 0;
                     if (code == 0) {
-                        code = new Client.Run(out, cache, args).go();
+                        Client.Run r = new Client.Run(out, cache, args);
+                        code = r.go();
+                        if (r.cutNs > 0) {
+                            // The servers are being killed: nothing to leave.
+                            emit(out, "{\"type\":\"done\"}");
+                            out.flush();
+                            Runtime.getRuntime().halt(code);
+                        }
                     }
+                    break;
+                case "read":
+                    code = read(out, cache, Integer.parseInt(args.getOrDefault("value-size", "8")));
                     break;
                 default:
                     throw new IllegalArgumentException("unknown --mode=" + mode);
@@ -128,6 +150,63 @@ final class Client {
         return 0;
     }
 
+    /**
+     * Reads back the keys standard input lists (one per line) in batches and
+     * prints, for each key present, the id its value starts with.
+     */
+    static int read(PrintStream out, IgniteCache<Long, byte[]> cache, int valueSize) throws java.io.IOException {
+        java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+        java.util.TreeSet<Long> batch = new java.util.TreeSet<>();
+        boolean first = true;
+        String line;
+        do {
+            line = in.readLine();
+            if (line != null && !line.isEmpty()) {
+                batch.add(Long.parseLong(line.trim()));
+            }
+            if (batch.size() == 512 || line == null && !batch.isEmpty()) {
+                Map<Long, byte[]> got = cache.getAll(batch);
+                if (first) {
+                    emit(out, "{\"type\":\"first\"}");
+                    first = false;
+                }
+                StringBuilder b = new StringBuilder("{\"type\":\"ids\",\"kv\":[");
+                boolean any = false;
+                for (Map.Entry<Long, byte[]> e : got.entrySet()) {
+                    if (e.getValue() == null) {
+                        continue;
+                    }
+                    b.append(any ? "," : "").append(e.getKey()).append(',').append(idOf(e.getValue()));
+                    any = true;
+                }
+                emit(out, b.append("]}").toString());
+                batch.clear();
+            }
+        } while (line != null);
+        if (first) {
+            // Nothing to read: one read still says when the cluster answered.
+            cache.get(0L);
+            emit(out, "{\"type\":\"first\"}");
+        }
+        return 0;
+    }
+
+    /** The id a crash run's put wrote into value's first bytes (little endian). */
+    static long idOf(byte[] value) {
+        long id = 0;
+        for (int i = Math.min(8, value.length) - 1; i >= 0; i--) {
+            id = id << 8 | (value[i] & 0xff);
+        }
+        return id;
+    }
+
+    /** Writes id into value's first bytes (little endian), as idOf reads it. */
+    static void putId(byte[] value, long id) {
+        for (int i = 0; i < Math.min(8, value.length); i++) {
+            value[i] = (byte) (id >>> (8 * i));
+        }
+    }
+
     /** One measured run. */
     static final class Run {
         private final PrintStream out;
@@ -139,6 +218,11 @@ final class Client {
         private final long durationNs;
         private final long keys;
         private final int valueSize;
+        /** A crash run's cut, ns into the measured window; 0: none. */
+        final long cutNs;
+        /** A crash run's record of puts; null otherwise. */
+        private final Acks acks;
+        private volatile long begin;
 
         /** recorders[thread][op] */
         private final SingleWriterRecorder[][] recorders;
@@ -176,6 +260,11 @@ final class Client {
             durationNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(Main.need(args, "duration-ms")));
             keys = Main.longArg(args, "keys");
             valueSize = Integer.parseInt(Main.need(args, "value-size"));
+            cutNs = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(args.getOrDefault("cut-ms", "0")));
+            acks = cutNs > 0 ? new Acks() : null;
+            if (cutNs < 0 || cutNs >= durationNs) {
+                throw new IllegalArgumentException("--cut-ms must fall inside the measured window");
+            }
             if (threads < 1 || durationNs <= 0 || warmupNs < 0 || keys < 1 || valueSize < 0) {
                 throw new IllegalArgumentException("need threads >= 1, duration > 0, warmup >= 0, keys >= 1");
             }
@@ -204,14 +293,14 @@ final class Client {
                 th.setDaemon(true);
                 workers.add(th);
             }
-            long begin = System.nanoTime();
+            begin = System.nanoTime();
             for (Thread th : workers) {
                 th.start();
             }
             // Tick every second during warmup, exactly at its end, and every
             // second from there, so no interval straddles the two phases
             // (as Go's driver.Run does).
-            long total = warmupNs + durationNs;
+            long total = warmupNs + (cutNs > 0 ? cutNs : durationNs);
             long last = 0;
             long next = TICK_NS;
             boolean warmupDone = warmupNs == 0;
@@ -244,6 +333,9 @@ final class Client {
                 }
             }
             stop = true;
+            if (cutNs > 0) {
+                return cut(last);
+            }
             long deadline = System.currentTimeMillis() + STOP_GRACE_MS;
             int hung = 0;
             for (Thread th : workers) {
@@ -256,6 +348,26 @@ final class Client {
             if (hung > 0) {
                 emit(out, "{\"type\":\"hung\",\"threads\":" + hung + "}");
             }
+            finals();
+            return 0;
+        }
+
+        /**
+         * Ends a crash run at its cut: says so at once (tierbench then crashes
+         * the servers), closes the last interval, reports the record of puts
+         * and the phases. Operations still in flight stay unknown.
+         */
+        private int cut(long last) {
+            long now = System.nanoTime() - begin;
+            emit(out, "{\"type\":\"cut\",\"at_ns\":" + now + "}");
+            collect(1, last, now);
+            acks.dump(out);
+            finals();
+            return 0;
+        }
+
+        /** Prints each phase's totals and histogram per op. */
+        private void finals() {
             String[] names = {"warmup", "measured"};
             for (int p = 0; p < 2; p++) {
                 for (int i = 0; i < ops.length; i++) {
@@ -265,7 +377,6 @@ final class Client {
                             + ",\"length_ns\":" + phaseLength[p] + ",\"hist\":\"" + Main.encode(h) + "\"}");
                 }
             }
-            return 0;
         }
 
         private static void sleepUntil(long deadline) throws InterruptedException {
@@ -280,17 +391,35 @@ final class Client {
             byte[] value = new byte[valueSize];
             rnd.nextBytes(value);
             SingleWriterRecorder[] rec = recorders[id];
+            long mask = valueSize >= 8 ? -1L : (1L << (8 * valueSize)) - 1;
+            long writes = 0;
             while (!stop) {
                 int op = mixed ? rnd.nextInt(2) : 0;
                 long key = rnd.nextLong(keys);
+                boolean put = ops[op].equals("put");
+                int pending = -1;
+                if (acks != null && put) {
+                    long wid = ((long) (id + 1) << 40 | ++writes) & mask;
+                    putId(value, wid);
+                    pending = acks.begin(key, wid, System.nanoTime() - begin);
+                }
                 long start = System.nanoTime();
                 try {
-                    if (ops[op].equals("put")) {
+                    if (put) {
                         cache.put(key, value);
                     } else {
                         cache.get(key);
                     }
+                    if (pending >= 0) {
+                        acks.end(key, pending, true, System.nanoTime() - begin);
+                    }
                 } catch (Throwable t) {
+                    if (pending >= 0) {
+                        acks.end(key, pending, false, 0);
+                    }
+                    if (stop && cutNs > 0) {
+                        return; // the crash's: neither counted nor reported
+                    }
                     errors[op].increment();
                     if (firstError.compareAndSet(null, String.valueOf(t))) {
                         emit(out, "{\"type\":\"error\",\"op\":\"" + ops[op] + "\",\"message\":" + quote(String.valueOf(t))
