@@ -149,6 +149,20 @@ type Crasher interface {
 	Crash() error
 }
 
+// NodeCrasher is an optional DB ability of an engine of several server
+// processes: a process crash of part of the cluster (crash: {kind:
+// process, nodes: n}). CrashNodes kills n nodes at once (SIGKILL; never
+// every node), and RestartNodes starts them again on what they left and
+// waits until they have rejoined; the other nodes run on throughout.
+//
+// Asked by the runner, at the crash moment and for the recovery of a
+// crash run that names nodes; study validation refuses nodes for an
+// engine whose Spec has no CrashNodes.
+type NodeCrasher interface {
+	CrashNodes(n int) error
+	RestartNodes(ctx context.Context) error
+}
+
 // FieldsReader is an optional Records ability: a record's field values,
 // for the check of acknowledged writes after a crash (the hot path's Read
 // only says whether the record is there). fields is nil when the record

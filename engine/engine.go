@@ -133,6 +133,10 @@ type Spec struct {
 	// runs in processes tierbench can kill and restart, so a study may
 	// crash it (crash:).
 	Crashable bool
+	// CrashNodes, set for an engine of several server processes whose DB
+	// is an engine.NodeCrasher, is how many nodes its options run: a
+	// crash of part of the cluster must leave at least one.
+	CrashNodes func(options map[string]string) int
 	// MaxClients is the most clients a study may run against the engine,
 	// 0 for no limit; MaxClientsWhy says what runs out beyond it, for the
 	// error that refuses a larger count.

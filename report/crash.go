@@ -24,6 +24,8 @@ type CrashCost struct {
 	Placement, Durability string
 	Clients               int
 	Kind                  string
+	// Nodes is how many nodes a process crash killed; 0: all.
+	Nodes int
 	// Crashed counts the ok runs that crashed; Checked those whose
 	// acknowledged writes were checked.
 	Crashed, Checked int
@@ -77,7 +79,7 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 		}
 		c := cells[k][r.Crash.Kind]
 		if c == nil {
-			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind}
+			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind, Nodes: r.Crash.Nodes}
 			cells[k][r.Crash.Kind] = c
 		}
 		tiers[k] = "on " + results.ComponentsText(r.Components)
@@ -153,7 +155,7 @@ func (c CrashCost) Sentence() string {
 	if c.NoCrash > 0 {
 		fmt.Fprintf(&b, "%s ops/s without a crash (median of %d); ", humanize.Commaf(float64(int64(c.Throughput))), c.NoCrash)
 	}
-	fmt.Fprintf(&b, "%s ", crashName(c.Kind))
+	fmt.Fprintf(&b, "%s ", crashName(c.Kind, c.Nodes))
 	switch {
 	case c.Checked == 0 && len(c.Inconsistent) == c.Crashed:
 		b.WriteString("left nothing to check")
@@ -177,10 +179,16 @@ func (c CrashCost) Sentence() string {
 	return b.String()
 }
 
-// crashName names a crash kind in a sentence.
-func crashName(kind string) string {
-	if kind == "power" {
+// crashName names a crash kind in a sentence, with the nodes a partial
+// crash killed.
+func crashName(kind string, nodes int) string {
+	switch {
+	case kind == "power":
 		return "a power loss"
+	case nodes == 1:
+		return "a " + kind + " crash of 1 node"
+	case nodes > 1:
+		return fmt.Sprintf("a %s crash of %d nodes", kind, nodes)
 	}
 	return "a " + kind + " crash"
 }

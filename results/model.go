@@ -420,6 +420,9 @@ func (r Run) CrashKind() string {
 type Crash struct {
 	// Kind is process or power (study.CrashKinds).
 	Kind string `json:"kind"`
+	// Nodes is how many of a multi-node engine's nodes a process crash
+	// killed; 0: all of them.
+	Nodes int `json:"nodes,omitempty"`
 	// AtS is the crash moment, in seconds into the measured window.
 	AtS float64 `json:"at_s"`
 	// RecoveryS is from the restart's start command to the first

@@ -63,17 +63,48 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 			r.rec.Crash.Lost = tier.LostText(lost)
 			errs = append(errs, err)
 		}
-		if c, ok := r.db.(engine.Crasher); ok {
-			errs = append(errs, c.Crash())
-		} else {
-			errs = append(errs, fmt.Errorf("engine %s cannot be crashed (engine.Crasher)", r.st.Engine))
-		}
+		errs = append(errs, r.crashEngine())
 		if kind == study.CrashPower {
 			errs = append(errs, r.wipeVolatile(), r.ws.PowerOn(tiers))
 		}
 		r.crashErr = errors.Join(errs...)
 	}
 	return cut, at, nil
+}
+
+// crashEngine kills the engine's processes: every one, or the nodes a
+// partial crash names.
+func (r *run) crashEngine() error {
+	if n := r.cell.Variant.CrashNodes; n > 0 {
+		if c, ok := r.db.(engine.NodeCrasher); ok {
+			return c.CrashNodes(n)
+		}
+		return fmt.Errorf("engine %s cannot crash some of its nodes (engine.NodeCrasher)", r.st.Engine)
+	}
+	if c, ok := r.db.(engine.Crasher); ok {
+		return c.Crash()
+	}
+	return fmt.Errorf("engine %s cannot be crashed (engine.Crasher)", r.st.Engine)
+}
+
+// restart brings the engine back after its crash: the killed nodes of a
+// partial crash rejoin the running ones; otherwise what the crash left of
+// the old instance (connections, the server's record) is released, having
+// nothing to shut down, and the engine is opened again. It returns the
+// engine's error, nil ctx's.
+func (r *run) restart(ctx context.Context) (engine.DB, error) {
+	if r.cell.Variant.CrashNodes > 0 {
+		nc, ok := r.db.(engine.NodeCrasher)
+		if !ok {
+			return nil, fmt.Errorf("engine %s cannot restart some of its nodes (engine.NodeCrasher)", r.st.Engine)
+		}
+		return r.db, nc.RestartNodes(ctx)
+	}
+	if r.db != nil {
+		_ = r.db.Close()
+		r.db = nil
+	}
+	return r.eng.Open(ctx, r.cfg)
 }
 
 // wipeVolatile empties the run's folders on tiers that keep nothing
@@ -104,15 +135,9 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 		return errors.New("crash: the run ended before its crash moment")
 	}
 	c := r.rec.Crash
-	// What the crash left of the old instance (connections, the server's
-	// record) is released; it has nothing to shut down.
-	if r.db != nil {
-		_ = r.db.Close()
-		r.db = nil
-	}
 	r.opt.Progress.Live(r.label + " restarting the engine on what survived the crash...")
 	start := time.Now()
-	db, err := r.eng.Open(ctx, r.cfg)
+	db, err := r.restart(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err

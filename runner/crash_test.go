@@ -186,11 +186,12 @@ func orNothing(s string) string {
 	return s
 }
 
-// TestIgniteCrash crashes a one-node Ignite cluster under the puts
-// workload, whose client (a JVM) cuts its window, reports its puts, and
-// reads the keys back after the restart: FSYNC loses no acknowledged put
-// through a process crash or a power cut, LOG_ONLY none through a process
-// crash (its memory-mapped WAL is in the page cache).
+// TestIgniteCrash crashes Ignite clusters under the puts workload, whose
+// client (a JVM) cuts its window, reports its puts, and reads the keys
+// back after the restart: FSYNC loses no acknowledged put through a
+// process crash or a power cut, LOG_ONLY none through a process crash
+// (its memory-mapped WAL is in the page cache), and a crash of one node
+// of two, restarted to rejoin the other, loses none in LOG_ONLY.
 func TestIgniteCrash(t *testing.T) {
 	root, tiers := serverTiers(t, "disk")
 	if err := emulate.Supported(); err != nil {
@@ -206,43 +207,59 @@ func TestIgniteCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"persistence": "disk", "wal": "disk", "wal_archive": "disk"}}})
-	st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashable: true}}}
-	st.Engine, st.Durability = "ignite", []engine.Durability{engine.Sync, engine.Async}
-	st.Crashes = []string{study.CrashProcess, study.CrashPower}
-	st.Options = map[string]string{"nodes": "1", "heap": "256MiB", "region_size": "64MiB"}
-	st.Workload = study.Workload{Name: "puts", Params: map[string]string{"keys": "5000", "value_size": "128"}}
-	st.Clients = []int{4}
-	st.Warmup, st.Duration = 500*time.Millisecond, 3*time.Second
-	store, err := results.Open(filepath.Join(root, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, err := store.Runs(context.Background(), sum.Study.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	spec, _ := catalog.Default().EngineSpec("ignite")
-	for _, r := range runs {
-		cr := r.Crash
-		if r.Status != results.RunOK || cr == nil {
-			t.Fatalf("%s: status %s (%s), crash %+v", r.Durability, r.Status, r.Error, cr)
-		}
-		t.Logf("ignite %s, %s crash at %.2fs: %.0f ops/s, recovery %.3fs, %s (window %.0f ms); the layer undid %s",
-			r.Durability, cr.Kind, cr.AtS, r.ThroughputOpsS, cr.RecoveryS, cr.Detail, cr.LostWindowMS, orNothing(cr.Lost))
-		if !cr.Checked || cr.RecoveryS <= 0 || r.Ops == 0 {
-			t.Errorf("%s %s: nothing checked: %+v", r.Durability, cr.Kind, cr)
-		}
-		if spec.Survives(engine.Durability(r.Durability), cr.Kind) && (!cr.Consistent || cr.LostAcked != 0) {
-			t.Errorf("%s promises to survive a %s crash: %+v", r.Durability, cr.Kind, cr)
-		}
+	cases := []struct {
+		name    string
+		nodes   string // the engine's
+		modes   []engine.Durability
+		crashes []string
+		kill    int // nodes a process crash kills; 0: all
+	}{
+		{"whole", "1", []engine.Durability{engine.Sync, engine.Async}, []string{study.CrashProcess, study.CrashPower}, 0},
+		{"one-of-two", "2", []engine.Durability{engine.Async}, []string{study.CrashProcess}, 1},
 	}
-	if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
-		t.Errorf("processes still using %s: %s", root, out)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"persistence": "disk", "wal": "disk", "wal_archive": "disk"}}})
+			st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashable: true}}}
+			st.Engine, st.Durability, st.Crashes, st.CrashNodes = "ignite", c.modes, c.crashes, c.kill
+			st.Options = map[string]string{"nodes": c.nodes, "heap": "256MiB", "region_size": "64MiB"}
+			st.Workload = study.Workload{Name: "puts", Params: map[string]string{"keys": "5000", "value_size": "128"}}
+			st.Clients = []int{4}
+			st.Warmup, st.Duration = 500*time.Millisecond, 3*time.Second
+			store, err := results.Open(filepath.Join(root, "results-"+c.name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, err := store.Runs(context.Background(), sum.Study.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range runs {
+				cr := r.Crash
+				if r.Status != results.RunOK || cr == nil {
+					t.Fatalf("%s: status %s (%s), crash %+v", r.Durability, r.Status, r.Error, cr)
+				}
+				t.Logf("ignite %s, %s crash (nodes %d) at %.2fs: %.0f ops/s, recovery %.3fs, %s (window %.0f ms); the layer undid %s",
+					r.Durability, cr.Kind, cr.Nodes, cr.AtS, r.ThroughputOpsS, cr.RecoveryS, cr.Detail, cr.LostWindowMS, orNothing(cr.Lost))
+				if !cr.Checked || cr.RecoveryS <= 0 || r.Ops == 0 {
+					t.Errorf("%s %s: nothing checked: %+v", r.Durability, cr.Kind, cr)
+				}
+				if cr.Kind == study.CrashProcess && cr.Nodes != c.kill {
+					t.Errorf("%s: crash record says %d nodes were killed, want %d", r.Durability, cr.Nodes, c.kill)
+				}
+				if spec.Survives(engine.Durability(r.Durability), cr.Kind) && (!cr.Consistent || cr.LostAcked != 0) {
+					t.Errorf("%s promises to survive a %s crash: %+v", r.Durability, cr.Kind, cr)
+				}
+			}
+			if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
+				t.Errorf("processes still using %s: %s", root, out)
+			}
+		})
 	}
 }

@@ -64,7 +64,7 @@ func (s *studyRun) newRun(cell study.Cell, total int) *run {
 	// The label names the run's series as reports will ("all-disk/pgbench
 	// heap=2g").
 	if k := cell.Variant.Crash; k != "" && k != study.CrashNone {
-		rec.Crash = &results.Crash{Kind: k}
+		rec.Crash = &results.Crash{Kind: k, Nodes: cell.Variant.CrashNodes}
 	}
 	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, s.rec.SeriesOf(*rec), cell.Durability, cell.Clients, cell.Repeat)
 	return &run{studyRun: s, cell: cell, total: total, label: label, rec: rec}

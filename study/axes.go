@@ -40,7 +40,9 @@ type Variant struct {
 	Cache    string
 	// Crash is one of CrashKinds.
 	Crash string
-	Label string
+	// CrashNodes is how many nodes a process crash kills; 0: all.
+	CrashNodes int
+	Label      string
 }
 
 // Variants expands the option axes and cache states in the study's order,
@@ -68,6 +70,9 @@ func (s *Study) Variants() []Variant {
 		for _, c := range caches {
 			for _, k := range crashes {
 				w := Variant{Settings: v.Settings, Cache: c, Crash: k}
+				if k == CrashProcess {
+					w.CrashNodes = s.CrashNodes
+				}
 				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
 				all = append(all, w)
 			}
@@ -87,7 +92,7 @@ func variantLabel(v Variant, cacheSwept, crashSwept bool) string {
 		parts = append(parts, v.Cache)
 	}
 	if crashSwept {
-		parts = append(parts, "crash="+v.Crash)
+		parts = append(parts, "crash="+v.Crash+nodesText(v.CrashNodes))
 	}
 	return strings.Join(parts, " ")
 }

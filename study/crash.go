@@ -3,8 +3,12 @@ package study
 import (
 	"fmt"
 	"slices"
+	"strconv"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tool"
 )
 
@@ -25,7 +29,67 @@ const (
 var CrashKinds = []string{CrashNone, CrashProcess, CrashPower}
 
 // crashFix is how to write crash: right.
-const crashFix = "write crash: process, crash: power, or crash: [none, process] to sweep"
+const crashFix = "write crash: process, crash: power, crash: [none, process] to sweep, or crash: {kind: process, nodes: 1} to crash part of a cluster"
+
+// crashNodes is how many nodes a partial crash kills.
+var crashNodes = setting.Setting{Name: "nodes", Kind: setting.Int, Min: "1", Default: "1"}
+
+// crashMap reads crash: {kind: ..., nodes: n}: kind is what crash: alone
+// would say (one kind or a list), nodes how many nodes a process crash
+// kills. It returns kind's entry in the place of e.
+func (p *parser) crashMap(e entry) (kind entry, nodes, nodesLine int, ok bool) {
+	ents, ok := p.entries(e.v, "crash", crashFix)
+	if !ok {
+		return entry{}, 0, 0, false
+	}
+	ok = true
+	for _, f := range ents {
+		switch f.key {
+		case "kind":
+			kind = f
+		case "nodes":
+			v, good := p.scalar(f, "write nodes: <how many nodes to kill>")
+			norm, good2 := "", false
+			if good {
+				norm, good2 = p.settingValue("crash", crashNodes, v, f.v.Line)
+			}
+			if !good || !good2 {
+				ok = false
+				continue
+			}
+			nodes, _ = strconv.Atoi(norm)
+			nodesLine = f.v.Line
+		default:
+			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in crash", f.key), f.key, []string{"kind", "nodes"}, "known keys", crashFix)
+			ok = false
+		}
+	}
+	if kind.k == nil && ok {
+		p.addf(e.k.Line, "crash has no kind; %s", crashFix)
+		ok = false
+	}
+	return kind, nodes, nodesLine, ok
+}
+
+// cannotCrashNodes says why a crash of nodes of the engine's nodes cannot
+// be, "" when it can.
+func (p *parser) cannotCrashNodes(s *Study, kinds []string, nodes int) string {
+	if !slices.Contains(kinds, CrashProcess) {
+		return "crash: nodes names how many nodes a process crash kills, and the kinds listed have no process crash (a power cut takes the whole machine); add process to kind or remove nodes"
+	}
+	if p.spec == nil {
+		return ""
+	}
+	if p.spec.CrashNodes == nil {
+		return fmt.Sprintf("crash: engine %s runs one server, which a process crash kills whole; remove nodes", p.spec.Name)
+	}
+	for _, v := range s.Variants() {
+		if have := p.spec.CrashNodes(s.OptionsIn(v)); nodes >= have {
+			return fmt.Sprintf("crash: nodes %d must leave at least one of engine %s's %d nodes running (a crash of every node is crash: process without nodes); lower nodes or raise the engine's nodes option", nodes, p.spec.Name, have)
+		}
+	}
+	return ""
+}
 
 // crashes reads `crash:` as one kind or a list of them; a list makes the
 // crash an axis. A crash run kills the engine tierbench started, counts
@@ -37,6 +101,13 @@ func (p *parser) crashes(s *Study) {
 	if !ok {
 		return
 	}
+	nodes, nodesLine := 0, 0
+	if deref(e.v).Kind == yaml.MappingNode {
+		var ok bool
+		if e, nodes, nodesLine, ok = p.crashMap(e); !ok {
+			return
+		}
+	}
 	kinds := p.valueList(e, "crash", CrashKinds, crashFix)
 	if len(kinds) == 0 {
 		return
@@ -44,6 +115,13 @@ func (p *parser) crashes(s *Study) {
 	if why := p.cannotCrash(s, kinds); why != "" {
 		p.addf(e.k.Line, "%s", why)
 		return
+	}
+	if nodes > 0 {
+		if why := p.cannotCrashNodes(s, kinds, nodes); why != "" {
+			p.addf(nodesLine, "%s", why)
+			return
+		}
+		s.CrashNodes = nodes
 	}
 	if slices.Contains(kinds, CrashPower) {
 		if why := layerTiers(s); why != "" {
@@ -111,4 +189,16 @@ func (s *Study) crashesOrNone() []string {
 		return []string{CrashNone}
 	}
 	return s.Crashes
+}
+
+// nodesText names a partial crash in labels and sentences: ":1node";
+// "" for a crash of every node.
+func nodesText(nodes int) string {
+	switch {
+	case nodes == 1:
+		return ":1node"
+	case nodes > 1:
+		return ":" + strconv.Itoa(nodes) + "nodes"
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,22 @@ var rocksSpec = engine.Spec{
 	Crashable:     true,
 }
 
+// herdSpec stands in for an engine of several server nodes, some of which
+// a crash may kill (crash: {kind: process, nodes: n}).
+var herdSpec = engine.Spec{
+	Name:       "herd",
+	Components: []engine.Component{{Name: "data"}},
+	Modes:      []engine.Mode{{Durability: engine.Sync}},
+	Crashable:  true,
+	Options:    []setting.Setting{{Name: "nodes", Kind: setting.Int, Default: "3", Min: "1"}},
+	CrashNodes: func(o map[string]string) int {
+		if n, err := strconv.Atoi(o["nodes"]); err == nil {
+			return n
+		}
+		return 3
+	},
+}
+
 // ycsbSpec declares a few typed parameters, and checks one thing its
 // parameters tie together the way a real workload's New would, so the test
 // can see New's error reported on the workload line.
@@ -88,11 +105,13 @@ func (testCatalog) EngineSpec(name string) (engine.Spec, bool) {
 		return pebbleSpec, true
 	case "rocks":
 		return rocksSpec, true
+	case "herd":
+		return herdSpec, true
 	}
 	return engine.Spec{}, false
 }
 
-func (testCatalog) EngineNames() []string { return []string{"rocks", "pebble"} }
+func (testCatalog) EngineNames() []string { return []string{"rocks", "pebble", "herd"} }
 
 // objsSpec stands in for a workload only one tool runs (rados: rados-bench).
 var objsSpec = workload.Spec{Name: "objs", Driver: "bench",

@@ -66,6 +66,10 @@ type Study struct {
 	// the runs inject in their measured window; two or more make an axis.
 	// Empty means none.
 	Crashes []string
+	// CrashNodes, when above 0, makes a process crash kill that many of
+	// a multi-node engine's nodes instead of all of them (crash: {kind:
+	// process, nodes: n}).
+	CrashNodes int
 	// Drivers are the load generators to run, each one more axis of the
 	// matrix: tool.Builtin (tierbench's own) and standard tools (pgbench).
 	Drivers []string

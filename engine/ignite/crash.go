@@ -20,6 +20,7 @@ import (
 
 var (
 	_ engine.Crasher     = (*DB)(nil)
+	_ engine.NodeCrasher = (*DB)(nil)
 	_ engine.CacheReader = (*DB)(nil)
 )
 
@@ -36,6 +37,41 @@ func (d *DB) Crash() error {
 		all = append(all, <-errs)
 	}
 	return errors.Join(all...)
+}
+
+// CrashNodes kills the last n nodes' JVMs at once (SIGKILL): node0, which
+// activated the cluster, and the others run on.
+func (d *DB) CrashNodes(n int) error {
+	if n < 1 || n >= len(d.nodes) {
+		return fmt.Errorf("ignite: cannot crash %d of %d nodes: leave at least one, crash at least one", n, len(d.nodes))
+	}
+	victims := d.nodes[len(d.nodes)-n:]
+	errs := make(chan error, n)
+	for _, v := range victims {
+		v.crashed = true
+		go func() { errs <- v.proc.Crash() }()
+	}
+	var all []error
+	for range victims {
+		all = append(all, <-errs)
+	}
+	return errors.Join(all...)
+}
+
+// RestartNodes starts the nodes CrashNodes killed on what they left and
+// waits until each has started and rejoined the running cluster.
+func (d *DB) RestartNodes(ctx context.Context) error {
+	restarted := map[*node]bool{}
+	for i, n := range d.nodes {
+		if !n.crashed {
+			continue
+		}
+		if err := d.startNode(i); err != nil {
+			return fmt.Errorf("restart ignite %s: %w", n.id, err)
+		}
+		n.crashed, restarted[n] = false, true
+	}
+	return d.waitReady(ctx, func(n *node) bool { return restarted[n] })
 }
 
 // cutRun reads a crash run's client lines: at "cut" it runs the crash,

@@ -105,6 +105,14 @@ func (Engine) Spec() engine.Spec {
 	return engine.Spec{
 		Name:       "ignite",
 		Crashable:  true,
+		// A crash of part of the cluster leaves node0, which activated it.
+		CrashNodes: func(options map[string]string) int {
+			o, err := Engine{}.Spec().ResolveOptions(options)
+			if err != nil {
+				return 0
+			}
+			return o.Int(optNodes)
+		},
 		MaxClients: 512, MaxClientsWhy: "clients are threads of the one client JVM, each with its own HDR histograms in the client's heap, 512 MiB by default (option heap)",
 		Image:  Image,
 		Models: []engine.Model{engine.ModelCache},
@@ -194,6 +202,7 @@ type DB struct {
 	set       settings
 	nodes     []*node
 	discovery []string // 127.0.0.1:port of every server
+	dirs      []string // persistence, wal and archive folders; nil in memory mode
 	home      string   // logs and work directories
 	track     func(pid int) func()
 	memory    engine.MemoryGroup // every node starts in it (option memory)
@@ -257,10 +266,11 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	grace := 10 * time.Second
 	d.closers.Add("close ignite", func() error { return d.stopNodes(grace) })
 	d.closers.Do(d.killClients)
-	if err := d.startNodes(dirs); err != nil {
+	d.dirs = dirs
+	if err := d.startNodes(); err != nil {
 		return nil, err
 	}
-	if err := d.waitReady(ctx); err != nil {
+	if err := d.waitReady(ctx, nil); err != nil {
 		return nil, err
 	}
 	grace = stopGrace

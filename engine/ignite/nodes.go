@@ -21,29 +21,47 @@ type node struct {
 	discoPort int
 	commPort  int
 	log       string
-	proc      *server.Process
+	// logFrom is the log's size when the node last started: its ready
+	// line counts only beyond it (a restart appends to the same log).
+	logFrom int64
+	proc    *server.Process
+	// crashed: killed by CrashNodes, not yet restarted.
+	crashed bool
 }
 
 // startNodes starts every node's JVM; dirs are persistence, wal and the
 // archive folder (nil in memory mode).
-func (d *DB) startNodes(dirs []string) error {
-	for i, n := range d.nodes {
-		work := filepath.Join(d.home, "work", n.id)
-		if err := os.MkdirAll(work, 0o755); err != nil {
+func (d *DB) startNodes() error {
+	for i := range d.nodes {
+		if err := d.startNode(i); err != nil {
 			return err
 		}
-		args := serverArgs(d.set, nodeAddr{id: n.id, host: loopback, discoPort: n.discoPort, commPort: n.commPort},
-			d.discovery, work, dirs)
-		if i == 0 {
-			args = append(args, "--activate-servers="+strconv.Itoa(len(d.nodes)))
-		}
-		proc, err := server.Start(server.Spec{Name: "ignite " + n.id, Path: d.java.java,
-			Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log, Track: d.track, Memory: d.memory})
-		if err != nil {
-			return err
-		}
-		n.proc = proc
 	}
+	return nil
+}
+
+// startNode starts node i's JVM on the run's folders (d.dirs).
+func (d *DB) startNode(i int) error {
+	n := d.nodes[i]
+	work := filepath.Join(d.home, "work", n.id)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	args := serverArgs(d.set, nodeAddr{id: n.id, host: loopback, discoPort: n.discoPort, commPort: n.commPort},
+		d.discovery, work, d.dirs)
+	if i == 0 {
+		args = append(args, "--activate-servers="+strconv.Itoa(len(d.nodes)))
+	}
+	n.logFrom = 0
+	if fi, err := os.Stat(n.log); err == nil {
+		n.logFrom = fi.Size()
+	}
+	proc, err := server.Start(server.Spec{Name: "ignite " + n.id, Path: d.java.java,
+		Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log, Track: d.track, Memory: d.memory})
+	if err != nil {
+		return err
+	}
+	n.proc = proc
 	return nil
 }
 
@@ -90,21 +108,23 @@ func serverArgs(set settings, n nodeAddr, discovery []string, work string, dirs 
 // once it has also activated the cluster).
 func readyLine(id string) string { return "TIERBENCH READY " + id }
 
-// waitReady waits for every node's ready line. A node that exits fails the
+// waitReady waits for the ready line of every node that want names (nil:
+// every node), printed since it last started. A node that exits fails the
 // wait at once with its log's tail.
-func (d *DB) waitReady(ctx context.Context) error {
+func (d *DB) waitReady(ctx context.Context, want func(*node) bool) error {
 	deadline := time.Now().Add(startTimeout)
 	ready := make([]bool, len(d.nodes))
 	for {
 		all := true
 		for i, n := range d.nodes {
-			if ready[i] {
+			if ready[i] || want != nil && !want(n) {
 				continue
 			}
 			if err := n.proc.Died(); err != nil {
 				return fmt.Errorf("node %s did not start: %w", n.id, err)
 			}
-			if b, err := os.ReadFile(n.log); err == nil && strings.Contains(string(b), readyLine(n.id)) {
+			if b, err := os.ReadFile(n.log); err == nil && int64(len(b)) >= n.logFrom &&
+				strings.Contains(string(b[n.logFrom:]), readyLine(n.id)) {
 				ready[i] = true
 				continue
 			}
@@ -115,7 +135,7 @@ func (d *DB) waitReady(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
 			for i, n := range d.nodes {
-				if !ready[i] {
+				if !ready[i] && (want == nil || want(n)) {
 					why := "within " + startTimeout.String()
 					if ctx.Err() != nil {
 						why = "(" + ctx.Err().Error() + ")"

@@ -105,6 +105,14 @@ final class Client {
                     }
                     break;
                 case "read":
+                    // Partitions whose every owner left (a crash of part of
+                    // the cluster without backups) stay lost after their
+                    // owners rejoin with the data, until reset: the step an
+                    // operator takes (control.sh --cache reset_lost_partitions).
+                    if (!cache.lostPartitions().isEmpty()) {
+                        System.err.println("TIERBENCH resetting " + cache.lostPartitions().size() + " lost partitions");
+                        ignite.resetLostPartitions(java.util.Collections.singleton(Main.CACHE));
+                    }
                     code = read(out, cache, Integer.parseInt(args.getOrDefault("value-size", "8")));
                     break;
                 default:
