@@ -103,8 +103,8 @@ var _ engine.Engine = Engine{}
 // Spec declares Ignite's components, durability modes and options.
 func (Engine) Spec() engine.Spec {
 	return engine.Spec{
-		Name:       "ignite",
-		Crashable:  true,
+		Name:      "ignite",
+		Crashable: true,
 		// A crash of part of the cluster leaves node0, which activated it.
 		CrashNodes: func(options map[string]string) int {
 			o, err := Engine{}.Spec().ResolveOptions(options)
