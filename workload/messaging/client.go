@@ -214,14 +214,16 @@ func (c *Client) runStep(ctx context.Context) error {
 	)
 	switch r := c.step; {
 	case r == 0:
-		err, committed = c.exec(ctx, stStore, c.svc.id, c.seq, c.received, string(c.body)), &s.inbound
+		err = c.tracked(statusReceived, func() error { return c.exec(ctx, stStore, c.svc.id, c.seq, c.received, string(c.body)) })
+		committed = &s.inbound
 	case r <= c.w.routes:
 		c.out = transform(c.out[:0], c.body, r)
 		err, committed = c.exec(ctx, stQueue, c.svc.id, c.seq, r, time.Now().UnixMicro(), string(c.out)), &s.transformed
 	case r < c.doneStep():
 		err, committed = c.send(ctx, r-c.w.routes), &s.sent
 	default:
-		err, committed = c.exec(ctx, stDone, time.Now().UnixMicro(), c.svc.id, c.seq), &s.done
+		err = c.tracked(statusDone, func() error { return c.exec(ctx, stDone, time.Now().UnixMicro(), c.svc.id, c.seq) })
+		committed = &s.done
 	}
 	if err != nil {
 		return fmt.Errorf("messaging service %d message %d: %s: %w", c.svc.id, c.seq, c.stepName(), err)

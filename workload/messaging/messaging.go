@@ -44,6 +44,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/acklog"
 	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
@@ -127,6 +128,9 @@ type Workload struct {
 	// longest idle first.
 	idle  chan *service
 	stats stats
+	// acks is a crash run's record of inbound messages (TrackAcks); nil
+	// otherwise.
+	acks *acklog.Log
 }
 
 // service is one inbound stream: the client that took it from the idle

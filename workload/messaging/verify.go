@@ -59,7 +59,11 @@ func (w *Workload) Verify(ctx context.Context, db engine.DB) (string, error) {
 	if t.orphans > 0 {
 		broken = append(broken, fmt.Sprintf("%d outbound rows without their inbound", t.orphans))
 	}
-	if unfinished := s.unfinished.Load(); t.halfRouted > unfinished {
+	// After a crash, messages in flight stay half-routed and a mode that
+	// loses commits loses steps: the record of acknowledged inbound
+	// messages (CheckAcks) counts those; what must still hold is above.
+	crashed := w.acks != nil
+	if unfinished := s.unfinished.Load(); t.halfRouted > unfinished && !crashed {
 		broken = append(broken, fmt.Sprintf("%d messages half-routed after the run, of which clients knew %d unfinished", t.halfRouted, unfinished))
 	}
 	for _, c := range []struct {
@@ -67,7 +71,7 @@ func (w *Workload) Verify(ctx context.Context, db engine.DB) (string, error) {
 		rows, acked int64
 	}{{"inbound messages", t.inbound, s.inbound.Load()}, {"queued outbound messages", t.outbound, s.transformed.Load()},
 		{"sent outbound messages", t.sent, s.sent.Load()}, {"done inbound messages", t.done, s.done.Load()}} {
-		if c.rows < c.acked {
+		if c.rows < c.acked && !crashed {
 			broken = append(broken, fmt.Sprintf("%d %s in the tables but clients saw %d commit: acknowledged steps were lost", c.rows, c.what, c.acked))
 		}
 	}
