@@ -138,6 +138,10 @@ func (c *cutRun) fail(err error) {
 // client's own start and join are in it, as an application's reconnect
 // would be.
 func (d *DB) ReadIDs(ctx context.Context, keys []int64, valueSize int) (map[int64]int64, time.Time, error) {
+	// A client waits for servers to join for ever: bound it by a
+	// cluster's start and a generous millisecond per key.
+	ctx, cancel := context.WithTimeout(ctx, startTimeout+time.Duration(len(keys))*time.Millisecond)
+	defer cancel()
 	var in strings.Builder
 	for _, k := range keys {
 		in.WriteString(strconv.FormatInt(k, 10))
