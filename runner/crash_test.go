@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,9 +73,7 @@ func TestProcessCrash(t *testing.T) {
 					t.Errorf("redis without AOF lost nothing: the check does not see losses")
 				}
 			}
-			if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
-				t.Errorf("processes still using %s: %s", root, out)
-			}
+			noProcessesUnder(t, root)
 		})
 	}
 }
@@ -142,20 +139,7 @@ func TestPowerCrash(t *testing.T) {
 			}
 			st.Clients = []int{4}
 			st.Warmup, st.Duration = 200*time.Millisecond, 2*time.Second
-			store, err := results.Open(filepath.Join(root, "results"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs, err := store.Runs(context.Background(), sum.Study.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range runs {
+			for _, r := range runStoredIn(t, filepath.Join(root, "results"), st, ledger) {
 				cr := r.Crash
 				if r.Status != results.RunOK || cr == nil {
 					t.Fatalf("%s: status %s (%s), crash %+v", r.Durability, r.Status, r.Error, cr)
@@ -176,9 +160,7 @@ func TestPowerCrash(t *testing.T) {
 					}
 				}
 			}
-			if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
-				t.Errorf("processes still using %s: %s", root, out)
-			}
+			noProcessesUnder(t, root)
 		})
 	}
 }
@@ -231,20 +213,7 @@ func TestIgniteCrash(t *testing.T) {
 			st.Workload = study.Workload{Name: "puts", Params: map[string]string{"keys": "5000", "value_size": "128"}}
 			st.Clients = []int{4}
 			st.Warmup, st.Duration = 500*time.Millisecond, 3*time.Second
-			store, err := results.Open(filepath.Join(root, "results-"+c.name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer store.Close()
-			sum, err := Run(context.Background(), st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger})
-			if err != nil {
-				t.Fatal(err)
-			}
-			runs, err := store.Runs(context.Background(), sum.Study.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range runs {
+			for _, r := range runStoredIn(t, filepath.Join(root, "results-"+c.name), st, ledger) {
 				cr := r.Crash
 				if r.Status != results.RunOK || cr == nil {
 					t.Fatalf("%s: status %s (%s), crash %+v", r.Durability, r.Status, r.Error, cr)
@@ -261,9 +230,7 @@ func TestIgniteCrash(t *testing.T) {
 					t.Errorf("%s promises to survive a %s crash: %+v", r.Durability, cr.Kind, cr)
 				}
 			}
-			if out, _ := exec.Command("pgrep", "-f", root).Output(); len(out) > 0 {
-				t.Errorf("processes still using %s: %s", root, out)
-			}
+			noProcessesUnder(t, root)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package tier
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,14 +84,9 @@ func Wipe(dir string) error {
 
 // LostText joins what each tier lost, by tier name, for a run's record.
 func LostText(lost map[string]string) string {
-	names := make([]string, 0, len(lost))
-	for n := range lost {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		parts[i] = n + ": " + lost[n]
+	var parts []string
+	for _, n := range slices.Sorted(maps.Keys(lost)) {
+		parts = append(parts, n+": "+lost[n])
 	}
 	return strings.Join(parts, "; ")
 }

@@ -162,7 +162,7 @@ func (d *DB) ReadIDs(ctx context.Context, keys []int64, valueSize int) (map[int6
 			}
 			if err := json.Unmarshal(b, &m); err != nil || len(m.KV)%2 != 0 {
 				if bad == nil {
-					bad = fmt.Errorf("the Ignite client's ids line %q: malformed", truncate(string(b), 120))
+					bad = fmt.Errorf("the Ignite client's ids line %.120q: malformed", b)
 				}
 				return
 			}
@@ -175,11 +175,4 @@ func (d *DB) ReadIDs(ctx context.Context, keys []int64, valueSize int) (map[int6
 		err = errors.New("the Ignite client read nothing back")
 	}
 	return ids, first, errors.Join(err, bad)
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
