@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds a Kubernetes control plane for the tests of platform: kubernetes
-# (kube-apiserver, kube-controller-manager and kube-scheduler from
-# k8s.io/kubernetes, and kwok to fake nodes and pods), once per machine,
-# into $1. No kubelet or container runtime runs here; etcd comes from
-# Debian (etcd-server).
+# Builds Kubernetes for the tests of platform: kubernetes and for
+# tierbench cluster up (kube-apiserver, kube-controller-manager,
+# kube-scheduler, kubelet, kube-proxy and kubectl from k8s.io/kubernetes,
+# and kwok to fake nodes and pods), once per machine, into $1. etcd,
+# containerd and runc come from Debian.
 #
 # k8s.io/kubernetes is not meant to be a dependency: its go.mod replaces
 # its 31 staging modules with folders of its own repository, which a module
@@ -19,11 +19,11 @@ staging_version=0.34.1
 kwok_version=0.8.0
 dest="${1:?usage: kube-build.sh DEST [BINARY...]}"
 shift
-# The binaries to build: those named, or all four. Pods need the
-# scheduler to be placed and kwok to "run"; Jobs and claims need the
-# controller manager.
+# The binaries to build: those named, or all. Pods need the scheduler to
+# be placed and kwok (fake nodes) or the kubelet (a real node) to run;
+# Jobs and claims need the controller manager; Services kube-proxy.
 want=("$@")
-[ "${#want[@]}" -gt 0 ] || want=(kube-apiserver kube-controller-manager kube-scheduler kwok)
+[ "${#want[@]}" -gt 0 ] || want=(kube-apiserver kube-controller-manager kube-scheduler kwok kubelet kube-proxy kubectl)
 # kwok's own stage definitions (node and pod "fast": nodes Ready, pods
 # Running and Ready, Job pods Succeeded, deleted pods gone), from the
 # module kwok is built from, for the tests' kwok to load.
@@ -78,6 +78,9 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 EOF
 export CGO_ENABLED=0 GOFLAGS=-mod=mod

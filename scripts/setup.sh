@@ -40,6 +40,15 @@ for b in ceph-mon ceph-mgr ceph-osd radosgw:radosgw ceph:ceph-common rbd-fuse:rb
 done
 # etcd for the Kubernetes tests' control plane (platform/kube/kubetest).
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+# tierbench cluster up's node (platform/kube/node): containerd and runc run
+# the pods, the CNI plugins (bridge, host-local, portmap) give them a
+# network, mmdebstrap makes the engines' images from Debian packages,
+# iptables for the bridge's masquerading.
+command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing+=(runc)
+[ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 if ((${#missing[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: missing Debian packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
@@ -122,7 +131,8 @@ tool_venv "${TIERBENCH_OSB_VENV:-$state/venv-osb}" opensearch-benchmark 2.4.0
 tool_venv "${TIERBENCH_RALLY_VENV:-$state/venv-rally}" esrally 2.13.0
 
 # The Kubernetes tests' control plane (kube-apiserver, kube-scheduler,
-# kube-controller-manager from k8s.io/kubernetes, and kwok), built once per
+# kube-controller-manager from k8s.io/kubernetes, and kwok) and the node's
+# kubelet, kube-proxy and kubectl (tierbench cluster up), built once per
 # machine into the state folder (30-50 minutes the first time; see
 # scripts/kube-build.sh), where platform/kube/kubetest looks for it
 # (TIERBENCH_KUBE_BIN overrides). The default state folder, not

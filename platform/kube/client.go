@@ -115,6 +115,14 @@ func (c *Cluster) do(ctx context.Context, method, path string, body, v any) erro
 	return json.Unmarshal(b, v)
 }
 
+// Do sends one request to an API path and decodes the JSON answer into v
+// (nil: dropped); a refusal is an *APIError. It serves the objects no run
+// makes: a local node's storage classes and volumes (package
+// platform/kube/node).
+func (c *Cluster) Do(ctx context.Context, method, path string, body, v any) error {
+	return c.do(ctx, method, path, body, v)
+}
+
 func (c *Cluster) get(ctx context.Context, path string, v any) error {
 	return c.do(ctx, http.MethodGet, path, nil, v)
 }

@@ -32,26 +32,16 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/portlock"
 	"github.com/tierbench/tierbench/testenv"
 )
 
 // Version is the Kubernetes release setup builds.
-const Version = "1.34.1"
+const Version = node.Version
 
-// BinDir is where setup puts the control plane's binaries:
-// $TIERBENCH_KUBE_BIN, else tierbench's default state folder's k8s/<Version>
-// (not $TIERBENCH_STATE_DIR, which tests point at folders of their own).
-func BinDir() string {
-	if d := os.Getenv("TIERBENCH_KUBE_BIN"); d != "" {
-		return d
-	}
-	if os.Geteuid() == 0 {
-		return filepath.Join("/var/lib/tierbench/k8s", Version)
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".local/state/tierbench/k8s", Version)
-}
+// BinDir is where setup puts the control plane's binaries (node.BinDir).
+func BinDir() string { return node.BinDir() }
 
 // ControlPlane is a running etcd and kube-apiserver.
 type ControlPlane struct {
