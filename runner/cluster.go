@@ -72,6 +72,9 @@ type clusterRun struct {
 	spec   kube.RunSpec
 	forget func() error  // the ledger's record of its objects
 	engine []*watchedPod // the engine's pods and their nodes, once ready
+	// driver is the load generator's Job, created once the engine is
+	// ready (a load generator that starts first fails to connect).
+	driver kube.Object
 }
 
 // performOnCluster carries out one run on the study's cluster.
@@ -201,6 +204,10 @@ func (r *run) applyOnCluster(ctx context.Context) error {
 	}
 	for _, o := range spec.Objects(password) {
 		kube.SetOwner(o, anchor, uid)
+		if o.Kind() == "Job" {
+			r.onCluster.driver = o
+			continue
+		}
 		if _, err := c.Create(ctx, ns, o, false); err != nil {
 			return err
 		}
@@ -251,6 +258,9 @@ func plural(n int, noun string) string {
 // and waits for its pod's end.
 func (r *run) driveOnCluster(ctx context.Context) error {
 	spec, c, w := r.onCluster.spec, r.cluster, r.w
+	if _, err := c.Create(ctx, spec.Namespace, r.onCluster.driver, false); err != nil {
+		return fmt.Errorf("load generator: %w", err)
+	}
 	pod, err := c.PodOf(ctx, spec.Namespace, spec.Selector()+","+kube.LabelRole+"="+kube.RoleDriver, clusterTimeout)
 	if err != nil {
 		return fmt.Errorf("load generator: %w", err)

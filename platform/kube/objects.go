@@ -240,7 +240,8 @@ func (r RunSpec) container(name string, c engine.Container) (container map[strin
 		env = append(env, r.secretEnv(c.PasswordEnv))
 	}
 	container = map[string]any{"name": name, "image": c.Image, "args": toAny(c.Args),
-		"securityContext": map[string]any{"allowPrivilegeEscalation": false}}
+		"securityContext":          map[string]any{"allowPrivilegeEscalation": false},
+		"terminationMessagePolicy": "FallbackToLogsOnError"}
 	if len(env) > 0 {
 		container["env"] = env
 	}
@@ -414,8 +415,13 @@ func (r RunSpec) networkPolicy() Object {
 
 // DriverTarget is the URL `tierbench drive` connects to: the engine's
 // Service, without the password (which reaches it in the environment).
+// The host is the Service's address from the variable Kubernetes gives
+// every pod made after the Service (NAME_SERVICE_HOST), expanded by the
+// kubelet in the container's arguments: a cluster without DNS (a node of
+// tierbench cluster up) reaches it too.
 func (r RunSpec) DriverTarget() string {
-	return strings.Replace(r.Server.Target, engine.TargetHost, r.EngineService(), 1)
+	host := "$(" + strings.ToUpper(strings.ReplaceAll(r.EngineService(), "-", "_")) + "_SERVICE_HOST)"
+	return strings.Replace(r.Server.Target, engine.TargetHost, host, 1)
 }
 
 // driverContainer is the load generator: tierbench drive in the
@@ -429,6 +435,9 @@ func (r RunSpec) driverContainer() (map[string]any, []any) {
 		"name": DriverContainer, "image": r.Image, "command": []any{"tierbench"}, "args": toAny(args),
 		"env":             []any{r.secretEnv("TIERBENCH_TARGET_PASSWORD")},
 		"securityContext": map[string]any{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true},
+		// A failed drive's last lines (its error) become the pod's
+		// termination message, which the run's failure quotes.
+		"terminationMessagePolicy": "FallbackToLogsOnError",
 	}, nil
 }
 

@@ -45,6 +45,16 @@ func BinDir() string {
 	return filepath.Join(home, ".local/state/tierbench/k8s", Version)
 }
 
+// ImageCacheDir is where the node's images are built and kept, once per
+// machine: $TIERBENCH_IMAGE_CACHE, else images in the machine's default
+// state folder (as BinDir, not $TIERBENCH_STATE_DIR).
+func ImageCacheDir() string {
+	if d := os.Getenv("TIERBENCH_IMAGE_CACHE"); d != "" {
+		return d
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(BinDir())), "images")
+}
+
 // layout is where one node keeps its state: dir, a folder of its own
 // under the state folder, and run, containerd's state (sockets, the
 // tasks' bundles) under /run.
@@ -165,6 +175,7 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: "1%%", imagefs.available: "1%%", nodefs.inodesFree: "1%%"}
 serializeImagePulls: false
+volumeStatsAggPeriod: 10s
 resolvConf: /etc/resolv.conf
 protectKernelDefaults: false
 staticPodPath: ""
