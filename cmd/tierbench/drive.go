@@ -33,6 +33,7 @@ type driveOptions struct {
 	clients, loaders         int
 	warmup, duration         time.Duration
 	load                     bool
+	wait                     time.Duration
 }
 
 func newDriveCmd() *cobra.Command {
@@ -65,6 +66,7 @@ locally, its output reads back into the same results as a run's.`,
 	f.DurationVar(&o.duration, "duration", 30*time.Second, "measured window")
 	f.BoolVar(&o.load, "load", false, "load the workload's data set first (drops and recreates its tables)")
 	f.IntVar(&o.loaders, "loaders", 4, "parallel sessions of the load")
+	f.DurationVar(&o.wait, "wait", 0, "keep trying to connect for this long (a load generator started with its server, as rendered objects are)")
 	return cmd
 }
 
@@ -185,13 +187,31 @@ func nameValues(flag string, given, names []string) (map[string]string, error) {
 	return out, nil
 }
 
+// openWaiting connects to the target, trying again every second for up
+// to wait: a server started at the same time (a pod of rendered objects)
+// is not ready at once.
+func openWaiting(ctx context.Context, s driveSetup, wait time.Duration) (engine.DB, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		db, err := s.eng.Open(ctx, s.cfg)
+		if err == nil || !time.Now().Before(deadline) || ctx.Err() != nil {
+			return db, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(err, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
 // drive runs the workload against the target and writes the run to out.
 func drive(ctx context.Context, cat *catalog.Catalog, o driveOptions, out io.Writer) (err error) {
 	s, err := o.check(cat)
 	if err != nil {
 		return badInput(err)
 	}
-	db, err := s.eng.Open(ctx, s.cfg)
+	db, err := openWaiting(ctx, s, o.wait)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ placement with the baseline.`,
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd())
 	return root
 }
 

@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 	binary = filepath.Join(dir, "tierbench")
 	// Keep the tests' ledger, mounts and images away from a real one.
 	os.Setenv("TIERBENCH_STATE_DIR", filepath.Join(dir, "state"))
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	if out, err := buildStatic(binary); err != nil {
 		fmt.Fprintf(os.Stderr, "build tierbench: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -823,4 +823,12 @@ probe: off
 	if err := db.(engine.Checker).Check(); err != nil {
 		t.Errorf("the user's server did not survive the study: %v", err)
 	}
+}
+
+// buildStatic builds tierbench as make build does (no cgo): the node's
+// load generator image holds this binary and no C library.
+func buildStatic(binary string) ([]byte, error) {
+	cmd := exec.Command("go", "build", "-o", binary, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	return cmd.CombinedOutput()
 }

@@ -112,6 +112,17 @@ func findJava() (string, error) {
 // jarDirs lists the folders the build is looked for in (server.BuildDirs).
 func jarDirs() []string { return server.BuildDirs("ignite", jarDirEnv) }
 
+// LibDir is the launcher's lib folder: the Ignite jars of this
+// machine's build, which tierbench cluster up puts into the node's Ignite
+// image.
+func LibDir() (string, error) {
+	dir, err := findJarDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "lib"), nil
+}
+
 func findJarDir() (string, error) {
 	for _, d := range jarDirs() {
 		if fi, err := os.Stat(filepath.Join(d, jarName)); err == nil && !fi.IsDir() {

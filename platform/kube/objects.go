@@ -430,7 +430,9 @@ func (r RunSpec) driverContainer() (map[string]any, []any) {
 	if r.Client != nil {
 		return r.container(DriverContainer, *r.Client)
 	}
-	args := append([]string{"drive", "--engine", r.Engine, "--target", r.DriverTarget()}, r.Drive...)
+	// --wait: rendered objects start the engine and the load generator
+	// together; the runner starts it once the engine is ready.
+	args := append([]string{"drive", "--engine", r.Engine, "--target", r.DriverTarget(), "--wait", "5m"}, r.Drive...)
 	return map[string]any{
 		"name": DriverContainer, "image": r.Image, "command": []any{"tierbench"}, "args": toAny(args),
 		"env":             []any{r.secretEnv("TIERBENCH_TARGET_PASSWORD")},

@@ -177,10 +177,12 @@ evictionHard: {memory.available: 100Mi, nodefs.available: "1%%", imagefs.availab
 serializeImagePulls: false
 volumeStatsAggPeriod: 10s
 resolvConf: /etc/resolv.conf
+clusterDNS: [%q]
+clusterDomain: cluster.local
 protectKernelDefaults: false
 staticPodPath: ""
 `, nodeIP, kubeletPort, kubeletHealthzPort, p.path(kubeletCert), p.path(kubeletKey), p.path(caCert),
-		"unix://"+l.socket(), l.podLogs())
+		"unix://"+l.socket(), l.podLogs(), nodeIP)
 }
 
 // joinCSV is a comma-separated flag value.

@@ -36,11 +36,12 @@ type Spec struct {
 }
 
 // Image is an image the node imports: Build makes (or finds) its
-// docker-archive tarball.
+// docker-archive tarball; scratch is a folder of the node's, removed with
+// it, for images not worth keeping (tierbench's own, one per build).
 type Image struct {
 	Name  string // what it is for: "pause", "tierbench", "postgres"
 	Ref   string // its reference
-	Build func(ctx context.Context) (tarball string, err error)
+	Build func(ctx context.Context, scratch string) (tarball string, err error)
 }
 
 // Info is a running node, as node.json records it for cluster down and
@@ -55,9 +56,14 @@ type Info struct {
 	Started    time.Time         `json:"started"`
 }
 
-// Files of the node in the state folder.
-func infoPath(stateDir string) string { return filepath.Join(stateDir, "cluster", "node.json") }
-func lockPath(stateDir string) string { return filepath.Join(stateDir, "cluster", "node.lock") }
+// The machine's node lock and the running node's description: one node
+// per machine, whatever state folder each tierbench uses (the kubelet's
+// ports and fixed folders are the machine's). Under /run, so that a
+// reboot, which ends the node, forgets it too.
+const (
+	lockPath = "/run/tierbench-node.lock"
+	infoPath = "/run/tierbench-node.json"
+)
 
 // RunningError says a node already runs on this machine: one at a time
 // (the kubelet's ports and fixed folders are the machine's).
@@ -67,9 +73,9 @@ func (e *RunningError) Error() string {
 	return fmt.Sprintf("a node already runs on this machine (pid %d, kubeconfig %s): run tierbench cluster down first", e.Info.PID, e.Info.Kubeconfig)
 }
 
-// Running returns the running node, or false.
-func Running(stateDir string) (Info, bool) {
-	f, err := os.OpenFile(lockPath(stateDir), os.O_RDONLY, 0)
+// Running returns the machine's running node, or false.
+func Running() (Info, bool) {
+	f, err := os.OpenFile(lockPath, os.O_RDONLY, 0)
 	if err != nil {
 		return Info{}, false
 	}
@@ -79,23 +85,20 @@ func Running(stateDir string) (Info, bool) {
 		return Info{}, false // nobody holds it
 	}
 	var info Info
-	b, _ := os.ReadFile(infoPath(stateDir))
+	b, _ := os.ReadFile(infoPath)
 	_ = json.Unmarshal(b, &info)
 	return info, true
 }
 
 // lock takes the machine's node lock, held while Serve runs.
-func lock(stateDir string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(lockPath(stateDir)), 0o755); err != nil {
-		return nil, fmt.Errorf("node lock: %w", err)
-	}
-	f, err := os.OpenFile(lockPath(stateDir), os.O_CREATE|os.O_RDWR, 0o644)
+func lock() (*os.File, error) {
+	f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("node lock: %w", err)
 	}
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		f.Close()
-		info, _ := Running(stateDir)
+		info, _ := Running()
 		return nil, &RunningError{Info: info}
 	}
 	return f, nil
@@ -106,7 +109,7 @@ func lock(stateDir string) (*os.File, error) {
 // images imported. Everything is recorded in the ledger first, so a kill
 // -9 of this process leaves what `tierbench cleanup` undoes in one pass.
 func Serve(ctx context.Context, spec Spec, ready func(Info)) (err error) {
-	lk, err := lock(spec.StateDir)
+	lk, err := lock()
 	if err != nil {
 		return err
 	}
@@ -148,7 +151,7 @@ func Serve(ctx context.Context, spec Spec, ready func(Info)) (err error) {
 		if e := errors.Join(errs[1:]...); e == nil {
 			_ = ledger.Done(r)
 		}
-		_ = os.Remove(infoPath(spec.StateDir))
+		_ = os.Remove(infoPath)
 		err = errors.Join(errs...)
 	}()
 	if err := sweep(rec); err != nil { // a folder left by an earlier node
@@ -158,10 +161,13 @@ func Serve(ctx context.Context, spec Spec, ready func(Info)) (err error) {
 		return err
 	}
 	info, api, err := n.start(ctx, ws)
+	if n.dns != nil {
+		defer n.dns.stop()
+	}
 	if err != nil {
 		return err
 	}
-	if err := writeInfo(spec.StateDir, info); err != nil {
+	if err := writeInfo(info); err != nil {
 		return err
 	}
 	ready(info)
@@ -181,19 +187,19 @@ func Serve(ctx context.Context, spec Spec, ready func(Info)) (err error) {
 	}
 }
 
-func writeInfo(stateDir string, info Info) error {
+func writeInfo(info Info) error {
 	b, _ := json.MarshalIndent(info, "", "  ")
-	tmp := infoPath(stateDir) + ".tmp"
+	tmp := infoPath + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return fmt.Errorf("write node info: %w", err)
 	}
-	return os.Rename(tmp, infoPath(stateDir))
+	return os.Rename(tmp, infoPath)
 }
 
 // Stop ends the running node (SIGTERM to the process that serves it) and
 // waits up to timeout for it to have undone everything.
-func Stop(stateDir string, timeout time.Duration) (bool, error) {
-	info, ok := Running(stateDir)
+func Stop(timeout time.Duration) (bool, error) {
+	info, ok := Running()
 	if !ok {
 		return false, nil
 	}
@@ -205,12 +211,12 @@ func Stop(stateDir string, timeout time.Duration) (bool, error) {
 	}
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
-		if _, ok := Running(stateDir); !ok {
+		if _, ok := Running(); !ok {
 			return true, nil
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
-	return true, fmt.Errorf("node process %d still running after %s; see %s", info.PID, timeout, filepath.Join(stateDir, "cluster", "serve.log"))
+	return true, fmt.Errorf("node process %d still running after %s; see serve.log in the cluster folder of its state folder", info.PID, timeout)
 }
 
 // nodeIP is the machine's first global IPv4 address: the kubelet needs an
@@ -245,6 +251,7 @@ type starting struct {
 	made []tier.Resource
 	// unlock opens the node's ports again.
 	unlock func() error
+	dns    *clusterDNS
 }
 
 func (n *starting) bin(name string) string { return filepath.Join(n.spec.BinDir, name) }
@@ -353,7 +360,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	}
 	images := map[string]string{}
 	for _, img := range n.spec.Images {
-		tarball, err := img.Build(ctx)
+		tarball, err := img.Build(ctx, l.path("images"))
 		if err != nil {
 			return Info{}, nil, fmt.Errorf("image %s: %w", img.Name, err)
 		}
@@ -363,6 +370,11 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 		images[img.Name] = img.Ref
 	}
 
+	// The pods' DNS, at the node's address, before the kubelet that
+	// names it in every pod's resolv.conf.
+	if n.dns, err = serveDNS(api, net.JoinHostPort(n.ip.String(), "53")); err != nil {
+		return Info{}, nil, err
+	}
 	kubeletConf := l.path("kubelet.yaml")
 	if err := writeFile(kubeletConf, kubeletConfig(l, n.ip.String(), p)); err != nil {
 		return Info{}, nil, err

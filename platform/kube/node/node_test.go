@@ -46,7 +46,7 @@ func TestServeUndoes(t *testing.T) {
 		cancel()
 		t.Fatalf("node not ready after 5 minutes: %v", <-done)
 	}
-	if got, ok := Running(state); !ok || got.PID != os.Getpid() {
+	if got, ok := Running(); !ok || got.PID != os.Getpid() {
 		t.Errorf("Running = %+v, %v; want this process", got, ok)
 	}
 	if len(info.Classes) != 1 || info.Classes[0].Name != "ram" {

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/engine/ignite"
+	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/platform/kube/node"
+	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier"
+)
+
+func newClusterCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "A single-node Kubernetes cluster on this machine, for cluster studies (up, down)",
+	}
+	var timeout time.Duration
+	up := &cobra.Command{
+		Use:   "up STUDY.yaml",
+		Short: "Start a one-node cluster whose storage classes are the study's tiers",
+		Long: `cluster up starts a single-node Kubernetes cluster on this machine from
+real parts (etcd, the control plane, containerd, the kubelet, kube-proxy,
+a CNI bridge), provisions every tier of the study's tiers: as a local run
+would, and serves each as a StorageClass of the tier's name with local
+volumes on it. It builds (once per machine) and imports the engines'
+images made from Debian packages, and tierbench's own. It prints the
+kubeconfig and what a cluster study names. One node per machine; cluster
+down (or cleanup after a kill -9) undoes all of it.`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error { return clusterUp(cmd.Context(), a[0], timeout) },
+	}
+	up.Flags().DurationVar(&timeout, "timeout", 15*time.Minute, "how long to wait for the node (image builds included)")
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the node and undo everything cluster up made",
+		Args:  args(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			start := time.Now()
+			ran, err := node.Stop(3 * time.Minute)
+			if err != nil {
+				return err
+			}
+			if !ran {
+				fmt.Println("no node runs on this machine")
+				return nil
+			}
+			fmt.Printf("node stopped and undone in %s\n", time.Since(start).Round(100*time.Millisecond))
+			return nil
+		},
+	}
+	serve := &cobra.Command{
+		Use:    "serve STUDY.yaml",
+		Short:  "Run the node in this process (what cluster up starts)",
+		Hidden: true,
+		Args:   args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			spec, err := nodeSpec(a[0])
+			if err != nil {
+				return badInput(err)
+			}
+			return node.Serve(cmd.Context(), spec, func(node.Info) { fmt.Println("ready") })
+		},
+	}
+	cmd.AddCommand(up, down, serve)
+	return cmd
+}
+
+// newPauseCmd is the pods' sandbox program (the pause image runs
+// tierbench pause): it waits for SIGTERM or SIGINT.
+func newPauseCmd() *cobra.Command {
+	return &cobra.Command{
+		Use: "pause", Hidden: true, Args: args(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+}
+
+// nodeTools are the programs a node needs, with the Debian package that
+// has each.
+var nodeTools = [][2]string{
+	{"containerd", "containerd"}, {"runc", "runc"}, {"ctr", "containerd"},
+	{"/usr/lib/cni/bridge", "containernetworking-plugins"}, {"/usr/lib/cni/host-local", "containernetworking-plugins"},
+	{"/usr/lib/cni/portmap", "containernetworking-plugins"}, {"mmdebstrap", "mmdebstrap"}, {"etcd", "etcd-server"},
+	{"nft", "nftables"}, {"iptables", "iptables"}, {"ip", "iproute2"},
+}
+
+// nodeSpec checks everything cluster up needs and reads the study's
+// tiers; every error is the user's to fix.
+func nodeSpec(path string) (node.Spec, error) {
+	if os.Geteuid() != 0 {
+		return node.Spec{}, errors.New("cluster up needs root: it mounts the tiers and runs containerd and the kubelet; run it as root")
+	}
+	var missing, pkgs []string
+	for _, t := range nodeTools {
+		if _, err := exec.LookPath(t[0]); err != nil {
+			missing = append(missing, t[0])
+			if !strings.Contains(strings.Join(pkgs, " "), t[1]) {
+				pkgs = append(pkgs, t[1])
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return node.Spec{}, fmt.Errorf("cluster up needs %s: apt-get install %s (make setup installs them)", strings.Join(missing, ", "), strings.Join(pkgs, " "))
+	}
+	bin := node.BinDir()
+	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return node.Spec{}, fmt.Errorf("cluster up needs %s in %s: run make setup (scripts/kube-build.sh builds it)", b, bin)
+		}
+	}
+	cat := catalog.Default()
+	st, err := study.ParseFile(path, cat)
+	if err != nil {
+		return node.Spec{}, err
+	}
+	if st.Kubernetes != nil {
+		return node.Spec{}, fmt.Errorf("%s runs on a cluster (platform: kubernetes): cluster up takes a study whose tiers: are on this machine (tmpfs, loop, folders), and serves each as a storage class", path)
+	}
+	if len(st.Tiers) == 0 {
+		return node.Spec{}, fmt.Errorf("%s has no tiers: cluster up serves each of the study's tiers as a storage class", path)
+	}
+	if info, ok := node.Running(); ok {
+		return node.Spec{}, &node.RunningError{Info: info}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return node.Spec{}, fmt.Errorf("find tierbench's own binary for its image: %w", err)
+	}
+	spec := node.Spec{StateDir: tier.StateDir(), BinDir: bin, VolumesPerClass: 6}
+	for _, t := range st.Tiers {
+		spec.Tiers = append(spec.Tiers, t.Spec)
+	}
+	cache := node.ImageCacheDir()
+	pause, err := images.Pause(exe)
+	if err != nil {
+		return node.Spec{}, err
+	}
+	self, err := images.Tierbench(exe)
+	if err != nil {
+		return node.Spec{}, err
+	}
+	recipes := map[string]images.Recipe{"pause": pause, "tierbench": self,
+		"postgres": images.Postgres(), "mariadb": images.MariaDB(), "redis": images.Redis()}
+	// Ignite's image holds the Ignite jars of this machine's launcher
+	// build; without that build the node has no Ignite image (up says
+	// which images it has).
+	if libs, err := ignite.LibDir(); err == nil {
+		if recipes["ignite"], err = images.Ignite(libs); err != nil {
+			return node.Spec{}, err
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(recipes)) {
+		r := recipes[name]
+		spec.Images = append(spec.Images, node.Image{Name: name, Ref: r.Name, Build: func(ctx context.Context, scratch string) (string, error) {
+			if r.Suite == "" {
+				// Files only: made in seconds, and tierbench's own
+				// changes with every build; not kept.
+				return images.Build(ctx, r, scratch)
+			}
+			return images.Build(ctx, r, cache)
+		}})
+	}
+	return spec, nil
+}
+
+// clusterUp checks, then starts `tierbench cluster serve` in a session of
+// its own (it outlives this command) and waits until the node is ready.
+func clusterUp(ctx context.Context, path string, timeout time.Duration) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return badInput(err)
+	}
+	if _, err := nodeSpec(abs); err != nil {
+		return badInput(err)
+	}
+	state := tier.StateDir()
+	if err := os.MkdirAll(filepath.Join(state, "cluster"), 0o755); err != nil {
+		return err
+	}
+	logPath := filepath.Join(state, "cluster", "serve.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	exe, _ := os.Executable()
+	serve := exec.Command(exe, "cluster", "serve", abs)
+	serve.Stdout, serve.Stderr = logf, logf
+	serve.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	start := time.Now()
+	if err := serve.Start(); err != nil {
+		return fmt.Errorf("start the node: %w", err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- serve.Wait() }()
+	fmt.Printf("starting a node (log: %s)\n", logPath)
+	deadline := time.After(timeout)
+	for {
+		select {
+		case err := <-ended:
+			b, _ := os.ReadFile(logPath)
+			return fmt.Errorf("the node did not start (%v):\n%s", err, tail(string(b), 15))
+		case <-ctx.Done():
+			_ = serve.Process.Signal(syscall.SIGTERM)
+			<-ended
+			return &exitError{code: exitInterrupt, err: errors.New("interrupted: the node was stopped and undone")}
+		case <-deadline:
+			_ = serve.Process.Signal(syscall.SIGTERM)
+			<-ended
+			return fmt.Errorf("the node was not ready after %s; it was stopped and undone (see %s)", timeout, logPath)
+		case <-time.After(500 * time.Millisecond):
+		}
+		info, ok := node.Running()
+		if !ok || info.PID != serve.Process.Pid {
+			continue
+		}
+		_ = serve.Process.Release()
+		printNode(info, time.Since(start))
+		return nil
+	}
+}
+
+func printNode(info node.Info, took time.Duration) {
+	fmt.Printf("node %s ready in %s (node address %s)\n", node.NodeName, took.Round(100*time.Millisecond), info.NodeIP)
+	fmt.Printf("kubeconfig: %s\n", info.Kubeconfig)
+	fmt.Println("storage classes:")
+	for _, c := range info.Classes {
+		label := "durable"
+		if !c.Durable {
+			label = "not durable"
+		}
+		fmt.Printf("  %s: %s (%s)\n", c.Name, c.Path, label)
+	}
+	fmt.Println("images (imagePullPolicy IfNotPresent finds them; nothing is pulled):")
+	for name, ref := range info.Images {
+		fmt.Printf("  %s: %s\n", name, ref)
+	}
+	fmt.Printf("in a study: platform: {kubernetes: {kubeconfig: %s, image: %s, engine_image: <the engine's above>}}\n", info.Kubeconfig, info.Images["tierbench"])
+	fmt.Println("stop it with: tierbench cluster down")
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

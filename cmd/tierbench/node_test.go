@@ -1,0 +1,261 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/platform/kube/node"
+	"github.com/tierbench/tierbench/testenv"
+)
+
+// nodeStudy is what cluster up takes: a local study whose tiers become
+// the node's storage classes.
+const nodeStudy = `name: node
+engine: postgres
+tiers:
+  fast: {tmpfs: {size: 1GiB}}
+  slow: {loop: {size: 1GiB, fs: ext4}}
+placements:
+  all-slow: {data: slow, wal: slow}
+baseline: all-slow
+durability: [sync]
+workload: {name: ycsb-a, records: 1000}
+clients: [2]
+duration: 1s
+`
+
+// podStudy runs on the node: engine %s with the placements given, in
+// the images cluster up built from Debian's packages.
+const podStudy = `name: real-pods
+engine: %s
+platform: {kubernetes: {kubeconfig: %s, image: %s, engine_image: %s, volume_size: 256MiB}}
+tiers:
+  fast: {storage_class: fast}
+  slow: {storage_class: slow}
+placements:
+%s
+baseline: all-slow
+durability: [sync]
+workload: {name: ycsb-a, records: 2000}
+clients: [2]
+warmup: 1s
+duration: %s
+`
+
+// TestRealNode starts a node with cluster up and runs real pods on it:
+// PostgreSQL (its WAL on a second class, long enough a window for the
+// kubelet's CPU figures), MariaDB and Redis, each from an image made here
+// from Debian's packages, driven by tierbench drive in an image of this
+// build; render's objects applied and removed by their run label; a kill
+// -9 of tierbench during a run, then cleanup. cluster down must then
+// leave nothing: no process, mount, volume folder or ledger record.
+func TestRealNode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "a node needs root")
+	}
+	if _, err := os.Stat(filepath.Join(node.BinDir(), "kubelet")); err != nil {
+		testenv.Skipf(t, "the kubelet is not built (%v): run make setup", err)
+	}
+	if _, err := exec.LookPath("mmdebstrap"); err != nil {
+		testenv.Skip(t, "mmdebstrap is not installed: run make setup")
+	}
+	waitNoNode(t)
+	dir := t.TempDir()
+	up := tierbench(t, "cluster", "up", writeStudy(t, dir, nodeStudy))
+	t.Cleanup(func() { tierbench(t, "cluster", "down") })
+	if up.code != 0 {
+		t.Fatalf("cluster up: exit %d\n%s%s", up.code, up.stdout, up.stderr)
+	}
+	t.Logf("cluster up:\n%s", up.stdout)
+	// A second node on the same machine is refused, naming the first.
+	if r := tierbench(t, "cluster", "up", writeStudy(t, dir, nodeStudy)); r.code != exitBadInput || !strings.Contains(r.stderr, "already runs") {
+		t.Errorf("a second cluster up: exit %d, want 2 naming the running node:\n%s", r.code, r.stderr)
+	}
+	kubeconfig := field(t, up.stdout, `kubeconfig: (\S+)`)
+	image := field(t, up.stdout, `tierbench: (\S+)`)
+	study := func(engine, placements, duration string) string {
+		return writeStudy(t, dir, fmt.Sprintf(podStudy, engine, kubeconfig, image, field(t, up.stdout, engine+`: (\S+)`), placements, duration))
+	}
+	for _, tc := range []struct {
+		engine, placements, duration string
+		runs                         int
+	}{
+		{"postgres", "  all-slow: {data: slow, wal: slow}\n  wal-fast: {data: slow, wal: fast}", "12s", 2},
+		{"mariadb", "  all-slow: {data: slow, redo: fast}", "3s", 1},
+		{"redis", "  all-slow: {data: slow}", "3s", 1},
+	} {
+		t.Run(tc.engine, func(t *testing.T) {
+			results := filepath.Join(dir, "results-"+tc.engine)
+			r := tierbench(t, "run", study(tc.engine, tc.placements, tc.duration), "--results", results)
+			if r.code != 0 || strings.Count(r.stderr, " ok: ") != tc.runs {
+				t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			t.Logf("%s", grepLines(r.stderr, " ok: ", "bottleneck:"))
+			var got showJSON
+			r = tierbench(t, "show", "--results", results, "--format", "json")
+			if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+				t.Fatalf("show json: %v\n%s%s", err, r.stdout, r.stderr)
+			}
+			for _, run := range got.Runs {
+				if run.Status != "ok" || run.Ops == 0 || run.Throughput == 0 {
+					t.Errorf("run %s: %s, %d ops, %.0f ops/s", run.ID, run.Status, run.Ops, run.Throughput)
+				}
+			}
+			// A 12 s window spans a refresh of the kubelet's figures.
+			if tc.duration == "12s" && !strings.Contains(r.stderr+grepLines(tierbench(t, "show", "--results", results).stdout, "pod used"), "pod used") {
+				t.Errorf("no CPU figure of the engine's pod from the kubelet")
+			}
+		})
+	}
+	t.Run("render", func(t *testing.T) {
+		renderOnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", "2s"))
+	})
+	t.Run("kill9", func(t *testing.T) {
+		kill9OnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", "30s"))
+	})
+
+	down := tierbench(t, "cluster", "down")
+	if down.code != 0 || !strings.Contains(down.stdout, "undone") {
+		t.Fatalf("cluster down: exit %d\n%s%s", down.code, down.stdout, down.stderr)
+	}
+	t.Logf("cluster down: %s", down.stdout)
+	if r := tierbench(t, "cleanup"); !strings.Contains(r.stdout, "nothing to clean up") {
+		t.Errorf("the ledger kept something after cluster down:\n%s", r.stdout)
+	}
+	if out, _ := exec.Command("pgrep", "-af", "tierbench-containerd|kubelet|kube-apiserver|containerd-shim").Output(); len(out) > 0 {
+		t.Errorf("processes left after cluster down:\n%s", out)
+	}
+	if r := tierbench(t, "cluster", "down"); r.code != 0 || !strings.Contains(r.stdout, "no node runs") {
+		t.Errorf("a second cluster down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// waitNoNode waits (up to 10 minutes) until no node runs on the machine:
+// one node per machine, and another test binary may hold it.
+func waitNoNode(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		info, ok := node.Running()
+		if !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a node (pid %d) still runs on this machine after 10 minutes", info.PID)
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// kubectl runs the node's kubectl.
+func kubectl(t *testing.T, kubeconfig string, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(node.BinDir(), "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// runKinds are the kinds of a run's objects, for kubectl.
+const runKinds = "jobs,pods,services,networkpolicies,persistentvolumeclaims,secrets,configmaps"
+
+// renderOnNode applies render's objects of one run with kubectl, waits
+// for its load generator to complete against its engine, and deletes
+// them by their run label.
+func renderOnNode(t *testing.T, dir, kubeconfig, st string) {
+	out := filepath.Join(dir, "manifests")
+	if r := tierbench(t, "render", st, "--platform", "kubernetes", "--out", out); r.code != 0 {
+		t.Fatalf("render: exit %d\n%s", r.code, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "run-*.yaml"))
+	if len(files) != 1 {
+		t.Fatalf("render wrote %v", files)
+	}
+	text, _ := os.ReadFile(files[0])
+	run := field(t, string(text), `tierbench.io/run: "?([^"\s]+)`)
+	if o, err := kubectl(t, kubeconfig, "apply", "-f", files[0]); err != nil {
+		t.Fatalf("kubectl apply: %v\n%s", err, o)
+	}
+	if o, err := kubectl(t, kubeconfig, "wait", "--for=condition=complete", "job", "-l", "tierbench.io/run="+run, "--timeout=3m"); err != nil {
+		logs, _ := kubectl(t, kubeconfig, "logs", "-l", "tierbench.io/run="+run+",tierbench.io/role=driver", "--tail=20")
+		t.Errorf("the rendered load generator did not complete: %v\n%s\n%s", err, o, logs)
+	}
+	if o, err := kubectl(t, kubeconfig, "delete", runKinds, "-l", "tierbench.io/run="+run, "--wait=true", "--timeout=2m"); err != nil {
+		t.Fatalf("kubectl delete: %v\n%s", err, o)
+	}
+	if o, _ := kubectl(t, kubeconfig, "get", runKinds, "-l", "tierbench.io/run="+run, "-o", "name"); strings.TrimSpace(o) != "" {
+		t.Errorf("left after deleting by the run label:\n%s", o)
+	}
+}
+
+// kill9OnNode kills tierbench with SIGKILL while a run's pods run on the
+// node; cleanup must then leave no object, pod or claim of it, and its
+// volumes must become available again.
+func kill9OnNode(t *testing.T, dir, kubeconfig, st string) {
+	cmd := exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-kill9"))
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(errb.String(), "measured") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the run never measured:\n%s", errb.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	r := tierbench(t, "cleanup")
+	if r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
+		t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if o, _ := kubectl(t, kubeconfig, "get", runKinds, "-l", "app.kubernetes.io/managed-by=tierbench", "-o", "name"); strings.TrimSpace(o) != "" {
+		t.Errorf("left after cleanup:\n%s", o)
+	}
+	// The node gives the run's volumes back (released, emptied, available).
+	deadline = time.Now().Add(time.Minute)
+	for {
+		o, _ := kubectl(t, kubeconfig, "get", "pv", "-o", "jsonpath={.items[*].status.phase}")
+		if !strings.Contains(o, "Released") && !strings.Contains(o, "Bound") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("volumes not available again a minute after cleanup: %s", o)
+			break
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// grepLines are text's lines that contain any of subs.
+func grepLines(text string, subs ...string) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		for _, s := range subs {
+			if strings.Contains(l, s) {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// field is the first group of re in text.
+func field(t *testing.T, text, re string) string {
+	t.Helper()
+	m := regexp.MustCompile(re).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no %s in:\n%s", re, text)
+	}
+	return m[1]
+}

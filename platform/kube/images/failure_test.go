@@ -1,0 +1,71 @@
+package images
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBuildFailures checks that a failed or cancelled mmdebstrap says
+// why (apt's complaint; the context's error) and leaves nothing behind:
+// no tarball, no build folder, nothing mounted, no process.
+func TestBuildFailures(t *testing.T) {
+	imageCache(t) // the same conditions as the Debian images
+	cache := t.TempDir()
+	// A missing suite fails at once; a missing package would fail the
+	// same way, after the essential packages' half minute.
+	bad := Recipe{Name: "tierbench.local/bad:1", Suite: "tierbench-no-such-suite", Packages: []string{"hello"}}
+	_, err := Build(context.Background(), bad, cache)
+	if err == nil || !strings.Contains(err.Error(), "mmdebstrap") || !strings.Contains(err.Error(), "tierbench-no-such-suite") {
+		t.Errorf("a missing suite: %v; want mmdebstrap's complaint", err)
+	}
+	t.Logf("a missing suite: %v", err)
+	leftNothing(t, cache)
+
+	// Cancelled while dpkg runs: mmdebstrap unmounts and stops.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = Build(ctx, Postgres(), cache)
+	if err == nil {
+		t.Fatalf("a cancelled build succeeded")
+	}
+	t.Logf("cancelled after %s: %v", time.Since(start).Round(time.Millisecond), firstLine(err))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a cancelled build: %v; want the context's error", err)
+	}
+	if took := time.Since(start); took > 25*time.Second {
+		t.Errorf("the cancelled build took %s to stop", took)
+	}
+	leftNothing(t, cache)
+}
+
+// leftNothing fails the test if cache holds more than lock files, or
+// anything is mounted below it.
+func leftNothing(t *testing.T, cache string) {
+	t.Helper()
+	entries, err := os.ReadDir(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".lock") {
+			t.Errorf("the failed build left %s", e.Name())
+		}
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(mounts), cache) {
+		t.Errorf("the failed build left mounts under %s", cache)
+	}
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

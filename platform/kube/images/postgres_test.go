@@ -1,0 +1,98 @@
+package images
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// TestPostgres runs the image's entrypoint as the engine's pod does:
+// uid 999, fresh PGDATA and WAL folders, the password from the
+// environment; checks that the readiness probe passes and that a TCP
+// login needs the password; then starts it again on the same data.
+func TestPostgres(t *testing.T) {
+	r := Postgres()
+	root := unpackRoot(t, buildCached(t, r))
+	volume(t, root, "/var/lib/postgresql/data")
+	volume(t, root, "/var/lib/postgresql/wal")
+	port := freePort(t)
+	password := secret()
+	env := imageEnv(r,
+		"PGDATA=/var/lib/postgresql/data/pgdata",
+		"POSTGRES_INITDB_WALDIR=/var/lib/postgresql/wal/pg_wal",
+		"POSTGRES_USER=postgres",
+		"POSTGRES_DB=bench", // not postgres: the entrypoint's temporary server makes it
+		"POSTGRES_PASSWORD="+password,
+		"POSTGRES_HOST_AUTH_METHOD=scram-sha-256",
+		"POSTGRES_INITDB_ARGS=--auth-host=scram-sha-256 --auth-local=scram-sha-256",
+	)
+	args := append(r.Config.Entrypoint, "postgres", "-c", "listen_addresses=127.0.0.1", "-c", fmt.Sprintf("port=%d", port))
+	probe := []string{"pg_isready", "-h", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "postgres", "-d", "postgres"}
+
+	start := time.Now()
+	s := startServer(t, root, env, args...)
+	waitReady(t, s, root, env, "accepting connections", probe...)
+	t.Logf("first start (initdb) ready in %s", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(s.out.String(), password) {
+		t.Errorf("the entrypoint printed the password")
+	}
+	if link, err := os.Readlink(filepath.Join(root, "var/lib/postgresql/data/pgdata/pg_wal")); err != nil || link != "/var/lib/postgresql/wal/pg_wal" {
+		t.Errorf("pg_wal: %q, %v; want a link to the WAL folder", link, err)
+	}
+	if st, err := os.Stat(filepath.Join(root, "var/lib/postgresql/data/pgdata")); err != nil || st.Mode().Perm() != 0o700 || st.Sys().(*syscall.Stat_t).Uid != 999 {
+		t.Errorf("PGDATA: %v, %v; want mode 0700, owned by 999", st.Mode(), err)
+	}
+
+	ctx := context.Background()
+	url := func(user, pass, db string) string {
+		return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", user, pass, port, db)
+	}
+	conn, err := pgx.Connect(ctx, url("postgres", urlEscape(password), "bench"))
+	if err != nil {
+		t.Fatalf("login with the password: %v\n%s", err, s.out)
+	}
+	var one int
+	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Errorf("SELECT 1: %d, %v", one, err)
+	}
+	var enc string
+	if err := conn.QueryRow(ctx, "SHOW server_encoding").Scan(&enc); err != nil || enc != "UTF8" {
+		t.Errorf("server_encoding %q, %v; want UTF8", enc, err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE kept (v int); INSERT INTO kept VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	for _, u := range []string{url("postgres", "", "postgres"), url("postgres", "wrong", "postgres")} {
+		if c, err := pgx.Connect(ctx, u); err == nil {
+			c.Close(ctx)
+			t.Errorf("login without the right password succeeded")
+		}
+	}
+
+	// The second start finds PG_VERSION and only runs the server.
+	s.stop(t, syscall.SIGINT)
+	start = time.Now()
+	s = startServer(t, root, env, args...)
+	waitReady(t, s, root, env, "accepting connections", probe...)
+	t.Logf("second start ready in %s", time.Since(start).Round(time.Millisecond))
+	if strings.Contains(s.out.String(), "init process complete") {
+		t.Errorf("the second start ran initdb again:\n%s", s.out)
+	}
+	conn, err = pgx.Connect(ctx, url("postgres", urlEscape(password), "bench"))
+	if err != nil {
+		t.Fatalf("login after a restart: %v", err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT v FROM kept").Scan(&v); err != nil || v != 42 {
+		t.Errorf("data after a restart: %d, %v", v, err)
+	}
+}
