@@ -108,9 +108,15 @@ func TestRealNode(t *testing.T) {
 					t.Errorf("run %s: %s, %d ops, %.0f ops/s", run.ID, run.Status, run.Ops, run.Throughput)
 				}
 			}
-			// A 12 s window spans a refresh of the kubelet's figures.
-			if tc.duration == "12s" && !strings.Contains(r.stderr+grepLines(tierbench(t, "show", "--results", results).stdout, "pod used"), "pod used") {
-				t.Errorf("no CPU figure of the engine's pod from the kubelet")
+			// A 12 s window spans a refresh of the kubelet's figures: the
+			// engine pod's CPU and memory, and its claims' use.
+			if tc.duration == "12s" {
+				shown := tierbench(t, "show", "--results", results).stdout
+				for _, want := range []string{"the engine's pod used", "working set up to", "claims used at the window's end (kubelet)"} {
+					if !strings.Contains(shown, want) {
+						t.Errorf("show says nothing of %q (the kubelet's summary):\n%s", want, shown)
+					}
+				}
 			}
 		})
 	}
@@ -258,4 +264,40 @@ func field(t *testing.T, text, re string) string {
 		t.Fatalf("no %s in:\n%s", re, text)
 	}
 	return m[1]
+}
+
+// TestClusterUpRefuses checks what cluster up refuses before it starts
+// anything: exit 2 with the fix, and no folder of a node written.
+func TestClusterUpRefuses(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "the cases run as root and as another user")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o755)
+	local := writeStudy(t, dir, nodeStudy)
+	onCluster := filepath.Join(dir, "cluster.yaml")
+	if err := os.WriteFile(onCluster, []byte(fmt.Sprintf(podStudy, "postgres", "/nonexistent/kubeconfig", "tierbench.local/tierbench:1", "tierbench.local/postgres:15", "  all-slow: {data: slow, wal: slow}", "1s")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(dir, "state")
+	for _, tc := range []struct {
+		name string
+		cmd  []string
+		env  []string
+		want string
+	}{
+		{"not root", []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary, "cluster", "up", local}, nil, "needs root"},
+		{"missing packages", []string{binary, "cluster", "up", local}, []string{"PATH=/nonexistent"}, "apt-get install containerd runc"},
+		{"a cluster study", []string{binary, "cluster", "up", onCluster}, nil, "takes a study whose tiers: are on this machine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runBinary(t, tc.cmd[0], dir, append([]string{"TIERBENCH_STATE_DIR=" + state}, tc.env...), tc.cmd[1:]...)
+			if r.code != exitBadInput || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+				t.Errorf("exit %d, want 2 and one line naming %q:\n%s%s", r.code, tc.want, r.stdout, r.stderr)
+			}
+			if _, err := os.Stat(state); err == nil {
+				t.Errorf("%s was written", state)
+			}
+		})
+	}
 }
