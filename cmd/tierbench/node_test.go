@@ -43,11 +43,14 @@ placements:
 %s
 baseline: all-slow
 durability: [sync]
-workload: {name: ycsb-a, records: 2000}
+workload: %s
 clients: [2]
 warmup: 1s
 duration: %s
 `
+
+// ycsbSmall is the workload of the server engines' runs on the node.
+const ycsbSmall = "{name: ycsb-a, records: 2000}"
 
 // TestRealNode starts a node with cluster up and runs real pods on it:
 // PostgreSQL (its WAL on a second class, long enough a window for the
@@ -80,20 +83,23 @@ func TestRealNode(t *testing.T) {
 	}
 	kubeconfig := field(t, up.stdout, `kubeconfig: (\S+)`)
 	image := field(t, up.stdout, `tierbench: (\S+)`)
-	study := func(engine, placements, duration string) string {
-		return writeStudy(t, dir, fmt.Sprintf(podStudy, engine, kubeconfig, image, field(t, up.stdout, engine+`: (\S+)`), placements, duration))
+	study := func(engine, placements, work, duration string) string {
+		return writeStudy(t, dir, fmt.Sprintf(podStudy, engine, kubeconfig, image, field(t, up.stdout, engine+`: (\S+)`), placements, work, duration))
 	}
 	for _, tc := range []struct {
-		engine, placements, duration string
-		runs                         int
+		engine, placements, work, duration string
+		runs                               int
 	}{
-		{"postgres", "  all-slow: {data: slow, wal: slow}\n  wal-fast: {data: slow, wal: fast}", "12s", 2},
-		{"mariadb", "  all-slow: {data: slow, redo: fast}", "3s", 1},
-		{"redis", "  all-slow: {data: slow}", "3s", 1},
+		{"postgres", "  all-slow: {data: slow, wal: slow}\n  wal-fast: {data: slow, wal: fast}", ycsbSmall, "12s", 2},
+		{"mariadb", "  all-slow: {data: slow, redo: fast}", ycsbSmall, "3s", 1},
+		{"redis", "  all-slow: {data: slow}", ycsbSmall, "3s", 1},
+		// A StatefulSet of 3 pods that find each other through the
+		// node's DNS under the headless Service.
+		{"ignite", "  all-slow: {persistence: slow, wal: fast}", "{name: puts, keys: 1000}", "3s", 1},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			results := filepath.Join(dir, "results-"+tc.engine)
-			r := tierbench(t, "run", study(tc.engine, tc.placements, tc.duration), "--results", results)
+			r := tierbench(t, "run", study(tc.engine, tc.placements, tc.work, tc.duration), "--results", results)
 			if r.code != 0 || strings.Count(r.stderr, " ok: ") != tc.runs {
 				t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
@@ -121,10 +127,10 @@ func TestRealNode(t *testing.T) {
 		})
 	}
 	t.Run("render", func(t *testing.T) {
-		renderOnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", "2s"))
+		renderOnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "2s"))
 	})
 	t.Run("kill9", func(t *testing.T) {
-		kill9OnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", "30s"))
+		kill9OnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s"))
 	})
 
 	down := tierbench(t, "cluster", "down")
@@ -276,7 +282,7 @@ func TestClusterUpRefuses(t *testing.T) {
 	os.Chmod(dir, 0o755)
 	local := writeStudy(t, dir, nodeStudy)
 	onCluster := filepath.Join(dir, "cluster.yaml")
-	if err := os.WriteFile(onCluster, []byte(fmt.Sprintf(podStudy, "postgres", "/nonexistent/kubeconfig", "tierbench.local/tierbench:1", "tierbench.local/postgres:15", "  all-slow: {data: slow, wal: slow}", "1s")), 0o644); err != nil {
+	if err := os.WriteFile(onCluster, []byte(fmt.Sprintf(podStudy, "postgres", "/nonexistent/kubeconfig", "tierbench.local/tierbench:1", "tierbench.local/postgres:15", "  all-slow: {data: slow, wal: slow}", ycsbSmall, "1s")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	state := filepath.Join(dir, "state")

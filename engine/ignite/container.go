@@ -76,7 +76,13 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 		}
 	}
 	l := podLauncher()
-	ctr.Args = l.args(set.heap, serverArgs(set, podAddr, peers(cfg, set.nodes), work, dirs)...)
+	// Its own address first: a node whose discovery list holds no
+	// address of its own never becomes the first node of a cluster, and
+	// its own name may not resolve yet when it starts (the Service's
+	// endpoints lag the pod's address). Seen in real pods: every node
+	// waited for another to let it join, for ever.
+	disco := append([]string{podAddr.host + ":" + strconv.Itoa(podDiscoPort)}, peers(cfg, set.nodes)...)
+	ctr.Args = l.args(set.heap, serverArgs(set, podAddr, disco, work, dirs)...)
 	ctr.Nodes = set.nodes
 	ctr.PeerPorts = []int{podCommPort}
 	return ctr, nil

@@ -357,9 +357,13 @@ func (r RunSpec) engineSet() Object {
 		templates = append(templates, map[string]any{"metadata": claim["metadata"], "spec": claim["spec"]})
 	}
 	o["spec"] = map[string]any{
-		"serviceName":                          r.EngineService(),
-		"replicas":                             r.Server.Nodes,
-		"podManagementPolicy":                  "Parallel",
+		"serviceName": r.EngineService(),
+		"replicas":    r.Server.Nodes,
+		// One node at a time, each once the one before listens. Started
+		// together, each of Ignite's nodes may find no peer yet (their
+		// names resolve once their pods have addresses) and start a
+		// cluster of its own (seen in real pods: 1 of 3 joined).
+		"podManagementPolicy":                  "OrderedReady",
 		"selector":                             map[string]any{"matchLabels": mine},
 		"template":                             map[string]any{"metadata": map[string]any{"labels": r.labels(RoleEngine)}, "spec": spec},
 		"volumeClaimTemplates":                 templates,
