@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine/ignite"
+	"github.com/tierbench/tierbench/engine/search"
 	"github.com/tierbench/tierbench/platform/kube/images"
 	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/study"
@@ -58,6 +59,11 @@ down (or cleanup after a kill -9) undoes all of it.`,
 				fmt.Println("no node runs on this machine")
 				return nil
 			}
+			// The node's process undoes everything and forgets its ledger
+			// record; a record left means part of it could not be undone.
+			if left := nodeLeftovers(); len(left) > 0 {
+				return fmt.Errorf("the node stopped, but not all of it was undone (%s): see cluster/serve.log in %s, then run tierbench cleanup", strings.Join(left, "; "), tier.StateDir())
+			}
 			fmt.Printf("node stopped and undone in %s\n", time.Since(start).Round(100*time.Millisecond))
 			return nil
 		},
@@ -77,6 +83,22 @@ down (or cleanup after a kill -9) undoes all of it.`,
 	}
 	cmd.AddCommand(up, down, serve)
 	return cmd
+}
+
+// nodeLeftovers names the node records left in the ledger.
+func nodeLeftovers() []string {
+	ledger, err := tier.OpenLedger(tier.StateDir())
+	if err != nil {
+		return nil
+	}
+	left, _ := ledger.Leftovers()
+	var out []string
+	for _, r := range left {
+		if r.Kind == node.KindNode {
+			out = append(out, r.String())
+		}
+	}
+	return out
 }
 
 // newPauseCmd is the pods' sandbox program (the pause image runs
@@ -161,7 +183,13 @@ func nodeSpec(path string) (node.Spec, error) {
 	// build; without that build the node has no Ignite image (up says
 	// which images it has).
 	if libs, err := ignite.LibDir(); err == nil {
-		if recipes["ignite"], err = images.Ignite(libs); err != nil {
+		if recipes["ignite"], err = images.Ignite(libs, ignite.ImageLibDir); err != nil {
+			return node.Spec{}, err
+		}
+	}
+	// OpenSearch's likewise holds this machine's runner build.
+	if dir, err := search.RunnerDir(); err == nil {
+		if recipes["opensearch"], err = images.OpenSearch(search.RunnerImage, dir, search.RunnerJar, search.RunnerPodDir); err != nil {
 			return node.Spec{}, err
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -194,7 +196,7 @@ func openWaiting(ctx context.Context, s driveSetup, wait time.Duration) (engine.
 	deadline := time.Now().Add(wait)
 	for {
 		db, err := s.eng.Open(ctx, s.cfg)
-		if err == nil || !time.Now().Before(deadline) || ctx.Err() != nil {
+		if err == nil || !notYet(err) || !time.Now().Before(deadline) || ctx.Err() != nil {
 			return db, err
 		}
 		select {
@@ -203,6 +205,16 @@ func openWaiting(ctx context.Context, s driveSetup, wait time.Duration) (engine.
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// notYet reports whether err is a server not listening yet (refused,
+// reset, not resolvable, timed out): worth another try, unlike a refusal
+// of what was asked.
+func notYet(err error) bool {
+	var ne net.Error
+	var dnsErr *net.DNSError
+	return errors.As(err, &ne) || errors.As(err, &dnsErr) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // drive runs the workload against the target and writes the run to out.

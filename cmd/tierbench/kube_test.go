@@ -207,11 +207,15 @@ func TestKubernetesKill9(t *testing.T) {
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
+		// The engine's pod waits for its claims (no volumes), so the
+		// load generator's Job, made once the engine is ready, never is.
 		left, _ := c.List(context.Background(), "bench", kube.LabelManagedBy+"=tierbench")
-		if slices.ContainsFunc(left, func(f kube.Found) bool { return f.Kind == "Job" }) {
+		if slices.ContainsFunc(left, func(f kube.Found) bool { return f.Kind == "Pod" }) {
 			break
 		}
 		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
 			t.Fatalf("the run's objects never appeared: %v\n%s", left, errb.String())
 		}
 		time.Sleep(100 * time.Millisecond)

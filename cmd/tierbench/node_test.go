@@ -54,9 +54,9 @@ const ycsbSmall = "{name: ycsb-a, records: 2000}"
 
 // TestRealNode starts a node with cluster up and runs real pods on it:
 // PostgreSQL (its WAL on a second class, long enough a window for the
-// kubelet's CPU figures), MariaDB and Redis, each from an image made here
-// from Debian's packages, driven by tierbench drive in an image of this
-// build; render's objects applied and removed by their run label; a kill
+// kubelet's CPU figures), MariaDB, Redis, Ignite (3 pods) and OpenSearch,
+// each from an image made here from Debian's packages, driven by
+// tierbench drive in an image of this build; render's objects applied and removed by their run label; a kill
 // -9 of tierbench during a run, then cleanup. cluster down must then
 // leave nothing: no process, mount, volume folder or ledger record.
 func TestRealNode(t *testing.T) {
@@ -96,6 +96,8 @@ func TestRealNode(t *testing.T) {
 		// A StatefulSet of 3 pods that find each other through the
 		// node's DNS under the headless Service.
 		{"ignite", "  all-slow: {persistence: slow, wal: fast}", "{name: puts, keys: 1000}", "3s", 1},
+		// The runner (OpenSearch from Maven Central) in its image.
+		{"opensearch", "  all-slow: {data: slow, logs: fast}", "{name: ingest, bulk_size: 200}", "3s", 1},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
 			results := filepath.Join(dir, "results-"+tc.engine)

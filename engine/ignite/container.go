@@ -21,8 +21,10 @@ import (
 const Image = "apacheignite/ignite:2.16.0"
 
 const (
-	// imageLibs are the image's Ignite jars (IGNITE_HOME/libs).
-	imageLibs = "/opt/ignite/apache-ignite/libs/*"
+	// ImageLibDir holds the image's Ignite jars (IGNITE_HOME/libs); the
+	// node's own Ignite image puts them there too.
+	ImageLibDir = "/opt/ignite/apache-ignite/libs"
+	imageLibs   = ImageLibDir + "/*"
 	// podFiles is where the launcher's jars are mounted.
 	podFiles = "/opt/tierbench"
 	// podMounts holds each component's claim, by component name.

@@ -24,6 +24,31 @@ const (
 	podCluster       = "tierbench"
 )
 
+// RunnerImage is the image tierbench cluster up makes for OpenSearch
+// (package platform/kube/images): Debian's Java 17, curl, and this
+// machine's build of the runner (java/opensearch) in runnerPod. With it as
+// engine_image a pod runs the runner's command line, the one a local
+// node runs, instead of the distribution's entrypoint.
+const RunnerImage = "tierbench.local/opensearch:2.19.1"
+
+// In RunnerImage: the runner's jar and lib/, the run's opensearch.yml
+// (mounted), and the node's own writable folder.
+const (
+	RunnerPodDir     = "/opt/tierbench-opensearch"
+	runnerPodFiles   = "/opt/tierbench-files"
+	runnerPodPrivate = "/tmp/opensearch"
+)
+
+// RunnerJar is the runner's jar in RunnerDir.
+const RunnerJar = jarName
+
+// RunnerDir is the runner's build (its jar and lib/), which cluster up
+// puts into RunnerImage.
+func RunnerDir() (string, error) {
+	l, err := OpenSearch().bundled()
+	return l.runnerDir, err
+}
+
 var _ engine.Containerizer = Engine{}
 
 // Container is the node in OpenSearch's image: the same settings as here
@@ -52,7 +77,7 @@ func (e Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) 
 		args = append(args, "-E"+s)
 	}
 	health := fmt.Sprintf("http://127.0.0.1:%d/_cluster/health?wait_for_status=yellow&timeout=1s", podHTTPPort)
-	return engine.Container{
+	ctr := engine.Container{
 		Image: cfg.ImageOr(Image),
 		Args:  args,
 		Env: []engine.EnvVar{
@@ -67,7 +92,26 @@ func (e Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) 
 		FSGroup:      podUID,
 		Target:       fmt.Sprintf("http://%s:%d", engine.TargetHost, podHTTPPort),
 		ReadyCommand: []string{"curl", "-sf", "-o", "/dev/null", health},
-	}, nil
+	}
+	if ctr.Image == RunnerImage {
+		runnerContainer(&ctr, n, set)
+	}
+	return ctr, nil
+}
+
+// runnerContainer makes ctr run the runner in RunnerImage: its command
+// line as a local node's (runnerCommand), after copying the run's
+// opensearch.yml, mounted read-only, to the node's writable conf folder
+// (the runner writes its logging configuration beside it).
+func runnerContainer(ctr *engine.Container, n node, set settings) {
+	n.java, n.private, n.heap = "java", runnerPodPrivate, set.heapOpts()
+	_, args := launch{runnerDir: RunnerPodDir}.runnerCommand(n)
+	ctr.Command = []string{"sh", "-c", fmt.Sprintf(`mkdir -p %[1]s/conf %[1]s/base %[1]s/tmp && cp %[2]s/opensearch.yml %[1]s/conf/ && exec "$@"`,
+		runnerPodPrivate, runnerPodFiles), "sh"}
+	ctr.Args = append([]string{n.java}, args...)
+	ctr.Env = nil
+	ctr.FilesDir, ctr.Files = runnerPodFiles, map[string][]byte{"opensearch.yml": []byte(runnerConf(n))}
+	ctr.Scratch = "/tmp"
 }
 
 // openTarget reaches a node tierbench did not start (http://host:port):

@@ -272,9 +272,15 @@ func (l launch) runnerCommand(n node) (path string, args []string) {
 	return n.java, args
 }
 
-// writeRunnerConf writes the runner's opensearch.yml: the settings the
-// runner has no flag for. (It adds its log4j2.properties beside it.)
+// writeRunnerConf writes the runner's opensearch.yml (runnerConf). (It
+// adds its log4j2.properties beside it.)
 func writeRunnerConf(n node) error {
+	return os.WriteFile(filepath.Join(n.private, "conf", "opensearch.yml"), []byte(runnerConf(n)), 0o600)
+}
+
+// runnerConf is the runner's opensearch.yml: the settings the runner has
+// no flag for.
+func runnerConf(n node) string {
 	var b strings.Builder
 	b.WriteString("# Written by tierbench for one run.\n")
 	for _, s := range n.settings() {
@@ -284,7 +290,7 @@ func writeRunnerConf(n node) error {
 		}
 		fmt.Fprintf(&b, "%s: %s\n", k, v)
 	}
-	return os.WriteFile(filepath.Join(n.private, "conf", "opensearch.yml"), []byte(b.String()), 0o600)
+	return b.String()
 }
 
 // distCommand is the distribution's script with the run's settings, and

@@ -437,14 +437,19 @@ func (r RunSpec) driverContainer() (map[string]any, []any) {
 	// --wait: rendered objects start the engine and the load generator
 	// together; the runner starts it once the engine is ready.
 	args := append([]string{"drive", "--engine", r.Engine, "--target", r.DriverTarget(), "--wait", "5m"}, r.Drive...)
-	return map[string]any{
+	c := map[string]any{
 		"name": DriverContainer, "image": r.Image, "command": []any{"tierbench"}, "args": toAny(args),
-		"env":             []any{r.secretEnv("TIERBENCH_TARGET_PASSWORD")},
 		"securityContext": map[string]any{"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true},
 		// A failed drive's last lines (its error) become the pod's
 		// termination message, which the run's failure quotes.
 		"terminationMessagePolicy": "FallbackToLogsOnError",
-	}, nil
+	}
+	// The password, for an engine that has one (OpenSearch has none: a
+	// user in its URL is refused).
+	if r.Server.PasswordEnv != "" || r.Server.PasswordFile != "" {
+		c["env"] = []any{r.secretEnv("TIERBENCH_TARGET_PASSWORD")}
+	}
+	return c, nil
 }
 
 // DriverContainer names the load generator's container, whose log is the

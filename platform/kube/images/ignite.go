@@ -7,17 +7,14 @@ import (
 	"sort"
 )
 
-// IgniteLibs is where the official image keeps Ignite's jars (its
-// IGNITE_HOME/libs), which the pods' launcher command line names.
-const IgniteLibs = "/opt/ignite/apache-ignite/libs"
-
 // Ignite is the image the Ignite engine's pods run tierbench's launcher
 // in: Debian's Java 17 runtime and the Ignite 2.16 jars of this machine's
 // build (libDir: the launcher's lib folder, from Maven Central) where the
 // official apacheignite/ignite:2.16.0 has them, and a user of uid 10001,
 // which the pods run as. The launcher's own jar is mounted by the run, as
-// on any cluster.
-func Ignite(libDir string) (Recipe, error) {
+// on any cluster. dest is where the pods' command line looks for Ignite's
+// jars (ignite.ImageLibDir).
+func Ignite(libDir, dest string) (Recipe, error) {
 	jars, err := filepath.Glob(filepath.Join(libDir, "*.jar"))
 	if err != nil || len(jars) == 0 {
 		return Recipe{}, fmt.Errorf("ignite image: no jars in %s: run make setup (it builds java/ignite)", libDir)
@@ -35,7 +32,7 @@ func Ignite(libDir string) (Recipe, error) {
 		if err != nil {
 			return Recipe{}, fmt.Errorf("ignite image: %w", err)
 		}
-		r.Files = append(r.Files, File{Path: IgniteLibs + "/" + filepath.Base(j), Mode: 0o644, Data: b})
+		r.Files = append(r.Files, File{Path: dest + "/" + filepath.Base(j), Mode: 0o644, Data: b})
 	}
 	return r, nil
 }

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,8 +267,10 @@ func deleteLink(name string) error {
 }
 
 // removeChains removes the node's iptables chains that were not there
-// before: first the rules that jump to them from other chains, then the
-// chains.
+// before: first the rules that jump to them from other chains (by rule
+// number: a rule's text has quoted comments that do not survive a
+// split), then the chains. Pods killed without the CNI's DEL (a node
+// swept after a kill -9) leave theirs behind.
 func removeChains(rec record) error {
 	var errs []error
 	for _, cmd := range []string{"iptables", "ip6tables"} {
@@ -279,32 +280,24 @@ func removeChains(rec record) error {
 				continue
 			}
 			ours := map[string]bool{}
-			var rules [][]string
-			sc := bufio.NewScanner(strings.NewReader(string(b)))
-			for sc.Scan() {
-				line := sc.Text()
+			var all []string
+			for _, line := range strings.Split(string(b), "\n") {
 				if name, ok := strings.CutPrefix(line, ":"); ok {
 					n := strings.Fields(name)[0]
+					all = append(all, n)
 					if ownChain(n) && !slices.Contains(rec.Chains, cmd+"/"+t+"/"+n) {
 						ours[n] = true
 					}
-				} else if strings.HasPrefix(line, "-A ") {
-					rules = append(rules, strings.Fields(line))
 				}
 			}
 			if len(ours) == 0 {
 				continue
 			}
-			for _, r := range rules {
-				if ours[r[1]] {
-					continue // flushed with its chain
+			for _, chain := range all {
+				if ours[chain] {
+					continue // flushed with it
 				}
-				if i := slices.Index(r, "-j"); i > 0 && i+1 < len(r) && ours[r[i+1]] {
-					del := append([]string{"-t", t, "-D"}, r[1:]...)
-					if out, err := exec.Command(cmd, del...).CombinedOutput(); err != nil {
-						errs = append(errs, fmt.Errorf("%s %s: %v: %s", cmd, strings.Join(del, " "), err, strings.TrimSpace(string(out))))
-					}
-				}
+				errs = append(errs, deleteJumps(cmd, t, chain, ours))
 			}
 			for n := range ours {
 				_ = exec.Command(cmd, "-t", t, "-F", n).Run()
@@ -314,6 +307,32 @@ func removeChains(rec record) error {
 					errs = append(errs, fmt.Errorf("%s -t %s -X %s: %v: %s", cmd, t, n, err, strings.TrimSpace(string(out))))
 				}
 			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteJumps deletes the rules of chain that jump to one of targets,
+// highest number first so that the others keep theirs.
+func deleteJumps(cmd, table, chain string, targets map[string]bool) error {
+	out, err := exec.Command(cmd, "-t", table, "-L", chain, "-n", "--line-numbers").Output()
+	if err != nil {
+		return nil // gone
+	}
+	var nums []int
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || !targets[f[1]] {
+			continue
+		}
+		if n, err := strconv.Atoi(f[0]); err == nil {
+			nums = append(nums, n)
+		}
+	}
+	var errs []error
+	for i := len(nums) - 1; i >= 0; i-- {
+		if out, err := exec.Command(cmd, "-t", table, "-D", chain, strconv.Itoa(nums[i])).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("%s -t %s -D %s %d: %v: %s", cmd, table, chain, nums[i], err, strings.TrimSpace(string(out))))
 		}
 	}
 	return errors.Join(errs...)
