@@ -5,8 +5,9 @@
 // folder, and the tarball is imported into the node's containerd with
 // ctr, so that pods find it without a pull (imagePullPolicy IfNotPresent or Never).
 //
-// The engine recipes (Postgres, Redis, MariaDB; Ignite and OpenSearch on Java) keep the semantics of
-// the official images that the pods were written for: the same uid 999,
-// the same environment variables and arguments, and a small entrypoint
-// that implements the subset of the official one that tierbench uses.
+// The engine recipes keep the semantics of the official images the pods
+// were written for: the same uids, variables and arguments, and for
+// Postgres, Redis and MariaDB a small entrypoint that implements the
+// subset of the official one tierbench uses. Ignite's and OpenSearch's
+// hold Java and this machine's builds of their launchers.
 package images
