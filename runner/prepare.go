@@ -89,7 +89,7 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 		}
 	} else {
 		wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID, Volumes: rbd.Volumes{Ceph: opt.Catalog.Ceph()}}
-		if s.ws, err = wc.Open(ctx, tierSpecs(st)...); err != nil {
+		if s.ws, err = wc.Open(ctx, st.TierSpecs()...); err != nil {
 			return nil, err
 		}
 	}
@@ -132,15 +132,6 @@ func (s *studyRun) end() {
 	if err := s.ws.Close(); err != nil {
 		s.opt.Progress.Line("warning: undo provisioned tiers: " + err.Error())
 	}
-}
-
-// tierSpecs are the study's tiers as package tier takes them.
-func tierSpecs(st *study.Study) []tier.Spec {
-	out := make([]tier.Spec, len(st.Tiers))
-	for i, t := range st.Tiers {
-		out[i] = t.Spec
-	}
-	return out
 }
 
 // NewStudyID is a new study's id: when it started, and 6 random hex

@@ -191,6 +191,15 @@ type Catalog interface {
 	Ceph() rbd.Ceph
 }
 
+// TierSpecs are the study's tiers as package tier takes them.
+func (s *Study) TierSpecs() []tier.Spec {
+	out := make([]tier.Spec, len(s.Tiers))
+	for i, t := range s.Tiers {
+		out[i] = t.Spec
+	}
+	return out
+}
+
 // Tier returns the tier with the given name.
 func (s *Study) Tier(name string) (Tier, bool) {
 	for _, t := range s.Tiers {

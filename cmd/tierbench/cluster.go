@@ -122,52 +122,59 @@ var nodeTools = [][2]string{
 	{"nft", "nftables"}, {"iptables", "iptables"}, {"ip", "iproute2"},
 }
 
-// nodeSpec checks everything cluster up needs and reads the study's
-// tiers; every error is the user's to fix.
-func nodeSpec(path string) (node.Spec, error) {
+// checkNode checks everything cluster up needs and returns the study's
+// tiers; every error is the user's to fix. It reads no image's files:
+// cluster up runs it before starting the process that builds them.
+func checkNode(path string) ([]tier.Spec, error) {
 	if os.Geteuid() != 0 {
-		return node.Spec{}, errors.New("cluster up needs root: it mounts the tiers and runs containerd and the kubelet; run it as root")
+		return nil, errors.New("cluster up needs root: it mounts the tiers and runs containerd and the kubelet; run it as root")
 	}
 	var missing, pkgs []string
 	for _, t := range nodeTools {
 		if _, err := exec.LookPath(t[0]); err != nil {
 			missing = append(missing, t[0])
-			if !strings.Contains(strings.Join(pkgs, " "), t[1]) {
+			if !slices.Contains(pkgs, t[1]) {
 				pkgs = append(pkgs, t[1])
 			}
 		}
 	}
 	if len(missing) > 0 {
-		return node.Spec{}, fmt.Errorf("cluster up needs %s: apt-get install %s (make setup installs them)", strings.Join(missing, ", "), strings.Join(pkgs, " "))
+		return nil, fmt.Errorf("cluster up needs %s: apt-get install %s (make setup installs them)", strings.Join(missing, ", "), strings.Join(pkgs, " "))
 	}
-	bin := node.BinDir()
 	for _, b := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet", "kube-proxy"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			return node.Spec{}, fmt.Errorf("cluster up needs %s in %s: run make setup (scripts/kube-build.sh builds it)", b, bin)
+		if _, err := os.Stat(filepath.Join(node.BinDir(), b)); err != nil {
+			return nil, fmt.Errorf("cluster up needs %s in %s: run make setup (scripts/kube-build.sh builds it)", b, node.BinDir())
 		}
 	}
 	cat := catalog.Default()
 	st, err := study.ParseFile(path, cat)
 	if err != nil {
-		return node.Spec{}, err
+		return nil, err
 	}
 	if st.Kubernetes != nil {
-		return node.Spec{}, fmt.Errorf("%s runs on a cluster (platform: kubernetes): cluster up takes a study whose tiers: are on this machine (tmpfs, loop, folders), and serves each as a storage class", path)
+		return nil, fmt.Errorf("%s runs on a cluster (platform: kubernetes): cluster up takes a study whose tiers: are on this machine (tmpfs, loop, folders), and serves each as a storage class", path)
 	}
 	if len(st.Tiers) == 0 {
-		return node.Spec{}, fmt.Errorf("%s has no tiers: cluster up serves each of the study's tiers as a storage class", path)
+		return nil, fmt.Errorf("%s has no tiers: cluster up serves each of the study's tiers as a storage class", path)
 	}
 	if info, ok := node.Running(); ok {
-		return node.Spec{}, &node.RunningError{Info: info}
+		return nil, &node.RunningError{Info: info}
+	}
+	return st.TierSpecs(), nil
+}
+
+// nodeSpec is the node to serve: the checked study's tiers and the
+// images, built from this binary and this machine's builds.
+func nodeSpec(path string) (node.Spec, error) {
+	tiers, err := checkNode(path)
+	if err != nil {
+		return node.Spec{}, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return node.Spec{}, fmt.Errorf("find tierbench's own binary for its image: %w", err)
 	}
-	spec := node.Spec{StateDir: tier.StateDir(), BinDir: bin, VolumesPerClass: 6}
-	for _, t := range st.Tiers {
-		spec.Tiers = append(spec.Tiers, t.Spec)
-	}
+	spec := node.Spec{StateDir: tier.StateDir(), BinDir: node.BinDir(), VolumesPerClass: 6, Tiers: tiers}
 	cache := node.ImageCacheDir()
 	pause, err := images.Pause(exe)
 	if err != nil {
@@ -214,7 +221,7 @@ func clusterUp(ctx context.Context, path string, timeout time.Duration) error {
 	if err != nil {
 		return badInput(err)
 	}
-	if _, err := nodeSpec(abs); err != nil {
+	if _, err := checkNode(abs); err != nil {
 		return badInput(err)
 	}
 	state := tier.StateDir()

@@ -211,9 +211,8 @@ func openWaiting(ctx context.Context, s driveSetup, wait time.Duration) (engine.
 // reset, not resolvable, timed out): worth another try, unlike a refusal
 // of what was asked.
 func notYet(err error) bool {
-	var ne net.Error
-	var dnsErr *net.DNSError
-	return errors.As(err, &ne) || errors.As(err, &dnsErr) || errors.Is(err, syscall.ECONNREFUSED) ||
+	var ne net.Error // a dial's, a timeout's, a name's not resolving yet
+	return errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	engineserver "github.com/tierbench/tierbench/engine/server"
 )
 
 // imageCache is where the Debian images' tarballs are kept across test
@@ -214,12 +215,11 @@ func waitReady(t *testing.T, s *server, root string, env []string, want string, 
 // freePort is a TCP port on 127.0.0.1 that nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := engineserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // secret is a password for one test: with quotes and a backslash, which

@@ -111,15 +111,24 @@ func chains() []string {
 	var out []string
 	for _, cmd := range []string{"iptables", "ip6tables"} {
 		for _, t := range ipTables {
-			b, err := exec.Command(cmd+"-save", "-t", t).Output()
-			if err != nil {
-				continue
+			for _, n := range chainNames(cmd, t) {
+				out = append(out, cmd+"/"+t+"/"+n)
 			}
-			for _, line := range strings.Split(string(b), "\n") {
-				if name, ok := strings.CutPrefix(line, ":"); ok {
-					out = append(out, cmd+"/"+t+"/"+strings.Fields(name)[0])
-				}
-			}
+		}
+	}
+	return out
+}
+
+// chainNames are the chains of one table, as cmd-save lists them.
+func chainNames(cmd, table string) []string {
+	b, err := exec.Command(cmd+"-save", "-t", table).Output()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if name, ok := strings.CutPrefix(line, ":"); ok {
+			out = append(out, strings.Fields(name)[0])
 		}
 	}
 	return out
@@ -275,19 +284,11 @@ func removeChains(rec record) error {
 	var errs []error
 	for _, cmd := range []string{"iptables", "ip6tables"} {
 		for _, t := range ipTables {
-			b, err := exec.Command(cmd+"-save", "-t", t).Output()
-			if err != nil {
-				continue
-			}
+			all := chainNames(cmd, t)
 			ours := map[string]bool{}
-			var all []string
-			for _, line := range strings.Split(string(b), "\n") {
-				if name, ok := strings.CutPrefix(line, ":"); ok {
-					n := strings.Fields(name)[0]
-					all = append(all, n)
-					if ownChain(n) && !slices.Contains(rec.Chains, cmd+"/"+t+"/"+n) {
-						ours[n] = true
-					}
+			for _, n := range all {
+				if ownChain(n) && !slices.Contains(rec.Chains, cmd+"/"+t+"/"+n) {
+					ours[n] = true
 				}
 			}
 			if len(ours) == 0 {

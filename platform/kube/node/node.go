@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/tier"
 )
@@ -275,7 +276,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	}
 	ports := map[string]int{}
 	for _, name := range []string{"etcd", "etcd-peer", "apiserver", "scheduler", "controller-manager", "proxy-metrics", "proxy-healthz"} {
-		if ports[name], err = freePort(); err != nil {
+		if ports[name], err = server.FreePort(); err != nil {
 			return Info{}, nil, err
 		}
 	}
@@ -306,7 +307,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	if err != nil {
 		return Info{}, nil, err
 	}
-	if err := ps.waitUntil(ctx, etcd, "etcd", time.Minute, listening(strings127(ports["etcd"]))); err != nil {
+	if err := ps.waitUntil(ctx, etcd, "etcd", time.Minute, listening(loopback(ports["etcd"]))); err != nil {
 		return Info{}, nil, err
 	}
 	apiserver, err := ps.start("kube-apiserver", n.bin("kube-apiserver"), "--etcd-servers", etcdURL,
@@ -390,7 +391,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	}
 	if _, err := ps.start("kube-proxy", n.bin("kube-proxy"), "--kubeconfig", kc, "--proxy-mode", "nftables",
 		"--hostname-override", NodeName, "--cluster-cidr", podCIDR,
-		"--metrics-bind-address", strings127(ports["proxy-metrics"]), "--healthz-bind-address", strings127(ports["proxy-healthz"]),
+		"--metrics-bind-address", loopback(ports["proxy-metrics"]), "--healthz-bind-address", loopback(ports["proxy-healthz"]),
 		"--conntrack-max-per-core", "0", "--conntrack-tcp-timeout-established", "0", "--conntrack-tcp-timeout-close-wait", "0"); err != nil {
 		return Info{}, nil, err
 	}
@@ -420,7 +421,8 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 		Images: images, Started: time.Now().UTC()}, api, nil
 }
 
-func strings127(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
+// loopback is port on 127.0.0.1, as host:port.
+func loopback(port int) string { return fmt.Sprintf("127.0.0.1:%d", port) }
 
 // nodeReady reports whether the node is registered and Ready.
 func nodeReady(ctx context.Context, api *kube.Cluster) bool {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,12 +91,12 @@ func assertUndone(t *testing.T, was record, state string) {
 		}
 	}
 	for _, c := range now.Chains {
-		if !contains(was.Chains, c) {
+		if !slices.Contains(was.Chains, c) {
 			t.Errorf("iptables chain left: %s", c)
 		}
 	}
 	for _, tb := range now.NftTables {
-		if !contains(was.NftTables, tb) && !strings.Contains(tb, "tierbench") {
+		if !slices.Contains(was.NftTables, tb) && !strings.Contains(tb, "tierbench") {
 			t.Errorf("nftables table left: %s", tb)
 		}
 	}
@@ -112,13 +113,4 @@ func assertUndone(t *testing.T, was record, state string) {
 			t.Errorf("ledger not empty: %v", rs)
 		}
 	}
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

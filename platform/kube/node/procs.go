@@ -126,13 +126,3 @@ func listening(addr string) func() bool {
 func exists(path string) func() bool {
 	return func() bool { _, err := os.Stat(path); return err == nil }
 }
-
-// freePort is a TCP port free on 127.0.0.1 now.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
