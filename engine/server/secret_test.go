@@ -74,12 +74,18 @@ func TestPrivateFiles(t *testing.T) {
 // shown redacted.
 func TestProcessesShowing(t *testing.T) {
 	secret, _ := NewSecret()
-	// "; :" keeps the shell from replacing itself with sleep.
-	cmd := exec.Command("/bin/sh", "-c", "sleep 30; :", "sh", secret)
+	// The shell waits in its read builtin on a pipe kept open: a shell that
+	// forked a child (sleep) would show the secret twice while the child
+	// has not yet exec'd.
+	cmd := exec.Command("/bin/sh", "-c", "read x", "sh", secret)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() }()
 	shown := ProcessesShowing(secret, false)
 	if len(shown) != 1 || strings.Contains(shown[0], secret) || !strings.Contains(shown[0], "xxxxx") {
 		t.Errorf("ProcessesShowing = %q", shown)
