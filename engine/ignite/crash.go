@@ -66,6 +66,10 @@ func (d *DB) RestartNodes(ctx context.Context) error {
 		if !n.crashed {
 			continue
 		}
+		// The crashed JVM is gone; Stop releases its log file and record,
+		// which would otherwise hold the log's tier busy until the garbage
+		// collector closed the file.
+		_ = n.proc.Stop(0)
 		if err := d.startNode(i); err != nil {
 			return fmt.Errorf("restart ignite %s: %w", n.id, err)
 		}

@@ -304,3 +304,36 @@ func TestGeneratorsDoNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+// TestZipfianPow checks the fast x^alpha against math.Pow, YCSB's own
+// formula, where it matters: the key drawn over YCSB's scrambled space of
+// 10^10 items, for the integer alpha of theta 0.99 and a fractional one.
+// A key may differ by one where x^alpha lands within a rounding of a key's
+// edge: 3 in 10^7 draws for the squaring (8 for exp(alpha*ln x)).
+func TestZipfianPow(t *testing.T) {
+	const items, draws = 10_000_000_000, 1_000_000
+	for _, theta := range []float64{0.99, 0.8} {
+		z := NewZipfianZeta(testRand(3), 0, items, theta, Zeta(1000, theta))
+		if theta == 0.99 && z.intAlpha != 100 {
+			t.Fatalf("theta 0.99: integer alpha %d, want 100", z.intAlpha)
+		}
+		rng := testRand(4)
+		differ := 0
+		for range draws {
+			x := z.eta*rng.Float64() - z.eta + 1
+			if x <= 0 || x > 1 {
+				continue
+			}
+			got, want := int64(items*z.pow(x)), int64(items*math.Pow(x, z.alpha))
+			if got != want {
+				differ++
+			}
+			if got-want > 1 || want-got > 1 {
+				t.Fatalf("theta %v, x %v: key %d, math.Pow's %d", theta, x, got, want)
+			}
+		}
+		if differ > draws/100_000 {
+			t.Errorf("theta %v: %d of %d keys differ from math.Pow's by one", theta, differ, draws)
+		}
+	}
+}
