@@ -337,3 +337,21 @@ func TestZipfianPow(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendKeyDigits checks the key's digits against strconv at every
+// length and around every power of ten.
+func TestAppendKeyDigits(t *testing.T) {
+	nums := []int64{0, 1, 9, 10, 99, 100, math.MaxInt64, -1, math.MinInt64}
+	for p := int64(1); p <= math.MaxInt64/10; p *= 10 {
+		nums = append(nums, p-1, p, p+1, 10*p-1)
+	}
+	rng := testRand(5)
+	for range 100_000 {
+		nums = append(nums, rng.Int64()>>rng.IntN(63))
+	}
+	for _, n := range nums {
+		if got, want := string(AppendKey(nil, n, false)), "user"+strconv.FormatInt(n, 10); got != want {
+			t.Fatalf("AppendKey(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
