@@ -176,6 +176,40 @@ type Config struct {
 // lane, 116 µs on two.
 func DefaultLanes() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
+// procs guards GOMAXPROCS while runs with many lanes raise it.
+var procs struct {
+	sync.Mutex
+	runs, before int
+}
+
+// keepPIdle raises GOMAXPROCS to lanes+1 while a run's lanes wait in
+// epoll_wait, so that a P stays idle and sysmon does not hand off the
+// lanes' Ps at every wait (see DefaultLanes): lanes as many as the CPUs,
+// as pgbench's -j, then cost no wake-ups of their own. It returns the
+// undo, which puts GOMAXPROCS back once the last such run ends.
+func keepPIdle(lanes int) (undo func()) {
+	procs.Lock()
+	defer procs.Unlock()
+	now := runtime.GOMAXPROCS(0)
+	if procs.runs == 0 {
+		if lanes+1 <= now {
+			return func() {}
+		}
+		procs.before = now
+	}
+	procs.runs++
+	if lanes+1 > now {
+		runtime.GOMAXPROCS(lanes + 1)
+	}
+	return func() {
+		procs.Lock()
+		defer procs.Unlock()
+		if procs.runs--; procs.runs == 0 {
+			runtime.GOMAXPROCS(procs.before)
+		}
+	}
+}
+
 // LaneClient is a Client that can share a goroutine with others on a lane
 // (driver/lane): while an operation waits for its engine it waits only
 // through lane.From(ctx).Wait, never in Go's netpoller.
@@ -512,6 +546,7 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	var laneErr error
 	if onLanes(cfg, clients) {
 		col.result.Lanes = min(cfg.Lanes, len(clients))
+		defer keepPIdle(col.result.Lanes)()
 		wg.Go(func() {
 			if err := lane.Run(runCtx, cfg.Lanes, fns); err != nil {
 				crashMu.Lock()

@@ -352,3 +352,27 @@ func TestCutEndsTheWindowAndCrashes(t *testing.T) {
 		t.Error("a cut after the window was accepted")
 	}
 }
+
+// TestKeepPIdle: runs with as many lanes as Ps raise GOMAXPROCS by one
+// over their lanes while any of them runs, and put it back after the last.
+func TestKeepPIdle(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	undoSmall := keepPIdle(before - 1) // leaves a P idle already
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Fatalf("lanes %d: GOMAXPROCS %d, want %d", before-1, got, before)
+	}
+	undoA := keepPIdle(before + 2)
+	undoB := keepPIdle(before)
+	if got := runtime.GOMAXPROCS(0); got != before+3 {
+		t.Errorf("lanes %d and %d: GOMAXPROCS %d, want %d", before+2, before, got, before+3)
+	}
+	undoA()
+	if got := runtime.GOMAXPROCS(0); got != before+3 {
+		t.Errorf("one run left: GOMAXPROCS %d, want it kept at %d", got, before+3)
+	}
+	undoB()
+	undoSmall()
+	if got := runtime.GOMAXPROCS(0); got != before {
+		t.Errorf("after the runs: GOMAXPROCS %d, want %d back", got, before)
+	}
+}

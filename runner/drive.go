@@ -60,6 +60,9 @@ func (r *run) drive(ctx context.Context) (err error) {
 		Lanes:  driver.DefaultLanes(),
 		OnTick: r.showInterval,
 	}
+	if lanes, set, _ := tool.BuiltinLanes(r.cell.Driver); set {
+		dcfg.Lanes = lanes // builtin:lanes=N, checked by the study's parser
+	}
 	dcfg.Cut, dcfg.CutAt = cut, cutAt
 	if ext != nil {
 		r.res, err = ext.Drive(ctx, dcfg, r.cell.Clients)
@@ -110,7 +113,7 @@ func fmtDur(d time.Duration) string { return hist.FormatMicros(float64(d) / 1e3)
 // removes it.
 func (r *run) externalDriver() (ext driver.External, drop func(), err error) {
 	drop = func() {}
-	if d := r.cell.Driver; d != "" && d != tool.Builtin {
+	if d := r.cell.Driver; d != "" && !tool.IsBuiltin(d) {
 		t, ok := r.opt.Catalog.Tool(d)
 		if !ok {
 			return nil, drop, fmt.Errorf("unknown driver %q", d)

@@ -158,20 +158,28 @@ func TestServerTierFull(t *testing.T) {
 }
 
 // TestTpcbRunsOnLanes: tpcb on PostgreSQL runs on the driver's lanes
-// (driver/lane), the run records how many, and its transactions all
-// commit.
+// (driver/lane), or on as many as the driver's name sets
+// (builtin:lanes=N, 0 for a goroutine per client); each run records how
+// many, and its transactions all commit.
 func TestTpcbRunsOnLanes(t *testing.T) {
 	root, tiers := serverTiers(t, "disk")
 	st := postgresStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}}, "")
 	st.Workload = study.Workload{Name: "tpcb", Params: map[string]string{"scale": "1"}}
 	st.Duration = time.Second
-	runs := runOne(t, root, st)
-	r := runs[0]
-	if r.Status != results.RunOK || r.Ops == 0 || r.Errors != 0 {
-		t.Fatalf("run: status %s (%s), %d ops, %d errors", r.Status, r.Error, r.Ops, r.Errors)
+	st.Clients = []int{2}
+	st.Drivers = []string{"builtin", "builtin:lanes=2", "builtin:lanes=0"}
+	want := map[string]int{"builtin": driver.DefaultLanes(), "builtin:lanes=2": 2, "builtin:lanes=0": 0}
+	runs := runStored(t, root, st)
+	if len(runs) != len(want) {
+		t.Fatalf("%d runs, want %d", len(runs), len(want))
 	}
-	if want := driver.DefaultLanes(); r.Lanes != want {
-		t.Errorf("run on %d lanes, want %d", r.Lanes, want)
+	for _, r := range runs {
+		if r.Status != results.RunOK || r.Ops == 0 || r.Errors != 0 {
+			t.Fatalf("%s: status %s (%s), %d ops, %d errors", r.Driver, r.Status, r.Error, r.Ops, r.Errors)
+		}
+		if r.Lanes != want[r.Driver] {
+			t.Errorf("%s: run on %d lanes, want %d", r.Driver, r.Lanes, want[r.Driver])
+		}
 	}
 }
 

@@ -523,7 +523,7 @@ func (p *parser) maxOps(s *Study) {
 	case !ok:
 	case s.TargetRate > 0:
 		p.addf(e.k.Line, "max_ops bounds a closed-loop run; remove it or target_rate")
-	case slices.ContainsFunc(s.Drivers, func(d string) bool { return d != tool.Builtin }):
+	case slices.ContainsFunc(s.Drivers, func(d string) bool { return !tool.IsBuiltin(d) }):
 		p.addf(e.k.Line, "max_ops is counted by tierbench's own driver only; remove it or run driver: builtin")
 	default:
 		s.MaxOps = n

@@ -99,7 +99,10 @@ func (p *parser) clusterRuns(s *Study) {
 		p.addf(line, "engine %s cannot run on a cluster yet (no container image is known for it); engines that can: %s", p.spec.Name, strings.Join(can, ", "))
 	}
 	for _, d := range s.Drivers {
-		if d != tool.Builtin {
+		switch {
+		case tool.IsBuiltin(d) && d != tool.Builtin:
+			p.addf(p.lineOf(p.top, "driver", line), "driver %s cannot run on a cluster yet: the load generator's Job runs tierbench drive on its default lanes; use driver: builtin", d)
+		case d != tool.Builtin:
 			p.addf(p.lineOf(p.top, "driver", line), "driver %s cannot run on a cluster yet: the load generator's Job runs tierbench drive; use driver: builtin", d)
 		}
 	}

@@ -146,7 +146,7 @@ func (c *preflight) workload(m Machine) {
 // tools asks each standard tool driver whether it is installed.
 func (c *preflight) tools(m Machine) {
 	for _, d := range c.s.Drivers {
-		if d == tool.Builtin {
+		if tool.IsBuiltin(d) {
 			continue
 		}
 		t, ok := m.Tool(d)

@@ -103,7 +103,8 @@ func (p *parser) targetDurability(s *Study) {
 }
 
 // drivers reads `driver: builtin | pgbench | sysbench` or a list of them,
-// which makes the driver one more axis of the matrix. A workload only one
+// which makes the driver one more axis of the matrix; builtin:lanes=N is
+// tierbench's own on N lanes, so lane counts can be compared too. A workload only one
 // driver runs (rados: rados-bench) takes that driver and no other.
 func (p *parser) drivers(s *Study) {
 	s.Drivers = []string{tool.Builtin}
@@ -116,7 +117,7 @@ func (p *parser) drivers(s *Study) {
 		return
 	}
 	known := append([]string{tool.Builtin}, p.cat.ToolNames()...)
-	fix := "write driver: <name> or driver: [builtin, <tool>], with: " + joinNames(known)
+	fix := "write driver: <name> or driver: [builtin, <tool>], with: " + joinNames(known) + " (or " + tool.LanesSyntax + ")"
 	items, ok := p.list(e, "driver", fix)
 	if !ok {
 		return
@@ -135,13 +136,17 @@ func (p *parser) drivers(s *Study) {
 		seen[v] = n.Line
 		if only != "" && v != only {
 			not := ", not " + v
-			if v == tool.Builtin {
+			if tool.IsBuiltin(v) {
 				not = " (tierbench's own driver cannot run it)"
 			}
 			p.addf(n.Line, "workload %s runs only with driver %s%s; set driver: %s", s.Workload.Name, only, not, only)
 			continue
 		}
-		if v == tool.Builtin {
+		if tool.IsBuiltin(v) {
+			if _, _, err := tool.BuiltinLanes(v); err != nil {
+				p.addf(n.Line, "%v", err)
+				continue
+			}
 			s.Drivers = append(s.Drivers, v)
 			continue
 		}

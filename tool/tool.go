@@ -13,6 +13,7 @@ package tool
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/driver"
@@ -22,6 +23,35 @@ import (
 
 // Builtin names tierbench's own driver.
 const Builtin = "builtin"
+
+// MaxLanes bounds a driver's lanes= (a lane is a goroutine and its thread).
+const MaxLanes = 64
+
+// LanesSyntax is how a study names the builtin driver with its lanes set.
+const LanesSyntax = "builtin:lanes=N (N from 0, a goroutine per client, to 64)"
+
+// IsBuiltin reports whether driver d is tierbench's own, with its lanes
+// set or not.
+func IsBuiltin(d string) bool { return d == Builtin || strings.HasPrefix(d, Builtin+":") }
+
+// BuiltinLanes reads driver d, "builtin" or "builtin:lanes=N": the lanes
+// its clients run on (set false: the driver's default, driver.DefaultLanes),
+// so a study can put lane counts side by side as drivers, each compared
+// with the first round by round. An error names what is wrong with d.
+func BuiltinLanes(d string) (lanes int, set bool, err error) {
+	if d == Builtin {
+		return 0, false, nil
+	}
+	v, ok := strings.CutPrefix(d, Builtin+":lanes=")
+	if !ok {
+		return 0, false, fmt.Errorf("driver %q: the builtin driver takes one setting, written %s", d, LanesSyntax)
+	}
+	n, perr := strconv.Atoi(v)
+	if perr != nil || n < 0 || n > MaxLanes || strconv.Itoa(n) != v {
+		return 0, false, fmt.Errorf("driver %q: lanes must be a whole number from 0 to %d, written %s", d, MaxLanes, LanesSyntax)
+	}
+	return n, true, nil
+}
 
 // Tool is one standard tool usable as a driver.
 type Tool struct {
