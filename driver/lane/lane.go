@@ -8,7 +8,9 @@
 // spinning threads and timer wake-ups around it. Measured on tpcb against
 // PostgreSQL (2 cores, 1 client): 21 context switches and about 300 µs of
 // client CPU per transaction, against pgbench's 7 and 120 µs. On a lane a
-// round trip is a write, an epoll_wait and a read, as in pgbench.
+// round trip is a write, an epoll_wait and a read, as in pgbench; on a
+// lane of one client, whose socket blocks, a write and a read, as a
+// client library's blocking connection (sysbench's).
 //
 // The sockets must be out of Go's netpoller (a connection taken over from
 // its driver and closed there, keeping a duplicate descriptor), or every
@@ -45,6 +47,10 @@ type Lane struct {
 	clock    int
 	sleepers sleepers
 	armed    time.Time // what clock is set to; zero when unset
+	// solo is set on a lane of one client: its sockets block in read and
+	// write instead of waiting in epoll (Socket), one system call fewer
+	// per round trip, as a client library's blocking connection does.
+	solo bool
 }
 
 type task struct {
@@ -176,6 +182,7 @@ func (l *Lane) run(fns []func(context.Context)) error {
 		}
 	}()
 	l.live = len(tasks)
+	l.solo = len(tasks) == 1
 	for _, t := range tasks {
 		l.resume(t)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +24,47 @@ type Socket struct {
 	// first read waits in the lane instead of trying (one system call
 	// fewer per round trip).
 	sent bool
+	// blocking is set once the socket blocks (a solo lane's): reads and
+	// writes wait in the kernel, for at most soloPoll, then look at the
+	// lane's context and wait again.
+	blocking bool
+}
+
+// soloPoll bounds a blocking read or write on a solo lane, so that a
+// cancelled run's client notices within it.
+const soloPoll = 100 * time.Millisecond
+
+// block makes the socket block, for at most soloPoll per call, or (on a
+// lane of many, after a solo one) not block again.
+func (s *Socket) block(on bool) error {
+	if on {
+		tv := unix.NsecToTimeval(int64(soloPoll))
+		for _, opt := range []int{unix.SO_RCVTIMEO, unix.SO_SNDTIMEO} {
+			if err := unix.SetsockoptTimeval(s.fd, unix.SOL_SOCKET, opt, &tv); err != nil {
+				return fmt.Errorf("socket to %s: timeout: %w", s.peer, err)
+			}
+		}
+	}
+	if err := unix.SetNonblock(s.fd, !on); err != nil {
+		return fmt.Errorf("socket to %s: %w", s.peer, err)
+	}
+	s.blocking = on
+	return nil
+}
+
+// await waits until the socket can be read (or written): in the lane's
+// epoll, or on a solo lane in the read or write itself (a blocking socket
+// whose wait ran out: the lane's context says whether to wait again).
+func (s *Socket) await(l *Lane, write bool) error {
+	if l.solo != s.blocking {
+		if err := s.block(l.solo); err != nil {
+			return err
+		}
+	}
+	if s.blocking {
+		return l.ctx.Err()
+	}
+	return l.Wait(s.fd, write)
 }
 
 // TakeSocket duplicates sc's descriptor (close-on-exec, non-blocking as Go
@@ -51,11 +93,16 @@ func TakeSocket(sc syscall.Conn, peer string) (*Socket, error) {
 
 // Write writes all of b, waiting in l while the socket's buffer is full.
 func (s *Socket) Write(l *Lane, b []byte) error {
+	if l.solo != s.blocking {
+		if err := s.block(l.solo); err != nil {
+			return err
+		}
+	}
 	for off := 0; off < len(b); {
 		n, err := unix.Write(s.fd, b[off:])
 		switch {
 		case err == unix.EAGAIN:
-			if err := l.Wait(s.fd, true); err != nil {
+			if err := s.await(l, true); err != nil {
 				return err
 			}
 			continue
@@ -82,12 +129,13 @@ func (s *Socket) Consume(n int) { s.pos += n }
 func (s *Socket) Fill(l *Lane, need int) error {
 	if s.pos == s.end {
 		s.pos, s.end = 0, 0
-		if s.sent {
+		if s.sent && !l.solo {
 			s.sent = false
 			if err := l.Wait(s.fd, false); err != nil {
 				return err
 			}
 		}
+		s.sent = false
 	}
 	if s.pos+need > len(s.buf) { // no room for it after pos
 		dst := s.buf
@@ -101,7 +149,7 @@ func (s *Socket) Fill(l *Lane, need int) error {
 		n, err := unix.Read(s.fd, s.buf[s.end:])
 		switch {
 		case err == unix.EAGAIN:
-			if err := l.Wait(s.fd, false); err != nil {
+			if err := s.await(l, false); err != nil {
 				return err
 			}
 		case err == unix.EINTR:

@@ -3,6 +3,7 @@ package lane
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -61,5 +62,108 @@ func TestSocket(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSocketLanes runs round trips from one client alone on its lane (its
+// socket blocks in read) and from two sharing a lane (they wait in
+// epoll), and checks that a client alone on its lane, waiting for a reply
+// that never comes, returns once the run is cancelled.
+func TestSocketLanes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { // echoes each 4 bytes with a '!'; "mute" gets no reply
+				defer c.Close()
+				b := make([]byte, 4)
+				for {
+					if _, err := io.ReadFull(c, b); err != nil || string(b) == "mute" {
+						io.Copy(io.Discard, c)
+						return
+					}
+					c.Write(append(b, '!'))
+				}
+			}()
+		}
+	}()
+	socket := func() *Socket {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		s, err := TakeSocket(nc.(*net.TCPConn), "echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	roundTrips := func(ctx context.Context, s *Socket, msg string) error {
+		l := From(ctx)
+		for range 100 {
+			if err := s.Write(l, []byte(msg)); err != nil {
+				return err
+			}
+			for len(s.Buffered()) < 5 {
+				if err := s.Fill(l, 5); err != nil {
+					return err
+				}
+			}
+			if got := string(s.Buffered()[:5]); got != msg+"!" {
+				return fmt.Errorf("read %q, want %s!", got, msg)
+			}
+			s.Consume(5)
+		}
+		return nil
+	}
+	for _, n := range []int{1, 2} {
+		errs := make([]error, n)
+		fns := make([]func(context.Context), n)
+		for i := range fns {
+			s := socket()
+			fns[i] = func(ctx context.Context) {
+				defer s.Close(From(ctx))
+				errs[i] = roundTrips(ctx, s, fmt.Sprintf("msg%d", i))
+				if s.blocking != (n == 1) {
+					errs[i] = fmt.Errorf("socket blocking %v on a lane of %d", s.blocking, n)
+				}
+			}
+		}
+		if err := Run(context.Background(), 1, fns); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			t.Errorf("%d clients on a lane: %v", n, err)
+		}
+	}
+
+	s := socket()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var got error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		got = Do(ctx, func(ctx context.Context) error {
+			l := From(ctx)
+			defer s.Close(l)
+			if err := s.Write(l, []byte("mute")); err != nil {
+				return err
+			}
+			cancel()
+			return s.Fill(l, 1)
+		})
+	}()
+	<-done
+	if !errors.Is(got, context.Canceled) {
+		t.Errorf("a solo client waiting for a reply after the run was cancelled: %v, want context.Canceled", got)
 	}
 }

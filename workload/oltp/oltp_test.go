@@ -12,7 +12,7 @@ import (
 	"github.com/tierbench/tierbench/workload"
 )
 
-func newW(t *testing.T, name string, overrides map[string]string) *Workload {
+func newW(t testing.TB, name string, overrides map[string]string) *Workload {
 	t.Helper()
 	s, ok := specNamed(name)
 	if !ok {
