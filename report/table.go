@@ -4,6 +4,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -303,12 +304,18 @@ func verifications(w io.Writer, runs []results.Run) {
 // lanesNote says how tierbench's own driver ran its clients when it ran
 // them on lanes (driver/lane), or "".
 func lanesNote(runs []results.Run) string {
-	n := 0
+	lo, hi := 0, 0
 	for _, r := range runs {
-		n = max(n, r.Lanes)
+		if r.Lanes > 0 {
+			lo, hi = min(r.Lanes, cmp.Or(lo, r.Lanes)), max(hi, r.Lanes)
+		}
 	}
-	if n == 0 {
+	const what = " (a goroutine each, multiplexing its clients' connections as pgbench -j does)"
+	switch {
+	case hi == 0:
 		return ""
+	case lo == hi:
+		return fmt.Sprintf("builtin clients on %d lane(s)", hi) + what
 	}
-	return fmt.Sprintf("builtin clients on %d lane(s) (a goroutine each, multiplexing its clients' connections as pgbench -j does)", n)
+	return fmt.Sprintf("builtin clients on %d to %d lanes, as each driver says", lo, hi) + what
 }

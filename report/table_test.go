@@ -65,6 +65,7 @@ func TestLanesNote(t *testing.T) {
 		{nil, ""},
 		{[]int{0, 0}, ""},
 		{[]int{0, 1, 1}, "builtin clients on 1 lane(s)"},
+		{[]int{2, 0, 1}, "builtin clients on 1 to 2 lanes, as each driver says"},
 	} {
 		var runs []results.Run
 		for _, n := range c.lanes {
