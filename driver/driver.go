@@ -173,7 +173,11 @@ type Config struct {
 // wake-up per round trip. With a P left idle it does not, and one lane
 // drives thousands of transactions per second per core. Measured on
 // tpcb, 2 cores, 8 clients: 91 µs of client CPU per transaction on one
-// lane, 116 µs on two.
+// lane, 116 µs on two. Two lanes with a P kept idle (builtin:lanes=2,
+// as pgbench's -j 2), paired over 16 rounds of tpcb with asynchronous
+// commits: throughput 0.94x [0.89-1.00] (worse) at 8 clients and 1.01x
+// [0.95-1.08] (inconclusive) at 32, client CPU 1.14x and 1.12x (worse):
+// half the CPUs stays the default.
 func DefaultLanes() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // procs guards GOMAXPROCS while runs with many lanes raise it.
