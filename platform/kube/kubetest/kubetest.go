@@ -237,12 +237,12 @@ func (cp *ControlPlane) Nodes(t testing.TB, names ...string) {
 	start(t, cp.dir, "kube-scheduler", bins["kube-scheduler"], "--kubeconfig", cp.Kubeconfig,
 		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[0]),
-		"--cert-dir", filepath.Join(cp.dir, "scheduler-certs"))
+		"--cert-dir", filepath.Join(cp.dir, "scheduler-certs"), node.NoWatchListFlag)
 	start(t, cp.dir, "kube-controller-manager", bins["kube-controller-manager"], "--kubeconfig", cp.Kubeconfig,
 		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[1]),
 		"--cert-dir", filepath.Join(cp.dir, "kcm-certs"), "--service-account-private-key-file", saKey,
-		"--use-service-account-credentials=false", "--controllers", "*,-serviceaccount-token-controller,-node-ipam-controller")
+		"--use-service-account-credentials=false", "--controllers", "*,-serviceaccount-token-controller,-node-ipam-controller", node.NoWatchListFlag)
 	cert, key := writeServingCert(t, cp.dir)
 	start(t, cp.dir, "kwok", bins["kwok"], "--kubeconfig", cp.Kubeconfig, "--manage-all-nodes=true",
 		"--node-ip", "127.0.0.1", "--node-port", strconv.Itoa(ports[2]), "--server-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),

@@ -333,14 +333,14 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	}
 	if _, err := ps.start("kube-scheduler", n.bin("kube-scheduler"), "--kubeconfig", kc,
 		"--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
-		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports["scheduler"])); err != nil {
+		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports["scheduler"]), NoWatchListFlag); err != nil {
 		return Info{}, nil, err
 	}
 	if _, err := ps.start("kube-controller-manager", n.bin("kube-controller-manager"), "--kubeconfig", kc,
 		"--authentication-kubeconfig", kc, "--authorization-kubeconfig", kc,
 		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports["controller-manager"]),
 		"--service-account-private-key-file", p.path(serviceAccountKey), "--root-ca-file", p.path(caCert),
-		"--use-service-account-credentials=false", "--controllers", "*,-serviceaccount-token-controller,-node-ipam-controller"); err != nil {
+		"--use-service-account-credentials=false", "--controllers", "*,-serviceaccount-token-controller,-node-ipam-controller", NoWatchListFlag); err != nil {
 		return Info{}, nil, err
 	}
 
@@ -392,7 +392,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	if _, err := ps.start("kube-proxy", n.bin("kube-proxy"), "--kubeconfig", kc, "--proxy-mode", "nftables",
 		"--hostname-override", NodeName, "--cluster-cidr", podCIDR,
 		"--metrics-bind-address", loopback(ports["proxy-metrics"]), "--healthz-bind-address", loopback(ports["proxy-healthz"]),
-		"--conntrack-max-per-core", "0", "--conntrack-tcp-timeout-established", "0", "--conntrack-tcp-timeout-close-wait", "0"); err != nil {
+		"--conntrack-max-per-core", "0", "--conntrack-tcp-timeout-established", "0", "--conntrack-tcp-timeout-close-wait", "0", NoWatchListFlag); err != nil {
 		return Info{}, nil, err
 	}
 
