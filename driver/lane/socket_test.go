@@ -9,53 +9,84 @@ import (
 	"testing"
 )
 
-// TestSocket writes and reads a round trip through a Socket taken from a
-// Go connection, and checks that a peer which closes is reported as a
-// lost connection (io.EOF inside), which engines read as "add the
-// server's log".
-func TestSocket(t *testing.T) {
+// echoServer serves connections on 127.0.0.1 that answer each 4 bytes
+// with them and a '!'; "mute" gets no reply, and "quit" closes the
+// connection. It returns a dialler of sockets taken out of Go's netpoller.
+func echoServer(t *testing.T) (dial func() *Socket) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				b := make([]byte, 4)
+				for {
+					if _, err := io.ReadFull(c, b); err != nil || string(b) == "quit" {
+						return
+					}
+					if string(b) == "mute" {
+						io.Copy(io.Discard, c)
+						return
+					}
+					c.Write(append(b, '!'))
+				}
+			}()
 		}
-		b := make([]byte, 4)
-		if _, err := io.ReadFull(c, b); err == nil {
-			c.Write(append(b, '!'))
-		}
-		c.Close()
 	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	return func() *Socket {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close() // the socket lives on in the Socket
+		s, err := TakeSocket(nc.(*net.TCPConn), "echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	s, err := TakeSocket(nc.(*net.TCPConn), "echo")
-	nc.Close() // the socket lives on in s
-	if err != nil {
-		t.Fatal(err)
+}
+
+// roundTrip writes msg (4 bytes) and reads its echo.
+func roundTrip(l *Lane, s *Socket, msg string) error {
+	if err := s.Write(l, []byte(msg)); err != nil {
+		return err
 	}
-	err = Do(context.Background(), func(ctx context.Context) error {
-		l := From(ctx)
-		defer s.Close(l)
-		if err := s.Write(l, []byte("ping")); err != nil {
+	for len(s.Buffered()) < 5 {
+		if err := s.Fill(l, 5); err != nil {
 			return err
 		}
-		for len(s.Buffered()) < 5 {
-			if err := s.Fill(l, 5); err != nil {
-				return err
-			}
+	}
+	if got := string(s.Buffered()[:5]); got != msg+"!" {
+		return fmt.Errorf("read %q, want %s!", got, msg)
+	}
+	s.Consume(5)
+	return nil
+}
+
+// TestSocket makes a round trip through a Socket taken from a Go
+// connection, and checks that a peer which closes is reported as a lost
+// connection (io.EOF inside), which engines read as "add the server's
+// log".
+func TestSocket(t *testing.T) {
+	s := echoServer(t)()
+	err := Do(context.Background(), func(ctx context.Context) error {
+		l := From(ctx)
+		defer s.Close(l)
+		if err := roundTrip(l, s, "ping"); err != nil {
+			return err
 		}
-		if got := string(s.Buffered()[:5]); got != "ping!" {
-			t.Errorf("read %q, want ping!", got)
+		if err := s.Write(l, []byte("quit")); err != nil {
+			return err
 		}
-		s.Consume(5)
-		err := s.Fill(l, 1)
-		if !errors.Is(err, io.EOF) {
+		if err := s.Fill(l, 1); !errors.Is(err, io.EOF) {
 			t.Errorf("after the peer closed: %v; want an error wrapping io.EOF", err)
 		}
 		return nil
@@ -70,60 +101,7 @@ func TestSocket(t *testing.T) {
 // epoll), and checks that a client alone on its lane, waiting for a reply
 // that never comes, returns once the run is cancelled.
 func TestSocketLanes(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { // echoes each 4 bytes with a '!'; "mute" gets no reply
-				defer c.Close()
-				b := make([]byte, 4)
-				for {
-					if _, err := io.ReadFull(c, b); err != nil || string(b) == "mute" {
-						io.Copy(io.Discard, c)
-						return
-					}
-					c.Write(append(b, '!'))
-				}
-			}()
-		}
-	}()
-	socket := func() *Socket {
-		nc, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer nc.Close()
-		s, err := TakeSocket(nc.(*net.TCPConn), "echo")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	roundTrips := func(ctx context.Context, s *Socket, msg string) error {
-		l := From(ctx)
-		for range 100 {
-			if err := s.Write(l, []byte(msg)); err != nil {
-				return err
-			}
-			for len(s.Buffered()) < 5 {
-				if err := s.Fill(l, 5); err != nil {
-					return err
-				}
-			}
-			if got := string(s.Buffered()[:5]); got != msg+"!" {
-				return fmt.Errorf("read %q, want %s!", got, msg)
-			}
-			s.Consume(5)
-		}
-		return nil
-	}
+	socket := echoServer(t)
 	for _, n := range []int{1, 2} {
 		errs := make([]error, n)
 		fns := make([]func(context.Context), n)
@@ -131,7 +109,11 @@ func TestSocketLanes(t *testing.T) {
 			s := socket()
 			fns[i] = func(ctx context.Context) {
 				defer s.Close(From(ctx))
-				errs[i] = roundTrips(ctx, s, fmt.Sprintf("msg%d", i))
+				for range 100 {
+					if errs[i] = roundTrip(From(ctx), s, fmt.Sprintf("msg%d", i)); errs[i] != nil {
+						return
+					}
+				}
 				if s.blocking != (n == 1) {
 					errs[i] = fmt.Errorf("socket blocking %v on a lane of %d", s.blocking, n)
 				}
@@ -148,21 +130,15 @@ func TestSocketLanes(t *testing.T) {
 	s := socket()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var got error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		got = Do(ctx, func(ctx context.Context) error {
-			l := From(ctx)
-			defer s.Close(l)
-			if err := s.Write(l, []byte("mute")); err != nil {
-				return err
-			}
-			cancel()
-			return s.Fill(l, 1)
-		})
-	}()
-	<-done
+	got := Do(ctx, func(ctx context.Context) error {
+		l := From(ctx)
+		defer s.Close(l)
+		if err := s.Write(l, []byte("mute")); err != nil {
+			return err
+		}
+		cancel()
+		return s.Fill(l, 1)
+	})
 	if !errors.Is(got, context.Canceled) {
 		t.Errorf("a solo client waiting for a reply after the run was cancelled: %v, want context.Canceled", got)
 	}

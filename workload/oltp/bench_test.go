@@ -1,10 +1,9 @@
 package oltp
 
 import (
-	"context"
 	"testing"
 
-	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/workloadtest"
 )
 
@@ -15,14 +14,7 @@ import (
 //
 //	go test -run '^$' -bench ClientCPU -benchtime 50x ./workload/oltp/
 func BenchmarkClientCPU(b *testing.B) {
-	for _, e := range enginetest.SQLEngines(b) {
-		b.Run(e.Name, func(b *testing.B) {
-			db := enginetest.Open(b, e)
-			w := newW(b, "oltp-read-write", map[string]string{"table_size": "10000", "tables": "1"})
-			if _, err := w.Load(context.Background(), db, 2); err != nil {
-				b.Fatal(err)
-			}
-			workloadtest.ClientCPULanes(b, db, w, 1)
-		})
-	}
+	workloadtest.ClientCPUOnSQL(b, func() workload.Workload {
+		return newW(b, "oltp-read-write", map[string]string{"table_size": "10000", "tables": "1"})
+	}, 1)
 }

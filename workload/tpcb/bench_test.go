@@ -1,10 +1,9 @@
 package tpcb
 
 import (
-	"context"
 	"testing"
 
-	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/workloadtest"
 )
 
@@ -19,14 +18,5 @@ import (
 // The figures to read are cpu-µs/op (per transaction) and ops/s; ns/op is
 // the window.
 func BenchmarkClientCPU(b *testing.B) {
-	for _, e := range enginetest.SQLEngines(b) {
-		b.Run(e.Name, func(b *testing.B) {
-			db := enginetest.Open(b, e)
-			w := newW(b, map[string]string{pScale: "1"})
-			if _, err := w.Load(context.Background(), db, 2); err != nil {
-				b.Fatal(err)
-			}
-			workloadtest.ClientCPULanes(b, db, w, 8)
-		})
-	}
+	workloadtest.ClientCPUOnSQL(b, func() workload.Workload { return newW(b, map[string]string{pScale: "1"}) }, 8)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/driver/lane"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/procfs"
 	"github.com/tierbench/tierbench/workload"
@@ -124,6 +125,23 @@ func CheckNotSQL(t *testing.T, w workload.Workload) {
 	if v, ok := w.(workload.Verifier); ok {
 		_, err = v.Verify(ctx, db)
 		notSQL("Verify", err)
+	}
+}
+
+// ClientCPUOnSQL runs ClientCPULanes on every real SQL server, with a
+// workload from newW loaded on it first: what each SQL workload's client
+// benchmark does.
+func ClientCPUOnSQL(b *testing.B, newW func() workload.Workload, clients int) {
+	b.Helper()
+	for _, e := range enginetest.SQLEngines(b) {
+		b.Run(e.Name, func(b *testing.B) {
+			db := enginetest.Open(b, e)
+			w := newW()
+			if _, err := w.Load(context.Background(), db, 2); err != nil {
+				b.Fatal(err)
+			}
+			ClientCPULanes(b, db, w, clients)
+		})
 	}
 }
 
