@@ -34,6 +34,14 @@ type Socket struct {
 // cancelled run's client notices within it.
 const soloPoll = 100 * time.Millisecond
 
+// suit makes the socket block on a solo lane and not on a lane of many.
+func (s *Socket) suit(l *Lane) error {
+	if l.solo == s.blocking {
+		return nil
+	}
+	return s.block(l.solo)
+}
+
 // block makes the socket block, for at most soloPoll per call, or (on a
 // lane of many, after a solo one) not block again.
 func (s *Socket) block(on bool) error {
@@ -56,10 +64,8 @@ func (s *Socket) block(on bool) error {
 // epoll, or on a solo lane in the read or write itself (a blocking socket
 // whose wait ran out: the lane's context says whether to wait again).
 func (s *Socket) await(l *Lane, write bool) error {
-	if l.solo != s.blocking {
-		if err := s.block(l.solo); err != nil {
-			return err
-		}
+	if err := s.suit(l); err != nil {
+		return err
 	}
 	if s.blocking {
 		return l.ctx.Err()
@@ -93,10 +99,8 @@ func TakeSocket(sc syscall.Conn, peer string) (*Socket, error) {
 
 // Write writes all of b, waiting in l while the socket's buffer is full.
 func (s *Socket) Write(l *Lane, b []byte) error {
-	if l.solo != s.blocking {
-		if err := s.block(l.solo); err != nil {
-			return err
-		}
+	if err := s.suit(l); err != nil {
+		return err
 	}
 	for off := 0; off < len(b); {
 		n, err := unix.Write(s.fd, b[off:])
