@@ -9,7 +9,6 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
-	"github.com/tierbench/tierbench/tool"
 )
 
 // Crash kinds: what a run does to its engine at a moment inside the
@@ -168,7 +167,7 @@ func (p *parser) cannotCrash(s *Study, kinds []string) string {
 	switch {
 	case p.hasTarget:
 		return "crash: a crash run kills the server and restarts it, which tierbench cannot do to a target server it did not start; remove crash or target"
-	case slices.ContainsFunc(s.Drivers, func(d string) bool { return !tool.IsBuiltin(d) }):
+	case !s.onlyBuiltin():
 		return "crash: only tierbench's own driver records which writes were acknowledged, which a crash run checks after recovery; run driver: builtin or remove crash"
 	case p.top["max_ops"].k != nil:
 		return "crash: a crash ends the measured window at a random moment, which max_ops would end first; remove max_ops or crash"

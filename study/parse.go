@@ -20,7 +20,6 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
-	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -523,7 +522,7 @@ func (p *parser) maxOps(s *Study) {
 	case !ok:
 	case s.TargetRate > 0:
 		p.addf(e.k.Line, "max_ops bounds a closed-loop run; remove it or target_rate")
-	case slices.ContainsFunc(s.Drivers, func(d string) bool { return !tool.IsBuiltin(d) }):
+	case !s.onlyBuiltin():
 		p.addf(e.k.Line, "max_ops is counted by tierbench's own driver only; remove it or run driver: builtin")
 	default:
 		s.MaxOps = n

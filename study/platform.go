@@ -99,12 +99,14 @@ func (p *parser) clusterRuns(s *Study) {
 		p.addf(line, "engine %s cannot run on a cluster yet (no container image is known for it); engines that can: %s", p.spec.Name, strings.Join(can, ", "))
 	}
 	for _, d := range s.Drivers {
-		switch {
-		case tool.IsBuiltin(d) && d != tool.Builtin:
-			p.addf(p.lineOf(p.top, "driver", line), "driver %s cannot run on a cluster yet: the load generator's Job runs tierbench drive on its default lanes; use driver: builtin", d)
-		case d != tool.Builtin:
-			p.addf(p.lineOf(p.top, "driver", line), "driver %s cannot run on a cluster yet: the load generator's Job runs tierbench drive; use driver: builtin", d)
+		if d == tool.Builtin {
+			continue
 		}
+		why := "the load generator's Job runs tierbench drive"
+		if tool.IsBuiltin(d) {
+			why += " on its default lanes"
+		}
+		p.addf(p.lineOf(p.top, "driver", line), "driver %s cannot run on a cluster yet: %s; use driver: builtin", d, why)
 	}
 	if s.TargetRate > 0 {
 		p.addf(p.lineOf(p.top, "target_rate", line), "target_rate (open loop) cannot run on a cluster yet: tierbench drive runs closed loop; remove target_rate")

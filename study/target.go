@@ -104,8 +104,9 @@ func (p *parser) targetDurability(s *Study) {
 
 // drivers reads `driver: builtin | pgbench | sysbench` or a list of them,
 // which makes the driver one more axis of the matrix; builtin:lanes=N is
-// tierbench's own on N lanes, so lane counts can be compared too. A workload only one
-// driver runs (rados: rados-bench) takes that driver and no other.
+// tierbench's own on N lanes, so lane counts can be compared too. A
+// workload only one driver runs (rados: rados-bench) takes that driver and
+// no other.
 func (p *parser) drivers(s *Study) {
 	s.Drivers = []string{tool.Builtin}
 	only := p.onlyDriver(s)
@@ -167,6 +168,13 @@ func (p *parser) drivers(s *Study) {
 		}
 		s.Drivers = append(s.Drivers, v)
 	}
+}
+
+// onlyBuiltin reports whether every driver of s is tierbench's own (on
+// any lanes): what counts operations itself (max_ops) and records
+// acknowledged writes (crash).
+func (s *Study) onlyBuiltin() bool {
+	return !slices.ContainsFunc(s.Drivers, func(d string) bool { return !tool.IsBuiltin(d) })
 }
 
 // onlyDriver returns the one driver the study's workload runs with, or ""

@@ -133,13 +133,13 @@ func (s *Socket) Consume(n int) { s.pos += n }
 func (s *Socket) Fill(l *Lane, need int) error {
 	if s.pos == s.end {
 		s.pos, s.end = 0, 0
-		if s.sent && !l.solo {
-			s.sent = false
+		sent := s.sent
+		s.sent = false
+		if sent && !l.solo {
 			if err := l.Wait(s.fd, false); err != nil {
 				return err
 			}
 		}
-		s.sent = false
 	}
 	if s.pos+need > len(s.buf) { // no room for it after pos
 		dst := s.buf

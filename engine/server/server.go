@@ -257,13 +257,14 @@ func (p *Process) Stop(grace time.Duration, sig ...syscall.Signal) error {
 		p.logf.Close()
 		p.untrack()
 	})
+	if exited, _ := p.Exited(); exited {
+		return nil // crashed or died: only the log and record to release
+	}
 	s := syscall.SIGTERM
 	if len(sig) > 0 {
 		s = sig[0]
 	}
-	if exited, _ := p.Exited(); !exited {
-		_ = syscall.Kill(-p.PID(), s)
-	}
+	_ = syscall.Kill(-p.PID(), s)
 	select {
 	case <-p.done:
 		return nil
