@@ -204,6 +204,49 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// TestHoldRecordsInBatches follows a closed-loop client's held operations:
+// recorded once holdMax of them are held, once they span holdFor from the
+// first one's start, or with an operation of holdFor or longer.
+func TestHoldRecordsInBatches(t *testing.T) {
+	const fast = time.Microsecond
+	type op struct {
+		latency, done time.Duration
+		recorded      int64 // operations in the histogram after it
+	}
+	steps := func(n int, latency time.Duration) []op {
+		ops := make([]op, n)
+		for i := range ops {
+			ops[i] = op{latency, time.Duration(i+1) * latency, 0}
+		}
+		return ops
+	}
+	full := steps(holdMax, fast)
+	full[holdMax-1].recorded = holdMax
+	for _, tc := range []struct {
+		name string
+		ops  []op
+	}{
+		{"a full batch", full},
+		{"spanning holdFor", []op{{fast, fast, 0}, {fast, holdFor - fast, 0}, {fast, holdFor + fast, 3}, {fast, holdFor + 2*fast, 3}}},
+		{"a slow operation alone", []op{{holdFor, holdFor, 1}}},
+		{"a slow operation after fast ones", []op{{fast, fast, 0}, {fast, 2 * fast, 0}, {time.Second, time.Second + 2*fast, 3}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorker(1, false)
+			for i, o := range tc.ops {
+				w.hold(0, o.latency, o.done)
+				if got := w.lat[0].TotalCount(); got != o.recorded || w.ops[0] != o.recorded {
+					t.Fatalf("after operation %d: %d recorded, %d counted, want %d", i+1, got, w.ops[0], o.recorded)
+				}
+			}
+			w.flush()
+			if got := w.lat[0].TotalCount(); got != int64(len(tc.ops)) {
+				t.Errorf("after flush: %d recorded, want all %d", got, len(tc.ops))
+			}
+		})
+	}
+}
+
 // BenchmarkDriverNoop measures the driver's own ceiling: closed-loop clients
 // (one per core) against a client that does nothing. It reports ops/s per core.
 func BenchmarkDriverNoop(b *testing.B) {
