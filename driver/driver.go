@@ -15,7 +15,8 @@
 //
 // Closed loop (the default): each client has one operation in flight and
 // starts the next when the previous completes; latency is measured from the
-// actual start.
+// actual start. The clock read that ends one operation starts the next
+// when only the loop's bookkeeping runs in between (runClosed).
 //
 // Open loop (Config.TargetRate > 0): each client follows a schedule of
 // intended start times, spaced by its arrival process (Arrivals: constant
@@ -354,8 +355,8 @@ const (
 
 // hold keeps a successful operation that completed at done (offset from the
 // client's epoch) to be recorded with others, flushing the batch when it is
-// full or spans holdFor.
-func (w *worker) hold(op int, latency, done time.Duration) {
+// full or spans holdFor; it reports whether it flushed.
+func (w *worker) hold(op int, latency, done time.Duration) (flushed bool) {
 	if w.nHeld == 0 {
 		w.heldSince = done - latency
 	}
@@ -363,7 +364,9 @@ func (w *worker) hold(op int, latency, done time.Duration) {
 	w.nHeld++
 	if w.nHeld == holdMax || done-w.heldSince >= holdFor {
 		w.flush()
+		return true
 	}
+	return false
 }
 
 // flush records the held operations under one lock.
@@ -763,8 +766,15 @@ func runClosed(ctx context.Context, cl Client, w *worker, stop *atomic.Bool, bud
 	// where time.Now also reads the wall clock.
 	epoch := time.Now()
 	defer w.flush()
+	// The clock read that ends an operation starts the next one when only
+	// this loop's few instructions run between them (an operation held,
+	// no bound on operations): one read per operation instead of two. A
+	// clock read is about 40 ns in a VM, a third of the whole path's CPU
+	// with two reads; what the next operation's latency gains is the loop,
+	// a few ns. After a flush or an error's record it is read anew.
+	chain := budget.max <= 0
+	start := time.Since(epoch)
 	for !stop.Load() && budget.take() {
-		start := time.Since(epoch)
 		op, err := cl.Do(ctx)
 		if stop.Load() && ctx.Err() != nil && err != nil {
 			return // cancelled mid-operation: not an engine error
@@ -773,9 +783,11 @@ func runClosed(ctx context.Context, cl Client, w *worker, stop *atomic.Bool, bud
 		if err != nil {
 			w.flush() // in order: the first error is the first one seen
 			w.record(op, err, done-start, done-start, false)
+		} else if !w.hold(op, done-start, done) && chain {
+			start = done
 			continue
 		}
-		w.hold(op, done-start, done)
+		start = time.Since(epoch)
 	}
 }
 

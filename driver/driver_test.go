@@ -81,6 +81,42 @@ func TestClosedLoopPhasesAndCounts(t *testing.T) {
 	}
 }
 
+// TestClosedLoopLatencies holds the closed loop's clock reads to what
+// they measure: an operation's latency covers its sleep, and one client's
+// latencies do not overlap (they sum to no more than the run's length),
+// through held, flushed and failed operations alike.
+func TestClosedLoopLatencies(t *testing.T) {
+	const nap = 200 * time.Microsecond
+	var calls int64
+	cl := ClientFunc(func(context.Context) (int, error) {
+		calls++
+		switch {
+		case calls%50 == 0:
+			return 1, errors.New("boom")
+		case calls%2 == 0:
+			time.Sleep(nap)
+			return 0, nil
+		}
+		return 1, nil
+	})
+	res, err := Run(context.Background(), Config{Ops: []string{"nap", "quick"}, Duration: 300 * time.Millisecond}, clients(1, cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	napped := res.Measured.ByOp[0].Latency
+	if napped.TotalCount() == 0 || time.Duration(napped.Min()) < nap {
+		t.Errorf("%d naps, the shortest %s: want each at least %s", napped.TotalCount(), time.Duration(napped.Min()), nap)
+	}
+	var sum float64
+	for _, o := range res.Measured.ByOp {
+		sum += o.Latency.Mean() * float64(o.Latency.TotalCount())
+	}
+	// 1% for the histograms' 3 significant figures
+	if got := time.Duration(sum); got > res.Measured.Length*101/100 {
+		t.Errorf("latencies sum to %s in a window of %s: they overlap", got, res.Measured.Length)
+	}
+}
+
 // TestOpenLoopCorrectsCoordinatedOmission stalls one operation for 200 ms in
 // a 100 ops/s schedule: the ~20 operations that should have started during the
 // stall must show it in their latency but not in their service time. Clients
@@ -233,11 +269,16 @@ func TestHoldRecordsInBatches(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorker(1, false)
+			before := int64(0)
 			for i, o := range tc.ops {
-				w.hold(0, o.latency, o.done)
+				flushed := w.hold(0, o.latency, o.done)
 				if got := w.lat[0].TotalCount(); got != o.recorded || w.ops[0] != o.recorded {
 					t.Fatalf("after operation %d: %d recorded, %d counted, want %d", i+1, got, w.ops[0], o.recorded)
 				}
+				if flushed != (o.recorded != before) {
+					t.Errorf("operation %d: hold says flushed=%v", i+1, flushed)
+				}
+				before = o.recorded
 			}
 			w.flush()
 			if got := w.lat[0].TotalCount(); got != int64(len(tc.ops)) {
