@@ -161,6 +161,10 @@ type Config struct {
 	// 0, or any client that cannot, means a goroutine each. In open loop
 	// a client waits for its next arrival in the lane (lane.Sleep).
 	Lanes int
+	// Threads, when set and the clients run on lanes, locks each lane to
+	// an OS thread and tells it which (lane.RunWatched): the clients' CPU
+	// time is then their threads', apart from the rest of the process.
+	Threads lane.ThreadWatch
 	// Cut, when set, ends the measured window CutAt into it, the moment a
 	// crash run crashes the engine: clients issue nothing more, their
 	// operations in flight are cancelled and not counted (their outcome is
@@ -613,7 +617,7 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		col.result.Lanes = min(cfg.Lanes, len(clients))
 		defer keepPIdle(col.result.Lanes)()
 		wg.Go(func() {
-			if err := lane.Run(runCtx, cfg.Lanes, fns); err != nil {
+			if err := lane.RunWatched(runCtx, cfg.Lanes, fns, cfg.Threads); err != nil {
 				crashMu.Lock()
 				laneErr = err
 				crashMu.Unlock()

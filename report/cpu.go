@@ -76,6 +76,8 @@ func (c runCPU) loadText() string {
 		return "-"
 	case c.load.SharesEngine:
 		return c.load.Name + ", in the engine's process"
+	case c.load.LaneThreads > 0:
+		return fmt.Sprintf("%s's lanes %.0f%%", c.load.Name, c.loadPct)
 	}
 	return fmt.Sprintf("%s %.0f%%", c.load.Name, c.loadPct)
 }
@@ -106,7 +108,7 @@ func perOpRatioText(g *stats.Group) string {
 // recorded a load generator (runs stored before it was sampled).
 func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 	var rows [][]string
-	any := false
+	any, lanes := false, false
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Placements {
@@ -116,6 +118,7 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 				}
 				m := medianCPU(g.Runs)
 				any = any || m.load != nil
+				lanes = lanes || m.load != nil && m.load.LaneThreads > 0
 				rows = append(rows, []string{d, fmt.Sprint(c), p.Name, pctText(m.engine), m.loadText(), m.perOpText(), perOpRatioText(g)})
 			}
 		}
@@ -130,6 +133,9 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 		fmt.Fprintln(tw, "  "+strings.Join(r, "\t"))
 	}
 	tw.Flush()
+	if lanes {
+		fmt.Fprintln(w, "  tierbench's lanes: the threads its clients ran on, without the rest of its process (telemetry, progress), which a standard tool's figure does not carry either")
+	}
 }
 
 // journalTable writes, per group, the writes and flushes per second on the

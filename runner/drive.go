@@ -60,6 +60,9 @@ func (r *run) drive(ctx context.Context) (err error) {
 		Lanes:  driver.DefaultLanes(),
 		OnTick: r.showInterval,
 	}
+	if ext == nil {
+		dcfg.Threads = watch
+	}
 	if lanes, set, _ := tool.BuiltinLanes(r.cell.Driver); set {
 		dcfg.Lanes = lanes // builtin:lanes=N, checked by the study's parser
 	}
@@ -193,6 +196,9 @@ type watcher struct {
 	sampler          *telemetry.Sampler
 	report           *telemetry.Report
 	stopped          bool
+	// laneThreads is how many lane threads stand for tierbench's process
+	// as the load generator (LaneThreads).
+	laneThreads int
 
 	ctx      context.Context
 	buffers  engine.BufferCounter
@@ -241,6 +247,9 @@ func (w *watcher) endLocked() {
 		return
 	}
 	rep := w.sampler.Stop()
+	if rep.Summary.LoadGen != nil {
+		rep.Summary.LoadGen.LaneThreads = w.laneThreads
+	}
 	if w.buffers0 != nil {
 		// A failed second reading leaves the figure out rather than wrong.
 		if c, err := w.buffers.BufferCounts(w.ctx); err == nil {
@@ -248,6 +257,30 @@ func (w *watcher) endLocked() {
 		}
 	}
 	w.report = rep
+}
+
+// LaneThreads implements lane.ThreadWatch: the builtin driver's CPU is
+// then its lanes' threads' rather than its whole process's. Named after
+// the window opened (a run without warmup), they are not used: the
+// process's figure stands.
+func (w *watcher) LaneThreads(tids []int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sampler != nil || w.stopped || len(w.cfg.LoadPIDs) != 1 || w.cfg.LoadPIDs[0] != os.Getpid() {
+		return
+	}
+	w.cfg.LoadPIDs = slices.Clone(tids)
+	w.laneThreads = len(tids)
+}
+
+// LaneThreadEnded implements lane.ThreadWatch: a thread's last CPU
+// reading, as /proc loses it once its lane ends.
+func (w *watcher) LaneThreadEnded(tid int, cpu time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.laneThreads > 0 && w.sampler != nil && w.report == nil {
+		w.sampler.LoadExited(tid, cpu)
+	}
 }
 
 // Started implements driver.LoadWatch.

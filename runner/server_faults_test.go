@@ -180,6 +180,11 @@ func TestTpcbRunsOnLanes(t *testing.T) {
 		if r.Lanes != want[r.Driver] {
 			t.Errorf("%s: run on %d lanes, want %d", r.Driver, r.Lanes, want[r.Driver])
 		}
+		// The load generator's CPU is its lanes' threads', one each, or
+		// its process's when the clients have goroutines of their own.
+		if lg := r.Telemetry.LoadGen; lg == nil || lg.LaneThreads != want[r.Driver] || lg.CPUSeconds <= 0 {
+			t.Errorf("%s: load generator %+v, want its CPU from %d lane threads", r.Driver, lg, want[r.Driver])
+		}
 	}
 }
 

@@ -17,8 +17,15 @@ type LoadGenSummary struct {
 	// "sysbench", "ignite-client".
 	Name string `json:"name"`
 	// CPUSeconds is the CPU time (user + system, all threads) its
-	// processes used in the window; for tierbench, less SamplerCPUSeconds.
+	// processes used in the window; for tierbench, its lanes' threads'
+	// (LaneThreads), or else its process's less SamplerCPUSeconds.
 	CPUSeconds float64 `json:"cpu_s"`
+	// LaneThreads, when not 0, says CPUSeconds is of this many threads of
+	// tierbench's driver, the lanes its clients ran on, and not of its
+	// whole process, which also runs the telemetry, the progress line and
+	// the Go runtime's scheduling of them: work a standard tool's figure
+	// does not carry either.
+	LaneThreads int `json:"lane_threads,omitempty"`
 	// CPUPct is CPUSeconds in percent of one core over the window, like
 	// the engine's CPUPct.
 	CPUPct float64 `json:"cpu_pct"`

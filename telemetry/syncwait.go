@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // SyncWait is how much of the measured window the engine spent waiting for
@@ -130,8 +132,8 @@ func (s *syncSampler) run(ctx context.Context, stop <-chan struct{}, done chan<-
 	// apart from the driver's.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start := threadCPU()
-	defer func() { s.ownCPU = threadCPU() - start }()
+	start := procfs.ThreadCPU()
+	defer func() { s.ownCPU = procfs.ThreadCPU() - start }()
 	s.refresh()
 	timer := time.NewTimer(s.period())
 	defer timer.Stop()
@@ -330,13 +332,4 @@ func (s *syncSampler) summary() (map[string]SyncWait, int) {
 			MeanWaiting: float64(s.waiting[comp]) / float64(s.samples)}
 	}
 	return out, s.samples
-}
-
-// threadCPU is the calling thread's CPU time (0 if it cannot be read).
-func threadCPU() time.Duration {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return time.Duration(ts.Nano())
 }

@@ -26,10 +26,13 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"runtime"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/procfs"
 )
 
 // Lane is one goroutine's clients and the epoll instance they wait in.
@@ -75,11 +78,32 @@ func From(ctx context.Context) *Lane {
 // ErrStopped is returned by Wait when the lane stops its clients.
 var ErrStopped = errors.New("lane stopped")
 
+// ThreadWatch hears of the OS threads that lanes run on, so that the
+// clients' CPU time can be told from the rest of the process's (tierbench's
+// telemetry, its progress line, the Go runtime's work for them).
+type ThreadWatch interface {
+	// LaneThreads names every lane's thread, in one call before any client
+	// starts.
+	LaneThreads(tids []int)
+	// LaneThreadEnded gives a thread's whole CPU time as its lane ends,
+	// before the thread runs anything else.
+	LaneThreadEnded(tid int, cpu time.Duration)
+}
+
 // Run runs every fn to completion, spread round-robin over n lanes (one
 // goroutine each; n is clamped to [1, len(fns)]). Each fn gets a context
 // that carries its lane (From) and is cancelled with ctx. A fn must not
 // panic: recover in it.
 func Run(ctx context.Context, n int, fns []func(context.Context)) error {
+	return RunWatched(ctx, n, fns, nil)
+}
+
+// RunWatched is Run with each lane locked to an OS thread of its own for
+// its whole life, told to watch (when not nil). A lane's clients run as
+// coroutines on its goroutine and wait in system calls, never parked by
+// Go's scheduler, so the lock costs them nothing and the thread's CPU time
+// is theirs alone.
+func RunWatched(ctx context.Context, n int, fns []func(context.Context), watch ThreadWatch) error {
 	n = max(1, min(n, len(fns)))
 	groups := make([][]func(context.Context), n)
 	for i, fn := range fns {
@@ -98,11 +122,28 @@ func Run(ctx context.Context, n int, fns []func(context.Context)) error {
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, n)
+	tids, named := make(chan int, n), make(chan struct{})
 	for i, l := range lanes {
 		wg.Go(func() {
 			defer l.close()
+			if watch != nil {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				tid := unix.Gettid()
+				tids <- tid
+				<-named
+				defer func() { watch.LaneThreadEnded(tid, procfs.ThreadCPU()) }()
+			}
 			errs[i] = l.run(groups[i])
 		})
+	}
+	if watch != nil {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = <-tids
+		}
+		watch.LaneThreads(all)
+		close(named)
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +105,63 @@ func TestClientsShareALane(t *testing.T) {
 				t.Errorf("client %d round %d got %d, want %d", i, r, b, i*rounds+r)
 				break
 			}
+		}
+	}
+}
+
+// threadLog is a ThreadWatch that keeps what it hears.
+type threadLog struct {
+	mu    sync.Mutex
+	named []int
+	cpu   map[int]time.Duration
+}
+
+func (w *threadLog) LaneThreads(tids []int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.named = append(w.named, tids...)
+}
+
+func (w *threadLog) LaneThreadEnded(tid int, cpu time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.cpu[tid] = cpu
+}
+
+// TestRunWatchedNamesThreads runs 4 clients on 2 lanes: both lanes' threads
+// are named before any client runs, each client runs on one of them, and
+// each thread's CPU time is given as its lane ends.
+func TestRunWatchedNamesThreads(t *testing.T) {
+	watch := &threadLog{cpu: map[int]time.Duration{}}
+	var mu sync.Mutex
+	ranOn := map[int]bool{}
+	fns := make([]func(context.Context), 4)
+	for i := range fns {
+		fns[i] = func(context.Context) {
+			mu.Lock()
+			defer mu.Unlock()
+			watch.mu.Lock()
+			if len(watch.named) != 2 {
+				t.Errorf("a client ran with %d threads named, want both", len(watch.named))
+			}
+			watch.mu.Unlock()
+			ranOn[unix.Gettid()] = true
+		}
+	}
+	if err := RunWatched(context.Background(), 2, fns, watch); err != nil {
+		t.Fatal(err)
+	}
+	if len(watch.named) != 2 || watch.named[0] == watch.named[1] {
+		t.Fatalf("threads named %v, want two", watch.named)
+	}
+	for tid := range ranOn {
+		if !slices.Contains(watch.named, tid) {
+			t.Errorf("a client ran on thread %d, not a lane's (%v)", tid, watch.named)
+		}
+	}
+	for _, tid := range watch.named {
+		if cpu, ok := watch.cpu[tid]; !ok || cpu <= 0 {
+			t.Errorf("thread %d ended with CPU %s (told: %v)", tid, cpu, ok)
 		}
 	}
 }
