@@ -116,7 +116,7 @@ func TestRealNode(t *testing.T) {
 					t.Errorf("run %s: %s, %d ops, %.0f ops/s", run.ID, run.Status, run.Ops, run.Throughput)
 				}
 			}
-			// A 12 s window spans a refresh of the kubelet's figures: the
+			// A 12 s window spans several refreshes of the kubelet's figures (every 2 s on this node): the
 			// engine pod's CPU and memory, and its claims' use.
 			if tc.duration == "12s" {
 				shown := tierbench(t, "show", "--results", results).stdout
