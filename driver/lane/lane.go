@@ -100,9 +100,10 @@ func Run(ctx context.Context, n int, fns []func(context.Context)) error {
 
 // RunWatched is Run with each lane locked to an OS thread of its own for
 // its whole life, told to watch (when not nil). A lane's clients run as
-// coroutines on its goroutine and wait in system calls, never parked by
-// Go's scheduler, so the lock costs them nothing and the thread's CPU time
-// is theirs alone.
+// coroutines on its goroutine and, past their first operation's set-up,
+// wait in system calls rather than in Go's scheduler, so the lock costs
+// nothing measurable (docs/drivers.md) and the thread's CPU time is
+// theirs.
 func RunWatched(ctx context.Context, n int, fns []func(context.Context), watch ThreadWatch) error {
 	n = max(1, min(n, len(fns)))
 	groups := make([][]func(context.Context), n)
