@@ -82,6 +82,11 @@ type crash struct {
 	dirs    map[uint64]*dirRef
 	seq     uint64
 	kept    atomic.Uint64 // names the inodes kept in hidden
+	// reborn are the folders a power cut put back after an rmdir or a
+	// rename over them, by inode number: the generation lookups give
+	// them from now on (see rebirth).
+	reborn  map[uint64]uint64
+	lastGen uint64
 }
 
 // newCrash prepares the undo state of a crashable mount of backing.
@@ -288,6 +293,46 @@ func (c *crash) invalidate(touched []entryName, inodes []*fusefs.Inode) {
 			_ = n.NotifyContent(0, 0)
 		}
 	}
+}
+
+// rebirth gives folder ino, which a power cut put back, a generation of
+// its own, so that go-fuse hands the kernel a new node for it. The kernel
+// marked the folder dead when it was removed; should it still hold that
+// inode when the folder is looked up again (it may, until it forgets it),
+// a lookup answered with the old node would revive the dead inode, on
+// which every readdir fails with ENOENT.
+func (c *crash) rebirth(ino uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reborn == nil {
+		c.reborn = map[uint64]uint64{}
+	}
+	// go-fuse's own generations are birth times in ns, far below 2^63.
+	c.lastGen++
+	c.reborn[ino] = 1<<63 | c.lastGen
+}
+
+// unbirth forgets the generation of ino, made anew through the mount: an
+// inode number the backing filesystem reused.
+func (c *crash) unbirth(ino uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.reborn, ino)
+}
+
+// rebornGen is the generation of ino if a power cut put it back.
+func (c *crash) rebornGen(ino uint64) (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	gen, ok := c.reborn[ino]
+	return gen, ok
+}
+
+// anyReborn reports whether any folder was put back by a power cut.
+func (c *crash) anyReborn() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.reborn) > 0
 }
 
 // liveInodes are the inodes go-fuse knows, by backing inode number.

@@ -456,6 +456,18 @@ func TestCrashEntries(t *testing.T) {
 			// (os.Rename refuses to replace a folder.)
 			must(t, syscall.Rename(in("a"), in("b")))
 		}, tree{"a": "/", "a/f": "F", "b": "/"}},
+		// An open folder keeps the kernel's inode, which its removal
+		// marked dead, until after the cut: the folder put back must
+		// not be served as that inode.
+		{"folder removed while open", tree{"d": "/", "d/e": "/"}, func(t *testing.T, in func(string) string) {
+			holdOpen(t, in("d"))
+			holdOpen(t, in("d/e"))
+			must(t, os.RemoveAll(in("d")))
+		}, tree{"d": "/", "d/e": "/"}},
+		{"open folder renamed over", tree{"a": "/", "b": "/"}, func(t *testing.T, in func(string) string) {
+			holdOpen(t, in("b"))
+			must(t, syscall.Rename(in("a"), in("b")))
+		}, tree{"a": "/", "b": "/"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -476,6 +488,14 @@ func TestCrashEntries(t *testing.T) {
 			checkTree(t, backing, mnt, tc.want)
 		})
 	}
+}
+
+// holdOpen keeps path open until the test ends.
+func holdOpen(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	must(t, err)
+	t.Cleanup(func() { f.Close() })
 }
 
 // TestCrashSettle checks that Settle makes everything done so far durable.

@@ -39,7 +39,7 @@ type entryChange struct {
 	toName string
 	// ino is the inode that name held (created, removed) or that moved
 	// from name (renamed, exchanged); toIno the one toName held before an
-	// exchange.
+	// exchange, or before a rename replaced it.
 	ino, toIno uint64
 	kept       string // the inode's name in the hidden folder
 	keptDir    bool
@@ -255,6 +255,7 @@ func (c *crash) made(n *node, name string, out *fuse.EntryOut, op func() (*fusef
 	ch, errno := op()
 	if errno == 0 {
 		c.log(&entryChange{kind: created, dir: d, name: name, ino: out.Attr.Ino})
+		c.unbirth(out.Attr.Ino)
 	}
 	return ch, errno
 }
@@ -328,7 +329,7 @@ func (c *crash) rename(n *node, name string, np *node, newName string, flags uin
 	case flags&unix.RENAME_EXCHANGE != 0:
 		e.kind, e.toIno = exchanged, dst.Ino
 	case replaces && flags&unix.RENAME_NOREPLACE == 0:
-		e.keptDir = dst.Mode&unix.S_IFMT == unix.S_IFDIR
+		e.keptDir, e.toIno = dst.Mode&unix.S_IFMT == unix.S_IFDIR, dst.Ino
 		if e.kept, errno = c.keep(to, newName, e.keptDir); errno != 0 {
 			return errno
 		}
@@ -376,13 +377,20 @@ func (c *crash) undo(e *entryChange) (bool, error) {
 	case created:
 		return removeIf(e.dir.fd, e.name, e.ino)
 	case removed:
-		return moveBack(c.hidden.fd, e.kept, e.dir.fd, e.name)
+		back, err := moveBack(c.hidden.fd, e.kept, e.dir.fd, e.name)
+		if back && e.keptDir {
+			c.rebirth(e.ino)
+		}
+		return back, err
 	case renamed:
 		moved, err := moveIf(e.to.fd, e.toName, e.ino, e.dir.fd, e.name)
 		if err != nil || e.kept == "" {
 			return moved, err
 		}
 		back, err := moveBack(c.hidden.fd, e.kept, e.to.fd, e.toName)
+		if back && e.keptDir {
+			c.rebirth(e.toIno)
+		}
 		return moved || back, err
 	case exchanged:
 		if inoAt(e.dir.fd, e.name) != e.toIno || inoAt(e.to.fd, e.toName) != e.ino {

@@ -16,6 +16,7 @@ import (
 // the loopback's.
 
 var (
+	_ fusefs.NodeLookuper   = (*node)(nil)
 	_ fusefs.NodeMkdirer    = (*node)(nil)
 	_ fusefs.NodeMknoder    = (*node)(nil)
 	_ fusefs.NodeSymlinker  = (*node)(nil)
@@ -49,6 +50,26 @@ func (n *node) backingPath() string {
 // handle of it is at hand (truncate(2) by path).
 func (n *node) openForUndo() (int, error) {
 	return unix.Open(n.backingPath(), unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+}
+
+// Lookup is the loopback's, except for a folder a power cut put back: it
+// gets its generation of rebirth, so a new node (see crash.rebirth).
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
+	if n.crash == nil || !n.crash.anyReborn() {
+		return n.LoopbackNode.Lookup(ctx, name, out)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(filepath.Join(n.backingPath(), name), &st); err != nil {
+		return nil, fusefs.ToErrno(err)
+	}
+	gen, ok := n.crash.rebornGen(st.Ino)
+	if !ok || st.Dev != n.RootData.Dev {
+		return n.LoopbackNode.Lookup(ctx, name, out)
+	}
+	out.Attr.FromStat(&st)
+	attr := fusefs.StableAttr{Mode: st.Mode & syscall.S_IFMT, Ino: st.Ino, Gen: gen}
+	// NewInode wraps the loopback node as WrapChild does any child.
+	return n.NewInode(ctx, &fusefs.LoopbackNode{RootData: n.RootData}, attr), 0
 }
 
 func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*fusefs.Inode, syscall.Errno) {
