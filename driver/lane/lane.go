@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -54,6 +55,10 @@ type Lane struct {
 	// write instead of waiting in epoll (Socket), one system call fewer
 	// per round trip, as a client library's blocking connection does.
 	solo bool
+	// raw is set when the lanes leave the Go runtime a P to spare: the
+	// lane then waits in raw system calls, its epoll_wait and a solo
+	// lane's reads and writes (see Socket.read for why).
+	raw bool
 }
 
 type task struct {
@@ -119,6 +124,7 @@ func RunWatched(ctx context.Context, n int, fns []func(context.Context), watch T
 			}
 			return err
 		}
+		l.raw = n < runtime.GOMAXPROCS(0)
 		lanes[i] = l
 	}
 	var wg sync.WaitGroup
@@ -148,6 +154,21 @@ func RunWatched(ctx context.Context, n int, fns []func(context.Context), watch T
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// epollWait waits in the lane's epoll, in a raw system call if l.raw: a
+// signal, the runtime's preemption among them, ends it with EINTR
+// (epoll_wait is never restarted, signal(7)).
+func (l *Lane) epollWait(events []unix.EpollEvent, timeout int) (int, error) {
+	if !l.raw {
+		return unix.EpollWait(l.epfd, events, timeout)
+	}
+	// epoll_pwait with no signal mask is epoll_wait, which arm64 lacks.
+	n, _, errno := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeout), 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 // Do runs f alone on a lane of its own and returns its error: one call on
@@ -235,7 +256,7 @@ func (l *Lane) run(fns []func(context.Context)) error {
 		if len(l.ready) > 0 {
 			timeout = 0 // poll, then resume the yielded
 		}
-		n, err := unix.EpollWait(l.epfd, events, timeout)
+		n, err := l.epollWait(events, timeout)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"testing"
 )
 
@@ -99,7 +100,8 @@ func TestSocket(t *testing.T) {
 // TestSocketLanes runs round trips from one client alone on its lane (its
 // socket blocks in read) and from two sharing a lane (they wait in
 // epoll), and checks that a client alone on its lane, waiting for a reply
-// that never comes, returns once the run is cancelled.
+// that never comes, returns once the run is cancelled, in raw system calls
+// or not.
 func TestSocketLanes(t *testing.T) {
 	socket := echoServer(t)
 	for _, n := range []int{1, 2} {
@@ -127,19 +129,32 @@ func TestSocketLanes(t *testing.T) {
 		}
 	}
 
-	s := socket()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	got := Do(ctx, func(ctx context.Context) error {
-		l := From(ctx)
-		defer s.Close(l)
-		if err := s.Write(l, []byte("mute")); err != nil {
-			return err
-		}
+	// With a P to spare the solo client waits in raw system calls, which
+	// the runtime's preemption signals interrupt every 10 ms; without,
+	// in the runtime's.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{2, 1} {
+		runtime.GOMAXPROCS(procs)
+		s := socket()
+		ctx, cancel := context.WithCancel(context.Background())
+		got := Do(ctx, func(ctx context.Context) error {
+			l := From(ctx)
+			defer s.Close(l)
+			if l.raw != (procs > 1) {
+				t.Errorf("GOMAXPROCS %d: one lane's raw %v", procs, l.raw)
+			}
+			if err := roundTrip(l, s, "ping"); err != nil {
+				return err
+			}
+			if err := s.Write(l, []byte("mute")); err != nil {
+				return err
+			}
+			cancel()
+			return s.Fill(l, 1)
+		})
 		cancel()
-		return s.Fill(l, 1)
-	})
-	if !errors.Is(got, context.Canceled) {
-		t.Errorf("a solo client waiting for a reply after the run was cancelled: %v, want context.Canceled", got)
+		if !errors.Is(got, context.Canceled) {
+			t.Errorf("GOMAXPROCS %d: a solo client waiting for a reply after the run was cancelled: %v, want context.Canceled", procs, got)
+		}
 	}
 }
