@@ -177,8 +177,9 @@ type Config struct {
 // DefaultLanes is the lanes a run uses: half the CPUs Go may use, at least
 // one. A lane waits in epoll_wait inside a system call; with every P in
 // one, Go's sysmon hands a P to a fresh thread after 20 µs of each wait, a
-// wake-up per round trip. With a P left idle it does not, and one lane
-// drives thousands of transactions per second per core. Measured on
+// wake-up per round trip. With a P left idle it does not, one lane
+// drives thousands of transactions per second per core, and the lanes
+// wait in raw system calls, which keep their P (docs/drivers.md). Measured on
 // tpcb, 2 cores, 8 clients: 91 µs of client CPU per transaction on one
 // lane, 116 µs on two. Two lanes with a P kept idle (builtin:lanes=2,
 // as pgbench's -j 2), paired over 16 rounds of tpcb with asynchronous
@@ -194,10 +195,10 @@ var procs struct {
 }
 
 // keepPIdle raises GOMAXPROCS to lanes+1 while a run's lanes wait in
-// epoll_wait, so that a P stays idle and sysmon does not hand off the
-// lanes' Ps at every wait (see DefaultLanes): lanes as many as the CPUs,
-// as pgbench's -j, then cost no wake-ups of their own. It returns the
-// undo, which puts GOMAXPROCS back once the last such run ends.
+// epoll_wait, so that a P stays for the rest of the process while the
+// lanes' raw waits hold theirs (see DefaultLanes): lanes as many as the
+// CPUs, as pgbench's -j, then cost no wake-ups of their own. It returns
+// the undo, which puts GOMAXPROCS back once the last such run ends.
 func keepPIdle(lanes int) (undo func()) {
 	procs.Lock()
 	defer procs.Unlock()
