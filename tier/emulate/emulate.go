@@ -122,7 +122,10 @@
 // folder, until PowerOn. It rolls the backing folder back and makes the
 // kernel drop what it cached (data, attributes, the entries the rollback
 // changed), so that reads after the cut reach the server and fail, and a
-// reader after PowerOn sees only the durable state. Pages of shared
+// reader after PowerOn sees only the durable state. A folder the cut
+// brings back after an rmdir or a rename over it reaches the kernel as a
+// new inode (a generation of its own): the kernel marked the old one dead,
+// and would fail every readdir of it. Pages of shared
 // mappings dirtied after the cut are dropped at PowerOn, before they can
 // be written back. The runner kills the processes using the mount in
 // between: they get EIO meanwhile, and do not hang. PowerOn then reads,
