@@ -57,7 +57,7 @@ type Lane struct {
 	solo bool
 	// raw is set when the lanes leave the Go runtime a P to spare: the
 	// lane then waits in raw system calls, its epoll_wait and a solo
-	// lane's reads and writes (see Socket.read for why).
+	// lane's reads and writes (see Socket.io for why).
 	raw bool
 }
 

@@ -105,7 +105,7 @@ func (s *Socket) Write(l *Lane, b []byte) error {
 		return err
 	}
 	for off := 0; off < len(b); {
-		n, err := s.write(l, b[off:])
+		n, err := s.io(l, unix.SYS_WRITE, b[off:])
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR && s.blocking:
 			if err := s.await(l, true); err != nil {
@@ -152,7 +152,7 @@ func (s *Socket) Fill(l *Lane, need int) error {
 		s.buf, s.pos = dst, 0
 	}
 	for {
-		n, err := s.read(l, s.buf[s.end:])
+		n, err := s.io(l, unix.SYS_READ, s.buf[s.end:])
 		switch {
 		case err == unix.EAGAIN || err == unix.EINTR && s.blocking:
 			if err := s.await(l, false); err != nil {
@@ -172,10 +172,10 @@ func (s *Socket) Fill(l *Lane, need int) error {
 	}
 }
 
-// read and write are a round trip's system calls. On a solo lane whose
-// lanes leave the runtime a P to spare (Lane.raw), the socket blocks in a
-// raw system call: the runtime is not told that the thread waits, so it
-// keeps its P. With the runtime told (unix.Read), its monitor thread
+// io makes a round trip's system calls, read(2) or write(2) (trap) of p.
+// On a solo lane whose lanes leave the runtime a P to spare (Lane.raw),
+// the socket blocks in a raw system call: the runtime is not told that the
+// thread waits, so it keeps its P. With the runtime told, its monitor thread
 // (sysmon) hands the P of a thread waiting over 20 µs to another thread,
 // and each hand-off keeps the monitor waking every 20 µs: 3,000 times a
 // second at 1 client on MariaDB, against under 200 with raw calls, which
@@ -188,27 +188,15 @@ func (s *Socket) Fill(l *Lane, need int) error {
 // prologue yields. The wait then starts again, its timeout too, so an
 // interrupted wait looks at the lane's context first, as one that ran out
 // does: a cancelled run's client still returns.
-func (s *Socket) read(l *Lane, p []byte) (int, error) {
-	if !s.blocking || !l.raw {
-		return unix.Read(s.fd, p)
-	}
-	return rawCall(unix.SYS_READ, s.fd, p)
-}
-
-func (s *Socket) write(l *Lane, p []byte) (int, error) {
-	if !s.blocking || !l.raw {
-		return unix.Write(s.fd, p)
-	}
-	return rawCall(unix.SYS_WRITE, s.fd, p)
-}
-
-// rawCall makes read(2) or write(2) of p on fd without telling the
-// runtime.
-func rawCall(trap uintptr, fd int, p []byte) (int, error) {
+func (s *Socket) io(l *Lane, trap uintptr, p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, errno := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	call := unix.Syscall
+	if s.blocking && l.raw {
+		call = unix.RawSyscall
+	}
+	n, _, errno := call(trap, uintptr(s.fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
 	if errno != 0 {
 		return 0, errno
 	}
