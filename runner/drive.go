@@ -269,7 +269,7 @@ func (w *watcher) LaneThreads(tids []int) {
 	if w.sampler != nil || w.stopped || len(w.cfg.LoadPIDs) != 1 || w.cfg.LoadPIDs[0] != os.Getpid() {
 		return
 	}
-	w.cfg.LoadPIDs = slices.Clone(tids)
+	w.cfg.LoadPIDs, w.cfg.LoadThreads = nil, slices.Clone(tids)
 	w.laneThreads = len(tids)
 }
 

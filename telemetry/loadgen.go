@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -61,6 +62,8 @@ type loadState struct {
 }
 
 type loadProc struct {
+	// path is the stat file: a process's, or a thread's of this process.
+	path       string
 	base, last procfs.Stat
 	have       bool
 	// exitCPU is the whole CPU time wait reported (LoadExited), in clock
@@ -69,22 +72,25 @@ type loadProc struct {
 	exited  bool
 }
 
-func newLoadState(name string, pids []int) *loadState {
+func newLoadState(name string, pids, tids []int) *loadState {
 	l := &loadState{name: name, procs: map[int]*loadProc{}}
 	for _, pid := range pids {
-		l.add(pid, false)
+		l.add(pid, "/proc/"+strconv.Itoa(pid)+"/stat", false)
+	}
+	for _, tid := range tids {
+		l.add(tid, "/proc/self/task/"+strconv.Itoa(tid)+"/stat", false)
 	}
 	return l
 }
 
-// add registers pid; fromZero counts all its CPU (a process started inside
-// the window).
-func (l *loadState) add(pid int, fromZero bool) {
-	if pid <= 0 || l.procs[pid] != nil {
+// add registers a process or thread id and its stat file; fromZero counts
+// all its CPU (a process started inside the window).
+func (l *loadState) add(id int, path string, fromZero bool) {
+	if id <= 0 || l.procs[id] != nil {
 		return
 	}
-	l.procs[pid] = &loadProc{have: fromZero}
-	l.order = append(l.order, pid)
+	l.procs[id] = &loadProc{path: path, have: fromZero}
+	l.order = append(l.order, id)
 }
 
 // AddLoad adds a load generator process that started while sampling: all
@@ -96,7 +102,7 @@ func (s *Sampler) AddLoad(name string, pid int) {
 	if l.name == "" {
 		l.name = name
 	}
-	l.add(pid, true)
+	l.add(pid, "/proc/"+strconv.Itoa(pid)+"/stat", true)
 }
 
 // LoadExited gives a load generator process's whole CPU time once it has
@@ -122,7 +128,7 @@ func (s *Sampler) readLoad() {
 		if p.exited {
 			continue
 		}
-		text, err := readProc(fmt.Sprintf("/proc/%d/stat", pid))
+		text, err := readProc(p.path)
 		var st procfs.Stat
 		if err == nil {
 			st, err = procfs.Parse(text)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tierbench/tierbench/procfs"
 )
 
@@ -135,5 +137,55 @@ func TestNoLoadGeneratorNoSummary(t *testing.T) {
 	}
 	if lg := s.Stop().Summary.LoadGen; lg != nil {
 		t.Errorf("load generator %+v without any process watched", lg)
+	}
+}
+
+// A thread of this process (a lane) is counted alone: /proc/TID/stat, which
+// opens for any thread, would give the whole process's CPU, here twice the
+// thread's, since a second thread spins beside it.
+func TestLoadGeneratorCPUOfOneThread(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	spin := func(tid chan<- int) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		tid <- unix.Gettid()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}
+	tids := make(chan int, 2)
+	go spin(tids)
+	go spin(tids)
+	lane := <-tids
+	<-tids
+	stat := "/proc/self/task/" + strconv.Itoa(lane) + "/stat"
+	threadCPU := func() uint64 {
+		st, err := procfs.Read(stat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.UTime + st.STime
+	}
+	before := threadCPU()
+	s, err := Start(context.Background(), Config{LoadName: "tierbench", LoadThreads: []int{lane}, Interval: testInterval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for threadCPU() < before+5 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	rep := s.Stop()
+	lg := rep.Summary.LoadGen
+	if lg == nil {
+		t.Fatal("no load generator summary for a watched thread")
+	}
+	ticks := float64(threadCPU() - before)
+	if got := lg.CPUSeconds * s.clkTck; got <= 0 || got > ticks+0.5 {
+		t.Errorf("the thread's CPU in the window: %.0f ticks, more than the %.0f it used from before Start to after Stop (or none)", got, ticks)
 	}
 }

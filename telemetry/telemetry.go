@@ -47,6 +47,11 @@ type Config struct {
 	// AddLoad. A PID equal to PID means driver and engine share a process.
 	LoadName string
 	LoadPIDs []int
+	// LoadThreads are threads of this process (tierbench's lanes) whose
+	// CPU is the load generator's, read from /proc/self/task/TID/stat:
+	// /proc/TID/stat, though it opens for any thread, sums the whole
+	// process.
+	LoadThreads []int
 	// Interval between samples; 0 means one second.
 	Interval time.Duration
 }
@@ -290,7 +295,7 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 		stopCh:   make(chan struct{}),
 		done:     make(chan struct{}),
 		errs:     errorLog{count: make(map[string]int)},
-		load:     newLoadState(cfg.LoadName, cfg.LoadPIDs),
+		load:     newLoadState(cfg.LoadName, cfg.LoadPIDs, cfg.LoadThreads),
 	}
 	s.resolveTiers()
 	s.t0 = time.Now()
