@@ -185,7 +185,12 @@ type Config struct {
 // as pgbench's -j 2), paired over 16 rounds of tpcb with asynchronous
 // commits: throughput 0.94x [0.89-1.00] (worse) at 8 clients and 1.01x
 // [0.95-1.08] (inconclusive) at 32, client CPU 1.14x and 1.12x (worse):
-// half the CPUs stays the default.
+// half the CPUs stays the default. Re-measured with each lane's CPU its
+// own thread's (2026-11-27, 10 rounds): on tpcb two lanes are equivalent
+// or inconclusive in throughput and spend 7-10% more CPU per transaction,
+// but on oltp-read-write at 8 clients, where one lane's queue of replies
+// left the host 7-9% idle, they did 1.08x [1.07-1.10] (synced) and 1.09x
+// [1.04-1.14] the transactions: the default is open (docs/drivers.md).
 func DefaultLanes() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // procs guards GOMAXPROCS while runs with many lanes raise it.
