@@ -69,5 +69,13 @@ func Read(path string) (Stat, error) {
 
 // Of reads process pid's stat file.
 func Of(pid int) (Stat, error) {
-	return Read("/proc/" + strconv.Itoa(pid) + "/stat")
+	return Read(Path(pid))
 }
+
+// Path is process pid's stat file, its times those of all its threads.
+func Path(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/stat" }
+
+// ThreadPath is the stat file of thread tid of this process, its times the
+// thread's alone. Not /proc/TID/stat: that opens for any thread, but the
+// kernel answers it with the whole process's times, as Path.
+func ThreadPath(tid int) string { return "/proc/self/task/" + strconv.Itoa(tid) + "/stat" }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
@@ -75,10 +74,10 @@ type loadProc struct {
 func newLoadState(name string, pids, tids []int) *loadState {
 	l := &loadState{name: name, procs: map[int]*loadProc{}}
 	for _, pid := range pids {
-		l.add(pid, "/proc/"+strconv.Itoa(pid)+"/stat", false)
+		l.add(pid, procfs.Path(pid), false)
 	}
 	for _, tid := range tids {
-		l.add(tid, "/proc/self/task/"+strconv.Itoa(tid)+"/stat", false)
+		l.add(tid, procfs.ThreadPath(tid), false)
 	}
 	return l
 }
@@ -102,7 +101,7 @@ func (s *Sampler) AddLoad(name string, pid int) {
 	if l.name == "" {
 		l.name = name
 	}
-	l.add(pid, "/proc/"+strconv.Itoa(pid)+"/stat", true)
+	l.add(pid, procfs.Path(pid), true)
 }
 
 // LoadExited gives a load generator process's whole CPU time once it has

@@ -38,7 +38,7 @@ func busyChild(t *testing.T, n int) *exec.Cmd {
 // procCPU is pid's user+system time in clock ticks.
 func procCPU(t *testing.T, pid int) uint64 {
 	t.Helper()
-	text, err := readProc("/proc/" + strconv.Itoa(pid) + "/stat")
+	text, err := readProc(procfs.Path(pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +163,8 @@ func TestLoadGeneratorCPUOfOneThread(t *testing.T) {
 	go spin(tids)
 	lane := <-tids
 	<-tids
-	stat := "/proc/self/task/" + strconv.Itoa(lane) + "/stat"
 	threadCPU := func() uint64 {
-		st, err := procfs.Read(stat)
+		st, err := procfs.Read(procfs.ThreadPath(lane))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -48,9 +48,7 @@ type Config struct {
 	LoadName string
 	LoadPIDs []int
 	// LoadThreads are threads of this process (tierbench's lanes) whose
-	// CPU is the load generator's, read from /proc/self/task/TID/stat:
-	// /proc/TID/stat, though it opens for any thread, sums the whole
-	// process.
+	// CPU is the load generator's, each read alone (procfs.ThreadPath).
 	LoadThreads []int
 	// Interval between samples; 0 means one second.
 	Interval time.Duration
