@@ -174,24 +174,20 @@ type Config struct {
 	CutAt time.Duration
 }
 
-// DefaultLanes is the lanes a run uses: half the CPUs Go may use, at least
-// one. A lane waits in epoll_wait inside a system call; with every P in
-// one, Go's sysmon hands a P to a fresh thread after 20 µs of each wait, a
-// wake-up per round trip. With a P left idle it does not, one lane
-// drives thousands of transactions per second per core, and the lanes
-// wait in raw system calls, which keep their P (docs/drivers.md). Measured on
-// tpcb, 2 cores, 8 clients: 91 µs of client CPU per transaction on one
-// lane, 116 µs on two. Two lanes with a P kept idle (builtin:lanes=2,
-// as pgbench's -j 2), paired over 16 rounds of tpcb with asynchronous
-// commits: throughput 0.94x [0.89-1.00] (worse) at 8 clients and 1.01x
-// [0.95-1.08] (inconclusive) at 32, client CPU 1.14x and 1.12x (worse):
-// half the CPUs stays the default. Re-measured with each lane's CPU its
-// own thread's (2026-11-27, 10 rounds): on tpcb two lanes are equivalent
-// or inconclusive in throughput and spend 7-10% more CPU per transaction,
-// but on oltp-read-write at 8 clients, where one lane's queue of replies
-// left the host 7-9% idle, they did 1.08x [1.07-1.10] (synced) and 1.09x
-// [1.04-1.14] the transactions: the default is open (docs/drivers.md).
-func DefaultLanes() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+// DefaultLanes is the lanes a run uses: as many as the CPUs Go may use,
+// as pgbench's -j. A lane waits in epoll_wait inside a raw system call,
+// which keeps its P; keepPIdle leaves one more P idle for the rest of the
+// process, so that sysmon does not hand a lane's P to a fresh thread
+// after 20 µs of each wait (docs/drivers.md). One lane per CPU is for
+// throughput: one lane handles its clients' replies one after another,
+// and a server process whose reply waits in that queue has nothing to
+// run. Measured on 2 cores with each lane's CPU its own thread's
+// (2026-11-27): on oltp-read-write at 8 clients two lanes did 1.08x
+// [1.07-1.10] (synced) and 1.09x [1.04-1.14] one lane's transactions,
+// where one lane left the host 7-9% idle; on tpcb two lanes were
+// equivalent or inconclusive in throughput and spent 7-10% more CPU per
+// transaction, still less than pgbench's.
+func DefaultLanes() int { return max(1, runtime.GOMAXPROCS(0)) }
 
 // procs guards GOMAXPROCS while runs with many lanes raise it.
 var procs struct {

@@ -291,7 +291,7 @@ func newWorkloadsCmd() *cobra.Command {
 			}
 			fmt.Println("drivers (driver: in a study; a list makes the driver an axis of the matrix):")
 			fmt.Printf("    %-10s tierbench's own: one connection per client, HDR histograms in ns, open or closed loop (the default)\n", tool.Builtin)
-			fmt.Printf("    %-10s tierbench's own with its clients on N lanes (goroutines; 0: one per client), where half the CPUs is the default\n", "builtin:lanes=N")
+			fmt.Printf("    %-10s tierbench's own with its clients on N lanes (goroutines; 0: one per client), where one per CPU is the default\n", "builtin:lanes=N")
 			for _, n := range cat.ToolNames() {
 				t, _ := cat.Tool(n)
 				fmt.Printf("    %-10s %s\n", t.Name, t.Doc)
