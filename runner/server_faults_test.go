@@ -160,7 +160,7 @@ func TestServerTierFull(t *testing.T) {
 // TestTpcbRunsOnLanes: tpcb on PostgreSQL runs on the driver's lanes
 // (driver/lane), or on as many as the driver's name sets
 // (builtin:lanes=N, 0 for a goroutine per client); each run records how
-// many, and its transactions all commit.
+// many (never more than its clients), and its transactions all commit.
 func TestTpcbRunsOnLanes(t *testing.T) {
 	root, tiers := serverTiers(t, "disk")
 	st := postgresStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}}, "")
@@ -168,7 +168,7 @@ func TestTpcbRunsOnLanes(t *testing.T) {
 	st.Duration = time.Second
 	st.Clients = []int{2}
 	st.Drivers = []string{"builtin", "builtin:lanes=2", "builtin:lanes=0"}
-	want := map[string]int{"builtin": driver.DefaultLanes(), "builtin:lanes=2": 2, "builtin:lanes=0": 0}
+	want := map[string]int{"builtin": min(driver.DefaultLanes(), 2), "builtin:lanes=2": 2, "builtin:lanes=0": 0}
 	runs := runStored(t, root, st)
 	if len(runs) != len(want) {
 		t.Fatalf("%d runs, want %d", len(runs), len(want))
