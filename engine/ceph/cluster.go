@@ -107,17 +107,12 @@ func (c *cluster) logFile(name string) (string, error) {
 // newCluster chooses the run's ports, fsid and keys.
 func newCluster(private, runAs string, s settings, devs devices, bins binaries) (*cluster, error) {
 	c := &cluster{settings: s, devices: devs, private: private, runAs: runAs, bins: bins, mgrModules: mgrModules()}
-	var ports [2]int
-	for i := range ports {
-		p, err := server.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		ports[i] = p
+	ports, err := server.FreePorts(2)
+	if err != nil {
+		return nil, err
 	}
 	c.monV2 = "127.0.0.1:" + strconv.Itoa(ports[0])
 	c.monAddrs = fmt.Sprintf("[v2:%s,v1:127.0.0.1:%d]", c.monV2, ports[1])
-	var err error
 	if c.fsid, err = newUUID(); err != nil {
 		return nil, err
 	}

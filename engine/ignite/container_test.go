@@ -93,11 +93,9 @@ func TestPodCommandLines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var ports [3]int // the server's discovery and communication ports, the client's communication port
-	for i := range ports {
-		if ports[i], err = server.FreePort(); err != nil {
-			t.Fatal(err)
-		}
+	ports, err := server.FreePorts(3) // the server's discovery and communication ports, the client's communication port
+	if err != nil {
+		t.Fatal(err)
 	}
 	itoa := strconv.Itoa
 	common := []podSub{

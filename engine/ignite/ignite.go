@@ -250,14 +250,13 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if d.home, err = homeDir(cfg, &d.closers); err != nil {
 		return nil, err
 	}
+	ports, err := server.FreePorts(2 * set.nodes)
+	if err != nil {
+		return nil, err
+	}
 	for i := range set.nodes {
-		n := &node{id: "node" + strconv.Itoa(i), log: filepath.Join(d.home, "node"+strconv.Itoa(i)+".log")}
-		if n.discoPort, err = server.FreePort(); err != nil {
-			return nil, err
-		}
-		if n.commPort, err = server.FreePort(); err != nil {
-			return nil, err
-		}
+		n := &node{id: "node" + strconv.Itoa(i), log: filepath.Join(d.home, "node"+strconv.Itoa(i)+".log"),
+			discoPort: ports[2*i], commPort: ports[2*i+1]}
 		d.nodes = append(d.nodes, n)
 		d.discovery = append(d.discovery, loopback+":"+strconv.Itoa(n.discoPort))
 	}

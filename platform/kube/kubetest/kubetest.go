@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/logtail"
 	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/portlock"
 	"github.com/tierbench/tierbench/testenv"
@@ -54,6 +55,7 @@ type ControlPlane struct {
 	dir    string
 	table  string // the nftables table that closes the ports
 	ports  []int  // closed by table
+	procs  []*proc
 }
 
 // Start starts a control plane that stops when t ends. It skips t when
@@ -73,11 +75,9 @@ func Start(t testing.TB) *ControlPlane {
 	}
 	sweepLocks()
 	dir := t.TempDir()
-	ports := make([]int, 3) // etcd client, etcd peer, API server
-	for i := range ports {
-		if ports[i], err = server.FreePort(); err != nil {
-			t.Fatal(err)
-		}
+	ports, err := server.FreePorts(3) // etcd client, etcd peer, API server
+	if err != nil {
+		t.Fatal(err)
 	}
 	table := portlock.Table(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
 	if err := portlock.Lock(table, ports, nil); err != nil {
@@ -87,7 +87,7 @@ func Start(t testing.TB) *ControlPlane {
 
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
-	start(t, dir, "etcd", etcd, "--data-dir", filepath.Join(dir, "etcd"), "--name", "kubetest",
+	etcdProc := start(t, dir, "etcd", etcd, "--data-dir", filepath.Join(dir, "etcd"), "--name", "kubetest",
 		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 		"--initial-cluster", "kubetest="+peerURL, "--log-level", "warn")
@@ -100,12 +100,13 @@ func Start(t testing.TB) *ControlPlane {
 		t.Fatal(err)
 	}
 	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token: token, dir: dir, table: table, ports: ports}
-	start(t, dir, "kube-apiserver", apiserver, "--etcd-servers", etcdURL,
+	cp.procs = append(cp.procs, etcdProc)
+	cp.procs = append(cp.procs, start(t, dir, "kube-apiserver", apiserver, "--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[2]),
 		"--cert-dir", filepath.Join(dir, "certs"), "--token-auth-file", tokens, "--authorization-mode", "RBAC",
 		"--service-account-issuer", "https://kubernetes.default.svc", "--service-account-key-file", saKey,
 		"--service-account-signing-key-file", saKey, "--service-cluster-ip-range", "10.96.0.0/24",
-		"--disable-admission-plugins", "ServiceAccount", "--enable-priority-and-fairness=false")
+		"--disable-admission-plugins", "ServiceAccount", "--enable-priority-and-fairness=false"))
 	cp.waitFor(t, "/readyz", "kube-apiserver ready", func([]byte) bool { return true })
 	cp.Kubeconfig = filepath.Join(dir, "kubeconfig")
 	kc := fmt.Sprintf(`apiVersion: v1
@@ -127,11 +128,19 @@ current-context: test
 	return cp
 }
 
+// proc is a running control-plane process.
+type proc struct {
+	name, log string
+	done      chan struct{} // closed when it exits
+	err       error         // its exit, once done is closed
+}
+
 // start runs a control-plane process in its own process group, logging to
 // dir/name.log; it is killed when t ends.
-func start(t testing.TB, dir, name, path string, args ...string) {
+func start(t testing.TB, dir, name, path string, args ...string) *proc {
 	t.Helper()
-	logf, err := os.Create(filepath.Join(dir, name+".log"))
+	p := &proc{name: name, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
+	logf, err := os.Create(p.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,11 +150,39 @@ func start(t testing.TB, dir, name, path string, args ...string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
 	t.Cleanup(func() {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
+		<-p.done
 		logf.Close()
 	})
+	return p
+}
+
+// exited names the first of the control plane's processes that has
+// exited, with the end of its log; "" while all run.
+func (cp *ControlPlane) exited() string {
+	for _, p := range cp.procs {
+		select {
+		case <-p.done:
+			return fmt.Sprintf("%s exited (%v); the end of its log:\n%s", p.name, p.err, logtail.File(p.log, 20))
+		default:
+		}
+	}
+	return ""
+}
+
+// logTails is the end of every control-plane process's log, for a failure
+// message: the test's folder is gone once it ends.
+func (cp *ControlPlane) logTails() string {
+	var b strings.Builder
+	for _, p := range cp.procs {
+		fmt.Fprintf(&b, "\n--- the end of %s's log:\n%s", p.name, logtail.File(p.log, 10))
+	}
+	return b.String()
 }
 
 // client reaches the API server, whose certificate the server made for
@@ -222,31 +259,28 @@ func (cp *ControlPlane) Nodes(t testing.TB, names ...string) {
 			testenv.Skipf(t, "%s is not built (%v): run make setup", b, err)
 		}
 	}
-	ports := make([]int, 3)
-	for i := range ports {
-		var err error
-		if ports[i], err = server.FreePort(); err != nil {
-			t.Fatal(err)
-		}
+	ports, err := server.FreePorts(3)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cp.ports = append(cp.ports, ports...)
 	if err := portlock.Lock(cp.table, cp.ports, nil); err != nil {
 		t.Fatal(err)
 	}
 	saKey := filepath.Join(cp.dir, "sa.key")
-	start(t, cp.dir, "kube-scheduler", bins["kube-scheduler"], "--kubeconfig", cp.Kubeconfig,
+	cp.procs = append(cp.procs, start(t, cp.dir, "kube-scheduler", bins["kube-scheduler"], "--kubeconfig", cp.Kubeconfig,
 		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[0]),
-		"--cert-dir", filepath.Join(cp.dir, "scheduler-certs"), node.NoWatchListFlag)
-	start(t, cp.dir, "kube-controller-manager", bins["kube-controller-manager"], "--kubeconfig", cp.Kubeconfig,
+		"--cert-dir", filepath.Join(cp.dir, "scheduler-certs"), node.NoWatchListFlag))
+	cp.procs = append(cp.procs, start(t, cp.dir, "kube-controller-manager", bins["kube-controller-manager"], "--kubeconfig", cp.Kubeconfig,
 		"--authentication-kubeconfig", cp.Kubeconfig, "--authorization-kubeconfig", cp.Kubeconfig,
 		"--leader-elect=false", "--bind-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[1]),
 		"--cert-dir", filepath.Join(cp.dir, "kcm-certs"), "--service-account-private-key-file", saKey,
-		"--use-service-account-credentials=false", "--controllers", "*,-serviceaccount-token-controller,-node-ipam-controller", node.NoWatchListFlag)
+		"--use-service-account-credentials=false", "--controllers", "*,-serviceaccount-token-controller,-node-ipam-controller", node.NoWatchListFlag))
 	cert, key := writeServingCert(t, cp.dir)
-	start(t, cp.dir, "kwok", bins["kwok"], "--kubeconfig", cp.Kubeconfig, "--manage-all-nodes=true",
+	cp.procs = append(cp.procs, start(t, cp.dir, "kwok", bins["kwok"], "--kubeconfig", cp.Kubeconfig, "--manage-all-nodes=true",
 		"--node-ip", "127.0.0.1", "--node-port", strconv.Itoa(ports[2]), "--server-address", fmt.Sprintf("127.0.0.1:%d", ports[2]),
-		"--tls-cert-file", cert, "--tls-private-key-file", key, "--config", cp.kwokConfig(t))
+		"--tls-cert-file", cert, "--tls-private-key-file", key, "--config", cp.kwokConfig(t)))
 	for _, n := range names {
 		cp.Apply(t, "/api/v1/nodes", []byte(fmt.Sprintf(`apiVersion: v1
 kind: Node
@@ -296,8 +330,11 @@ func (cp *ControlPlane) waitFor(t testing.TB, path, what string, ok func([]byte)
 				return
 			}
 		}
+		if msg := cp.exited(); msg != "" {
+			t.Fatalf("%s: %s", what, msg)
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not after 5 minutes (see the control plane's logs in %s)", what, cp.dir)
+			t.Fatalf("%s: not after 5 minutes%s", what, cp.logTails())
 		}
 		time.Sleep(300 * time.Millisecond)
 	}

@@ -274,11 +274,14 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	if err != nil {
 		return Info{}, nil, err
 	}
+	names := []string{"etcd", "etcd-peer", "apiserver", "scheduler", "controller-manager", "proxy-metrics", "proxy-healthz"}
+	free, err := server.FreePorts(len(names))
+	if err != nil {
+		return Info{}, nil, err
+	}
 	ports := map[string]int{}
-	for _, name := range []string{"etcd", "etcd-peer", "apiserver", "scheduler", "controller-manager", "proxy-metrics", "proxy-healthz"} {
-		if ports[name], err = server.FreePort(); err != nil {
-			return Info{}, nil, err
-		}
+	for i, name := range names {
+		ports[name] = free[i]
 	}
 	var locked []int
 	for _, v := range ports {
