@@ -99,8 +99,7 @@ func Start(t testing.TB) *ControlPlane {
 	if err := os.WriteFile(tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token: token, dir: dir, table: table, ports: ports}
-	cp.procs = append(cp.procs, etcdProc)
+	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token: token, dir: dir, table: table, ports: ports, procs: []*proc{etcdProc}}
 	cp.procs = append(cp.procs, start(t, dir, "kube-apiserver", apiserver, "--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[2]),
 		"--cert-dir", filepath.Join(dir, "certs"), "--token-auth-file", tokens, "--authorization-mode", "RBAC",

@@ -283,11 +283,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 	for i, name := range names {
 		ports[name] = free[i]
 	}
-	var locked []int
-	for _, v := range ports {
-		locked = append(locked, v)
-	}
-	locked = append(locked, kubeletPort, kubeletHealthzPort)
+	locked := append(free, kubeletPort, kubeletHealthzPort)
 	if n.unlock, err = ws.LockPorts("cluster-node", locked, nil); err != nil {
 		return Info{}, nil, err
 	}
