@@ -55,6 +55,18 @@ type Comparison struct {
 	// drift is not controlled.
 	Paired  bool
 	Verdict string
+	// P is the two-sided p value of "the ratio is 1" (a t test on the
+	// logs), PEquivalence that of "the ratio lies outside the margin" (the
+	// larger of the two one-sided tests, TOST); both NaN without an
+	// interval. PAdjusted and PEquivalenceAdjusted are the same after the
+	// study's guard against many comparisons (family.go); Verdict is
+	// judged on them once the study's family is adjusted, on the raw ones
+	// before.
+	P, PEquivalence                 float64
+	PAdjusted, PEquivalenceAdjusted float64
+	// higherIsBetter says which way better lies, for the verdict the
+	// adjusted p values give.
+	higherIsBetter bool
 }
 
 // HalfWidth is the relative half-width of the 95% CI on the ratio's
@@ -82,7 +94,8 @@ func halfWidth(ci *[2]float64) float64 {
 // rounds out of the comparison, since both sides of a pair ran back to
 // back under the same machine conditions.
 func Paired(a, b map[int]float64, higherIsBetter bool, margin float64) Comparison {
-	c := Comparison{Paired: true}
+	c := Comparison{Paired: true, higherIsBetter: higherIsBetter}
+	c.noTest()
 	var d []float64
 	for _, r := range roundsOf(a, b) {
 		va, okA := a[r]
@@ -105,9 +118,48 @@ func Paired(a, b map[int]float64, higherIsBetter bool, margin float64) Compariso
 		return c
 	}
 	se := sd(d) / math.Sqrt(float64(len(d)))
-	c.CI95, c.CI90 = expInterval(m, se, float64(len(d)-1))
-	c.Verdict = Judge(*c.CI95, *c.CI90, higherIsBetter, margin)
+	c.test(m, se, float64(len(d)-1), margin)
 	return c
+}
+
+// test fills the intervals, p values and unadjusted verdict of a log
+// ratio m with standard error se on df degrees of freedom.
+func (c *Comparison) test(m, se, df, margin float64) {
+	if margin <= 0 {
+		margin = results.DefaultMargin
+	}
+	c.CI95, c.CI90 = expInterval(m, se, df)
+	c.P, c.PEquivalence = pValues(m, se, df, math.Log1p(margin))
+	c.PAdjusted, c.PEquivalenceAdjusted = c.P, c.PEquivalence
+	c.Verdict = Judge(*c.CI95, *c.CI90, c.higherIsBetter, margin)
+}
+
+// noTest marks a comparison without an interval: no p values.
+func (c *Comparison) noTest() {
+	c.P, c.PEquivalence, c.PAdjusted, c.PEquivalenceAdjusted = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+}
+
+// pValues are the two-sided p value of m = 0 and the TOST p value of
+// |m| >= bound, for a t statistic with df degrees of freedom. Their
+// thresholds at 5% are the verdicts' intervals: p < 0.05 exactly when the
+// 95% CI excludes 1, pEq < 0.05 exactly when the 90% CI lies within the
+// margin. A spread of 0 (identical ratios every round) decides outright.
+func pValues(m, se, df, bound float64) (p, pEq float64) {
+	if se == 0 {
+		p, pEq = 1, 1
+		if m != 0 {
+			p = 0
+		}
+		if math.Abs(m) < bound {
+			pEq = 0
+		}
+		return p, pEq
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}
+	p = 2 * t.Survival(math.Abs(m)/se)
+	below := t.Survival((m + bound) / se) // H0: m <= -bound
+	above := t.CDF((m - bound) / se)      // H0: m >= bound
+	return p, max(below, above)
 }
 
 // Welch compares two sets of runs that did not run in the same rounds
@@ -115,7 +167,8 @@ func Paired(a, b map[int]float64, higherIsBetter bool, margin float64) Compariso
 // logs. It says nothing about drift between them.
 func Welch(a, b []float64, higherIsBetter bool, margin float64) Comparison {
 	la, lb := logs(a), logs(b)
-	c := Comparison{Pairs: min(len(la), len(lb))}
+	c := Comparison{Pairs: min(len(la), len(lb)), higherIsBetter: higherIsBetter}
+	c.noTest()
 	if len(la) == 0 || len(lb) == 0 {
 		c.Verdict = NoData
 		return c
@@ -132,8 +185,7 @@ func Welch(a, b []float64, higherIsBetter bool, margin float64) Comparison {
 	if se > 0 { // Welch-Satterthwaite
 		df = sq(va+vb) / (sq(va)/float64(len(la)-1) + sq(vb)/float64(len(lb)-1))
 	}
-	c.CI95, c.CI90 = expInterval(m, se, df)
-	c.Verdict = Judge(*c.CI95, *c.CI90, higherIsBetter, margin)
+	c.test(m, se, df, margin)
 	return c
 }
 

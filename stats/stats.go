@@ -50,6 +50,11 @@ type Group struct {
 	Pairs         int    `json:"pairs,omitempty"`
 	RoundsLeftOut int    `json:"rounds_left_out,omitempty"`
 	Verdict       string `json:"verdict"`
+	// P and PAdjusted are the comparison's raw p value and the one its
+	// verdict is judged on, after the study's guard against many
+	// comparisons (family.go); absent without an interval.
+	P         *float64 `json:"p,omitempty"`
+	PAdjusted *float64 `json:"p_adjusted,omitempty"`
 	// JournalWritesMedian and JournalFlushesMedian are the writes and
 	// flushes per second on the journal's tier (JournalWrites), with a CI
 	// of the writes; zero when not measured.
@@ -71,6 +76,10 @@ type Group struct {
 	margin float64
 	// base is the group this one is compared with; nil for a baseline.
 	base *Group
+	// cmp is the comparison the ratio fields show, adjusted with the
+	// study's family; loadCmp that of the load generator's CPU per op.
+	cmp     Comparison
+	loadCmp *Comparison
 }
 
 // LoadPerOp is the load generator's CPU per operation (µs) of each ok run
@@ -90,6 +99,14 @@ func (g *Group) LoadPerOp() []float64 {
 // CPU per transaction), paired by round; lower is better. ok is false for
 // a baseline group or without figures on both sides.
 func (g *Group) LoadPerOpRatio() (c Comparison, ok bool) {
+	if g.loadCmp != nil {
+		return *g.loadCmp, true
+	}
+	return g.loadPerOpRatio()
+}
+
+// loadPerOpRatio computes LoadPerOpRatio before the study's adjustment.
+func (g *Group) loadPerOpRatio() (c Comparison, ok bool) {
 	if g.base == nil {
 		return Comparison{}, false
 	}
@@ -190,7 +207,11 @@ func (g *Group) Throughputs() []float64 { return g.throughputs }
 // placement in the study's order.
 type Analysis struct {
 	Groups []*Group
-	index  map[Key]*Group
+	// Comparisons are every comparison the study judged, adjusted
+	// together (family.go).
+	Comparisons []*Judged
+	index       map[Key]*Group
+	versus      map[[2]Key]*Group
 }
 
 // Group finds a group.
@@ -241,6 +262,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		}
 		compareWithBaseline(g, a.index[Key{b, g.Durability, g.Clients}], g.Series == b)
 	}
+	a.judge(st)
 	return a
 }
 
@@ -274,9 +296,19 @@ func compareWithBaseline(g, base *Group, isBase bool) {
 		g.Verdict = NoData
 		return
 	}
-	c := Paired(g.Rounds(), base.Rounds(), !g.lowerIsBetter, g.margin)
+	g.cmp = Paired(g.Rounds(), base.Rounds(), !g.lowerIsBetter, g.margin)
+	g.fromCmp()
+}
+
+// fromCmp shows g.cmp in g's ratio fields.
+func (g *Group) fromCmp() {
+	c := g.cmp
+	if g.Verdict == IsBaseline || (c.Verdict == "" && g.Verdict == NoData) {
+		return
+	}
 	g.Ratio, g.RatioCI, g.RatioCI90, g.Verdict = c.Ratio, c.CI95, c.CI90, c.Verdict
 	g.Pairs, g.RoundsLeftOut = c.Pairs, c.LeftOut
+	g.P, g.PAdjusted = finite(c.P), finite(c.PAdjusted)
 	if c.Pairs == 0 {
 		// Both sides ran, never in the same round: nothing pairs.
 		g.Ratio = 0
@@ -285,8 +317,7 @@ func compareWithBaseline(g, base *Group, isBase bool) {
 
 // Comparison is g's comparison with its baseline as computed by Analyze.
 func (g *Group) Comparison() Comparison {
-	return Comparison{Ratio: g.Ratio, CI95: g.RatioCI, CI90: g.RatioCI90, Pairs: g.Pairs, LeftOut: g.RoundsLeftOut,
-		Paired: true, Verdict: g.Verdict}
+	return g.cmp
 }
 
 // Median of v (v is not modified). NaN for an empty slice.
@@ -342,6 +373,7 @@ func MinSamplesFor(percentile float64) int64 {
 func Versus(g, other *Group) *Group {
 	c := *g
 	c.Ratio, c.RatioCI, c.RatioCI90, c.Verdict, c.Pairs, c.RoundsLeftOut = 0, nil, nil, "", 0, 0
+	c.cmp, c.P, c.PAdjusted, c.loadCmp = Comparison{}, nil, nil, nil
 	compareWithBaseline(&c, other, false)
 	return &c
 }
