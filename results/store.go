@@ -65,8 +65,13 @@ type Store struct {
 	dir string
 }
 
-// ErrNoStudy is returned when a study id matches nothing, or more than one.
+// ErrNoStudy is returned when nothing stored matches: no store, no study
+// yet, or no study with that id.
 var ErrNoStudy = errors.New("no such study")
+
+// ErrAmbiguous is returned when an id prefix matches more than one study:
+// the user's to fix with a longer prefix, not "nothing stored".
+var ErrAmbiguous = errors.New("ambiguous study id")
 
 // Open opens (creating if needed) the store in dir.
 func Open(dir string) (*Store, error) {
@@ -212,15 +217,21 @@ func scanDocs[T any](rows *sql.Rows, what string) ([]T, error) {
 	return out, nil
 }
 
-// Study finds a study by id, unique id prefix, or "latest".
+// maxCandidates bounds the studies an ambiguous id prefix lists.
+const maxCandidates = 10
+
+// Study finds a study by id, unique id prefix, or "latest". A prefix that
+// matches several studies is refused with them listed (ErrAmbiguous)
+// rather than one picked: a study the user did not mean would be shown as
+// the answer.
 func (s *Store) Study(ctx context.Context, ref string) (*Study, error) {
 	var rows *sql.Rows
 	var err error
 	if ref == "" || ref == "latest" {
 		rows, err = s.db.QueryContext(ctx, `SELECT doc FROM studies ORDER BY started_at DESC, id DESC LIMIT 1`)
 	} else {
-		rows, err = s.db.QueryContext(ctx, `SELECT doc FROM studies WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC LIMIT 2`,
-			ref, escapeLike(ref)+"%", ref)
+		rows, err = s.db.QueryContext(ctx, `SELECT doc FROM studies WHERE id = ? OR id LIKE ? ESCAPE '\' ORDER BY id = ? DESC, started_at DESC, id DESC LIMIT ?`,
+			ref, escapeLike(ref)+"%", ref, maxCandidates+1)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("find study %q: %w", ref, err)
@@ -231,13 +242,35 @@ func (s *Store) Study(ctx context.Context, ref string) (*Study, error) {
 	}
 	switch {
 	case len(found) == 0 && (ref == "" || ref == "latest"):
-		return nil, fmt.Errorf("no studies in %s yet: run one with `tierbench run`: %w", s.dir, ErrNoStudy)
+		return nil, fmt.Errorf("no studies in %s yet: run one with `tierbench run`, or pass --results DIR: %w", s.dir, ErrNoStudy)
 	case len(found) == 0:
-		return nil, fmt.Errorf("study %q not found in %s (see `tierbench list`): %w", ref, s.dir, ErrNoStudy)
+		return nil, fmt.Errorf("study %q not found in %s (see `tierbench list`, or pass --results DIR): %w", ref, s.dir, ErrNoStudy)
 	case len(found) > 1 && found[0].ID != ref:
-		return nil, fmt.Errorf("study id %q is ambiguous: give more characters (see `tierbench list`): %w", ref, ErrNoStudy)
+		return nil, fmt.Errorf("%w %q: it matches %s in %s; give more of the id of the one you mean:\n%s",
+			ErrAmbiguous, ref, matchCount(len(found)), s.dir, candidates(found))
 	}
 	return &found[0], nil
+}
+
+// matchCount says how many studies matched, when more than the list shows.
+func matchCount(n int) string {
+	if n > maxCandidates {
+		return fmt.Sprintf("more than %d studies", maxCandidates)
+	}
+	return fmt.Sprintf("%d studies", n)
+}
+
+// candidates lists the studies an ambiguous prefix matched, one a line.
+func candidates(found []Study) string {
+	var b strings.Builder
+	for i, st := range found {
+		if i == maxCandidates {
+			b.WriteString("  ...\n")
+			break
+		}
+		fmt.Fprintf(&b, "  %s  %q  %s\n", st.ID, st.Name, st.StartedAt.Local().Format("2006-01-02 15:04"))
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func escapeLike(s string) string {

@@ -38,19 +38,23 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err != nil || len(list) != 3 || list[0].ID != "20261122-110000-bbbccc" {
 		t.Fatalf("studies newest first: %v %v", list, err)
 	}
-	cases := []struct{ ref, wantID, wantErr string }{
-		{"latest", "20261122-110000-bbbccc", ""},
-		{"", "20261122-110000-bbbccc", ""},
-		{"20261122-100000", "20261122-100000-aaaaaa", ""},
-		{"20261122-110000-bbb", "", "ambiguous"},
-		{"nope", "", "not found"},
-		{"2026%", "", "not found"},
+	cases := []struct {
+		ref, wantID, wantErr string
+		is                   error // the sentinel the error wraps
+	}{
+		{"latest", "20261122-110000-bbbccc", "", nil},
+		{"", "20261122-110000-bbbccc", "", nil},
+		{"20261122-100000", "20261122-100000-aaaaaa", "", nil},
+		{"20261122-110000-bbb", "", "ambiguous study id \"20261122-110000-bbb\": it matches 2 studies", ErrAmbiguous},
+		{"2026", "", "20261122-110000-bbbccc  \"s\"", ErrAmbiguous},
+		{"nope", "", "not found", ErrNoStudy},
+		{"2026%", "", "not found", ErrNoStudy},
 	}
 	for _, tc := range cases {
 		st, err := s.Study(ctx, tc.ref)
 		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%q: err %v, want %q", tc.ref, err, tc.wantErr)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, tc.is) {
+				t.Errorf("%q: err %v, want %q wrapping %v", tc.ref, err, tc.wantErr, tc.is)
 			}
 			continue
 		}
