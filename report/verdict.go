@@ -155,7 +155,7 @@ func sweepVerdicts(st *results.Study, a *stats.Analysis, cs []int) []string {
 					if len(p.Settings) <= i || p.Settings[i] != v {
 						continue
 					}
-					q, ok := sameBut(st, p, i, dim.Labels[0])
+					q, ok := stats.SameBut(st.Placements, p, i, dim.Labels[0])
 					if !ok {
 						continue
 					}
@@ -175,21 +175,10 @@ func sweepVerdicts(st *results.Study, a *stats.Analysis, cs []int) []string {
 	return out
 }
 
-// sameBut finds the series of the same placement as p whose swept value
-// of dimension i is v and whose other values are p's.
-func sameBut(st *results.Study, p results.Placement, i int, v string) (results.Placement, bool) {
-	want := slices.Clone(p.Settings)
-	want[i] = v
-	for _, q := range st.Placements {
-		if q.Of == p.Of && slices.Equal(q.Settings, want) {
-			return q, true
-		}
-	}
-	return results.Placement{}, false
-}
-
 // versusPoints compares the groups of key g with those of key base (their
-// Clients unset) at each client count, paired by round (stats.Versus).
+// Clients unset) at each client count: the study's judged comparison
+// (stats.Analysis.Versus), or, for a pair outside its family, one paired
+// by round without the family's guard.
 func versusPoints(a *stats.Analysis, cs []int, g, base stats.Key) []atCount {
 	var pts []atCount
 	for _, c := range cs {
@@ -200,7 +189,9 @@ func versusPoints(a *stats.Analysis, cs []int, g, base stats.Key) []atCount {
 		}
 		cmp := gg
 		if gg.N > 0 && bg.N > 0 {
-			cmp = stats.Versus(gg, bg)
+			if cmp = a.Versus(g, base); cmp == nil {
+				cmp = stats.Versus(gg, bg)
+			}
 		}
 		pts = append(pts, atCount{clients: c, cmp: cmp, base: bg})
 	}
@@ -368,18 +359,38 @@ func RatioText(g *stats.Group) string {
 // output that shows them.
 func MethodNote(st *results.Study) string {
 	return fmt.Sprintf("Figures are medians over %s; [brackets] are 95%% CIs: a t interval on logs for a figure, "+
-		"and for a ratio the paired one (the geometric mean of the per-round ratios, each round's sides having run back to back), from %d rounds on. "+
-		"Verdicts: better or worse when the 95%% CI excludes 1, equivalent when the 90%% CI lies within ±%s, inconclusive otherwise.",
-		roundsText(st), stats.MinRounds, strconv.FormatFloat(st.EquivalenceMargin()*100, 'f', -1, 64)+"%")
+		"and for a ratio the paired one, from %d rounds on: the geometric mean of the per-round ratios, which is what the verdict judges "+
+		"and so differs a little from the ratio of the medians beside it. %s "+
+		"Verdicts: better or worse when the difference is significant at 5%% after Holm's adjustment over every comparison the study judged, "+
+		"equivalent when equivalence within ±%s is (two one-sided tests, adjusted alike), inconclusive otherwise; "+
+		"so a 95%% CI that excludes 1 may still read inconclusive.",
+		roundsText(st), stats.MinRounds, orderNote(st), strconv.FormatFloat(st.EquivalenceMargin()*100, 'f', -1, 64)+"%")
 }
 
-// orderText says how each round's cells were ordered: "; each round's
-// compared cells shuffled (seed 42)", or "" for a fixed order.
-func orderText(st *results.Study) string {
-	if st.Order != results.OrderShuffled {
-		return "; cells in the study's order in every round"
+// orderNote says how each round's cells ran, and so which comparisons
+// had their sides back to back.
+func orderNote(st *results.Study) string {
+	switch st.Order {
+	case results.OrderRounds:
+		return fmt.Sprintf("Each round ran in its own seeded order (seed %d): blocks of one durability mode and client count in a shuffled order, "+
+			"the placements compared within a block back to back in a shuffled order; a durability mode's sides ran in the same round, not back to back.", st.OrderSeed)
+	case results.OrderShuffled:
+		return fmt.Sprintf("In each round the placements compared within a block of one durability mode and client count ran back to back in a seeded shuffled order (seed %d), "+
+			"the blocks in the study's order: a durability comparison's sides ran in the same order every round, not back to back.", st.OrderSeed)
 	}
-	return fmt.Sprintf("; each round's compared cells shuffled (order seed %d)", st.OrderSeed)
+	return "Every round ran in the study's order: cells that run later may be slower, a bias the pairing does not remove."
+}
+
+// orderText says how each round's cells were ordered, for the study's
+// header line.
+func orderText(st *results.Study) string {
+	switch st.Order {
+	case results.OrderRounds:
+		return fmt.Sprintf("; whole rounds shuffled (order seed %d)", st.OrderSeed)
+	case results.OrderShuffled:
+		return fmt.Sprintf("; each block's compared cells shuffled (order seed %d)", st.OrderSeed)
+	}
+	return "; cells in the study's order in every round"
 }
 
 // roundsText says how many rounds ran, and why no more did.

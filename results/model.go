@@ -77,9 +77,11 @@ type Study struct {
 	// (StopFixed, StopConverged, StopMax, StopBudget, StopInterrupted).
 	Rounds     int    `json:"rounds,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
-	// Order is OrderShuffled (each round's compared cells in an order drawn
-	// from OrderSeed) or OrderFixed (the study's own order); studies
-	// stored before shuffling have none, and ran fixed.
+	// Order is OrderRounds (each round's blocks of one durability and
+	// client count, and the compared cells within each, in an order drawn
+	// from OrderSeed), OrderShuffled (studies stored before whole rounds
+	// were shuffled: only within each block) or OrderFixed (the study's
+	// own order); studies stored before shuffling have none, and ran fixed.
 	Order     string `json:"order,omitempty"`
 	OrderSeed uint64 `json:"order_seed,omitempty"`
 	// Margin is the equivalence margin m: a ratio whose 90% CI lies within
@@ -132,6 +134,7 @@ const (
 
 // Round orders.
 const (
+	OrderRounds   = "shuffled-rounds"
 	OrderShuffled = "shuffled"
 	OrderFixed    = "fixed"
 )

@@ -118,6 +118,8 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not probed, and reports show it as not durable: %s", t.Name, info.Path, info.Note))
 		case !info.Durable:
 			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not durable: %s", t.Name, info.Path, info.Note))
+		case info.PmemEmulated:
+			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is emulated, %s", t.Name, info.Path, tier.PmemEmulatedNote))
 		}
 	}
 	return s, nil
@@ -164,9 +166,12 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	}
 	rec.Caches = st.Caches
 	rec.Crashes = st.Crashes
-	rec.Order, rec.OrderSeed = results.OrderShuffled, st.Order.Seed
-	if st.Order.Fixed {
+	rec.Order, rec.OrderSeed = results.OrderRounds, st.Order.Seed
+	switch {
+	case st.Order.Fixed:
 		rec.Order, rec.OrderSeed = results.OrderFixed, 0
+	case st.Order.BlocksInPlace:
+		rec.Order = results.OrderShuffled
 	}
 	rec.Margin = st.Margin
 	if rec.Margin == 0 {

@@ -120,7 +120,9 @@ func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
 func withOrder(st *study.Study, resume *results.Study) *study.Study {
 	c := *st
 	switch {
-	case resume != nil && resume.Order != results.OrderShuffled:
+	case resume != nil && resume.Order == results.OrderShuffled:
+		c.Order = study.Order{Seed: resume.OrderSeed, SeedSet: true, BlocksInPlace: true}
+	case resume != nil && resume.Order != results.OrderRounds:
 		c.Order = study.Order{Fixed: true}
 	case resume != nil:
 		c.Order = study.Order{Seed: resume.OrderSeed, SeedSet: true}

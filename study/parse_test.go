@@ -308,7 +308,8 @@ func TestMatrix(t *testing.T) {
 // durability and client count) run in an order drawn from the study's
 // seed: every block holds each placement once, the same seed gives the
 // same order (a resume reproduces it), Seq still counts in execution
-// order, and over many rounds no placement is favoured to run first.
+// order, over many rounds no placement is favoured to run first, and the
+// blocks themselves run in a shuffled order.
 func TestShuffledRounds(t *testing.T) {
 	fill, _, _ := fixture(t)
 	s := mustParse(t, fill(edit(t, example, []string{"repeat: 1", "repeat: 300\norder: {seed: 42}"})))
@@ -337,6 +338,26 @@ func TestShuffledRounds(t *testing.T) {
 		if share := float64(first[p.Name]) / float64(blocks); share < 0.28 || share > 0.39 {
 			t.Errorf("%s ran first in %.2f of blocks, want about 1/3", p.Name, share)
 		}
+	}
+	// Whole rounds are shuffled: a durability mode's block runs before
+	// the other's in about half the rounds, so neither side of a
+	// durability comparison is always the later.
+	if len(s.Durability) < 2 {
+		t.Fatal("the example needs two durability modes")
+	}
+	earlier := 0
+	for r := 1; r <= s.Repeat; r++ {
+		for _, c := range s.Round(r) {
+			if c.Clients == s.Clients[0] && (c.Durability == s.Durability[0] || c.Durability == s.Durability[1]) {
+				if c.Durability == s.Durability[0] {
+					earlier++
+				}
+				break
+			}
+		}
+	}
+	if share := float64(earlier) / float64(s.Repeat); share < 0.4 || share > 0.6 {
+		t.Errorf("%s ran before %s in %.2f of rounds, want about 1/2", s.Durability[0], s.Durability[1], share)
 	}
 	other := *s
 	other.Order.Seed = 43

@@ -41,6 +41,10 @@ const (
 // generator (the default), or the study's own order (order: fixed).
 type Order struct {
 	Fixed bool
+	// BlocksInPlace keeps the blocks (durability x clients) in the study's
+	// order and shuffles only within each: how studies stored before whole
+	// rounds were shuffled ran, which a resume of one reproduces.
+	BlocksInPlace bool
 	// Seed draws the shuffle; SeedSet says the study gave it (order:
 	// {seed: 42}); otherwise the runner draws one and stores it.
 	Seed    uint64
@@ -233,17 +237,20 @@ func (s *Study) RoundSize() int {
 	return len(s.Durability) * len(s.Clients) * len(s.Variants()) * len(s.drivers()) * len(s.Placements)
 }
 
-// Round expands round r (from 1) of the matrix: durability, then clients,
-// then within each the cells compared with each other (placements x
-// drivers x swept variants), which run back to back. Unless the order is
-// fixed, each such block is shuffled by a generator seeded with the
-// study's seed and r, so no placement is always first (a fixed order is a
-// bias: whichever cell runs second may be slower) and a resumed study
-// reproduces the same order. Seq numbers cells from 1 across rounds.
+// Round expands round r (from 1) of the matrix in blocks: one per
+// durability and client count, each holding the cells compared with each
+// other (placements x drivers x swept variants), which run back to back.
+// Unless the order is fixed, a generator seeded with the study's seed and r
+// shuffles the blocks' order and each block's cells, so no cell is always
+// first or last, and a comparison across blocks (a durability mode against
+// another) has its sides in either order as often: a fixed order is a
+// bias, whichever cell runs later may be slower, and pairing by round
+// would then call identical cells different. A resumed study reproduces
+// the same order. Seq numbers cells from 1 across rounds.
 func (s *Study) Round(r int) []Cell {
 	rng := rand.New(rand.NewPCG(s.Order.Seed, uint64(r)))
 	seq := (r - 1) * s.RoundSize()
-	var cells []Cell
+	var blocks [][]Cell
 	for _, d := range s.Durability {
 		for _, c := range s.Clients {
 			var block []Cell
@@ -254,14 +261,21 @@ func (s *Study) Round(r int) []Cell {
 					}
 				}
 			}
-			if !s.Order.Fixed {
-				rng.Shuffle(len(block), func(i, j int) { block[i], block[j] = block[j], block[i] })
-			}
-			for _, cell := range block {
-				seq++
-				cell.Seq = seq
-				cells = append(cells, cell)
-			}
+			blocks = append(blocks, block)
+		}
+	}
+	if !s.Order.Fixed && !s.Order.BlocksInPlace {
+		rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+	}
+	var cells []Cell
+	for _, block := range blocks {
+		if !s.Order.Fixed {
+			rng.Shuffle(len(block), func(i, j int) { block[i], block[j] = block[j], block[i] })
+		}
+		for _, cell := range block {
+			seq++
+			cell.Seq = seq
+			cells = append(cells, cell)
 		}
 	}
 	return cells
