@@ -120,8 +120,13 @@ func (p *parser) placementDurability(pl *Placement, e entry) {
 
 // baseline checks the baseline against the declared placements; when the
 // placements section itself is unusable that check is skipped, since the
-// baseline may well be right.
+// baseline may well be right. A study of one placement compares it with
+// nothing, so its baseline may be left out: it is that placement.
 func (p *parser) baseline(s *Study, names []string, placementsOK bool) {
+	if _, has := p.top["baseline"]; !has && len(names) == 1 {
+		s.Baseline = names[0]
+		return
+	}
 	fix := "add baseline: <placement>, the placement the others are compared with"
 	if len(names) > 0 {
 		fix += ", one of: " + joinNames(names)
