@@ -29,9 +29,9 @@ var percentiles = []struct {
 // runs still makes a report of a few hundred KB.
 const maxTimelinePoints = 200
 
-// render draws c and names it for the Markdown chart files.
+// render draws c in both layouts and names it for the Markdown chart files.
 func (b *builder) render(c *chart, slug string, notes []string) chartOut {
-	return chartOut{Title: c.Title, Slug: b.uniqueSlug(slug), SVG: c.SVG(), Notes: notes}
+	return chartOut{Title: c.Title, Slug: b.uniqueSlug(slug), SVG: c.SVG(), Narrow: c.render(narrowLayout), Notes: notes}
 }
 
 // uniqueSlug makes a safe file stem (durability names are user-provided)
@@ -101,7 +101,7 @@ func missingNote(g *stats.Group) string {
 
 func (b *builder) throughputSection() chartSection {
 	s := chartSection{ID: "chart-throughput", Heading: "Throughput vs clients",
-		Intro: fmt.Sprintf(b.metricIntro()+"Median throughput over the ok rounds of each placement; whiskers are 95%% t intervals on logs (shown from %d ok rounds on).", stats.MinRounds)}
+		Intro: fmt.Sprintf(b.metricIntro()+"Median throughput over the ok rounds of each placement; whiskers are the 95%% t interval of the geometric mean (on logs, shown from %d ok rounds on).", stats.MinRounds)}
 	for _, d := range b.st.Durability {
 		c := &chart{Title: "Throughput vs clients, durability " + d, X: b.clientAxis(),
 			Y: axis{Label: "median " + b.st.ThroughputUnit(), ZeroBased: true}}
@@ -159,7 +159,7 @@ func throughputTip(g *stats.Group, unit string) string {
 
 func (b *builder) ratioSection() chartSection {
 	s := chartSection{ID: "chart-ratio", Heading: "Throughput relative to the baseline",
-		Intro: fmt.Sprintf("Median throughput of each placement divided by that of the baseline %s at the same durability and client count; %s the dashed 1.0 line is faster. Whiskers are 95%% bootstrap CIs of the ratio.", b.st.BaselineText(), fasterSide(b.st))}
+		Intro: fmt.Sprintf("Each bar is a placement's throughput ratio to the baseline %s at the same durability and client count, paired round by round: the geometric mean of the per-round ratios, which can differ from the ratio of the two medians; a bar %s the dashed 1.0 line is faster. Whiskers are the ratio's 95%% paired t interval (on logs, %d rounds at least).", b.st.BaselineText(), fasterSide(b.st), stats.MinRounds)}
 	var others []results.Placement
 	for _, p := range b.st.Placements {
 		if !b.st.IsBaseline(p) {
@@ -282,7 +282,7 @@ func (b *builder) mergedHistogram(g *stats.Group) (*hdr.Histogram, []string) {
 
 func (b *builder) timelineSection() chartSection {
 	s := chartSection{ID: "chart-timeline", Heading: "Throughput over time, per run",
-		Intro: fmt.Sprintf("Operations per second in each second of every ok run, one line per run coloured by placement. Warmup seconds are grey and dashed; the dashed vertical line marks the end of the %gs warmup. Hover a line to see which run it is.", b.st.WarmupS)}
+		Intro: fmt.Sprintf("Operations per second of every ok run, one line per run coloured by placement, each level the rate over one interval the driver reported (a second, the last of a phase shorter). Warmup intervals are grey and dashed; the dashed vertical line marks the end of the %gs warmup. Hover a line to see which run it is.", b.st.WarmupS)}
 	for _, d := range b.st.Durability {
 		for _, cl := range b.st.Clients {
 			if c, notes := b.timelineChart(d, cl); c != nil {
@@ -303,6 +303,7 @@ func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
 			Format: func(v float64) string { return roundSig(v) + "s" }},
 		Y: axis{Label: "ops/s", ZeroBased: true}}
 	var notes []string
+	warmup := false
 	for _, p := range b.st.Placements {
 		g := b.group(p.Name, d, cl)
 		if g == nil {
@@ -317,7 +318,9 @@ func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
 				notes = append(notes, fmt.Sprintf("%s: run %d has no timeline.", p.Name, r.Seq))
 				continue
 			}
-			c.Lines = append(c.Lines, timelineLines(r, b.colors[p.Name])...)
+			ls := timelineLines(r, b.colors[p.Name])
+			warmup = warmup || len(ls[0].Points) > 0
+			c.Lines = append(c.Lines, ls...)
 			drawn = true
 		}
 		if drawn {
@@ -327,7 +330,10 @@ func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
 	if len(c.Lines) == 0 {
 		return nil, append(notes, fmt.Sprintf("Durability %s, %d clients: no ok run with a timeline, so there is no timeline chart.", d, cl))
 	}
-	c.Legend = append(c.Legend, legendEntry{Name: "warmup (not measured)", Color: warmupColor, Dash: "5 4"})
+	if warmup {
+		// Only a warmup that is drawn is named in the legend.
+		c.Legend = append(c.Legend, legendEntry{Name: "warmup (not measured)", Color: warmupColor, Dash: "5 4"})
+	}
 	if b.st.WarmupS > 0 {
 		c.VRefs = []ref{{At: b.st.WarmupS, Label: "warmup ends"}}
 	}
@@ -335,17 +341,15 @@ func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
 }
 
 // timelineLines splits a run's timeline into a grey dashed warmup line and
-// a coloured measured line that starts where the warmup one ends.
+// a coloured measured line, each a level per interval: a warmup of one
+// interval (500ms of warmup is one) is still drawn.
 func timelineLines(r results.Run, color string) []line {
 	tip := fmt.Sprintf("%s, %s, %d clients, repeat %d (run %d)", r.Placement, r.Durability, r.Clients, r.Repeat, r.Seq)
-	warm := line{Color: warmupColor, Dash: "5 4", Width: 1.5, Tip: tip + ", warmup", NoLegend: true}
-	meas := line{Color: color, Width: 1.5, Tip: tip, NoLegend: true}
+	warm := line{Color: warmupColor, Dash: "5 4", Width: 1.5, Tip: tip + ", warmup", NoLegend: true, Steps: true}
+	meas := line{Color: color, Width: 1.5, Tip: tip, NoLegend: true, Steps: true}
 	for _, iv := range downsample(r.Timeline, maxTimelinePoints) {
-		pt := point{X: iv.T, Y: iv.OpsS}
+		pt := point{X0: iv.T - iv.Length, X: iv.T, Y: iv.OpsS}
 		if iv.Phase == phaseMeasured {
-			if len(meas.Points) == 0 && len(warm.Points) > 0 {
-				meas.Points = append(meas.Points, warm.Points[len(warm.Points)-1])
-			}
 			meas.Points = append(meas.Points, pt)
 		} else {
 			warm.Points = append(warm.Points, pt)

@@ -1,8 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -96,5 +98,115 @@ func TestUniqueSlug(t *testing.T) {
 	want := []string{"throughput-sync", "throughput-sync-2", "chart"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestStepLineDrawsEachInterval: a rate measured over an interval is drawn
+// as a level across it, so a line of one interval (a 500ms warmup) is a
+// visible segment, and intervals that meet join without a slope.
+func TestStepLineDrawsEachInterval(t *testing.T) {
+	one := &chart{Title: "t", X: axis{ZeroBased: true}, Y: axis{ZeroBased: true},
+		Lines: []line{{Color: "#000", Steps: true, Points: []point{{X0: 0, X: 0.5, Y: 800}}}}}
+	if d := regexp.MustCompile(` d="(M[0-9.]+ [0-9.]+H[0-9.]+)"`).FindStringSubmatch(one.SVG()); d == nil {
+		t.Errorf("one interval draws no level segment:\n%s", one.SVG())
+	}
+	two := &chart{Title: "t", X: axis{ZeroBased: true}, Y: axis{ZeroBased: true},
+		Lines: []line{{Color: "#000", Steps: true, Points: []point{{X0: 0, X: 1, Y: 800}, {X0: 1, X: 1.5, Y: 400}}}}}
+	svg := two.SVG()
+	if !regexp.MustCompile(` d="M[0-9.]+ [0-9.]+H[0-9.]+V[0-9.]+H[0-9.]+"`).MatchString(svg) {
+		t.Errorf("two intervals that meet are not one stepped path:\n%s", svg)
+	}
+}
+
+// TestNarrowLayoutAveragesDenseLines: a long run's line is averaged to
+// what the narrow chart's pixels can show, keeping its level.
+func TestNarrowLayoutAveragesDenseLines(t *testing.T) {
+	var pts []point
+	for i := range 600 {
+		pts = append(pts, point{X0: float64(i), X: float64(i + 1), Y: 500})
+	}
+	c := &chart{Title: "t", X: axis{ZeroBased: true, Tight: true}, Y: axis{ZeroBased: true},
+		Lines: []line{{Color: "#000", Steps: true, Points: pts}}}
+	c.lay = narrowLayout
+	c.fitAxes()
+	p := plot{left: narrowLayout.left, width: narrowLayout.w - narrowLayout.left - narrowLayout.right, height: 100}
+	thin := c.thin(p, pts, true)
+	if most := int(p.width/narrowLayout.thinPx) + 2; len(thin) > most {
+		t.Errorf("%d points left, want at most %d", len(thin), most)
+	}
+	for _, pt := range thin {
+		if pt.Y != 500 {
+			t.Fatalf("averaged level %v, want 500", pt.Y)
+		}
+	}
+	if thin[0].X0 != 0 || thin[len(thin)-1].X != 600 {
+		t.Errorf("thinned line spans %v-%v, want 0-600", thin[0].X0, thin[len(thin)-1].X)
+	}
+}
+
+// TestTimelineLegendNamesOnlyDrawnWarmup: the warmup entry is in the
+// legend when warmup intervals are drawn (as a dashed grey line), and not
+// when a study measured without warmup.
+func TestTimelineLegendNamesOnlyDrawnWarmup(t *testing.T) {
+	f := newFixture(defaultOpts())
+	b := &builder{in: f.input(), st: f.st, a: f.input().Analysis, colors: map[string]string{}, slugs: map[string]int{}}
+	c, _ := b.timelineChart("sync", 4)
+	if !hasLegend(c, "warmup (not measured)") || !strings.Contains(c.SVG(), `stroke="`+warmupColor+`" stroke-width="1.5" stroke-linejoin="round" stroke-dasharray="5 4"`) {
+		t.Error("warmup drawn but not both in the legend and on the chart")
+	}
+	for i := range f.runs {
+		var measured []results.Interval
+		for _, iv := range f.runs[i].Timeline {
+			if iv.Phase == phaseMeasured {
+				measured = append(measured, iv)
+			}
+		}
+		f.runs[i].Timeline = measured
+	}
+	f.st.WarmupS = 0
+	b = &builder{in: f.input(), st: f.st, a: f.input().Analysis, colors: map[string]string{}, slugs: map[string]int{}}
+	c, _ = b.timelineChart("sync", 4)
+	if hasLegend(c, "warmup (not measured)") {
+		t.Error("the legend names a warmup line that is not drawn")
+	}
+}
+
+func hasLegend(c *chart, name string) bool {
+	for _, e := range c.Legend {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// TestShortWindowDeviceChart: a measured window of a few seconds has a
+// few telemetry samples per device; the chart draws each as a level over
+// its interval and says why there are so few.
+func TestShortWindowDeviceChart(t *testing.T) {
+	o := defaultOpts()
+	o.seconds = 2
+	f := newFixture(o)
+	d, err := buildDoc(f.input())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tel chartSection
+	for _, s := range d.Sections {
+		if s.ID == "chart-telemetry" {
+			tel = s
+		}
+	}
+	if len(tel.Charts) == 0 {
+		t.Fatal("no device charts")
+	}
+	want := fmt.Sprintf("The measured window is %s, so each device has %d samples here", fmtSeconds(f.st.DurationS), o.seconds)
+	for _, c := range tel.Charts {
+		if len(c.Notes) == 0 || !strings.HasPrefix(c.Notes[0], want) {
+			t.Errorf("%s: notes %q, want %q", c.Title, c.Notes, want)
+		}
+		if !regexp.MustCompile(` d="M[0-9.]+ [0-9.]+H[0-9.]+V[0-9.]+H[0-9.]+"`).MatchString(c.SVG) {
+			t.Errorf("%s: the samples are not drawn as levels", c.Title)
+		}
 	}
 }

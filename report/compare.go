@@ -16,19 +16,28 @@ const (
 	reset = "\x1b[0m"
 )
 
-// CompareTable writes comparison rows: Metric, Group, Baseline, Contender,
-// Diff, Diff %, 95% CI, verdict. color paints better green and worse red.
+// CompareTable writes comparison rows: Metric, Group, Baseline, Contender
+// (medians), Diff and Diff % with their 95% CIs, verdict. color paints
+// better green and worse red.
 func CompareTable(w io.Writer, baseLabel string, rows []stats.Row, color bool) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "Metric\tGroup\tBaseline (%s)\tContender\tDiff\tDiff %%\t95%% CI\tverdict\n", baseLabel)
+	fmt.Fprintf(tw, "Metric\tGroup\tBaseline (%s)\tContender\tDiff [95%% CI]\tDiff %% [95%% CI]\tverdict\n", baseLabel)
+	apart := false
 	for _, r := range rows {
 		if r.Note != "" {
 			fmt.Fprintf(tw, "%s (%s)\t%s\t%s\n", r.Metric, r.Unit, r.Group, r.Note)
 			continue
 		}
-		ci := "-"
-		if r.DiffPctCI != nil {
-			ci = fmt.Sprintf("%+.1f%% .. %+.1f%%", r.DiffPctCI[0], r.DiffPctCI[1])
+		diff, pct := signedValue(r.Unit, r.Diff), fmt.Sprintf("%+.1f%%", r.DiffPct)
+		if r.DiffCI != nil && r.DiffPctCI != nil {
+			diff += fmt.Sprintf(" [%s..%s]", signedValue(r.Unit, r.DiffCI[0]), signedValue(r.Unit, r.DiffCI[1]))
+			pct += fmt.Sprintf(" [%+.1f%%..%+.1f%%]", r.DiffPctCI[0], r.DiffPctCI[1])
+		}
+		if mediansApart(r) {
+			// The medians point the other way from the estimate: say so
+			// on the row, not only in the footnote.
+			pct += " *"
+			apart = true
 		}
 		verdict := r.Verdict
 		if color {
@@ -43,18 +52,27 @@ func CompareTable(w io.Writer, baseLabel string, rows []stats.Row, color bool) {
 		if r.HigherBest {
 			dir = "higher is better"
 		}
-		fmt.Fprintf(tw, "%s (%s, %s)\t%s\t%s\t%s: %s\t%s\t%+.1f%%\t%s\t%s\n", r.Metric, r.Unit, dir, r.Group,
-			metricValue(r.Unit, r.Baseline), r.Contender, metricValue(r.Unit, r.Value), signedValue(r.Unit, r.Diff),
-			r.DiffPct, ci, verdict)
+		fmt.Fprintf(tw, "%s (%s, %s)\t%s\t%s\t%s: %s\t%s\t%s\t%s\n", r.Metric, r.Unit, dir, r.Group,
+			metricValue(r.Unit, r.Baseline), r.Contender, metricValue(r.Unit, r.Value), diff, pct, verdict)
 	}
 	tw.Flush()
 	if len(rows) > 0 {
-		if rows[0].Paired {
-			fmt.Fprintln(w, "Diff % and its 95% CI come from the ratio paired round by round (both sides ran in the same rounds of one study).")
-		} else {
-			fmt.Fprintln(w, "Diff % and its 95% CI come from Welch's t on logs: the studies ran at different times, so drift between them is not controlled.")
+		how := "the ratio paired round by round (the geometric mean of the per-round ratios; both sides ran in the same rounds of one study)"
+		if !rows[0].Paired {
+			how = "the ratio of geometric means with Welch's t interval on logs (the studies ran at different times, so drift between them is not controlled)"
+		}
+		fmt.Fprintf(w, "Baseline and Contender are medians. Diff %%, Diff and their 95%% CIs come from one estimator, %s: Diff %% is the ratio less 1, Diff the same change on the baseline's median.\n", how)
+		if apart {
+			fmt.Fprintln(w, "* the two medians differ the other way: the rounds' ratios and the medians disagree, and the verdict judges the ratio.")
 		}
 	}
+}
+
+// mediansApart is true when the difference of the medians has the other
+// sign from the estimated difference.
+func mediansApart(r stats.Row) bool {
+	d := r.Value - r.Baseline
+	return (d > 0 && r.Diff < 0) || (d < 0 && r.Diff > 0)
 }
 
 func metricValue(unit string, v float64) string {

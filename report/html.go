@@ -51,10 +51,17 @@ func HTML(w io.Writer, in Input) error {
 
 // doc is a report's content, independent of its output format.
 type doc struct {
-	Title    string
-	Facts    []kv
-	Question string
-	Clients  int
+	Title string
+	// Answer is the study's answer (answerLines), the report's first lines;
+	// Headline the one chart beside them and HeadlineNote what it plots.
+	Answer       []string
+	Headline     *chartOut
+	HeadlineNote string
+	Facts        []kv
+	Question     string
+	Clients      int
+	// Verdicts are the answer at the one client count asked for
+	// (Input.Clients), nil when none was.
 	Verdicts []string
 	// Method says how figures, intervals and verdicts were computed.
 	Method     string
@@ -87,11 +94,19 @@ type table struct {
 	Header []string
 	Num    []bool
 	Rows   []row
+	// Details, when set, heads a last column in which each row's Details
+	// are folded away (HTML) or listed in one cell (Markdown): what a
+	// reader opens for one run rather than scrolls past for every run.
+	Details string
 }
 
 type row struct {
 	Cells []cell
 	Class string
+	// More is the folded details' summary ("details", "error"); Details
+	// their figures.
+	More    string
+	Details []kv
 }
 
 // cell is a table cell; Sort, when set, is the key the HTML table sorts by
@@ -107,16 +122,20 @@ type chartSection struct {
 }
 
 // chartOut is one rendered chart; Slug names its .svg file for Markdown.
+// SVG is the wide layout (the Markdown file's, a desktop's), Narrow the
+// one a phone shows.
 type chartOut struct {
-	Title string
-	Slug  string
-	SVG   string
-	Notes []string
+	Title  string
+	Slug   string
+	SVG    string
+	Narrow string
+	Notes  []string
 }
 
-// Inline returns the SVG for the HTML template. It is built by chart.SVG,
-// which escapes every string it is given.
-func (c chartOut) Inline() template.HTML { return template.HTML(c.SVG) }
+// Inline returns both layouts for the HTML template, of which the page's
+// CSS shows one. They are built by chart.render, which escapes every
+// string it is given.
+func (c chartOut) Inline() template.HTML { return template.HTML(c.SVG + c.Narrow) }
 
 // builder carries what every part of the doc needs.
 type builder struct {
@@ -149,10 +168,10 @@ func buildDoc(in Input) (*doc, error) {
 	}
 	d := &doc{
 		Title:    "Study " + b.st.Name,
+		Answer:   answerLines(b.st, b.a, in.Runs),
 		Facts:    b.facts(),
 		Question: b.question(),
 		Clients:  b.clients,
-		Verdicts: Verdicts(b.st, b.a, in.Clients),
 		Method:   MethodNote(b.st),
 		Notes:    NotDurableNotes(b.st),
 		Warnings: b.warnings(),
@@ -162,6 +181,14 @@ func buildDoc(in Input) (*doc, error) {
 		Source:   b.st.Source,
 		Groups:   b.groupTable(),
 		Runs:     b.runTable(),
+	}
+	if in.Clients != 0 {
+		d.Verdicts = Verdicts(b.st, b.a, in.Clients)
+	}
+	if h := b.headline(); h != nil {
+		d.Headline = &chartOut{Title: h.Title, Slug: b.uniqueSlug("headline"), SVG: h.render(wideLayout), Narrow: h.render(narrowLayout)}
+		d.HeadlineNote = fmt.Sprintf("Each dot is a placement's %s ratio to %s at %s, paired round by round (the geometric mean of the per-round ratios); each whisker its 95%% paired t interval.",
+			throughputNoun(b.st), baselineShort(b.st), clientsText(b.clients))
 	}
 	d.Placements = b.placementTable()
 	d.Crashes = crashCostTable(crashes)
@@ -207,7 +234,7 @@ func (b *builder) question() string {
 	}
 	at := "Each answer runs across the client counts measured, from the first to the last"
 	if b.in.Clients != 0 {
-		at = fmt.Sprintf("The answer is given at %d clients; the charts and tables cover every client count", b.clients)
+		at += fmt.Sprintf("; below it, the answer at %s alone", clientsText(b.clients))
 	}
 	return fmt.Sprintf("How does the throughput of %s running %s change when its components are placed on other storage tiers, compared with the baseline placement %s? %s.",
 		orDash(b.st.Engine), orDash(b.st.Workload), base, at)
@@ -475,10 +502,13 @@ func microsCell(us float64) cell {
 	return cell{Text: hist.FormatMicros(us), Sort: numSort(us)}
 }
 
+// runTable has one short row per run, the figures a reader compares
+// first (placement, durability, clients, round, status, throughput, p50,
+// p99, errors), and everything else folded into the row's details.
 func (b *builder) runTable() table {
-	t := table{Sortable: true, Header: []string{"seq", "placement", "durability", "clients", "repeat", "status", "ops/s",
-		"p50", "p99", "p99.9", "errors", "engine CPU", "engine cache", "load generator CPU", "load generator CPU per op", "bottleneck", "evidence", "verified", "error or caveat"},
-		Num: []bool{true, false, false, true, true, false, true, true, true, true, true, true, false, false, true, false, false, false, false}}
+	t := table{Sortable: true, Details: "details", Header: []string{"run", "placement", "durability", "clients", "round", "status", "ops/s",
+		"p50", "p99", "errors"},
+		Num: []bool{true, false, false, true, true, false, true, true, true, true}}
 	runs := append([]results.Run(nil), b.in.Runs...)
 	sort.SliceStable(runs, func(i, j int) bool { return runs[i].Seq < runs[j].Seq })
 	for _, r := range runs {
@@ -501,9 +531,9 @@ func (b *builder) runTable() table {
 }
 
 func runRow(r results.Run) row {
-	class := ""
+	class, more := "", "details"
 	if r.Status != results.RunOK {
-		class = "failed"
+		class, more = "failed", "error"
 	}
 	tput := cell{Text: "-"}
 	if r.ThroughputOpsS > 0 {
@@ -513,13 +543,19 @@ func runRow(r results.Run) row {
 	for _, c := range r.Caveats {
 		errText = strings.TrimSpace(errText + " caveat: " + c)
 	}
+	if len(r.Caveats) > 0 && more == "details" {
+		more = "caveat"
+	}
 	cpu := cpuOf(r)
-	return row{Class: class, Cells: []cell{intCell(r.Seq), {Text: r.Placement}, {Text: r.Durability}, intCell(r.Clients),
+	// Every row has the same keys in the same order: Markdown makes them
+	// columns.
+	details := []kv{{"error or caveat", errText}, {"p99.9", microsCell(r.Latency.P999).Text}, {"engine CPU", pctText(cpu.engine)},
+		{"engine cache", BuffersText(r)}, {"load generator CPU", cpu.loadText()},
+		{"load generator CPU per op", cpu.perOpText()}, {"bottleneck", BottleneckText(r.Bottleneck)},
+		{"evidence", EvidenceText(r.Bottleneck)}, {"verified", VerifiedText(r)}, {"run id", r.ID}}
+	return row{Class: class, More: more, Details: details, Cells: []cell{intCell(r.Seq), {Text: r.Placement}, {Text: r.Durability}, intCell(r.Clients),
 		intCell(r.Repeat), {Text: r.Status}, tput, microsCell(r.Latency.P50), microsCell(r.Latency.P99),
-		microsCell(r.Latency.P999), {Text: strconv.FormatInt(r.Errors, 10), Sort: strconv.FormatInt(r.Errors, 10)},
-		{Text: pctText(cpu.engine), Sort: numSort(cpu.engine)}, {Text: BuffersText(r)}, {Text: cpu.loadText(), Sort: numSort(cpu.loadPct)},
-		{Text: cpu.perOpText(), Sort: numSort(cpu.loadPerOp)},
-		{Text: BottleneckText(r.Bottleneck)}, {Text: EvidenceText(r.Bottleneck)}, {Text: VerifiedText(r)}, {Text: errText}}}
+		{Text: strconv.FormatInt(r.Errors, 10), Sort: strconv.FormatInt(r.Errors, 10)}}}
 }
 
 // pageTemplate is the HTML page. html/template escapes every string; only
@@ -535,8 +571,19 @@ const pageHTML = `<!DOCTYPE html>
 <title>{{.Title}} - tierbench report</title>
 <style>
 body{margin:0;background:#fafafa;color:#1d1d1f;font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}
-main{max-width:1180px;margin:0 auto;padding:24px 28px 64px;background:#fff}
-h1{font-size:26px;margin:0 0 6px}
+main{max-width:1180px;margin:0 auto;padding:20px 28px 64px;background:#fff}
+h1{font-size:26px;margin:0 0 10px}
+.answer{border-left:5px solid #1f77b4;background:#f5f9fd;padding:6px 16px 4px;margin:0 0 12px}
+.answer-lines{margin:6px 0;padding-left:20px}
+.answer-lines li{font-size:16px;font-weight:600;margin:4px 0}
+figure.headline{margin:8px 0 6px}
+figure.headline svg{border:0;background:#fff}
+.chart-narrow{display:none}
+td.more{white-space:nowrap}
+td.more details[open]{white-space:normal;min-width:22em}
+td.more summary{cursor:pointer;color:#1f5f99}
+td.more dl{margin:4px 0;display:grid;grid-template-columns:max-content 1fr;gap:2px 10px}
+td.more dt{color:#555}td.more dd{margin:0;overflow-wrap:anywhere}
 h2{font-size:21px;margin:36px 0 10px;padding-bottom:4px;border-bottom:2px solid #e4e4e4}
 h3{font-size:17px;margin:24px 0 8px}
 .facts{color:#555;margin:0 0 12px}.facts span{margin-right:16px;white-space:nowrap}
@@ -568,19 +615,34 @@ pre{background:#f6f6f6;padding:10px;overflow:auto;font-size:12px}
 table.fit{table-layout:fixed;width:100%}
 table.fit th{white-space:normal}
 table.fit td{overflow-wrap:anywhere}
+@media (max-width:640px){
+main{padding:12px 12px 48px}
+h1{font-size:21px;margin-bottom:8px}
+h2{font-size:19px}
+.answer{padding:4px 10px 2px}
+.answer-lines{padding-left:16px}
+.answer-lines li{font-size:15px;font-weight:500;line-height:1.4}
+.chart-wide{display:none}
+.chart-narrow{display:inline}
+}
 </style>
 </head>
 <body>
 <main>
 <h1>{{.Title}}</h1>
-<p class="facts">{{range .Facts}}<span><b>{{.K}}</b> {{.V}}</span> {{end}}</p>
-<nav><a href="#answer">Answer</a><a href="#setup">Setup</a><a href="#charts">Charts</a><a href="#results">Results</a></nav>
+<section id="answer" class="answer" aria-label="The answer">
+{{if .Answer}}<ul class="answer-lines">{{range .Answer}}<li>{{.}}</li>{{end}}</ul>
+{{else}}<p>No answer: no placement other than the baseline has data to compare.</p>{{end}}
+{{with .Headline}}<figure class="headline">{{.Inline}}<figcaption>{{$.HeadlineNote}} Every client count: <a href="#chart-ratio">the ratio charts</a>.</figcaption></figure>{{end}}
+</section>
+<nav><a href="#question">Question</a><a href="#setup">Setup</a><a href="#charts">Charts</a><a href="#results">Results</a></nav>
 
-<section id="answer">
-<h2>The question and the answer</h2>
+<section id="question">
+<h2>The question and how it was answered</h2>
+<p class="facts">{{range .Facts}}<span><b>{{.K}}</b> {{.V}}</span> {{end}}</p>
 <p class="question">{{.Question}}</p>
-{{if .Verdicts}}<ul class="verdicts">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>
-{{else}}<p>No verdict: no placement other than the baseline has data to compare.</p>{{end}}
+{{if .Verdicts}}<h3>At {{.Clients}} clients</h3>
+<ul class="verdicts">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p class="note">{{.Method}}</p>
 {{if .Notes}}<div class="callout warn" role="note"><strong>Read these figures with care:</strong><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Warnings}}<div class="callout" role="note"><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
@@ -619,8 +681,8 @@ table.fit td{overflow-wrap:anywhere}
 <p class="note">One row per placement x durability x clients cell; p50 and p99 are the medians of the runs' own percentiles. {{.Method}} Click a header to sort.</p>
 {{template "table" .Groups}}
 <h3>Every run</h3>
-<p class="note">Latency percentiles are each run's own, from its measured window. Click a header to sort.</p>
-{{template "table" .Runs}}
+<p class="note">One row per run; latency percentiles are each run's own, from its measured window. Open a row's details for its CPU, cache, bottleneck and error. Click a header to sort.</p>
+<div id="runs">{{template "table" .Runs}}</div>
 </section>
 </main>
 <script>
@@ -637,7 +699,7 @@ table.fit td{overflow-wrap:anywhere}
     return String(a).localeCompare(String(b));
   }
   document.querySelectorAll('table.sortable').forEach(function (table) {
-    var heads = table.querySelectorAll('th');
+    var heads = table.querySelectorAll('th:not(.more)');
     heads.forEach(function (th, col) {
       th.tabIndex = 0;
       function sortBy() {
@@ -663,7 +725,7 @@ table.fit td{overflow-wrap:anywhere}
 </body>
 </html>
 {{define "table"}}<div class="scroll"><table{{if .Sortable}} class="sortable"{{else if .Fit}} class="fit"{{end}}>
-{{if .Header}}<thead><tr>{{range $i, $h := .Header}}<th{{if index $.Num $i}} class="num"{{end}}>{{$h}}</th>{{end}}</tr></thead>{{end}}
+{{if .Header}}<thead><tr>{{range $i, $h := .Header}}<th{{if index $.Num $i}} class="num"{{end}}>{{$h}}</th>{{end}}{{if .Details}}<th class="more">{{.Details}}</th>{{end}}</tr></thead>{{end}}
 <tbody>
-{{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}>{{$c.Text}}</td>{{end}}</tr>
+{{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}>{{$c.Text}}</td>{{end}}{{if $.Details}}<td class="more">{{if .Details}}<details><summary>{{.More}}</summary><dl>{{range .Details}}{{if .V}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}{{end}}</dl></details>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}`

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
 )
 
 var sampleHTML = flag.String("sample", "", "also write the fixture's HTML report to this file, to look at it")
@@ -31,17 +32,19 @@ func TestHTMLReportContents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	verdicts := Verdicts(f.st, in.Analysis, 0)
-	if len(verdicts) != 5 || !strings.HasPrefix(verdicts[4], "Durability nosync against sync, on each placement: all-disk ") {
-		t.Fatalf("want a verdict per durability mode and one comparing the modes, got %q", verdicts)
+	view, viewRuns := results.SeriesView(f.st, stats.Explain(f.st, f.runs))
+	lines := answerLines(view, in.Analysis, viewRuns)
+	if len(lines) == 0 {
+		t.Fatal("the fixture has no answer lines")
 	}
-	for _, v := range verdicts {
-		if !strings.Contains(out, template.HTMLEscapeString(v)) {
-			t.Errorf("report lacks verdict %q", v)
+	answer := out[strings.Index(out, `<section id="answer"`):strings.Index(out, `<section id="question"`)]
+	for _, v := range lines {
+		if !strings.Contains(answer, template.HTMLEscapeString(v)) {
+			t.Errorf("the answer block lacks line %q", v)
 		}
 	}
 	for _, want := range []string{
-		"The question and the answer", "not durable", "NOT DURABLE: tmpfs keeps its files in RAM only",
+		"The question and how it was answered", "not durable", "NOT DURABLE: tmpfs keeps its files in RAM only",
 		"all-disk", "wal-ram", "all-ram", "<svg", `<table class="sortable">`, "addEventListener('click'",
 		"engine: open WAL: no space left on device", `<tr class="failed">`,
 		"AMD EPYC 7B13, 8 CPUs", "v0.4.0", "pebble v2.1.7", "rw,nosuid,nodev", "closed loop",
@@ -52,7 +55,8 @@ func TestHTMLReportContents(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
-	assertSections(t, out, "The question and the answer", "<h2>Setup", "<h2>Charts", "<h2>Results")
+	assertSections(t, out, "<h1>", `<section id="answer"`, `<figure class="headline">`, "The question and how it was answered",
+		"<h2>Setup", "<h2>Charts", "<h2>Results")
 }
 
 // assertSections checks the report's parts come in the order asked for.
@@ -198,5 +202,47 @@ func TestOneClientCountDrawsRawBars(t *testing.T) {
 	}
 	if strings.Contains(out, "Throughput vs clients, durability") {
 		t.Error("a one-point line chart of throughput vs clients is still drawn")
+	}
+}
+
+// TestRunTableIsCompact: the every-run table has the columns a reader
+// compares first and one details cell per row, in which the rest is
+// folded, a failed run's error among it.
+func TestRunTableIsCompact(t *testing.T) {
+	f := newFixture(defaultOpts())
+	out := renderHTML(t, f.input())
+	i := strings.Index(out, `<div id="runs">`)
+	if i < 0 {
+		t.Fatal("no every-run table")
+	}
+	runs := out[i : i+strings.Index(out[i:], "</table>")]
+	head := regexp.MustCompile(`<th[^>]*>([^<]*)</th>`).FindAllStringSubmatch(runs, -1)
+	var names []string
+	for _, h := range head {
+		names = append(names, h[1])
+	}
+	want := []string{"run", "placement", "durability", "clients", "round", "status", "ops/s", "p50", "p99", "errors", "details"}
+	if strings.Join(names, ",") != strings.Join(want, ",") {
+		t.Errorf("columns %q, want %q", names, want)
+	}
+	rows := regexp.MustCompile(`(?s)<tr[^>]*>(.*?)</tr>`).FindAllStringSubmatch(runs[strings.Index(runs, "<tbody>"):], -1)
+	if len(rows) != len(f.runs) {
+		t.Fatalf("%d rows, want one per run (%d)", len(rows), len(f.runs))
+	}
+	for _, r := range rows {
+		if n := strings.Count(r[1], "<td"); n != len(want) {
+			t.Errorf("a row of %d cells, want %d", n, len(want))
+		}
+		if strings.Count(r[1], "<details>") != 1 {
+			t.Errorf("a row without its folded details: %.200s", r[1])
+		}
+	}
+	for _, r := range f.runs {
+		if r.Status != results.RunOK {
+			folded := "<summary>error</summary><dl><dt>error or caveat</dt><dd>" + template.HTMLEscapeString(r.Error) + "</dd>"
+			if !strings.Contains(runs, folded) {
+				t.Errorf("run %d's error is not in its details", r.Seq)
+			}
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -39,12 +40,17 @@ func writeCharts(d *doc, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create chart folder: %w", err)
 	}
+	charts := []chartOut{}
+	if d.Headline != nil {
+		charts = append(charts, *d.Headline)
+	}
 	for _, s := range d.Sections {
-		for _, c := range s.Charts {
-			body := `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + c.SVG + "\n"
-			if err := os.WriteFile(filepath.Join(dir, c.Slug+".svg"), []byte(body), 0o644); err != nil {
-				return fmt.Errorf("write chart %s: %w", c.Slug, err)
-			}
+		charts = append(charts, s.Charts...)
+	}
+	for _, c := range charts {
+		body := `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + c.SVG + "\n"
+		if err := os.WriteFile(filepath.Join(dir, c.Slug+".svg"), []byte(body), 0o644); err != nil {
+			return fmt.Errorf("write chart %s: %w", c.Slug, err)
 		}
 	}
 	return nil
@@ -63,17 +69,26 @@ func (m *mdWriter) printf(format string, args ...any) {
 	}
 }
 
+// answer opens the report with the answer's lines and the headline chart,
+// then the question and how it was answered.
 func (m *mdWriter) answer(d *doc) {
 	m.printf("# %s\n\n", md(d.Title))
+	if len(d.Answer) == 0 {
+		m.printf("No answer: no placement other than the baseline has data to compare.\n\n")
+	}
+	m.list(d.Answer, "- **", "**")
+	if h := d.Headline; h != nil {
+		m.printf("![%s](%s)\n\n%s\n\n", md(h.Title), m.chartLink(h.Slug), md(d.HeadlineNote))
+	}
 	facts := make([]string, len(d.Facts))
 	for i, f := range d.Facts {
 		facts[i] = "**" + md(f.K) + "** " + md(f.V)
 	}
-	m.printf("%s\n\n## The question and the answer\n\n*%s*\n\n", strings.Join(facts, " · "), md(d.Question))
-	if len(d.Verdicts) == 0 {
-		m.printf("No verdict: no placement other than the baseline has data to compare.\n\n")
+	m.printf("## The question and how it was answered\n\n%s\n\n*%s*\n\n", strings.Join(facts, " · "), md(d.Question))
+	if len(d.Verdicts) > 0 {
+		m.printf("At %d clients:\n\n", d.Clients)
+		m.list(d.Verdicts, "- ", "")
 	}
-	m.list(d.Verdicts, "- **", "**")
 	m.printf("%s\n\n", md(d.Method))
 	if len(d.Notes) > 0 {
 		m.printf("> **Read these figures with care:**\n>\n")
@@ -157,8 +172,13 @@ func (m *mdWriter) results(d *doc) {
 }
 
 // table writes a GitHub-flavoured table; a nil header (key/value tables)
-// becomes an empty header row, which GitHub accepts.
+// becomes an empty header row, which GitHub accepts. Folded details become
+// columns of their own: a Markdown viewer scrolls a wide table, and has no
+// fold.
 func (m *mdWriter) table(t table) {
+	if t.Details != "" && len(t.Rows) > 0 {
+		t = unfold(t)
+	}
 	n := len(t.Num)
 	head := make([]string, n)
 	align := make([]string, n)
@@ -182,6 +202,24 @@ func (m *mdWriter) table(t table) {
 		m.printf("| %s |\n", strings.Join(cells, " | "))
 	}
 	m.printf("\n")
+}
+
+// unfold makes each of the rows' details a column, named by the first
+// row's keys (every row has the same).
+func unfold(t table) table {
+	out := table{Header: slices.Clone(t.Header), Num: slices.Clone(t.Num)}
+	for _, d := range t.Rows[0].Details {
+		out.Header = append(out.Header, d.K)
+		out.Num = append(out.Num, false)
+	}
+	for _, r := range t.Rows {
+		cells := slices.Clone(r.Cells)
+		for _, d := range r.Details {
+			cells = append(cells, cell{Text: d.V})
+		}
+		out.Rows = append(out.Rows, row{Cells: cells, Class: r.Class})
+	}
+	return out
 }
 
 // mdEscaper neutralises Markdown and HTML syntax in user-provided text

@@ -15,18 +15,34 @@ import (
 	"unicode/utf8"
 )
 
-// Chart geometry, in SVG pixels. Fixed so that every chart of a report lines
-// up and the file size stays predictable.
-const (
-	chartW       = 760
-	chartH       = 380
-	marginLeft   = 72
-	marginRight  = 24
-	marginBottom = 50
-	titleY       = 22
-	legendTop    = 36
-	legendRowH   = 18
-	charW        = 6.6 // estimated width of a 12px character, for legend layout
+// layout is a chart's geometry in SVG pixels. Every chart is drawn in two:
+// wide, which a desktop report and the Markdown files show at its own size,
+// and narrow, which a phone shows near its own size, so that the text stays
+// about 11-12 px on screen either way instead of shrinking with the SVG.
+type layout struct {
+	// class names the layout in the markup, so the page's CSS shows one.
+	class               string
+	w, h                float64
+	left, right, bottom float64
+	titleY, legendTop   float64
+	legendRowH          float64
+	font, titleFont     float64
+	// charW is the estimated width of one character at font, for legend
+	// layout and squeezing.
+	charW float64
+	// minPlotH keeps a plot this tall however many legend rows there are:
+	// the chart grows instead.
+	minPlotH float64
+	// thinPx averages the points of lines without markers that fall within
+	// this many pixels of each other; 0 draws every point.
+	thinPx float64
+}
+
+var (
+	wideLayout = layout{class: "chart-wide", w: 760, h: 380, left: 72, right: 24, bottom: 50, titleY: 22,
+		legendTop: 36, legendRowH: 18, font: 12, titleFont: 14, charW: 6.6, minPlotH: 200}
+	narrowLayout = layout{class: "chart-narrow", w: 380, h: 320, left: 58, right: 12, bottom: 46, titleY: 20,
+		legendTop: 32, legendRowH: 17, font: 12, titleFont: 13, charW: 6.6, minPlotH: 170, thinPx: 3}
 )
 
 // fontStack is a system font stack: no web font may be fetched.
@@ -76,9 +92,11 @@ type axis struct {
 	ticks  []float64
 }
 
-// point is one data point of a line; CI, when set, draws a whisker.
+// point is one data point of a line; CI, when set, draws a whisker. X0 is
+// where the interval a step line's point stands for begins (its X ends it).
 type point struct {
 	X, Y float64
+	X0   float64
 	CI   *[2]float64
 	Tip  string
 }
@@ -94,6 +112,10 @@ type line struct {
 	Tip      string
 	Points   []point
 	NoLegend bool
+	// Steps draws each point as a level over its interval [X0, X]: a rate
+	// measured over an interval is drawn as what it is, not as a slope
+	// between instants, and one interval alone is still a visible segment.
+	Steps bool
 }
 
 // barValue is one bar; OK false leaves a gap (no data).
@@ -137,25 +159,30 @@ type chart struct {
 	HRefs  []ref
 	VRefs  []ref
 	Legend []legendEntry // nil derives it from Lines and Bars
+
+	lay layout // the layout being drawn
 }
 
 // plot is the pixel rectangle of the data area.
 type plot struct{ left, top, width, height float64 }
 
-// SVG renders the chart as a standalone <svg> element.
-func (c *chart) SVG() string {
+// SVG renders the chart as a standalone <svg> element in the wide layout.
+func (c *chart) SVG() string { return c.render(wideLayout) }
+
+// render draws the chart in layout l.
+func (c *chart) render(l layout) string {
+	c.lay = l
 	c.fitAxes()
 	legend := c.legend()
 	rows := c.layoutLegend(legend)
-	top := float64(legendTop + len(rows)*legendRowH + 10)
-	p := plot{left: marginLeft, top: top, width: chartW - marginLeft - marginRight,
-		height: chartH - top - marginBottom}
+	top := l.legendTop + float64(len(rows))*l.legendRowH + 10
+	h := max(l.h, top+l.minPlotH+l.bottom)
+	p := plot{left: l.left, top: top, width: l.w - l.left - l.right, height: h - top - l.bottom}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="%s" width="%d" height="%d" viewBox="0 0 %d %d" role="img" font-family="%s" font-size="12">`,
-		svgNS, chartW, chartH, chartW, chartH, fontStack)
-	fmt.Fprintf(&b, `<title>%s</title><rect width="%d" height="%d" fill="#fff"/>`, esc(c.Title), chartW, chartH)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="14" font-weight="bold">%s</text>`,
-		chartW/2, titleY, esc(c.Title))
+	svgOpen(&b, l, h)
+	fmt.Fprintf(&b, `<title>%s</title><rect width="%g" height="%g" fill="#fff"/>`, esc(c.Title), l.w, h)
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle" font-size="%g" font-weight="bold"%s>%s</text>`,
+		l.w/2, l.titleY, l.titleFont, squeeze(c.Title, l.w-16, l.charW*l.titleFont/l.font*1.05), esc(c.Title))
 	c.drawLegend(&b, legend, rows)
 	c.drawGrid(&b, p)
 	c.drawBars(&b, p)
@@ -166,6 +193,13 @@ func (c *chart) SVG() string {
 	return b.String()
 }
 
+// svgOpen starts an <svg> of layout l, h tall, whose class lets the
+// page's CSS show the one layout that fits the screen.
+func svgOpen(b *strings.Builder, l layout, h float64) {
+	fmt.Fprintf(b, `<svg xmlns="%s" class="%s" width="%g" height="%g" viewBox="0 0 %g %g" role="img" font-family="%s" font-size="%g">`,
+		svgNS, l.class, l.w, h, l.w, h, fontStack, l.font)
+}
+
 // fitAxes sets both axes' domains from everything that will be drawn, CI
 // bounds and reference lines included, so nothing is clipped.
 func (c *chart) fitAxes() {
@@ -173,6 +207,9 @@ func (c *chart) fitAxes() {
 	for _, l := range c.Lines {
 		for _, pt := range l.Points {
 			xs = append(xs, pt.X)
+			if l.Steps {
+				xs = append(xs, pt.X0)
+			}
 			ys = append(ys, pt.Y)
 			if pt.CI != nil {
 				ys = append(ys, pt.CI[0], pt.CI[1])
@@ -374,13 +411,14 @@ func (c *chart) legend() []legendEntry {
 // layoutLegend flows entries left to right, wrapping at the chart width;
 // it returns the entries' x positions per row.
 func (c *chart) layoutLegend(entries []legendEntry) [][]float64 {
+	l := c.lay
 	var rows [][]float64
-	x := float64(marginLeft)
+	x := l.left
 	for i, e := range entries {
-		w := 34 + charW*float64(utf8.RuneCountInString(e.Name)) + 14
-		if i == 0 || x+w > chartW-marginRight {
+		w := 34 + l.charW*float64(utf8.RuneCountInString(e.Name)) + 14
+		if i == 0 || x+w > l.w-l.right {
 			rows = append(rows, nil)
-			x = marginLeft
+			x = l.left
 		}
 		rows[len(rows)-1] = append(rows[len(rows)-1], x)
 		x += w
@@ -391,7 +429,7 @@ func (c *chart) layoutLegend(entries []legendEntry) [][]float64 {
 func (c *chart) drawLegend(b *strings.Builder, entries []legendEntry, rows [][]float64) {
 	i := 0
 	for r, xs := range rows {
-		y := float64(legendTop + r*legendRowH + 9)
+		y := c.lay.legendTop + float64(r)*c.lay.legendRowH + 9
 		for _, x := range xs {
 			e := entries[i]
 			i++
@@ -405,7 +443,9 @@ func (c *chart) drawLegend(b *strings.Builder, entries []legendEntry, rows [][]f
 					fmt.Fprintf(b, `<circle cx="%.1f" cy="%.1f" r="3.5" fill="%s"/>`, x+12, y, e.Color)
 				}
 			}
-			fmt.Fprintf(b, `<text x="%.1f" y="%.1f">%s</text>`, x+30, y+4, esc(e.Name))
+			// A name wider than the chart (a long tier path) is squeezed
+			// rather than run off its edge.
+			fmt.Fprintf(b, `<text x="%.1f" y="%.1f"%s>%s</text>`, x+30, y+4, squeeze(e.Name, c.lay.w-c.lay.right-x-30, c.lay.charW), esc(e.Name))
 		}
 	}
 }
@@ -440,16 +480,17 @@ func (c *chart) drawAxes(b *strings.Builder, p plot) {
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#888"/>`, x, bottom, x, bottom+4)
 		fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x, bottom+18, esc(c.X.format(t)))
 	}
-	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-weight="bold">%s</text>`,
-		p.left+p.width/2, bottom+40, esc(c.X.Label))
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="middle" font-weight="bold"%s>%s</text>`,
+		p.left+p.width/2, bottom+c.lay.bottom-10, squeeze(c.X.Label, p.width, c.lay.charW*1.05), esc(c.X.Label))
 	fmt.Fprintf(b, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle" font-weight="bold"%s>%s</text>`,
-		p.top+p.height/2, squeeze(c.Y.Label, p.height), esc(c.Y.Label))
+		p.top+p.height/2, squeeze(c.Y.Label, p.height, c.lay.charW*1.05), esc(c.Y.Label))
 }
 
 // squeeze fits a label longer than room (a long baseline name in the
-// vertical axis title) by compressing it instead of letting it be clipped.
-func squeeze(label string, room float64) string {
-	if w := charW * 1.05 * float64(utf8.RuneCountInString(label)); w > room {
+// vertical axis title, a long title in the narrow layout) by compressing
+// it instead of letting it be clipped; charW is one character's width.
+func squeeze(label string, room, charW float64) string {
+	if w := charW * float64(utf8.RuneCountInString(label)); w > room && room > 0 {
 		return fmt.Sprintf(` textLength="%.0f" lengthAdjust="spacingAndGlyphs"`, room)
 	}
 	return ""
@@ -463,7 +504,11 @@ func (c *chart) drawLines(b *strings.Builder, p plot) {
 		if width == 0 {
 			width = 2
 		}
-		if d := c.pathData(p, l.Points); d != "" {
+		pts := l.Points
+		if !l.Markers {
+			pts = c.thin(p, pts, l.Steps)
+		}
+		if d := c.pathData(p, pts, l.Steps); d != "" {
 			fmt.Fprintf(b, `<path d="%s" fill="none" stroke="%s" stroke-width="%g" stroke-linejoin="round"%s>`,
 				d, l.Color, width, dashAttr(l.Dash))
 			if l.Tip != "" {
@@ -471,7 +516,7 @@ func (c *chart) drawLines(b *strings.Builder, p plot) {
 			}
 			b.WriteString(`</path>`)
 		}
-		for _, pt := range l.Points {
+		for _, pt := range pts {
 			if math.IsNaN(pt.Y) {
 				continue
 			}
@@ -487,21 +532,89 @@ func (c *chart) drawLines(b *strings.Builder, p plot) {
 	}
 }
 
+// thin averages consecutive points that fall within the layout's thinPx
+// of each other (a step's level weighted by its interval's length), so a
+// narrow chart draws what a pixel can show rather than every second of a
+// long run. NaN points are kept: they break the line.
+func (c *chart) thin(p plot, pts []point, steps bool) []point {
+	px := c.lay.thinPx
+	if px <= 0 || len(pts) == 0 {
+		return pts
+	}
+	out := make([]point, 0, len(pts))
+	bucket := math.Inf(-1)
+	var acc point
+	var sum, weight float64
+	n := 0
+	flush := func() {
+		if n > 0 {
+			acc.Y = sum / weight
+			out = append(out, acc)
+		}
+		n, sum, weight = 0, 0, 0
+	}
+	for _, pt := range pts {
+		if math.IsNaN(pt.Y) {
+			flush()
+			out = append(out, pt)
+			bucket = math.Inf(-1)
+			continue
+		}
+		k := math.Floor(p.x(&c.X, pt.X) / px)
+		if n > 0 && k != bucket {
+			flush()
+		}
+		w := 1.0
+		if steps {
+			w = math.Max(pt.X-pt.X0, 0)
+		}
+		if n == 0 {
+			acc = pt
+			if w == 0 {
+				w = 1 // a zero-length step still counts once
+			}
+		}
+		acc.X = pt.X
+		sum += pt.Y * w
+		weight += w
+		bucket = k
+		n++
+	}
+	flush()
+	return out
+}
+
 // pathData is an SVG path through the points; NaN Y values start a new
-// subpath so a missing group leaves a gap rather than a false line.
-func (c *chart) pathData(p plot, pts []point) string {
+// subpath so a missing group leaves a gap rather than a false line. A step
+// line goes level over each point's interval, rising or falling where one
+// interval meets the next, and leaves a gap where intervals do not meet.
+func (c *chart) pathData(p plot, pts []point, steps bool) string {
 	var b strings.Builder
 	pen := false
+	lastX := 0.0
 	for _, pt := range pts {
 		if math.IsNaN(pt.Y) {
 			pen = false
+			continue
+		}
+		x, y := p.x(&c.X, pt.X), p.y(&c.Y, pt.Y)
+		if steps {
+			// Vertical then horizontal moves: a step costs what a point
+			// of a polyline does.
+			x0 := p.x(&c.X, pt.X0)
+			if pen && math.Abs(x0-lastX) < 0.5 {
+				fmt.Fprintf(&b, "V%.1fH%.1f", y, x)
+			} else {
+				fmt.Fprintf(&b, "M%.1f %.1fH%.1f", x0, y, x)
+			}
+			pen, lastX = true, x
 			continue
 		}
 		cmd := "L"
 		if !pen {
 			cmd = "M"
 		}
-		fmt.Fprintf(&b, "%s%.1f %.1f", cmd, p.x(&c.X, pt.X), p.y(&c.Y, pt.Y))
+		fmt.Fprintf(&b, "%s%.1f %.1f", cmd, x, y)
 		pen = true
 	}
 	return b.String()

@@ -42,7 +42,14 @@ type Side struct {
 	Margin float64
 }
 
-// Row is one metric of one group: baseline vs contender.
+// Row is one metric of one group: baseline vs contender. Baseline and
+// Value are the two sides' medians, as measured. Diff, DiffPct, their CIs
+// and the verdict all come from one estimator, the comparison's ratio R
+// (paired by round within a study, Welch's between studies): DiffPct is
+// (R-1) x 100 and Diff the same change in the metric's unit, on the
+// baseline's median, Baseline x (R-1). So they never disagree in sign;
+// Value - Baseline may, when the rounds' ratios and the medians point
+// different ways.
 type Row struct {
 	Metric    string      `json:"metric"`
 	Unit      string      `json:"unit"`
@@ -51,6 +58,7 @@ type Row struct {
 	Baseline  float64     `json:"baseline"`
 	Value     float64     `json:"value"`
 	Diff      float64     `json:"diff"`
+	DiffCI    *[2]float64 `json:"diff_ci95"`
 	DiffPct   float64     `json:"diff_pct"`
 	DiffPctCI *[2]float64 `json:"diff_pct_ci95"`
 	Verdict   string      `json:"verdict"`
@@ -67,9 +75,9 @@ type Row struct {
 
 // Compare compares each contender with the baseline side, metric by metric,
 // over the groups both have: Baseline and Value are medians over the
-// runs, Diff their difference; DiffPct, its CI and the verdict come from
-// the ratio on logs, paired by round when both sides are of one study
-// (Paired) and Welch's otherwise.
+// runs; Diff, DiffPct, their CIs and the verdict come from the ratio on
+// logs, paired by round when both sides are of one study (Paired) and
+// Welch's otherwise (see Row).
 func Compare(base Side, contenders []Side) []Row {
 	var rows []Row
 	for _, c := range contenders {
@@ -87,7 +95,6 @@ func Compare(base Side, contenders []Side) []Row {
 				bv, cv := values(b, m), values(cr, m)
 				row := Row{Metric: m.Name, Unit: m.Unit, Group: group, Contender: c.Label, HigherBest: m.HigherIsBetter,
 					Baseline: Median(bv), Value: Median(cv), Paired: paired}
-				row.Diff = row.Value - row.Baseline
 				var cmp Comparison
 				if paired {
 					cmp = Paired(rounds(cr, m), rounds(b, m), m.HigherIsBetter, base.Margin)
@@ -97,9 +104,11 @@ func Compare(base Side, contenders []Side) []Row {
 				row.Verdict = cmp.Verdict
 				if cmp.Ratio > 0 {
 					row.DiffPct = (cmp.Ratio - 1) * 100
+					row.Diff = row.Baseline * (cmp.Ratio - 1)
 				}
 				if cmp.CI95 != nil {
 					row.DiffPctCI = &[2]float64{(cmp.CI95[0] - 1) * 100, (cmp.CI95[1] - 1) * 100}
+					row.DiffCI = &[2]float64{row.Baseline * (cmp.CI95[0] - 1), row.Baseline * (cmp.CI95[1] - 1)}
 				}
 				rows = append(rows, row)
 			}

@@ -120,3 +120,40 @@ func TestComparePairsWithinAStudy(t *testing.T) {
 		t.Errorf("across studies: %+v", across[0])
 	}
 }
+
+// TestCompareDiffAndPercentFromOneEstimator: Diff and DiffPct, and their
+// CIs, are one estimate (the paired ratio) in two units, so they never
+// disagree in sign, even where the two medians point the other way.
+func TestCompareDiffAndPercentFromOneEstimator(t *testing.T) {
+	st := &results.Study{ID: "s", Durability: []string{"sync"}, Clients: []int{4},
+		Placements: []results.Placement{{Name: "base"}, {Name: "other"}}}
+	var runs []results.Run
+	for i, p99 := range [][2]float64{{100, 150}, {200, 190}, {300, 500}} {
+		for j, name := range []string{"base", "other"} {
+			runs = append(runs, results.Run{Placement: name, Durability: "sync", Clients: 4, Repeat: i + 1, Status: results.RunOK,
+				ThroughputOpsS: 1000 + 100*float64(i*j), Latency: hist.Summary{P50: 10, P99: p99[j]}})
+		}
+	}
+	rows := Compare(StudySide("base", st, runs, "base"), []Side{StudySide("other", st, runs, "other")})
+	if len(rows) != len(Metrics) {
+		t.Fatalf("%d rows, want %d", len(rows), len(Metrics))
+	}
+	for _, r := range rows {
+		if r.DiffCI == nil || r.DiffPctCI == nil {
+			t.Errorf("%s: no CI", r.Metric)
+			continue
+		}
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+		if !near(r.Diff, r.Baseline*r.DiffPct/100) || !near(r.DiffCI[0], r.Baseline*r.DiffPctCI[0]/100) ||
+			!near(r.DiffCI[1], r.Baseline*r.DiffPctCI[1]/100) {
+			t.Errorf("%s: Diff %v [%v] is not DiffPct %v%% [%v] of the baseline's %v", r.Metric, r.Diff, *r.DiffCI, r.DiffPct, *r.DiffPctCI, r.Baseline)
+		}
+		if r.Diff < r.DiffCI[0] || r.Diff > r.DiffCI[1] {
+			t.Errorf("%s: Diff %v outside its CI %v", r.Metric, r.Diff, *r.DiffCI)
+		}
+	}
+	p99 := rows[2]
+	if p99.Metric != "p99 latency" || !(p99.Value < p99.Baseline) || !(p99.Diff > 0) {
+		t.Errorf("want the case where the medians fall and the paired estimate rises: %+v", p99)
+	}
+}
