@@ -28,23 +28,24 @@ func WriteJSON(w io.Writer, tiers []Tier) error {
 
 // WriteTable writes the tiers as an aligned terminal table, one tier per
 // row, followed by each tier's error or note (too long for a column).
-// Columns: IOPS of 4k random reads (rr) and writes (rw) at queue depth 1
-// and 32, 1 MiB sequential read/write MB/s, fdatasync latency p50/p99 in
-// µs, and the sync ceiling (synced commits per second for one writer).
+// Every figure carries its unit, as fio's own output does: IOPS of 4k
+// random reads and writes at queue depth 1 and 32, 1 MiB sequential
+// read and write bandwidth, fdatasync latency p50 and p99, and the sync
+// ceiling (synced commits per second for one writer).
 func WriteTable(w io.Writer, tiers []Tier) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "PATH\tFS\tDEVICE\tDURABLE\tDAX\tRR QD1\tRR QD32\tRW QD1\tRW QD32\tSEQ R/W MB/s\tFSYNC p50/p99 µs\tSYNC/s\t")
+	fmt.Fprintln(tw, "PATH\tFS\tDEVICE\tDURABLE\tDAX\tRAND READ QD1\tRAND READ QD32\tRAND WRITE QD1\tRAND WRITE QD32\tSEQ READ\tSEQ WRITE\tFSYNC p50\tFSYNC p99\tSYNC CEILING\t")
 	for _, t := range tiers {
 		row := []string{t.Path, orDash(t.FSType), orDash(t.Device), yesNo(t.Durable), yesNo(t.DAX)}
 		if f := t.Fio; f != nil {
 			row = append(row,
-				count(f.RandReadQD1.IOPS), count(f.RandReadQD32.IOPS),
-				count(f.RandWriteQD1.IOPS), count(f.RandWriteQD32.IOPS),
-				fmt.Sprintf("%s/%s", count(f.SeqReadMBps), count(f.SeqWriteMBps)),
-				fmt.Sprintf("%s/%s", micros(f.FsyncLat.P50), micros(f.FsyncLat.P99)),
-				count(f.SyncCeilingPerS))
+				iops(f.RandReadQD1.IOPS), iops(f.RandReadQD32.IOPS),
+				iops(f.RandWriteQD1.IOPS), iops(f.RandWriteQD32.IOPS),
+				bandwidth(f.SeqReadMBps), bandwidth(f.SeqWriteMBps),
+				latency(f.FsyncLat.P50), latency(f.FsyncLat.P99),
+				count(f.SyncCeilingPerS)+" syncs/s")
 		} else {
-			row = append(row, "-", "-", "-", "-", "-", "-", "-")
+			row = append(row, "-", "-", "-", "-", "-", "-", "-", "-", "-")
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
@@ -57,6 +58,29 @@ func WriteTable(w io.Writer, tiers []Tier) {
 			fmt.Fprintf(w, "%s: %s\n", t.Path, t.Fio.Note)
 		}
 	}
+}
+
+// iops is an I/O rate with its unit: 12.5k IOPS.
+func iops(v float64) string { return count(v) + " IOPS" }
+
+// bandwidth is a rate in MB/s with its unit, in GB/s from 1000 MB/s on.
+func bandwidth(mbps float64) string {
+	if mbps >= 1000 {
+		return sig3(mbps/1000) + " GB/s"
+	}
+	return sig3(mbps) + " MB/s"
+}
+
+// latency is a latency given in µs with its unit, in ms or s when large;
+// fast tiers answer in fractions of a µs.
+func latency(us float64) string {
+	switch {
+	case us >= 1e6:
+		return sig3(us/1e6) + " s"
+	case us >= 1000:
+		return sig3(us/1000) + " ms"
+	}
+	return sig3(us) + " µs"
 }
 
 func orDash(s string) string {
@@ -95,10 +119,3 @@ func sig3(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// micros formats a latency in µs; fast tiers answer in fractions of one.
-func micros(us float64) string {
-	if us >= 1000 {
-		return fmt.Sprintf("%.0f", us)
-	}
-	return sig3(us)
-}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -217,10 +218,41 @@ func TestWriteTable(t *testing.T) {
 	var buf bytes.Buffer
 	WriteTable(&buf, tiers)
 	out := buf.String()
-	for _, want := range []string{"PATH", "SYNC/s", "1.46M", "2.90M", "812", "45.1k", "14.0k/950", "0.18/0.19", "5.50M",
+	for _, want := range []string{"PATH", "RAND READ QD1", "SYNC CEILING", "1.46M IOPS", "2.90M IOPS", "812 IOPS", "45.1k IOPS",
+		"14.0 GB/s", "950 MB/s", "0.18 µs", "0.19 µs", "5.50M syncs/s",
 		"/dev/shm: tmpfs keeps data in RAM", "/mnt/broken: error: probe /mnt/broken: boom"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	// Every figure has its unit: no cell of a probed row is a bare number.
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(line), "/dev/shm ") {
+			continue
+		}
+		for _, cell := range regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1) {
+			if regexp.MustCompile(`^[0-9.]+[kM]?$`).MatchString(cell) {
+				t.Errorf("figure %q has no unit in row %q", cell, line)
+			}
+		}
+	}
+}
+
+func TestUnits(t *testing.T) {
+	cases := []struct {
+		got, want string
+	}{
+		{iops(12500), "12.5k IOPS"},
+		{bandwidth(512), "512 MB/s"},
+		{bandwidth(2345), "2.35 GB/s"},
+		{latency(0.5), "0.50 µs"},
+		{latency(85), "85.0 µs"},
+		{latency(1500), "1.50 ms"},
+		{latency(2.5e6), "2.50 s"},
+	}
+	for _, c := range cases {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
 }
