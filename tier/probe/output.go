@@ -118,4 +118,3 @@ func sig3(v float64) string {
 	}
 	return fmt.Sprintf("%.2f", v)
 }
-
