@@ -45,8 +45,8 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 		ac.TrackAcks()
 	}
 	kind := r.cell.Variant.Crash
-	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, kind)
 	tiers := r.cell.Placement.TierNames()
+	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, kind) && (kind != study.CrashPower || r.allDurable(tiers))
 	if kind == study.CrashPower {
 		if err := r.ws.Settle(tiers); err != nil {
 			return nil, 0, fmt.Errorf("crash: %w", err)
@@ -70,6 +70,19 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 		r.crashErr = errors.Join(errs...)
 	}
 	return cut, at, nil
+}
+
+// allDurable reports whether every named tier keeps what an fsync made
+// durable: a mode's promise to survive a power loss rests on that, so a
+// loss on tmpfs is the tier's, not a contradiction of the mode.
+func (r *run) allDurable(tiers []string) bool {
+	infos := r.ws.Tiers()
+	for _, t := range tiers {
+		if info, ok := infos[t]; ok && !info.Durable {
+			return false
+		}
+	}
+	return true
 }
 
 // crashEngine kills the engine's processes: every one, or the nodes a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
+	"github.com/tierbench/tierbench/tier"
 )
 
 // Crash kinds: what a run does to its engine at a moment inside the
@@ -133,8 +134,8 @@ func (p *parser) crashes(s *Study) {
 
 // layerTiers puts every tier a placement uses under the crash-capable
 // layer for crash: power, or says why one cannot be. A tier that keeps
-// nothing through a power loss anyway (tmpfs, a RAM-backed loop device)
-// needs no layer: the run empties its folders at the crash.
+// nothing through a power loss anyway (tmpfs, a folder on it, a RAM-backed
+// loop device) needs no layer: the run empties its folders at the crash.
 func layerTiers(s *Study) string {
 	used := map[string]bool{}
 	for _, pl := range s.Placements {
@@ -150,7 +151,12 @@ func layerTiers(s *Study) string {
 			return fmt.Sprintf("crash: power puts every tier under a FUSE layer that loses unsynced writes, which would hide tier %s's DAX mapping of persistent memory, the reason for the tier; use crash: process, or place nothing on %s", t.Name, t.Name)
 		case t.Rbd != nil:
 			return fmt.Sprintf("crash: power cannot cover tier %s: a Ceph image's writes are made durable by its cluster, not by this machine's file system; use crash: process, or place nothing on %s", t.Name, t.Name)
+		case t.PmemEmulated:
+			// Under the layer already, for every run.
 		case t.Tmpfs != nil || t.Loop != nil && t.Loop.Backing == "ram":
+		case t.Path != "" && tier.CheckInRAM(t.Path) == nil:
+			// A folder on tmpfs keeps nothing either; the workspace
+			// checks again when it makes the tier.
 		default:
 			t.Crashable = true
 		}

@@ -158,6 +158,7 @@ func showField(t *testing.T, st *Study, field string) []string {
 				{"path", ti.Path, ti.Path != ""}, {"tmpfs", ti.Tmpfs, ti.Tmpfs != nil}, {"loop", ti.Loop, ti.Loop != nil},
 				{"pmem", ti.Pmem, ti.Pmem != nil}, {"rbd", ti.Rbd, ti.Rbd != nil}, {"latency", ti.Latency, ti.Latency != nil},
 				{"throttle", ti.Throttle, ti.Throttle != nil}, {"crashable", ti.Crashable, ti.Crashable},
+				{"pmem_emulated", ti.PmemEmulated, ti.PmemEmulated},
 			} {
 				if part.set {
 					s += fmt.Sprintf(" %s %+v", part.name, part.spec)

@@ -84,12 +84,12 @@ func (p *parser) distinct(earlier []Tier, t Tier, line int) {
 // storage tierbench provisions for the study. tierModifiers make a tier
 // emulate slower storage.
 var (
-	tierKinds     = []string{"path", "tmpfs", "loop", "pmem", "rbd", "storage_class"}
+	tierKinds     = []string{"path", "tmpfs", "loop", "pmem", "pmem_emulated", "rbd", "storage_class"}
 	tierModifiers = []string{"latency", "throttle", "volume_mode"}
 )
 
-// tier reads one tier: exactly one of path, tmpfs, loop, pmem or rbd, and
-// optionally latency and throttle.
+// tier reads one tier: exactly one of path, tmpfs, loop, pmem, pmem_emulated
+// or rbd, and optionally latency and throttle.
 func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	var kind *entry
 	mods := map[string]entry{}
@@ -106,7 +106,7 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 			continue
 		}
 		if kind != nil {
-			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs, loop, pmem or rbd", name, kind.key, f.key)
+			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs, loop, pmem, pmem_emulated or rbd", name, kind.key, f.key)
 			return Tier{}, false
 		}
 		kind = &fields[i]
@@ -127,6 +127,8 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		t, ok = p.loopTier(name, *kind)
 	case "pmem":
 		t, ok = p.pmemTier(name, *kind)
+	case "pmem_emulated":
+		t, ok = p.pmemEmulatedTier(name, *kind)
 	case "rbd":
 		t, ok = p.rbdTier(name, *kind)
 	case "storage_class":
@@ -208,6 +210,44 @@ func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
 		spec.DAX = b
 	}
 	return Tier{Spec: tier.Spec{Name: name, Pmem: &spec}}, true
+}
+
+// pmemEmulatedTier reads pmem_emulated: {path: /dev/shm/folder} or
+// {size: 1GiB}: RAM (a folder on tmpfs, or a tmpfs tierbench mounts)
+// served through the crash-capable layer in every run, so that it is
+// durable as far as that layer models it, where tmpfs alone keeps nothing.
+// A folder elsewhere than in RAM is refused: it would be a disk under the
+// layer, named as persistent memory.
+func (p *parser) pmemEmulatedTier(name string, e entry) (Tier, bool) {
+	const example = "pmem_emulated: {path: /dev/shm/tierbench-pmem} or pmem_emulated: {size: 1GiB}"
+	m, ok := p.subfields(name, e, []string{"path", "size"}, example)
+	if !ok {
+		return Tier{}, false
+	}
+	pe, hasPath := m["path"]
+	_, hasSize := m["size"]
+	if hasPath == hasSize {
+		p.addf(e.k.Line, "tier %q pmem_emulated needs exactly one of path (a folder in RAM) and size (a tmpfs tierbench mounts); write %s", name, example)
+		return Tier{}, false
+	}
+	var t Tier
+	if hasPath {
+		if t, ok = p.pathTier(name, pe); !ok {
+			return Tier{}, false
+		}
+		if err := tier.CheckInRAM(t.Path); err != nil {
+			p.addf(pe.v.Line, "tier %q: pmem_emulated %v; give a folder on tmpfs such as /dev/shm/tierbench-pmem, or size: 1GiB for a tmpfs tierbench mounts", name, err)
+			return Tier{}, false
+		}
+	} else {
+		size, ok := p.size(name, m, e, example, true)
+		if !ok {
+			return Tier{}, false
+		}
+		t = Tier{Spec: tier.Spec{Name: name, Tmpfs: &tier.TmpfsSpec{Size: size}}}
+	}
+	t.PmemEmulated, t.Crashable = true, true
+	return t, true
 }
 
 // latency reads latency: {read: 100us, write: 1ms, fsync: 2ms}.

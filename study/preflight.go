@@ -161,15 +161,19 @@ func (c *preflight) tools(m Machine) {
 
 // provisioned checks what provisioning each tier needs: root to mount,
 // mkfs and losetup for loop tiers, a real PMEM device, Ceph, rbd and
-// rbd-fuse for rbd tiers, FUSE for latency and the block I/O controller
-// for throttle.
+// rbd-fuse for rbd tiers, FUSE for latency, the crash-capable layer and
+// pmem_emulated, and the block I/O controller for throttle.
 func (c *preflight) provisioned(m Machine) {
 	for _, t := range c.s.Tiers {
 		if !t.Provisioned() {
 			continue
 		}
 		if (t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || t.Rbd != nil) && os.Geteuid() != 0 {
-			c.addf(t.Line, "tier %q is mounted by tierbench, which needs root: run tierbench as root (sudo), or give the tier as {path: <folder>}", t.Name)
+			fix := "{path: <folder>}"
+			if t.PmemEmulated {
+				fix = "{pmem_emulated: {path: /dev/shm/<folder>}}"
+			}
+			c.addf(t.Line, "tier %q is mounted by tierbench, which needs root: run tierbench as root (sudo), or give the tier as %s", t.Name, fix)
 			continue
 		}
 		var err error
@@ -181,7 +185,12 @@ func (c *preflight) provisioned(m Machine) {
 		case t.Rbd != nil:
 			err = rbd.Preflight(m.Ceph(), *t.Rbd)
 		}
-		if err == nil && t.Latency != nil {
+		if err == nil && t.PmemEmulated {
+			if err = emulate.Supported(); err != nil {
+				err = fmt.Errorf("pmem_emulated is RAM served through tierbench's power-loss layer, which cannot run here: %w; or use {path: /dev/shm/<folder>} (RAM, not durable)", err)
+			}
+		}
+		if err == nil && (t.Latency != nil || t.Crashable) {
 			err = emulate.Supported()
 		}
 		if err == nil && t.Throttle != nil {

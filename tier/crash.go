@@ -15,6 +15,12 @@ import (
 // report's throughput then includes.
 const CrashLayerNote = "under the crash-capable layer (FUSE, every read and write through it, for crash: power)"
 
+// PmemEmulatedNote is how a pmem_emulated tier is labelled: what it stands
+// for, what its durability rests on and whose speed it has.
+const PmemEmulatedNote = "persistent-memory-like: RAM under the crash-capable FUSE layer, durable only as far as that layer models it " +
+	"(what an fsync covered survives tierbench's power cut, as a flush into PMEM's persistence domain does; a real power cut loses it all); " +
+	"its speed is the FUSE layer's over RAM, not persistent memory's"
+
 // Settle makes everything written so far on the named tiers' crash layers
 // count as durable: what the kernel's writeback would have done long
 // before a crash. Tiers without a layer are skipped.

@@ -44,6 +44,10 @@ type Info struct {
 	EmulationCheck string `json:"emulation_check,omitempty"`
 	// Note says why Durable is false, in words for reports.
 	Note string `json:"note,omitempty"`
+	// PmemEmulated marks a persistent-memory-like tier (Spec.PmemEmulated):
+	// RAM whose Durable holds only under tierbench's power-loss layer, so
+	// reports can say so beside every figure from it.
+	PmemEmulated bool `json:"pmem_emulated,omitempty"`
 }
 
 // volatileFS are filesystems whose contents live only in memory.
@@ -179,6 +183,28 @@ func checkFS(shown, dir string) error {
 	}
 	if PseudoFS(m.FSType) {
 		return fmt.Errorf("path %s is on %s (mounted at %s), a kernel interface that holds no data: choose a folder on real storage or /dev/shm", shown, m.FSType, m.Point)
+	}
+	return nil
+}
+
+// CheckInRAM reports whether the folder path (or, not made yet, its
+// parent) is on a filesystem that keeps its data in RAM (tmpfs, ramfs):
+// what a pmem_emulated tier stands on.
+func CheckInRAM(path string) error {
+	real, err := Resolve(path)
+	if err != nil {
+		return err
+	}
+	dir := real
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		dir = filepath.Dir(real)
+	}
+	m, err := mountOf(dir)
+	if err != nil {
+		return err
+	}
+	if !volatileFS[m.FSType] {
+		return fmt.Errorf("folder %s is on %s (%s, mounted at %s), not in RAM", path, m.FSType, m.Source, m.Point)
 	}
 	return nil
 }

@@ -24,6 +24,12 @@ type Spec struct {
 	// power), which loses every write not made durable when the power is
 	// cut (see crash.go).
 	Crashable bool
+	// PmemEmulated is a persistent-memory-like tier (pmem_emulated): RAM
+	// (a folder on tmpfs, or the tmpfs of Tmpfs) always served through the
+	// crash-capable layer, so that what an fsync covered survives a power
+	// cut as on PMEM in fsdax; it implies Crashable. Its record is durable
+	// only as far as that layer models it, and says so.
+	PmemEmulated bool
 	// StorageClass is a tier on a Kubernetes cluster (platform:
 	// kubernetes): volumes the cluster provisions from the class, nothing
 	// on this machine.
@@ -207,6 +213,10 @@ func (w *Workspace) Caveats(ctx context.Context, tiers []string) []string {
 
 // prepare provisions tier t if tierbench creates it, and inspects it.
 func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
+	t, err := layeredFolder(t)
+	if err != nil {
+		return Info{}, fmt.Errorf("prepare tiers: %w", err)
+	}
 	path := t.Path
 	if t.Provisioned() {
 		var err error
@@ -232,12 +242,41 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 	if t.Crashable {
 		info.Emulated = true
 		note := CrashLayerNote
+		if t.PmemEmulated {
+			// Durable as the layer models it: RAM behind it, so no
+			// more than that.
+			note = PmemEmulatedNote
+			info.Durable, info.Note, info.PmemEmulated = true, "", true
+		}
 		if c, ok := w.prov.LatencyCalibration(t.Name); ok && t.Latency == nil && c.Overhead > 0 {
 			note += fmt.Sprintf("; its own round trip, measured at mount: %dµs", c.Overhead.Microseconds())
 		}
 		info.Emulation = joinNonEmpty(info.Emulation, note)
 	}
 	return info, nil
+}
+
+// layeredFolder readies a folder tier that a FUSE layer is to serve: the
+// folder is made as Prepare makes it (the layer keeps its backing folder
+// inside). A crash layer is dropped where the folder keeps nothing through
+// a power loss anyway (tmpfs): the run empties its folders there at the
+// cut, which the layer, cut, would refuse (EIO), and it would only slow
+// the tier. A pmem_emulated folder must be in RAM, which is its point.
+func layeredFolder(t Spec) (Spec, error) {
+	if t.Path == "" || t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || (t.Latency == nil && !t.Crashable) {
+		return t, nil
+	}
+	info, err := Prepare(t.Name, t.Path)
+	if err != nil {
+		return t, err
+	}
+	switch {
+	case t.PmemEmulated && info.Durable:
+		return t, fmt.Errorf("tier %s: pmem_emulated folder %s is on %s (%s), not RAM: give a folder on tmpfs such as /dev/shm/tierbench-pmem, or size: 1GiB for a tmpfs tierbench mounts", t.Name, t.Path, info.FSType, info.Device)
+	case t.Crashable && !t.PmemEmulated && !info.Durable:
+		t.Crashable = false
+	}
+	return t, nil
 }
 
 // provision creates tier t (a tmpfs, a loop device or a PMEM mount), caps

@@ -1,0 +1,161 @@
+package tier
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/testenv"
+	"github.com/tierbench/tierbench/tier/emulate"
+)
+
+// shmDir returns a fresh folder on /dev/shm (tmpfs), removed at the end.
+func shmDir(t *testing.T, name string) string {
+	t.Helper()
+	if err := CheckInRAM("/dev/shm"); err != nil {
+		testenv.Skipf(t, "no tmpfs at /dev/shm: %v", err)
+	}
+	dir, err := os.MkdirTemp("/dev/shm", "tierbench-test-"+name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// writeFile writes data to path and, if synced, fsyncs it and its folder:
+// what makes it durable under the crash-capable layer.
+func writeFile(t *testing.T, path, data string, synced bool) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(data); err != nil {
+		t.Fatal(err)
+	}
+	if synced {
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if synced {
+		d, err := os.Open(filepath.Dir(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+	}
+}
+
+// TestPowerCutOnRAMTiers cuts the power under two tiers in RAM, as a
+// power crash run does. A folder on tmpfs that the study put under the
+// crash-capable layer (crash: power marks every folder tier so) gets no
+// layer: it keeps nothing anyway, and the run's emptying of it at the cut
+// must not meet a layer that answers EIO (the "crash: wipe .../wal:
+// input/output error" of a WAL on /dev/shm). A pmem_emulated folder is
+// served through the layer and recorded as durable and emulated: a file
+// synced before the cut is there after it, one not synced is gone.
+func TestPowerCutOnRAMTiers(t *testing.T) {
+	if err := emulate.Supported(); err != nil {
+		testenv.Skipf(t, "no FUSE: %v", err)
+	}
+	ram, pm := shmDir(t, "ram"), shmDir(t, "pmem")
+	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := NewWorkspace(context.Background(), ledger, "study1",
+		Spec{Name: "ram", Path: filepath.Join(ram, "tier"), Crashable: true},
+		Spec{Name: "pmem", Path: filepath.Join(pm, "tier"), Crashable: true, PmemEmulated: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			ws.Close()
+		}
+	})
+	ri, pi := ws.Tiers()["ram"], ws.Tiers()["pmem"]
+	if ri.FSType != "tmpfs" || ri.Durable || ri.Emulated || ri.PmemEmulated {
+		t.Errorf("tier ram: %+v; want the tmpfs folder itself, not durable, no layer", ri)
+	}
+	if !strings.HasPrefix(pi.FSType, "fuse.") || !pi.Durable || !pi.Emulated || !pi.PmemEmulated ||
+		!strings.Contains(pi.Emulation, "persistent-memory-like") || !strings.Contains(pi.Emulation, "not persistent memory's") {
+		t.Errorf("tier pmem: %+v; want it under the FUSE layer, durable, emulated and labelled persistent-memory-like", pi)
+	}
+
+	if err := ws.Settle([]string{"ram", "pmem"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{ri.Path, pi.Path} {
+		if err := os.Mkdir(filepath.Join(dir, "wal"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "wal", "synced"), "acknowledged", true)
+		writeFile(t, filepath.Join(dir, "wal", "unsynced"), "in flight", false)
+	}
+	// Make the folder wal itself durable on the layer: a folder entry
+	// needs an fsync of its parent.
+	if d, err := os.Open(pi.Path); err == nil {
+		d.Sync()
+		d.Close()
+	}
+
+	lost, err := ws.PowerCut([]string{"ram", "pmem"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.ReadDir(pi.Path); err == nil {
+		t.Error("the pmem tier answered during the power cut")
+	}
+	// What the runner does between the cut and the power coming back.
+	if err := Wipe(filepath.Join(ri.Path, "wal")); err != nil {
+		t.Errorf("emptying the tmpfs folder at the cut: %v", err)
+	}
+	if err := ws.PowerOn([]string{"ram", "pmem"}); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(ri.Path, "wal")); len(left) != 0 {
+		t.Errorf("tmpfs folder after the cut holds %v, want nothing", left)
+	}
+	got, err := os.ReadFile(filepath.Join(pi.Path, "wal", "synced"))
+	if err != nil || string(got) != "acknowledged" {
+		t.Errorf("synced file on the pmem tier after the cut: %q, %v; want it kept", got, err)
+	}
+	if _, err := os.Stat(filepath.Join(pi.Path, "wal", "unsynced")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("unsynced file on the pmem tier after the cut: %v; want it gone", err)
+	}
+	t.Logf("the layer undid: %s", LostText(lost))
+
+	closed = true
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := ledger.All(); len(left) != 0 {
+		t.Errorf("left in the ledger: %v", left)
+	}
+}
+
+// TestPmemEmulatedRefusesDisk: a pmem_emulated folder that is not in RAM
+// would be a disk under the layer named as persistent memory.
+func TestPmemEmulatedRefusesDisk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tier")
+	if CheckInRAM(dir) == nil {
+		t.Skipf("%s is in RAM here", dir)
+	}
+	_, err := layeredFolder(Spec{Name: "pm", Path: dir, Crashable: true, PmemEmulated: true})
+	if err == nil || !strings.Contains(err.Error(), "not RAM") || !strings.Contains(err.Error(), "/dev/shm") {
+		t.Errorf("err %v; want it refused, naming a folder in RAM", err)
+	}
+}
