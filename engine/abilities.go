@@ -30,6 +30,20 @@ type OptionsPreflighter interface {
 	PreflightOptions(options map[string]string) error
 }
 
+// ServerUser is an optional Engine ability of a server that runs as an OS
+// user of its own: that user must reach each run folder through every
+// parent of its tier's folder. ServerUser names the user on this machine
+// ("" when the server runs as tierbench's own user, or the user does not
+// exist, which Preflight reports) and the server in messages
+// ("PostgreSQL").
+//
+// Asked by study.Preflight, before anything is created (validate and run):
+// a tier under a folder closed to that user is refused there, instead of
+// failing every run when the server starts.
+type ServerUser interface {
+	ServerUser() (label, user string)
+}
+
 // PIDer is an optional DB ability: a server engine names its server's
 // process, whose CPU, memory and sync waits telemetry samples (in-process
 // engines are tierbench's own process).

@@ -33,9 +33,11 @@ type Machine interface {
 // needs, before anything is created: the engine's programs
 // (engine.Preflighter), the workload's (workload.Preflighter), each standard
 // tool driver's, fio for probe: quick or
-// full, root and the tools of provisioned tiers, and the space their images
-// and the loaded data take. Parse judges the study file; Preflight judges
-// the machine, so a study missing a server binary is refused once, with the
+// full, root and the tools of provisioned tiers, the space their images
+// and the loaded data take, and of folder tiers the files the engine
+// preallocates and whether its server's OS user can reach them
+// (preflight_folders.go): what a run would find only when it starts.
+// Parse judges the study file; Preflight judges the machine, so a study missing a server binary is refused once, with the
 // command that installs it, instead of storing N runs failed with the same
 // error. stateDir is where loop images with backing: disk go (tier.StateDir).
 // It returns Problems, like Parse.
@@ -57,6 +59,8 @@ func Preflight(s *Study, m Machine, stateDir string) error {
 	c.provisioned(m)
 	c.loopSpace(stateDir)
 	c.folderSpace()
+	c.engineFileSpace(m)
+	c.reach(m)
 	if len(c.probs) > 0 {
 		return c.probs
 	}

@@ -70,3 +70,10 @@ func (Engine) PreflightOptions(options map[string]string) error {
 	_, err := resolve(options)
 	return err
 }
+
+// ServerUser is the OS user the daemons run as (none when tierbench is not
+// root), for study preflight's check that it can reach the tiers' folders.
+func (Engine) ServerUser() (label, user string) {
+	u, _ := server.RunAs("Ceph's daemons", "ceph-common", cephUser)
+	return "Ceph", u
+}

@@ -17,3 +17,10 @@ func (Engine) Preflight() error {
 	}
 	return nil
 }
+
+// ServerUser is the OS user mariadbd runs as (none when tierbench is not
+// root), for study preflight's check that it can reach the tiers' folders.
+func (Engine) ServerUser() (label, user string) {
+	u, _ := server.RunAs("mariadbd", "mariadb-server", serverUser)
+	return "MariaDB", u
+}

@@ -11,3 +11,12 @@ func (Engine) Preflight() error {
 	}
 	return nil
 }
+
+// ServerUser is the OS user the server runs as, for study preflight's
+// check that it can reach the tiers' folders.
+func (Engine) ServerUser() (label, user string) {
+	if _, err := lookupOSUser(); err != nil {
+		return "PostgreSQL", ""
+	}
+	return "PostgreSQL", osUser
+}

@@ -15,3 +15,11 @@ func (Engine) Preflight() error {
 	}
 	return nil
 }
+
+// ServerUser is the OS user redis-server runs as (none when tierbench is
+// not root), for study preflight's check that it can reach the tiers'
+// folders.
+func (Engine) ServerUser() (label, user string) {
+	u, _ := server.RunAs("redis-server", "redis-server", serverUsers...)
+	return "Redis", u
+}

@@ -209,6 +209,13 @@ func (s settings) heapOpts() []string {
 // is refused before it creates anything.
 func (e Engine) Preflight() error { return e.PreflightOptions(nil) }
 
+// ServerUser is the OS user the node runs as (none when tierbench is not
+// root), for study preflight's check that it can reach the tiers' folders.
+func (Engine) ServerUser() (label, user string) {
+	u, _ := runAs()
+	return "the search node", u
+}
+
 // PreflightOptions is Preflight for a run's options: with option home, the
 // named distribution instead of the bundled node.
 func (e Engine) PreflightOptions(options map[string]string) error {
