@@ -41,7 +41,7 @@ type serverMachine struct {
 }
 
 func (m serverMachine) Engine(name string) (engine.Engine, bool) { return m.eng, name == "pebble" }
-func (m serverMachine) Tool(name string) (tool.Tool, bool)        { return m.machine.Tool(name) }
+func (m serverMachine) Tool(name string) (tool.Tool, bool)       { return m.machine.Tool(name) }
 
 // TestPreflightFolderTiers checks what validate now finds of folder tiers
 // that a run found only when its engine started: a folder the server's
