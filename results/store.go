@@ -69,6 +69,13 @@ type Store struct {
 // yet, or no study with that id.
 var ErrNoStudy = errors.New("no such study")
 
+// nothingStored says what was looked for and where, and is ErrNoStudy,
+// whose own words it does not repeat.
+type nothingStored struct{ msg string }
+
+func (e nothingStored) Error() string        { return e.msg }
+func (e nothingStored) Is(target error) bool { return target == ErrNoStudy }
+
 // ErrAmbiguous is returned when an id prefix matches more than one study:
 // the user's to fix with a longer prefix, not "nothing stored".
 var ErrAmbiguous = errors.New("ambiguous study id")
@@ -85,7 +92,7 @@ func Open(dir string) (*Store, error) {
 func OpenExisting(dir string) (*Store, error) {
 	path := filepath.Join(dir, DBFile)
 	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("no results in %s (run a study first, or pass --results DIR): %w", dir, ErrNoStudy)
+		return nil, nothingStored{fmt.Sprintf("no results in %s: run a study first, or pass --results DIR", dir)}
 	}
 	return open(path, dir)
 }
@@ -242,9 +249,9 @@ func (s *Store) Study(ctx context.Context, ref string) (*Study, error) {
 	}
 	switch {
 	case len(found) == 0 && (ref == "" || ref == "latest"):
-		return nil, fmt.Errorf("no studies in %s yet: run one with `tierbench run`, or pass --results DIR: %w", s.dir, ErrNoStudy)
+		return nil, nothingStored{fmt.Sprintf("no studies in %s yet: run one with `tierbench run`, or pass --results DIR", s.dir)}
 	case len(found) == 0:
-		return nil, fmt.Errorf("study %q not found in %s (see `tierbench list`, or pass --results DIR): %w", ref, s.dir, ErrNoStudy)
+		return nil, nothingStored{fmt.Sprintf("study %q not found in %s: see `tierbench list`, or pass --results DIR", ref, s.dir)}
 	case len(found) > 1 && found[0].ID != ref:
 		return nil, fmt.Errorf("%w %q: it matches %s in %s; give more of the id of the one you mean:\n%s",
 			ErrAmbiguous, ref, matchCount(len(found)), s.dir, candidates(found))
