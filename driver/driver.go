@@ -172,6 +172,48 @@ type Config struct {
 	// measured window is what came before the cut.
 	Cut   func()
 	CutAt time.Duration
+	// Steady, when set, ends the warmup at the first tick where the last
+	// Steady.Window of per-tick throughput is steady (SteadyRule.Holds),
+	// and at Warmup at the latest: the measured window then starts on a
+	// steady series rather than a ramp. Closed loop only, where
+	// throughput is what settles.
+	Steady *SteadyRule
+	// OnMeasured, if set, is called from the ticker goroutine as the
+	// measured window begins, with the warmup it took: what samples the
+	// window (telemetry) starts then.
+	OnMeasured func(warmup time.Duration)
+}
+
+// SteadyRule is fio's steadystate range criterion on throughput: steady
+// when every tick's throughput over the last Window lies within Band
+// (a fraction) of their mean.
+type SteadyRule struct {
+	Band   float64
+	Window time.Duration
+}
+
+// Holds reports whether the last of ivs span the rule's window and are
+// steady; ivs are the warmup's intervals, each tick long.
+func (r SteadyRule) Holds(ivs []Interval, tick time.Duration) bool {
+	n := int((r.Window + tick - 1) / tick)
+	if n < 2 || len(ivs) < n {
+		return false
+	}
+	last := ivs[len(ivs)-n:]
+	mean := 0.0
+	for _, iv := range last {
+		mean += iv.OpsPerSec()
+	}
+	mean /= float64(n)
+	if mean <= 0 {
+		return false
+	}
+	for _, iv := range last {
+		if math.Abs(iv.OpsPerSec()-mean) > r.Band*mean {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultLanes is the lanes a run uses: as many as the CPUs Go may use,
@@ -312,6 +354,10 @@ type Result struct {
 	// Lanes is how many goroutines ran the clients when they ran on
 	// lanes (Config.Lanes); 0 means a goroutine each.
 	Lanes int
+	// WarmupTaken is how long the warmup ran; Steady is true when a
+	// Config.Steady rule ended it before its most.
+	WarmupTaken time.Duration
+	Steady      bool
 }
 
 // worker is one client's recording state. What record writes on every
@@ -542,6 +588,12 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 	return iv
 }
 
+// warmupIntervals are the intervals collected so far, all warmup's until
+// the measured window begins.
+func (c *collector) warmupIntervals() []Interval {
+	return c.result.Intervals
+}
+
 // Validate checks a Config.
 func (cfg Config) Validate(clients int) error {
 	switch {
@@ -561,6 +613,10 @@ func (cfg Config) Validate(clients int) error {
 		return errors.New("driver: max ops bounds a closed-loop run only, and must not be negative")
 	case cfg.Cut != nil && (cfg.CutAt <= 0 || cfg.CutAt >= cfg.Duration):
 		return fmt.Errorf("driver: the cut at %s must fall inside the measured window of %s", cfg.CutAt, cfg.Duration)
+	case cfg.Steady != nil && (cfg.TargetRate > 0 || cfg.MaxOps > 0):
+		return errors.New("driver: a steady-state warmup watches closed-loop throughput over time: not with a target rate or max ops")
+	case cfg.Steady != nil && (cfg.Steady.Band <= 0 || cfg.Steady.Window <= 0 || cfg.Warmup <= 0):
+		return errors.New("driver: a steady-state warmup needs a band, a window and a most (Warmup) above 0")
 	}
 	return nil
 }
@@ -634,21 +690,33 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	}
 
 	// Tick every cfg.Tick during warmup, exactly at its end, and every cfg.Tick
-	// from there, so no interval straddles the two phases.
+	// from there, so no interval straddles the two phases. A steady-state
+	// rule may end the warmup at a tick before its most (warmupEnd).
 	last := time.Duration(0)
 	next := cfg.Tick
+	warmupEnd := cfg.Warmup
 	warmupDone := cfg.Warmup == 0
-	total := cfg.Warmup + cfg.Duration
+	windowLength := cfg.Duration
 	if cfg.Cut != nil {
-		total = cfg.Warmup + cfg.CutAt
+		windowLength = cfg.CutAt
+	}
+	measuring := func() {
+		col.result.WarmupTaken = warmupEnd
+		if cfg.OnMeasured != nil {
+			cfg.OnMeasured(warmupEnd)
+		}
+	}
+	if warmupDone {
+		measuring()
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	var ctxErr error
 	for {
+		total := warmupEnd + windowLength
 		target := next
-		if !warmupDone && cfg.Warmup < target {
-			target = cfg.Warmup
+		if !warmupDone && warmupEnd < target {
+			target = warmupEnd
 		}
 		if target > total {
 			target = total
@@ -669,16 +737,21 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		phase := Measured
 		if !warmupDone {
 			phase = Warmup
-			if target == cfg.Warmup {
+			if target == warmupEnd {
 				warmupDone = true
 			}
 		}
-		col.collect(phase, last, now)
+		iv := col.collect(phase, last, now)
 		last = now
+		if phase == Warmup && !warmupDone && cfg.Steady != nil && cfg.Steady.Holds(col.warmupIntervals(), cfg.Tick) {
+			warmupDone, warmupEnd = true, iv.Start+iv.Length
+			col.result.Steady = true
+		}
 		switch {
 		case phase == Warmup && warmupDone:
 			// Measured intervals are whole ticks counted from the boundary.
-			next = cfg.Warmup + cfg.Tick
+			next = warmupEnd + cfg.Tick
+			measuring()
 		case target == next:
 			next += cfg.Tick
 		}
@@ -713,6 +786,9 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	}
 	col.collect(phase, last, windowEnd)
 	res := col.result
+	if !warmupDone {
+		res.WarmupTaken = windowEnd
+	}
 	res.Warmup = *col.phases[Warmup]
 	res.Measured = *col.phases[Measured]
 	crashMu.Lock()

@@ -460,3 +460,63 @@ func TestKeepPIdle(t *testing.T) {
 		t.Errorf("after the runs: GOMAXPROCS %d, want %d back", got, before)
 	}
 }
+
+// TestSteadyWarmup: a steady-state rule ends the warmup once the last
+// window of per-tick throughput is steady, not during a ramp, and at its
+// most when the series never settles; the measured window starts where
+// the warmup ended, and OnMeasured is told when.
+func TestSteadyWarmup(t *testing.T) {
+	const tick, most = 100 * time.Millisecond, 2 * time.Second
+	cases := []struct {
+		name string
+		// sleep is an operation's time at offset since the run began.
+		sleep      func(since time.Duration) time.Duration
+		wantSteady bool
+		// rampEnds is before which the series cannot be steady.
+		rampEnds time.Duration
+	}{
+		{"ramp, then steady", func(since time.Duration) time.Duration {
+			if since >= 600*time.Millisecond {
+				return time.Millisecond
+			}
+			return 10*time.Millisecond - 9*time.Millisecond*since/(600*time.Millisecond)
+		}, true, 600 * time.Millisecond},
+		{"never steady", func(since time.Duration) time.Duration {
+			if (since/tick)%2 == 0 {
+				return time.Millisecond
+			}
+			return 5 * time.Millisecond
+		}, false, most},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			begin := time.Now()
+			cl := ClientFunc(func(context.Context) (int, error) {
+				time.Sleep(tc.sleep(time.Since(begin)))
+				return 0, nil
+			})
+			var told []time.Duration
+			res, err := Run(context.Background(), Config{Ops: []string{"op"}, Warmup: most, Duration: 300 * time.Millisecond, Tick: tick,
+				Steady: &SteadyRule{Band: 0.10, Window: 300 * time.Millisecond}, OnMeasured: func(w time.Duration) { told = append(told, w) }},
+				clients(2, cl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("warmup took %s, steady %v, %d intervals", res.WarmupTaken, res.Steady, len(res.Intervals))
+			if res.Steady != tc.wantSteady || res.WarmupTaken < tc.rampEnds || res.WarmupTaken > most+tick {
+				t.Errorf("warmup took %s (steady %v), want steady %v, not before %s, at most %s", res.WarmupTaken, res.Steady, tc.wantSteady, tc.rampEnds, most)
+			}
+			if len(told) != 1 || told[0] != res.WarmupTaken {
+				t.Errorf("OnMeasured told %v, want once with %s", told, res.WarmupTaken)
+			}
+			for _, iv := range res.Intervals {
+				if (iv.Phase == Measured) != (iv.Start >= res.WarmupTaken) {
+					t.Errorf("interval %d at %s is %s, the warmup took %s", iv.Index, iv.Start, iv.Phase, res.WarmupTaken)
+				}
+			}
+			if res.Measured.Ops == 0 {
+				t.Error("nothing measured")
+			}
+		})
+	}
+}

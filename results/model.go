@@ -64,9 +64,11 @@ type Study struct {
 	Roles map[string]engine.Role `json:"roles,omitempty"`
 	// Metric is the workload's own throughput figure (TPC-C's tpmC), when
 	// it has one; statistics, charts and verdicts then use it for ops/s.
-	Metric    *Metric `json:"metric,omitempty"`
-	WarmupS   float64 `json:"warmup_s"`
-	DurationS float64 `json:"duration_s"`
+	Metric *Metric `json:"metric,omitempty"`
+	// WarmupS is each run's warmup, or under WarmupRule its most.
+	WarmupS    float64     `json:"warmup_s"`
+	WarmupRule *WarmupRule `json:"warmup_rule,omitempty"`
+	DurationS  float64     `json:"duration_s"`
 	// Repeat is the rounds a fixed study runs (repeat: 3), or the most an
 	// adaptive one may run (RepeatPlan.Max).
 	Repeat int `json:"repeat"`
@@ -111,6 +113,15 @@ type Study struct {
 	// view, in a SeriesView, keeps the swept dimensions, whose runs are
 	// already series of their own.
 	view []Dim
+}
+
+// WarmupRule is a steady-state warmup (warmup: {steady, window, max}):
+// each run's measured window starts once every second's throughput over
+// the last WindowS lies within Steady (a fraction) of their mean, or after the
+// study's WarmupS, its most.
+type WarmupRule struct {
+	Steady  float64 `json:"steady"`
+	WindowS float64 `json:"window_s"`
 }
 
 // RepeatPlan is an adaptive study's rule: whole rounds from Min on, until
@@ -309,8 +320,12 @@ type Run struct {
 	// LoadCopied is true when the run started from a copy of the data set
 	// an earlier run of the study loaded (a workload loaded once per
 	// study); LoadS is then the copy's time.
-	LoadCopied bool    `json:"load_copied,omitempty"`
-	WarmupS    float64 `json:"warmup_s"`
+	LoadCopied bool `json:"load_copied,omitempty"`
+	// WarmupS is the warmup the run took: the study's, or under a
+	// steady-state rule until its throughput was steady, WarmupSteady
+	// then saying whether it was (false: the rule's most ran out).
+	WarmupS      float64 `json:"warmup_s"`
+	WarmupSteady *bool   `json:"warmup_steady,omitempty"`
 	// DurationS is the measured window's actual length.
 	DurationS float64 `json:"duration_s"`
 	Ops       int64   `json:"ops"`

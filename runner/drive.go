@@ -60,6 +60,15 @@ func (r *run) drive(ctx context.Context) (err error) {
 		Lanes:  driver.DefaultLanes(),
 		OnTick: r.showInterval,
 	}
+	if st := r.st.Steady; st != nil && ext == nil && dcfg.Warmup > 0 {
+		// The window opens when the driver finds the run steady, not at
+		// the warmup's most, which the watchers were timed for.
+		dcfg.Steady = &driver.SteadyRule{Band: st.Band, Window: st.Window}
+		dcfg.OnMeasured = func(time.Duration) {
+			watch.measureNow()
+			mem.measureNow()
+		}
+	}
 	if ext == nil {
 		dcfg.Threads = watch
 	}
@@ -77,6 +86,10 @@ func (r *run) drive(ctx context.Context) (err error) {
 	}
 	if m := mem.stop(); m != nil && r.rec.Telemetry != nil {
 		r.rec.Telemetry.Memory = m
+	}
+	if r.res != nil && dcfg.Steady != nil {
+		steady := r.res.Steady
+		r.rec.WarmupS, r.rec.WarmupSteady = r.res.WarmupTaken.Seconds(), &steady
 	}
 	if r.res != nil {
 		var ferr error
@@ -319,6 +332,22 @@ func (w *watcher) Begin() {
 	}
 	w.sampler, w.report, w.buffers0 = nil, nil, nil
 	w.arm()
+}
+
+// measureNow opens the window now and times its end from now: the
+// driver found the run steady before the warmup's most.
+func (w *watcher) measureNow() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped || w.sampler != nil {
+		return
+	}
+	w.open.Stop()
+	w.close.Stop()
+	w.gen++
+	gen := w.gen
+	w.startLocked()
+	w.close = time.AfterFunc(w.duration, func() { w.at(gen, w.endLocked) })
 }
 
 // stop ends the window if the load generator ended first (a failure, or

@@ -52,6 +52,7 @@ type memoryWatch struct {
 	start cgroupfs.MemoryStats
 	at    time.Time
 	timer *time.Timer
+	begin func()
 }
 
 // watchMemory starts sampling once warmup is over: the peak is reset
@@ -61,7 +62,7 @@ func (r *run) watchMemory(warmup time.Duration) *memoryWatch {
 		return nil
 	}
 	m := &memoryWatch{g: r.memory}
-	begin := func() {
+	m.begin = func() {
 		_ = m.g.ResetPeak()
 		s, err := m.g.Stats()
 		m.mu.Lock()
@@ -71,11 +72,20 @@ func (r *run) watchMemory(warmup time.Duration) *memoryWatch {
 		}
 	}
 	if warmup <= 0 {
-		begin()
+		m.begin()
 	} else {
-		m.timer = time.AfterFunc(warmup, begin)
+		m.timer = time.AfterFunc(warmup, m.begin)
 	}
 	return m
+}
+
+// measureNow starts the window now, when the driver found the run steady
+// before the warmup's most.
+func (m *memoryWatch) measureNow() {
+	if m == nil || m.timer == nil || !m.timer.Stop() {
+		return
+	}
+	m.begin()
 }
 
 // stop returns the window's summary; nil when the window never started.

@@ -173,6 +173,9 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	case st.Order.BlocksInPlace:
 		rec.Order = results.OrderShuffled
 	}
+	if st.Steady != nil {
+		rec.WarmupRule = &results.WarmupRule{Steady: st.Steady.Band, WindowS: st.Steady.Window.Seconds()}
+	}
 	rec.Margin = st.Margin
 	if rec.Margin == 0 {
 		rec.Margin = results.DefaultMargin

@@ -379,6 +379,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.caches(s)
 	p.platform(s)
 	p.crashes(s)
+	p.steadyFits(s)
 	return s
 }
 
@@ -409,15 +410,7 @@ func (p *parser) engine(s *Study) {
 
 // timing checks warmup and duration.
 func (p *parser) timing(s *Study) {
-	if e, ok := p.top["warmup"]; ok {
-		if d, ok := p.duration(e); ok {
-			if d < 0 {
-				p.addf(e.v.Line, "warmup must not be negative, got %s; use 0s for no warmup or e.g. 2s", e.v.Value)
-			} else {
-				s.Warmup = d
-			}
-		}
-	}
+	p.warmup(s)
 	if e, ok := p.need(p.top, "duration", p.line, "add duration: <Go duration such as 30s>, how long each run measures"); ok {
 		if d, ok := p.duration(e); ok {
 			if d <= 0 {

@@ -29,8 +29,13 @@ type Study struct {
 	Durability []engine.Durability
 	Workload   Workload
 	Clients    []int
-	Warmup     time.Duration
-	Duration   time.Duration
+	// Warmup is how long each run warms up: exactly, or with Steady at
+	// most.
+	Warmup time.Duration
+	// Steady, when set, ends a run's warmup once its throughput is
+	// steady (warmup: {steady: 5%, window: 3s, max: 60s}).
+	Steady   *Steady
+	Duration time.Duration
 	// Repeat is the rounds to run: a fixed count, or with Adaptive the most
 	// that may run (its max).
 	Repeat int
