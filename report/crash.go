@@ -19,37 +19,48 @@ import (
 )
 
 // CrashCost is one cell of the trade-off: a placement in a durability mode
-// at a client count, under one kind of crash.
+// at a client count, under one kind of crash. `show --format json` carries
+// it as it is (crash_costs), per-run figures included, for readers that
+// phrase their own answer.
 type CrashCost struct {
-	Placement, Durability string
-	Clients               int
-	Kind                  string
+	Placement  string `json:"placement"`
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
+	Kind       string `json:"kind"`
+	// Components puts each component on its tier, for a sentence that
+	// says where the WAL was and a join with the study's tiers (durable,
+	// pmem_emulated).
+	Components map[string]string `json:"components"`
 	// Nodes is how many nodes a process crash killed; 0: all.
-	Nodes int
+	Nodes int `json:"nodes,omitempty"`
 	// Crashed counts the ok runs that crashed; Checked those whose
 	// acknowledged writes were checked.
-	Crashed, Checked int
+	Crashed int `json:"crashed"`
+	Checked int `json:"checked"`
 	// Lost and Recovery are the checked runs' lost acknowledged writes
 	// and every crashed run's recovery seconds (0 for one that did not
-	// come back is left out).
-	Lost, Recovery []float64
+	// come back is left out); Acked, run by run with Lost, how many
+	// writes each checked run had acknowledged (Lost == Acked: all lost).
+	Lost     []float64 `json:"lost"`
+	Acked    []float64 `json:"acked"`
+	Recovery []float64 `json:"recovery_s"`
 	// Unit is what Lost counts ("record fields").
-	Unit string
+	Unit string `json:"unit,omitempty"`
 	// WindowMS is the oldest lost write's age at the crash, the most of
 	// any run.
-	WindowMS float64
+	WindowMS float64 `json:"lost_window_ms"`
 	// Inconsistent are the details of runs whose engine did not come
 	// back or whose invariant broke.
-	Inconsistent []string
+	Inconsistent []string `json:"inconsistent,omitempty"`
 	// Throughput is the median of the same cell's runs without a crash,
 	// NoCrash how many there were (0: the study ran none).
-	Throughput float64
-	NoCrash    int
+	Throughput float64 `json:"throughput_no_crash"`
+	NoCrash    int     `json:"runs_no_crash"`
 	// Contradiction, when set, says how a loss contradicts the mode's
 	// promise to survive this crash.
-	Contradiction string
+	Contradiction string `json:"contradiction,omitempty"`
 	// Replayed is what the engine said its last recovery replayed.
-	Replayed string
+	Replayed string `json:"replayed,omitempty"`
 }
 
 // CrashCosts gathers the trade-off from a study's ok runs (before the
@@ -79,7 +90,7 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 		}
 		c := cells[k][r.Crash.Kind]
 		if c == nil {
-			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind, Nodes: r.Crash.Nodes}
+			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind, Nodes: r.Crash.Nodes, Components: r.Components}
 			cells[k][r.Crash.Kind] = c
 		}
 		tiers[k] = "on " + results.ComponentsText(r.Components)
@@ -125,6 +136,7 @@ func addCrash(c *CrashCost, r results.Run, tiers string) {
 	}
 	c.Checked++
 	c.Lost = append(c.Lost, float64(cr.LostAcked))
+	c.Acked = append(c.Acked, float64(cr.Acked))
 	c.WindowMS = max(c.WindowMS, cr.LostWindowMS)
 	if c.Unit == "" {
 		c.Unit = lostUnit(cr.Detail)
@@ -163,6 +175,9 @@ func (c CrashCost) Sentence() string {
 		b.WriteString("was not checked for lost writes (the workload keeps no record of them)")
 	case stats.Mean(c.Lost) == 0:
 		fmt.Fprintf(&b, "lost no acknowledged write in %d of %d runs", c.Checked, c.Checked)
+	case c.lostAll():
+		fmt.Fprintf(&b, "lost every acknowledged write of the window in %d of %d runs (%s %s on average; the oldest %s ms before the crash)",
+			c.Checked, c.Checked, figure(stats.Mean(c.Lost)), c.Unit, figure(c.WindowMS))
 	default:
 		fmt.Fprintf(&b, "lost %s acknowledged %s (mean of %d runs%s; the oldest %s ms before the crash)",
 			figure(stats.Mean(c.Lost)), c.Unit, c.Checked, ciText(stats.MeanInterval(c.Lost), figure), figure(c.WindowMS))
@@ -177,6 +192,20 @@ func (c CrashCost) Sentence() string {
 		fmt.Fprintf(&b, "; %d of %d runs came back INCONSISTENT: %s", n, c.Crashed, firstLine(c.Inconsistent[0]))
 	}
 	return b.String()
+}
+
+// lostAll reports whether every checked run lost every write it had
+// acknowledged: nothing of the window survived (a WAL on tmpfs).
+func (c CrashCost) lostAll() bool {
+	if c.Checked == 0 || len(c.Acked) != len(c.Lost) {
+		return false
+	}
+	for i, l := range c.Lost {
+		if l == 0 || l != c.Acked[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // crashName names a crash kind in a sentence, with the nodes a partial

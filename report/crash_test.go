@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -55,7 +56,48 @@ func TestCrashCosts(t *testing.T) {
 	if got, want := gone.Sentence(), "sync on p, 4 clients: a power loss left nothing to check; 1 of 1 runs came back INCONSISTENT: the engine did not come back after the crash: postgres exited; last lines of its log (its log: show --format json, runs[].crash.detail)"; got != want {
 		t.Errorf("sentence of a cell that never came back\n got %s\nwant %s", got, want)
 	}
+	all := CrashCost{Placement: "wal-ram", Durability: "sync", Clients: 4, Kind: "power", Crashed: 2, Checked: 2,
+		Lost: []float64{300, 500}, Acked: []float64{300, 500}, Unit: "record fields", WindowMS: 800}
+	if got, want := all.Sentence(), "sync on wal-ram, 4 clients: a power loss lost every acknowledged write of the window in 2 of 2 runs (400 record fields on average; the oldest 800 ms before the crash)"; got != want {
+		t.Errorf("sentence of a cell that lost everything\n got %s\nwant %s", got, want)
+	}
 	if CrashCosts(&results.Study{}, runs) != nil {
 		t.Error("a study without crash runs has a trade-off")
+	}
+}
+
+// TestJSONCarriesCrashCosts: `show --format json` carries the trade-off,
+// with each run's lost and acknowledged writes and where the components
+// were, so that an answer can be phrased from it alone.
+func TestJSONCarriesCrashCosts(t *testing.T) {
+	st := &results.Study{Placements: []results.Placement{{Name: "wal-ram"}}, Durability: []string{"sync"},
+		Clients: []int{4}, Crashes: []string{"none", "power"}}
+	comps := map[string]string{"data": "disk", "wal": "ram"}
+	runs := []results.Run{
+		{Seq: 1, Placement: "wal-ram", Durability: "sync", Clients: 4, Status: results.RunOK, ThroughputOpsS: 9000, Components: comps},
+		{Seq: 2, Placement: "wal-ram", Durability: "sync", Clients: 4, Status: results.RunOK, ThroughputOpsS: 5000, Components: comps,
+			Crash: &results.Crash{Kind: "power", Checked: true, Consistent: true, LostAcked: 70, Acked: 70, RecoveryS: 0.1,
+				Detail: "70 of 70 record fields with an acknowledged write lost it"}},
+	}
+	var js strings.Builder
+	if err := JSON(&js, st, runs); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		CrashCosts []CrashCost `json:"crash_costs"`
+	}
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.CrashCosts) != 1 {
+		t.Fatalf("crash_costs %+v, want one cell", doc.CrashCosts)
+	}
+	c := doc.CrashCosts[0]
+	if c.Kind != "power" || c.Components["wal"] != "ram" || c.Throughput != 9000 || len(c.Lost) != 1 || c.Lost[0] != 70 ||
+		len(c.Acked) != 1 || c.Acked[0] != 70 || c.Unit != "record fields" || !c.lostAll() {
+		t.Errorf("crash_costs[0] = %+v", c)
+	}
+	if !strings.Contains(js.String(), `"acked": 70`) {
+		t.Error("the run's crash record lacks acked")
 	}
 }

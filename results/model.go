@@ -451,8 +451,10 @@ type Crash struct {
 	// (a workload that writes nothing, or keeps no record, does not).
 	Checked bool `json:"checked"`
 	// LostAcked counts acknowledged writes missing after recovery, in the
-	// workload's unit (Detail names it).
+	// workload's unit (Detail names it), out of Acked: those with an
+	// acknowledged write to check (LostAcked == Acked: every one lost).
 	LostAcked int64 `json:"lost_acked"`
+	Acked     int64 `json:"acked,omitempty"`
 	// LostWindowMS is the age, at the crash, of the oldest lost
 	// acknowledged write: how far back the loss reaches.
 	LostWindowMS float64 `json:"lost_window_ms"`

@@ -187,7 +187,7 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 		c.Detail = fmt.Sprintf("the check of acknowledged writes failed on the restarted engine: %v", err)
 		return nil
 	}
-	c.Checked, c.Consistent, c.LostAcked = true, true, check.Lost
+	c.Checked, c.Consistent, c.LostAcked, c.Acked = true, true, check.Lost, check.Checked
 	if check.Lost > 0 {
 		c.LostWindowMS = float64(r.crashedAt.Sub(check.OldestLost)) / float64(time.Millisecond)
 	}

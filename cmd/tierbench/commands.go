@@ -167,7 +167,11 @@ func defaultStudy(resultsDir string, cat *catalog.Catalog) (*study.Study, error)
 	if _, err := os.Stat("/dev/shm"); err != nil {
 		return nil, errors.New("the default study needs /dev/shm for its RAM tier; write a study file with your own tiers")
 	}
-	return study.Parse("(default study)", []byte(study.DefaultYAML(ram, filepath.Join(abs, "disk-tier"))), cat)
+	src, note := study.DefaultFor(ram, filepath.Join(abs, "disk-tier"))
+	if note != "" {
+		fmt.Fprintln(os.Stderr, note)
+	}
+	return study.Parse("(default study)", []byte(src), cat)
 }
 
 func newValidateCmd() *cobra.Command {
