@@ -15,8 +15,12 @@ import (
 
 // Stat is what tierbench uses of a /proc stat file.
 type Stat struct {
+	// Comm is the command name (field 2), without its parentheses.
+	Comm string
 	// State is the state letter: R, S, D, Z, T, ...
 	State byte
+	// PPID is the parent's process ID.
+	PPID uint64
 	// Flags are the kernel's per-task flags (PF_*).
 	Flags uint64
 	// UTime and STime are CPU time in clock ticks.
@@ -41,10 +45,13 @@ func Parse(text string) (Stat, error) {
 		return Stat{}, fmt.Errorf("parse stat: no state after the command name")
 	}
 	st := Stat{State: f[0][0]}
+	if j := strings.IndexByte(text, '('); j >= 0 && j < i {
+		st.Comm = text[j+1 : i]
+	}
 	for _, x := range []struct {
 		n   int
 		dst *uint64
-	}{{9, &st.Flags}, {14, &st.UTime}, {15, &st.STime}, {22, &st.StartTicks}, {24, &st.RSSPages}} {
+	}{{4, &st.PPID}, {9, &st.Flags}, {14, &st.UTime}, {15, &st.STime}, {22, &st.StartTicks}, {24, &st.RSSPages}} {
 		if x.n-3 >= len(f) {
 			return Stat{}, fmt.Errorf("parse stat: %d fields, want at least %d", len(f)+2, x.n)
 		}
@@ -71,6 +78,10 @@ func Read(path string) (Stat, error) {
 func Of(pid int) (Stat, error) {
 	return Read(Path(pid))
 }
+
+// KernelThread is the kernel's PF_KTHREAD flag: a kernel thread, which
+// works for every process (writeback, interrupts) and is nobody's load.
+const KernelThread = 0x00200000
 
 // Path is process pid's stat file, its times those of all its threads.
 func Path(pid int) string { return "/proc/" + strconv.Itoa(pid) + "/stat" }

@@ -13,8 +13,8 @@ func TestParse(t *testing.T) {
 	}{
 		{"a command name with spaces and a parenthesis",
 			"4242 (tier (bench) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 17 5 0 0 20 0 3 0 123456 1000 250 18446744073709551615",
-			Stat{State: 'S', Flags: 4194560, UTime: 17, STime: 5, StartTicks: 123456, RSSPages: 250}, false},
-		{"a zombie", "7 (sh) Z 1 7 7 0 -1 4 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0 0", Stat{State: 'Z', Flags: 4, StartTicks: 99}, false},
+			Stat{Comm: "tier (bench) x", State: 'S', PPID: 1, Flags: 4194560, UTime: 17, STime: 5, StartTicks: 123456, RSSPages: 250}, false},
+		{"a zombie", "7 (sh) Z 1 7 7 0 -1 4 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0 0", Stat{Comm: "sh", State: 'Z', PPID: 1, Flags: 4, StartTicks: 99}, false},
 		{"cut short", "7 (sh) S 1 7", Stat{}, true},
 		{"no command name", "7 sh S", Stat{}, true},
 	} {

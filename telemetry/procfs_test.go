@@ -194,31 +194,6 @@ func TestParseCPUAndShares(t *testing.T) {
 	}
 }
 
-func TestParseProcStat(t *testing.T) {
-	// A command name with spaces and a ')' of its own.
-	line := "4242 (eng (x) ) S 1 4242 4242 0 -1 4194304 100 0 0 0 1234 567 0 0 20 0 9 0 116651 3133440 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n"
-	got, err := procfs.Parse(line)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (procfs.Stat{State: 'S', Flags: 4194304, UTime: 1234, STime: 567, StartTicks: 116651, RSSPages: 2048}); got != want {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	for _, bad := range []string{"", "4242 eng S 1", "4242 (eng) S 1 2 3", "4242 (eng) S 1 4242 4242 0 -1 4194304 100 0 0 0 x 567 0 0 20 0 9 0 1 2 3"} {
-		if _, err := procfs.Parse(bad); err == nil {
-			t.Errorf("procfs.Parse(%q): no error", bad)
-		}
-	}
-	// 150 ticks of 1/100 s in 2 s = 75% of a core; threads can exceed 100.
-	a := procfs.Stat{UTime: 100, STime: 50}
-	if got := cpuPct(a, procfs.Stat{UTime: 200, STime: 100}, 2*time.Second, 100); !near(got, 75) {
-		t.Errorf("cpuPct = %v, want 75", got)
-	}
-	if got := cpuPct(a, procfs.Stat{UTime: 400, STime: 150}, time.Second, 100); !near(got, 400) {
-		t.Errorf("cpuPct = %v, want 400", got)
-	}
-}
-
 func TestParseLiveProcFiles(t *testing.T) {
 	for path, parse := range map[string]func(string) error{
 		diskstatsPath: func(s string) error { _, err := parseDiskstats(s); return err },

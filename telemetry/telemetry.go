@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -52,6 +53,10 @@ type Config struct {
 	LoadThreads []int
 	// Interval between samples; 0 means one second.
 	Interval time.Duration
+	// Others, when set, also follows what every other process on the host
+	// took (others.go): a run measured here, not on a cluster or against
+	// a server tierbench did not start.
+	Others bool
 }
 
 // DiskSample is one interval's figures for a tier's device. Rates are per
@@ -135,6 +140,9 @@ type Summary struct {
 	// Memory is the engine's memory cgroup over the measured window, in a
 	// run with a memory limit (option memory); absent otherwise.
 	Memory *MemorySummary `json:"memory,omitempty"`
+	// Others is what processes other than tierbench's took from the host
+	// (Config.Others); absent when not followed.
+	Others *OthersSummary `json:"others,omitempty"`
 	// SyncWait is, by component (and OtherComponent), the share of the
 	// window the engine's threads spent in fsync and its kin; absent when
 	// no engine process was watched.
@@ -218,6 +226,7 @@ type Sampler struct {
 	host    hostState
 	engine  engineState
 	load    *loadState
+	others  *othersState // nil unless Config.Others
 	errs    errorLog
 	// lastAt is when the latest reading was taken: the window's end.
 	lastAt time.Duration
@@ -296,6 +305,10 @@ func Start(ctx context.Context, cfg Config) (*Sampler, error) {
 		load:     newLoadState(cfg.LoadName, cfg.LoadPIDs, cfg.LoadThreads),
 	}
 	s.resolveTiers()
+	if cfg.Others {
+		roots := append([]int{os.Getpid(), cfg.PID}, cfg.EnginePIDs...)
+		s.others = newOthersState(append(roots, cfg.LoadPIDs...))
+	}
 	s.t0 = time.Now()
 	s.read(false)
 	go s.loop(ctx)
@@ -388,6 +401,11 @@ func (s *Sampler) read(final bool) {
 		s.readEngine(minSpan)
 	}
 	s.readLoad()
+	if s.others != nil {
+		if err := s.others.read(s.since()); err != nil {
+			s.errs.add(err)
+		}
+	}
 	s.lastAt = s.since()
 }
 
@@ -529,6 +547,9 @@ func (s *Sampler) build() *Report {
 		samplerCPU = s.sync.ownCPU
 	}
 	r.Summary.LoadGen = s.load.summary(s.lastAt, s.clkTck, s.cfg.PID, samplerCPU)
+	if s.others != nil {
+		r.Summary.Others = s.others.summary(s.clkTck)
+	}
 	if s.sync != nil {
 		r.Summary.SyncWait, r.Summary.SyncSamples = s.sync.summary()
 		r.Summary.Engine.TreeCPUPct, r.Summary.Engine.CPUWaitPct = s.sync.schedPcts()
