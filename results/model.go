@@ -352,6 +352,12 @@ type Run struct {
 	Verification string `json:"verification,omitempty"`
 	// Crash is what a crash run did and found; nil for a run without one.
 	Crash *Crash `json:"crash,omitempty"`
+	// Disturbed is true when other processes took more of the host over
+	// the measured window than telemetry's thresholds allow; DisturbedBy
+	// says what they took and who (telemetry.OthersSummary.Disturbed).
+	// The run's figures stand, marked.
+	Disturbed   bool   `json:"disturbed,omitempty"`
+	DisturbedBy string `json:"disturbed_by,omitempty"`
 	// Caveats are what the engine saw in the run that changes what was
 	// measured without failing it (engine.Caveater).
 	Caveats []string `json:"caveats,omitempty"`

@@ -83,6 +83,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 	}
 	if rep := watch.stop(); rep != nil {
 		r.rec.Telemetry, r.rec.TelemetryTimeline = &rep.Summary, rep
+		r.rec.Disturbed, r.rec.DisturbedBy = rep.Summary.Others.Disturbed()
 	}
 	if m := mem.stop(); m != nil && r.rec.Telemetry != nil {
 		r.rec.Telemetry.Memory = m
@@ -168,7 +169,9 @@ func (r *run) telemetryConfig(ext driver.External) telemetry.Config {
 	if p, ok := r.db.(engine.PIDer); ok {
 		pid = p.PID()
 	}
-	cfg := telemetry.Config{Tiers: devices, Components: r.rec.Dirs, PID: pid}
+	// Other processes are this host's to judge only where tierbench
+	// started the engine: a target's server is someone else's process.
+	cfg := telemetry.Config{Tiers: devices, Components: r.rec.Dirs, PID: pid, Others: r.st.Target == ""}
 	if g, ok := r.db.(engine.ProcessGroup); ok {
 		cfg.EnginePIDs = g.EnginePIDs()
 	}

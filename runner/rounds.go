@@ -22,6 +22,19 @@ type roundPlan struct {
 	longest time.Duration
 	// stop is why no further round runs, "" while they do.
 	stop string
+	// disturbed counts the rounds with a run marked disturbed.
+	disturbed int
+}
+
+// disturbedRounds counts the rounds in which an ok run was disturbed.
+func disturbedRounds(runs []results.Run) int {
+	rounds := map[int]bool{}
+	for _, r := range runs {
+		if r.Status == results.RunOK && r.Disturbed {
+			rounds[r.Repeat] = true
+		}
+	}
+	return len(rounds)
 }
 
 func newRoundPlan(st *study.Study) *roundPlan {
@@ -85,6 +98,7 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 		return err
 	}
 	w := stats.Widest(stats.Analyze(s.rec, runs))
+	p.disturbed = disturbedRounds(runs)
 	line := fmt.Sprintf("round %d of %d-%d: ", p.rounds, a.Min, p.st.Repeat)
 	switch {
 	case !w.Found:
@@ -94,8 +108,17 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	default:
 		line += fmt.Sprintf("widest 95%% CI half-width ±%s (%s)", pct(w.HalfWidth), w.Label)
 	}
+	// A round with a disturbed run is run again, so that min rounds ran
+	// undisturbed: at most min more rounds, within max and the budget.
+	again := min(p.disturbed, a.Min)
+	if again > 0 {
+		line += fmt.Sprintf("; %d round(s) had a run disturbed by other processes", p.disturbed)
+	}
 	switch {
-	case p.rounds < a.Min:
+	case p.rounds < a.Min+again && p.rounds < p.st.Repeat && !(a.Budget > 0 && p.rounds >= a.Min && time.Since(p.began)+p.longest > a.Budget):
+		if p.rounds >= a.Min {
+			line += ": running another in its place"
+		}
 	case w.Found && w.HalfWidth <= a.Until:
 		p.stop = results.StopConverged
 		line += fmt.Sprintf("; every comparison is within ±%s: stopping", pct(a.Until))

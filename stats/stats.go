@@ -29,11 +29,14 @@ type Group struct {
 	// Series is the placement, or placement/driver when the study ran
 	// several drivers (results.Study.Series). Its JSON name stays
 	// "placement", as `show --format json` has always printed it.
-	Series           string      `json:"placement"`
-	Durability       string      `json:"durability"`
-	Clients          int         `json:"clients"`
-	N                int         `json:"n"`
-	Failed           int         `json:"failed"`
+	Series     string `json:"placement"`
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
+	N          int    `json:"n"`
+	Failed     int    `json:"failed"`
+	// Disturbed counts its ok runs marked disturbed by other processes
+	// (results.Run.Disturbed); they are among the N.
+	Disturbed        int         `json:"disturbed,omitempty"`
 	ThroughputMedian float64     `json:"throughput_median"`
 	ThroughputCI     *[2]float64 `json:"throughput_ci95"`
 	ThroughputCV     float64     `json:"throughput_cv"`
@@ -247,6 +250,9 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		case r.Status == results.RunOK:
 			g.Runs = append(g.Runs, r)
 			g.throughputs = append(g.throughputs, tp)
+			if r.Disturbed {
+				g.Disturbed++
+			}
 		default:
 			g.Failed++
 			g.Failures = append(g.Failures, r.Error)

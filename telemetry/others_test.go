@@ -3,28 +3,17 @@ package telemetry
 import (
 	"context"
 	"os/exec"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/testenv"
 )
 
 // TestOthersSeeABusyNeighbour: a busy loop outside tierbench's processes
 // counts as another process's load, and the run it ran beside is
 // disturbed; the same loop as a child of tierbench's is tierbench's own.
 func TestOthersSeeABusyNeighbour(t *testing.T) {
-	// Started by a shell that exits at once, the loop is nobody's child
-	// of ours.
-	out, err := exec.Command("sh", "-c", `sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $!`).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	neighbour, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("pid %q: %v", out, err)
-	}
-	defer syscall.Kill(neighbour, syscall.SIGKILL)
+	neighbour := testenv.BusyNeighbour(t)
 	own := exec.Command("sh", "-c", "while :; do :; done")
 	if err := own.Start(); err != nil {
 		t.Fatal(err)
