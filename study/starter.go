@@ -95,7 +95,7 @@ func Starter(cat Catalog, name string) (string, error) {
 		fmt.Fprintf(&b, "  %s: %s\n", p[0], p[1])
 	}
 	fmt.Fprintf(&b, "clients: [%s]\n", strings.Join(clients, ", "))
-	b.WriteString("warmup: 2s\nduration: 10s\nrepeat: 3\n")
+	b.WriteString("warmup: 1s\nduration: 5s\nrepeat: 3\n")
 	return Commented(b.String(), spec), nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/report"
@@ -87,6 +88,11 @@ func newRunCmd() *cobra.Command {
 			if errors.As(err, &left) {
 				return badInput(err)
 			}
+			if err != nil && sum == nil && cmd.Context().Err() == nil {
+				// The study stopped before its first run (its tiers could
+				// not be made): nothing was measured, nothing stored.
+				return &exitError{code: exitNothingMeasured, err: fmt.Errorf("%w; nothing was measured", err)}
+			}
 			if err != nil {
 				return err
 			}
@@ -104,6 +110,8 @@ func newRunCmd() *cobra.Command {
 			switch {
 			case sum.Interrupted:
 				return &exitError{code: exitInterrupt, err: errors.New("interrupted: the runs that finished are stored")}
+			case !anyMeasured(runs):
+				return &exitError{code: exitNothingMeasured, err: fmt.Errorf("nothing was measured: all %d runs failed before their measured window; their errors are above (tierbench show %s --format csv lists them)", sum.Failed, sum.Study.ID)}
 			case sum.Failed > 0:
 				return &exitError{code: exitRunsFailed, err: fmt.Errorf("%d of %d runs failed", sum.Failed, sum.OK+sum.Failed)}
 			}
@@ -114,6 +122,23 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep each run's folders on the tiers instead of removing them")
 	cmd.Flags().StringVar(&resume, "resume", "", "take up an interrupted study: run only its cells without an ok run, into the same study")
 	return cmd
+}
+
+// anyMeasured reports whether any run reached its measured window: an ok
+// run, or a failed one that measured operations or time there before it
+// failed. A study without one has no figure to show.
+func anyMeasured(runs []results.Run) bool {
+	for _, r := range runs {
+		if r.Status == results.RunOK || r.Ops > 0 || r.DurationS > 0 {
+			return true
+		}
+		for _, iv := range r.Timeline {
+			if iv.Phase == string(driver.Measured) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // resumeStudy finds an interrupted study to resume and its study text: the
@@ -233,18 +258,23 @@ func newListCmd() *cobra.Command {
 	var resultsDir string
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List stored studies, newest first",
+		Short: "List stored studies, newest first (exit 4 when there are none)",
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := results.OpenExisting(resultsDir)
+			dir := absResults(resultsDir)
+			store, err := results.OpenExisting(dir)
 			if err != nil {
-				return badInput(err)
+				return storedOrBad(err)
 			}
 			defer store.Close()
 			studies, err := store.Studies(cmd.Context())
 			if err != nil {
 				return err
 			}
+			if len(studies) == 0 {
+				return &exitError{code: exitNothingStored, err: fmt.Errorf("no studies in %s yet: run one with `tierbench run`, or pass --results DIR", dir)}
+			}
+			fmt.Printf("studies in %s, newest first:\n", dir)
 			report.List(os.Stdout, studies)
 			return nil
 		},
@@ -253,11 +283,20 @@ func newListCmd() *cobra.Command {
 	return cmd
 }
 
+// absResults is the results folder as messages name it: absolute, so a
+// command run from another folder says where it looked.
+func absResults(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
+}
+
 func newShowCmd() *cobra.Command {
 	var resultsDir, format string
 	cmd := &cobra.Command{
 		Use:   "show [STUDY_ID|latest]",
-		Short: "Show a stored study: per durability and clients, each placement's throughput and ratio to the baseline",
+		Short: "Show a stored study: per durability and clients, each placement's throughput and ratio to the baseline (exit 4 when none is stored)",
 		Args:  args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if format != "table" && format != "json" && format != "csv" {
@@ -274,7 +313,11 @@ func newShowCmd() *cobra.Command {
 			case "csv":
 				return results.WriteCSV(os.Stdout, runs)
 			}
-			return report.Show(os.Stdout, st, runs)
+			if err := report.Show(os.Stdout, st, runs); err != nil {
+				return err
+			}
+			fmt.Printf("\nstored in %s (tierbench list shows every study there)\n", store.Dir())
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")
@@ -284,11 +327,20 @@ func newShowCmd() *cobra.Command {
 
 func newWorkloadsCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "workloads",
-		Short: "List workloads and their parameters, and the drivers that can run them",
-		Args:  args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
+		Use:   "workloads [NAME]",
+		Short: "List workloads and their parameters, and the drivers that can run them (with NAME: that workload alone)",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(_ *cobra.Command, a []string) error {
 			cat := catalog.Default()
+			if len(a) == 1 {
+				w, ok := cat.Workload(a[0])
+				if !ok {
+					return badInput(fmt.Errorf("unknown workload %q: the workloads are %s; see `tierbench workloads`", a[0], strings.Join(cat.WorkloadNames(), ", ")))
+				}
+				fmt.Print(workload.Describe(w))
+				fmt.Println(workloadFits(cat, w))
+				return nil
+			}
 			for _, n := range cat.WorkloadNames() {
 				w, _ := cat.Workload(n)
 				fmt.Println(workload.Describe(w))
@@ -305,16 +357,54 @@ func newWorkloadsCmd() *cobra.Command {
 	}
 }
 
+// workloadFits says which engines serve workload w's data model and which
+// standard tools can drive it, for `workloads NAME`.
+func workloadFits(cat *catalog.Catalog, w workload.Spec) string {
+	var engines []string
+	for _, n := range cat.EngineNames() {
+		if s, ok := cat.EngineSpec(n); ok && (w.Model == "" || len(s.Models) == 0 || s.Serves(w.Model)) {
+			engines = append(engines, n)
+		}
+	}
+	drivers := []string{}
+	if w.Driver == "" {
+		drivers = append(drivers, tool.Builtin)
+	}
+	for _, n := range cat.ToolNames() {
+		t, _ := cat.Tool(n)
+		var with []string
+		for _, e := range engines {
+			if t.Check != nil && t.Check(e, w.Name) == nil {
+				with = append(with, e)
+			}
+		}
+		if len(with) > 0 {
+			drivers = append(drivers, fmt.Sprintf("%s (with %s)", t.Name, strings.Join(with, ", ")))
+		}
+	}
+	return fmt.Sprintf("    engines: %s\n    drivers: %s", strings.Join(engines, ", "), strings.Join(drivers, ", "))
+}
+
 func newEnginesCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "engines",
-		Short: "List engines with their components, durability modes and options",
-		Args:  args(cobra.NoArgs),
-		RunE: func(*cobra.Command, []string) error {
+		Use:   "engines [NAME]",
+		Short: "List engines with their components, durability modes and options (with NAME: that engine alone)",
+		Args:  args(cobra.MaximumNArgs(1)),
+		RunE: func(_ *cobra.Command, a []string) error {
 			cat := catalog.Default()
-			for _, n := range cat.EngineNames() {
+			names := cat.EngineNames()
+			if len(a) == 1 {
+				if _, ok := cat.EngineSpec(a[0]); !ok {
+					return badInput(fmt.Errorf("unknown engine %q: the engines are %s; see `tierbench engines`", a[0], strings.Join(names, ", ")))
+				}
+				names = a
+			}
+			for i, n := range names {
 				s, _ := cat.EngineSpec(n)
-				fmt.Println(engine.Describe(s))
+				if i > 0 {
+					fmt.Println()
+				}
+				fmt.Print(engine.Describe(s))
 			}
 			return nil
 		},
@@ -332,9 +422,9 @@ func newCompareCmd() *cobra.Command {
 			if format != "table" && format != "json" {
 				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
 			}
-			store, err := results.OpenExisting(resultsDir)
+			store, err := results.OpenExisting(absResults(resultsDir))
 			if err != nil {
-				return badInput(err)
+				return storedOrBad(err)
 			}
 			defer store.Close()
 			base, contenders, err := compareSides(cmd.Context(), store, a, placements, durability, force)
@@ -370,10 +460,7 @@ func compareSides(ctx context.Context, store *results.Store, refs []string, plac
 	load := func(ref string) (*results.Study, []results.Run, error) {
 		st, err := store.Study(ctx, ref)
 		if err != nil {
-			if errors.Is(err, results.ErrNoStudy) {
-				return nil, nil, badInput(err)
-			}
-			return nil, nil, err
+			return nil, nil, storedOrBad(err)
 		}
 		runs, err := store.Runs(ctx, st.ID)
 		st, runs = results.SeriesView(st, runs) // placement/driver pairs are placements here
@@ -559,15 +646,15 @@ func newProbeCmd() *cobra.Command {
 
 // loadStudy opens the results store and loads the study named by args
 // (an id, an id prefix or "latest"; none means latest) with its runs. The
-// caller closes the store.
+// caller closes the store. Nothing stored exits 4, an ambiguous id 2.
 func loadStudy(ctx context.Context, resultsDir string, args []string) (*results.Store, *results.Study, []results.Run, error) {
 	ref := "latest"
 	if len(args) == 1 {
 		ref = args[0]
 	}
-	store, err := results.OpenExisting(resultsDir)
+	store, err := results.OpenExisting(absResults(resultsDir))
 	if err != nil {
-		return nil, nil, nil, badInput(err)
+		return nil, nil, nil, storedOrBad(err)
 	}
 	st, err := store.Study(ctx, ref)
 	if err == nil {
@@ -577,8 +664,5 @@ func loadStudy(ctx context.Context, resultsDir string, args []string) (*results.
 		}
 	}
 	store.Close()
-	if errors.Is(err, results.ErrNoStudy) {
-		return nil, nil, nil, badInput(err)
-	}
-	return nil, nil, nil, err
+	return nil, nil, nil, storedOrBad(err)
 }

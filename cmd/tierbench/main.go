@@ -9,20 +9,30 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 )
 
-// Exit codes.
+// Exit codes, documented in README.md and docs/runs-and-results.md.
 const (
 	exitOK         = 0
 	exitRunsFailed = 1
 	exitBadInput   = 2
-	exitInterrupt  = 130
+	// exitNothingMeasured: run measured nothing (its tiers could not be
+	// made, or every run failed before its measured window), which a
+	// script must not take for "some runs failed".
+	exitNothingMeasured = 3
+	// exitNothingStored: list, show, report and compare found no study in
+	// the results folder (none there, or no such id).
+	exitNothingStored = 4
+	exitInterrupt     = 130
 )
 
 // exitError carries an exit code to main.
@@ -36,6 +46,19 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // badInput marks an error as the user's to fix (exit 2).
 func badInput(err error) error { return &exitError{code: exitBadInput, err: err} }
+
+// storedOrBad maps a failed look-up in the results store: nothing stored
+// (no store, no study, no such id: exit 4), an ambiguous id (exit 2), or
+// the error as it is.
+func storedOrBad(err error) error {
+	switch {
+	case errors.Is(err, results.ErrAmbiguous):
+		return badInput(err)
+	case errors.Is(err, results.ErrNoStudy):
+		return &exitError{code: exitNothingStored, err: err}
+	}
+	return err
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -79,9 +102,11 @@ client counts and durability modes, stores every run, and compares every
 placement with the baseline.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       hostenv.Version(),
 	}
+	root.SetVersionTemplate(fmt.Sprintf("tierbench {{.Version}} (%s, %s/%s)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd(), newInitCmd())
 	return root
 }
 

@@ -28,6 +28,13 @@ func newReportCmd() *cobra.Command {
 			if format != "html" && format != "markdown" {
 				return badInput(fmt.Errorf("unknown --format %q: use html or markdown", format))
 			}
+			if out != "" {
+				f, err := outputFormat(out, format, cmd.Flags().Changed("format"))
+				if err != nil {
+					return badInput(err)
+				}
+				format = f
+			}
 			if clients < 0 {
 				return badInput(fmt.Errorf("--clients %d is negative: give a client count the study ran, or leave it out for the largest", clients))
 			}
@@ -60,10 +67,31 @@ func newReportCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default tierbench-report-<study id>.html or .md)")
-	cmd.Flags().StringVar(&format, "format", "html", "html (one self-contained file) or markdown (with SVG charts in a folder beside it)")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default tierbench-report-<study id>.html or .md); .html/.htm or .md/.markdown sets the format")
+	cmd.Flags().StringVar(&format, "format", "html", "html (one self-contained file) or markdown (with SVG charts in a folder beside it); default: from -o's extension, else html")
 	cmd.Flags().IntVar(&clients, "clients", 0, "client count for the verdicts and the latency chart (default: the largest)")
 	return cmd
+}
+
+// formatByExt is the report format each output file extension means.
+var formatByExt = map[string]string{".html": "html", ".htm": "html", ".md": "markdown", ".markdown": "markdown"}
+
+// outputFormat is the format of a report written to out: the one its
+// extension means, which an explicit --format must agree with, or, for
+// another extension, the --format given. A file whose name says one
+// format and holds another would open wrongly, so both are refused.
+func outputFormat(out, format string, explicit bool) (string, error) {
+	ext := strings.ToLower(filepath.Ext(out))
+	byExt, known := formatByExt[ext]
+	switch {
+	case known && explicit && byExt != format:
+		return "", fmt.Errorf("-o %s is a %s file name but --format is %s: name the file %s, or drop --format", out, byExt, format, strings.TrimSuffix(out, filepath.Ext(out))+map[string]string{"html": ".html", "markdown": ".md"}[format])
+	case known:
+		return byExt, nil
+	case explicit:
+		return format, nil
+	}
+	return "", fmt.Errorf("-o %s: cannot tell the report's format from its name; end it in .html or .md, or give --format html or --format markdown", out)
 }
 
 // checkOutputDir refuses an output file whose folder does not exist (or is
