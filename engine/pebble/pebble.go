@@ -58,7 +58,7 @@ func (Engine) Spec() engine.Spec {
 		},
 		Options: []setting.Setting{
 			{Name: optCache, Kind: setting.Size, Memory: true, Default: "64MiB", Doc: "block cache size"},
-			{Name: optMemtable, Kind: setting.Size, Memory: true, Default: "4MiB", Doc: "memtable size (Options.MemTableSize)"},
+			{Name: optMemtable, Kind: setting.Size, Memory: true, Default: "4MiB", Min: "64KiB", Doc: "memtable size (Options.MemTableSize); a much smaller one cannot hold a commit beside its skiplists and Pebble stops on an assertion (1B did, in every run)"},
 			{Name: optL0CompactionThreshold, Kind: setting.Int, Default: "4", Min: "1", Doc: "L0 file count that triggers compaction"},
 		},
 	}
