@@ -276,6 +276,13 @@ func TestRunTinyStudyEndToEnd(t *testing.T) {
 	} else if svgs, _ := filepath.Glob(filepath.Join(work, "report-charts", "*.svg")); len(svgs) == 0 {
 		t.Error("the Markdown report wrote no SVG charts")
 	}
+	// The format follows the file's name: .markdown is Markdown without --format.
+	byName := filepath.Join(work, "by-name.markdown")
+	if r = tierbench(t, "report", "--results", resultsDir, "-o", byName); r.code != 0 {
+		t.Errorf("report -o %s: exit %d\n%s", byName, r.code, r.stderr)
+	} else if svgs, _ := filepath.Glob(filepath.Join(work, "by-name-charts", "*.svg")); len(svgs) == 0 {
+		t.Error("report -o FILE.markdown wrote no Markdown charts")
+	}
 
 	// A study with another record count is refused by compare unless --force.
 	other := writeStudy(t, t.TempDir(), strings.NewReplacer("records: 2000", "records: 1000", "clients: [1, 4]", "clients: [1]",
@@ -292,11 +299,11 @@ func TestRunTinyStudyEndToEnd(t *testing.T) {
 	}
 
 	r = tierbench(t, "list", "--results", resultsDir)
-	if r.code != 0 || !strings.Contains(r.stdout, s.ID) {
+	if r.code != 0 || !strings.Contains(r.stdout, s.ID) || !strings.Contains(r.stdout, "studies in "+resultsDir) {
 		t.Errorf("list: exit %d\n%s", r.code, r.stdout)
 	}
 	r = tierbench(t, "show", s.ID[:len(s.ID)-2], "--results", resultsDir)
-	if r.code != 0 || !strings.Contains(r.stdout, "wal-ram") {
+	if r.code != 0 || !strings.Contains(r.stdout, "wal-ram") || !strings.Contains(r.stdout, "stored in "+resultsDir) {
 		t.Errorf("show by id prefix: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
