@@ -1,14 +1,386 @@
 package report
 
 import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 )
 
 // answerLines is the study's answer, first in `show`, at the end of `run`
-// and on the report's first screen: one line per question, each with its
-// ratio, CI and verdict and every qualification that changes what a
-// reader should do.
-func answerLines(st *results.Study, a *stats.Analysis, runs []results.Run) []string {
-	return Verdicts(st, a, 0)
+// and on the report's first screen: one line per question (each placement
+// against its baseline in each durability mode, each durability trade-off,
+// each swept value), each with its ratio, CI and verdict and, in the same
+// sentence, what changes what a reader should do: the tier is not
+// durable, what a power loss cost there, p99 rose while throughput did.
+// Then, once, what qualifies every line: the precision asked and not
+// reached, disturbed runs, a warmup that never settled, and how many
+// comparisons the verdicts were guarded over. st and runs are the series
+// view (results.SeriesView); crashes the trade-off (CrashCosts).
+func answerLines(st *results.Study, a *stats.Analysis, runs []results.Run, crashes []CrashCost) []string {
+	cs := st.Clients
+	var out []string
+	for _, d := range st.Durability {
+		for _, p := range st.Placements {
+			if st.IsBaseline(p) || crashVariant(p) {
+				continue
+			}
+			if line := placementAnswer(st, a, p, d, cs, crashes); line != "" {
+				out = append(out, line)
+			}
+		}
+	}
+	out = append(out, durabilityVerdicts(st, a, cs)...)
+	out = append(out, sweepVerdicts(st, a, cs)...)
+	if len(out) == 0 {
+		out = append(out, onlyBaselineAnswer(st, a))
+	}
+	return append(out, qualifications(st, a, runs)...)
+}
+
+// crashVariant reports whether series p ran with a crash: its throughput
+// ends at the crash, so the crash trade-off answers for it, not a ratio.
+func crashVariant(p results.Placement) bool {
+	return slices.ContainsFunc(p.Settings, func(s string) bool {
+		return strings.HasPrefix(s, results.CrashDim+"=") && s != results.CrashDim+"=none"
+	})
+}
+
+// placementAnswer is one placement's line in durability d: its
+// baselineVerdicts sentence, then what it risks and what it costs in
+// tail latency.
+func placementAnswer(st *results.Study, a *stats.Analysis, p results.Placement, d string, cs []int, crashes []CrashCost) string {
+	base := st.BaselineOf(p)
+	var pts []atCount
+	for _, c := range cs {
+		if g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: c}); g != nil {
+			pts = append(pts, atCount{clients: c, cmp: g, base: a.Group(stats.Key{Series: base, Durability: d, Clients: c})})
+		}
+	}
+	if len(pts) == 0 {
+		return ""
+	}
+	prefix := durabilityPhrase(d) + ", "
+	if baselineNeverRan(pts) {
+		return fmt.Sprintf("%s%s: there is nothing to compare: the baseline %s has %s.", prefix, p.Name, base, pts[0].base.NoRunText())
+	}
+	line := prefix + p.Name + " " + span(pts, verb(st)+" ", " the "+throughputNoun(st)+" of "+base)
+	var also []string
+	if nd := notDurableText(st, p); nd != "" {
+		also = append(also, nd)
+	}
+	if c := powerLossText(p, d, crashes); c != "" {
+		also = append(also, c)
+	}
+	if t := tailText(pts); t != "" {
+		also = append(also, t)
+	}
+	if len(also) > 0 {
+		line += "; " + strings.Join(also, "; ")
+	}
+	return line + "."
+}
+
+// notDurableText names the components of p on tiers that are not
+// durable: "not durable: its wal is on ram (tmpfs), which a power cut
+// empties". A persistent-memory-like tier says what its durability rests
+// on.
+func notDurableText(st *results.Study, p results.Placement) string {
+	var lost, pmem []string
+	for _, c := range sortedKeys(p.Components) {
+		t, ok := st.Tiers[p.Components[c]]
+		switch {
+		case !ok:
+		case !t.Durable:
+			lost = append(lost, fmt.Sprintf("its %s is on %s (%s)", c, p.Components[c], t.FSType))
+		case t.PmemEmulated:
+			pmem = append(pmem, fmt.Sprintf("its %s is on %s, RAM made durable by tierbench's power-loss layer", c, p.Components[c]))
+		}
+	}
+	var parts []string
+	if len(lost) > 0 {
+		parts = append(parts, "not durable: "+strings.Join(lost, " and ")+", which a power cut empties")
+	}
+	if len(pmem) > 0 {
+		parts = append(parts, strings.Join(pmem, " and ")+" (emulated)")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// powerLossText says what a power loss cost placement p in durability d,
+// over the client counts the study crashed it at: "on a power loss it
+// lost nothing acknowledged (6 runs)", "... lost every acknowledged
+// write", "... did not come back".
+func powerLossText(p results.Placement, d string, crashes []CrashCost) string {
+	name := p.Of
+	if name == "" {
+		name = p.Name
+	}
+	var runs, checked, inconsistent int
+	var lost, acked float64
+	all := true
+	for _, c := range crashes {
+		if c.Placement != name || c.Durability != d || c.Kind != "power" {
+			continue
+		}
+		runs += c.Crashed
+		checked += c.Checked
+		inconsistent += len(c.Inconsistent)
+		for i := range c.Lost {
+			lost += c.Lost[i]
+			acked += c.Acked[i]
+		}
+		all = all && c.lostAll()
+	}
+	switch {
+	case runs == 0:
+		return ""
+	case inconsistent == runs:
+		return fmt.Sprintf("on a power loss the database did not come back (%d of %d runs)", inconsistent, runs)
+	case checked == 0:
+		return fmt.Sprintf("a power loss was survived in %d of %d runs, its acknowledged writes not checked", runs-inconsistent, runs)
+	case lost == 0 && inconsistent == 0:
+		return fmt.Sprintf("on a power loss nothing acknowledged was lost (%d runs)", checked)
+	case all:
+		return fmt.Sprintf("on a power loss every acknowledged write of the window was lost (%d runs)", checked)
+	}
+	s := fmt.Sprintf("on a power loss %s of %s acknowledged writes were lost (%d runs)", figure(lost), figure(acked), checked)
+	if inconsistent > 0 {
+		s += fmt.Sprintf(", %d did not come back", inconsistent)
+	}
+	return s
+}
+
+// tailText says where the throughput was better but the median p99 over
+// rounds was worse than the baseline's by more than a tenth (not a judged
+// comparison: said so), or "".
+func tailText(pts []atCount) string {
+	var worse []string
+	for _, p := range pts {
+		if p.cmp.Verdict != stats.Better || p.base == nil || p.base.N == 0 || p.cmp.P99Median <= 1.1*p.base.P99Median {
+			continue
+		}
+		worse = append(worse, fmt.Sprintf("%s at %s against %s", hist.FormatMicros(p.cmp.P99Median), clientsText(p.clients), hist.FormatMicros(p.base.P99Median)))
+	}
+	if len(worse) == 0 {
+		return ""
+	}
+	return "but its p99 is higher: " + strings.Join(worse, ", ") + " (medians over rounds, not judged)"
+}
+
+// onlyBaselineAnswer is the answer of a study that compares nothing: its
+// one placement's figure at each durability and client count.
+func onlyBaselineAnswer(st *results.Study, a *stats.Analysis) string {
+	var parts []string
+	for _, g := range a.Groups {
+		if g.N == 0 {
+			parts = append(parts, fmt.Sprintf("%s %s at %s: %s", g.Series, g.Durability, clientsText(g.Clients), g.NoRunText()))
+			continue
+		}
+		ci := ""
+		if g.ThroughputCI != nil {
+			ci = fmt.Sprintf(" [%s-%s]", figure(g.ThroughputCI[0]), figure(g.ThroughputCI[1]))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s at %s: %s%s %s", g.Series, g.Durability, clientsText(g.Clients), figure(g.ThroughputMedian), ci, st.ThroughputUnit()))
+	}
+	return "Nothing is compared (one placement): " + strings.Join(parts, "; ") + "."
+}
+
+// qualifications are the lines under the answer that qualify all of it.
+func qualifications(st *results.Study, a *stats.Analysis, runs []results.Run) []string {
+	var out []string
+	if p := precisionText(st, a, runs); p != "" {
+		out = append(out, p)
+	}
+	if d := disturbedText(st, runs); d != "" {
+		out = append(out, d)
+	}
+	if w := warmupText(st, runs); w != "" {
+		out = append(out, w)
+	}
+	if f := familyText(a); f != "" {
+		out = append(out, f)
+	}
+	return out
+}
+
+// precisionText says, for an adaptive study that stopped short of the
+// precision it asked, how far it got and what reaching it would take.
+func precisionText(st *results.Study, a *stats.Analysis, runs []results.Run) string {
+	plan := st.RepeatPlan
+	if plan == nil {
+		return ""
+	}
+	w := stats.Widest(a)
+	if !w.Found || w.HalfWidth <= plan.Until {
+		return ""
+	}
+	asked := pctText1(plan.Until)
+	s := fmt.Sprintf("Precision NOT reached: ±%s was asked; ", asked)
+	if math.IsInf(w.HalfWidth, 1) {
+		s += fmt.Sprintf("%s has no interval yet (%d paired rounds)", w.Label, w.Pairs)
+	} else {
+		s += fmt.Sprintf("the widest 95%% CI is ±%s (%s) after %d rounds", pctText1(w.HalfWidth), w.Label, st.RoundsRun())
+	}
+	s += stopText(st)
+	if more := stats.RoundsToReach(w.HalfWidth, w.Pairs, plan.Until); more > 0 {
+		s += fmt.Sprintf("; about %d more round%s", more, plural(more))
+		if per := roundTime(runs, st.RoundsRun()); per > 0 {
+			s += fmt.Sprintf(" (about %s)", minutes(per*float64(more)))
+		}
+		s += " would reach it"
+	}
+	return s + "."
+}
+
+// stopText is why an adaptive study stopped, for the precision line.
+func stopText(st *results.Study) string {
+	switch st.StopReason {
+	case results.StopBudget:
+		return ", stopped by its time budget"
+	case results.StopMax:
+		return ", its most rounds"
+	case results.StopInterrupted:
+		return ", interrupted"
+	}
+	return ""
+}
+
+// roundTime is the mean seconds a round took, from the runs' own start
+// and end (setup and load included).
+func roundTime(runs []results.Run, rounds int) float64 {
+	if rounds == 0 {
+		return 0
+	}
+	total := 0.0
+	for _, r := range runs {
+		if !r.FinishedAt.IsZero() && r.FinishedAt.After(r.StartedAt) {
+			total += r.FinishedAt.Sub(r.StartedAt).Seconds()
+		}
+	}
+	return total / float64(rounds)
+}
+
+// minutes prints seconds as "40 s" or "7 min".
+func minutes(s float64) string {
+	if s < 90 {
+		return fmt.Sprintf("%.0f s", s)
+	}
+	return fmt.Sprintf("%.0f min", s/60)
+}
+
+// disturbedText says how many ok runs other processes disturbed, the
+// worst, and what was done about them.
+func disturbedText(st *results.Study, runs []results.Run) string {
+	ok, n := 0, 0
+	var worst *results.Run
+	rounds := map[int]bool{}
+	for i, r := range runs {
+		if r.Status != results.RunOK {
+			continue
+		}
+		ok++
+		if !r.Disturbed {
+			continue
+		}
+		n++
+		rounds[r.Repeat] = true
+		if worst == nil || othersPct(r) > othersPct(*worst) {
+			worst = &runs[i]
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("%d of %d runs were DISTURBED by other processes (the worst, run %d: %s); their figures are kept and marked", n, ok, worst.Seq, worst.DisturbedBy)
+	if plan := st.RepeatPlan; plan != nil {
+		again := min(len(rounds), plan.Min)
+		s += fmt.Sprintf(", and up to %d round%s ran in their rounds' place", again, plural(again))
+	}
+	return s + "; a quiet machine gives figures that need no such caution."
+}
+
+// othersPct is the share of the host other processes took in run r.
+func othersPct(r results.Run) float64 {
+	if r.Telemetry == nil || r.Telemetry.Others == nil {
+		return 0
+	}
+	return r.Telemetry.Others.HostPct
+}
+
+// warmupText says, under a steady-state warmup, how long the runs warmed
+// up and how many never settled.
+func warmupText(st *results.Study, runs []results.Run) string {
+	rule := st.WarmupRule
+	if rule == nil {
+		return ""
+	}
+	var took []float64
+	unsteady := 0
+	for _, r := range runs {
+		if r.Status != results.RunOK || r.WarmupSteady == nil {
+			continue
+		}
+		took = append(took, r.WarmupS)
+		if !*r.WarmupSteady {
+			unsteady++
+		}
+	}
+	if len(took) == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Warmup until each second's throughput stayed within ±%s over %gs: runs took %s-%s s (median %s s)",
+		pctText1(rule.Steady), rule.WindowS, figure(slices.Min(took)), figure(slices.Max(took)), figure(stats.Median(took)))
+	if unsteady > 0 {
+		s += fmt.Sprintf("; %d of %d never steady within %gs, their windows measured a moving series", unsteady, len(took), st.WarmupS)
+	}
+	return s + "."
+}
+
+// familyText says once how many comparisons the verdicts were guarded
+// over, and how.
+func familyText(a *stats.Analysis) string {
+	s := a.Summary()
+	if s.Judged == 0 {
+		return ""
+	}
+	var kinds []string
+	for _, k := range []string{stats.KindPlacement, stats.KindDurability, stats.KindSweep, stats.KindLoadCPU} {
+		if n := s.ByKind[k]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%d %s", n, kindName(k)))
+		}
+	}
+	return fmt.Sprintf("%d comparisons judged (%s): better or worse means significant at 5%% after Holm's adjustment over all of them "+
+		"(%d are; %d would be at 5%% each).", s.Judged, strings.Join(kinds, ", "), s.Decided, s.RawDecided)
+}
+
+// kindName names a kind of comparison for a reader.
+func kindName(k string) string {
+	switch k {
+	case stats.KindLoadCPU:
+		return "load generator CPU per op"
+	case stats.KindSweep:
+		return "swept value"
+	}
+	return k
+}
+
+// pctText1 prints a fraction as a percentage, "5%" or "54.9%".
+func pctText1(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -126,7 +126,7 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 	if !any {
 		return
 	}
-	fmt.Fprintln(w, "\nCPU over the measured window, % of one core (medians over rounds); per op: the load generator's CPU per operation, and its ratio to the baseline series', paired by round [95% CI] with its verdict (lower is better):")
+	fmt.Fprintln(w, "\n"+wrap("CPU over the measured window, % of one core (medians over rounds); per op: the load generator's CPU per operation, and its ratio to the baseline series', paired by round [95% CI] with its verdict (lower is better):", showWidth, "", ""))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  durability\tclients\tseries\tengine\tload generator\tper op\tper op vs baseline")
 	for _, r := range rows {
@@ -134,7 +134,7 @@ func cpuTable(w io.Writer, st *results.Study, a *stats.Analysis) {
 	}
 	tw.Flush()
 	if lanes {
-		fmt.Fprintln(w, "  tierbench's lanes: the threads its clients ran on, without the rest of its process (telemetry, progress), which a standard tool's figure does not carry either")
+		fmt.Fprintln(w, wrap("tierbench's lanes: the threads its clients ran on, without the rest of its process (telemetry, progress), which a standard tool's figure does not carry either", showWidth, "  ", "    "))
 	}
 }
 

@@ -168,7 +168,7 @@ func buildDoc(in Input) (*doc, error) {
 	}
 	d := &doc{
 		Title:    "Study " + b.st.Name,
-		Answer:   answerLines(b.st, b.a, in.Runs),
+		Answer:   answerLines(b.st, b.a, in.Runs, crashes),
 		Facts:    b.facts(),
 		Question: b.question(),
 		Clients:  b.clients,
@@ -573,6 +573,7 @@ const pageHTML = `<!DOCTYPE html>
 body{margin:0;background:#fafafa;color:#1d1d1f;font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}
 main{max-width:1180px;margin:0 auto;padding:20px 28px 64px;background:#fff}
 h1{font-size:26px;margin:0 0 10px}
+h1,h2,h3,p,li,figcaption{overflow-wrap:anywhere}
 .answer{border-left:5px solid #1f77b4;background:#f5f9fd;padding:6px 16px 4px;margin:0 0 12px}
 .answer-lines{margin:6px 0;padding-left:20px}
 .answer-lines li{font-size:16px;font-weight:600;margin:4px 0}

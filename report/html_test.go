@@ -33,7 +33,7 @@ func TestHTMLReportContents(t *testing.T) {
 		}
 	}
 	view, viewRuns := results.SeriesView(f.st, stats.Explain(f.st, f.runs))
-	lines := answerLines(view, in.Analysis, viewRuns)
+	lines := answerLines(view, in.Analysis, viewRuns, CrashCosts(f.st, f.runs))
 	if len(lines) == 0 {
 		t.Fatal("the fixture has no answer lines")
 	}

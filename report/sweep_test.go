@@ -61,7 +61,7 @@ func TestSweptOptionIsComparedWithinAndAcross(t *testing.T) {
 	if err := Show(&b, f.st, f.runs); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "vs all-disk heap=2g") {
+	if !strings.Contains(b.String(), "vs baseline") || !strings.Contains(b.String(), "baseline: all-disk, in the same heap") {
 		t.Errorf("show's table does not compare within the heap:\n%s", b.String())
 	}
 }

@@ -18,22 +18,41 @@ import (
 	"github.com/tierbench/tierbench/stats"
 )
 
-// Show writes the study header, its tiers, and per durability and client
-// count the throughput and p99 of each placement with its ratio to the baseline.
+// ShowOptions shape `show`'s text.
+type ShowOptions struct {
+	// Wide adds every column (intervals of each figure, p50, rounds, raw
+	// and adjusted p); without it the tables fit 120 columns.
+	Wide bool
+}
+
+// Show writes the study's answer, then what it rests on: the header, its
+// tiers and placements, one row per placement, durability and client
+// count, and the tables and notes behind them.
 func Show(w io.Writer, st *results.Study, runs []results.Run) error {
+	return ShowWith(w, st, runs, ShowOptions{})
+}
+
+// ShowWith is Show with options.
+func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOptions) error {
 	drivers := DriverText(st)
 	crashes := CrashCosts(st, runs)
 	runs = stats.Explain(st, runs)
 	st, runs = results.SeriesView(st, runs)
+	a := stats.Analyze(st, runs)
 	fmt.Fprintf(w, "study %s  %q  status %s\n", st.ID, st.Name, st.Status)
 	fmt.Fprintf(w, "engine %s (%s), workload %s, %s\n", st.Engine, orDash(st.EngineVersion), st.Workload, drivers)
+	fmt.Fprintln(w, "\nanswer:")
+	for _, l := range answerLines(st, a, runs, crashes) {
+		fmt.Fprintln(w, wrap(l, showWidth, "  ", "    "))
+	}
+	fmt.Fprintln(w)
 	if st.Target != "" {
 		fmt.Fprintf(w, "target %s: a server tierbench did not start; placements and durability are as the study states them, not applied\n", st.Target)
 	}
 	if st.Platform != "" {
 		fmt.Fprintf(w, "ran on %s; telemetry there is the pods' CPU and memory from the kubelets, with no device I/O or fsync waits\n", st.Platform)
 	}
-	fmt.Fprintf(w, "  %s\n", params(st.WorkloadParams))
+	fmt.Fprintln(w, wrap(params(st.WorkloadParams), showWidth, "  ", "    "))
 	mode := "closed loop"
 	if st.MaxOps > 0 {
 		mode += fmt.Sprintf(", each window ends after %d ops", st.MaxOps)
@@ -44,29 +63,42 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 	if note := lanesNote(runs); note != "" {
 		mode += ", " + note
 	}
-	fmt.Fprintf(w, "warmup %gs, measured %gs, %s%s, %s; host %s, %d cpus, kernel %s\n",
-		st.WarmupS, st.DurationS, roundsText(st), orderText(st), mode, st.Env.Hostname, st.Env.CPUs, st.Env.Kernel)
+	fmt.Fprintln(w, wrap(fmt.Sprintf("warmup %s, measured %gs, %s%s, %s; host %s, %d cpus, kernel %s",
+		warmupHeader(st), st.DurationS, roundsText(st), orderText(st), mode, st.Env.Hostname, st.Env.CPUs, st.Env.Kernel), showWidth, "", "  "))
 	fmt.Fprintln(w, "tiers:")
 	names := sortedTierNames(st)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var tierNotes []string
 	for _, n := range names {
 		t := st.Tiers[n]
 		d := "durable"
 		if !t.Durable {
-			d = "NOT DURABLE (" + t.Note + ")"
+			d = "NOT DURABLE"
+			tierNotes = append(tierNotes, fmt.Sprintf("%s: %s", n, t.Note))
 		}
 		if t.Emulated {
 			d += ", emulated"
-			if t.Emulation != "" {
-				d += " (" + t.Emulation + ")"
+			var how []string
+			for _, x := range []string{t.Emulation, t.EmulationCheck} {
+				if x != "" {
+					how = append(how, x)
+				}
 			}
-			if t.EmulationCheck != "" {
-				d += ": " + t.EmulationCheck
+			if len(how) > 0 {
+				tierNotes = append(tierNotes, fmt.Sprintf("%s: emulated: %s", n, strings.Join(how, "; ")))
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", n, t.Path, t.FSType, t.Device, d, ProbeText(st.Probes[n]))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", n, t.Path, t.FSType, t.Device, d)
 	}
 	tw.Flush()
+	for _, n := range names {
+		if p := st.Probes[n]; p != nil {
+			tierNotes = append(tierNotes, n+": "+ProbeText(p))
+		}
+	}
+	for _, note := range tierNotes {
+		fmt.Fprintln(w, wrap(note, showWidth, "    ", "      "))
+	}
 	fmt.Fprintln(w, "placements:")
 	for _, p := range st.Placements {
 		base := ""
@@ -76,38 +108,13 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		fmt.Fprintf(w, "  %s: %s%s\n", p.Name, PlacementText(p), base)
 	}
 	fmt.Fprintln(w)
-
-	a := stats.Analyze(st, runs)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := []string{"durability", "clients"}
-	for _, p := range st.Placements {
-		header = append(header, p.Name+" "+st.ThroughputUnit(), "p99")
-		if !st.IsBaseline(p) {
-			header = append(header, "vs "+st.BaselineOf(p))
-		}
+	groupTable(w, st, a, opt)
+	if len(st.Dims()) > 0 {
+		fmt.Fprintln(w, "  baseline: "+st.BaselineText())
 	}
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	for _, d := range st.Durability {
-		for _, c := range st.Clients {
-			row := []string{d, fmt.Sprint(c)}
-			for _, p := range st.Placements {
-				g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: c})
-				row = append(row, cellThroughput(g), cellP99(g))
-				if !st.IsBaseline(p) {
-					row = append(row, cellRatio(g))
-				}
-			}
-			fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
-		}
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "\n"+MethodNote(st))
+	fmt.Fprintln(w, "\n"+wrap(MethodNote(st), showWidth, "", ""))
 	cpuTable(w, st, a)
 	journalTable(w, st, a)
-	fmt.Fprintln(w)
-	for _, v := range Verdicts(st, a, 0) {
-		fmt.Fprintln(w, v)
-	}
 	crashTable(w, crashes)
 	bottlenecks(w, st, runs)
 	verifications(w, runs)
@@ -125,9 +132,135 @@ func Show(w io.Writer, st *results.Study, runs []results.Run) error {
 		}
 	}
 	for _, n := range NotDurableNotes(st) {
-		fmt.Fprintln(w, "note: "+n)
+		fmt.Fprintln(w, wrap("note: "+n, showWidth, "", "  "))
 	}
 	return nil
+}
+
+// showWidth is the width `show`'s text fits by default.
+const showWidth = 120
+
+// groupTable writes one row per durability, client count and series: its
+// throughput and p99 (medians over rounds) and its ratio to its baseline
+// with the 95% CI and verdict, so the table is as narrow with ten
+// placements as with two. Wide adds each figure's interval, p50, the
+// rounds and the comparison's raw and adjusted p.
+func groupTable(w io.Writer, st *results.Study, a *stats.Analysis, opt ShowOptions) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := []string{"durability", "clients", "placement", st.ThroughputUnit(), "p99", "vs " + baselineShort(st)}
+	if opt.Wide {
+		header = []string{"durability", "clients", "placement", "n", st.ThroughputUnit(), "95% CI", "cv", "p50", "p99", "vs " + baselineShort(st), "p", "p adjusted", "disturbed"}
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	for _, d := range st.Durability {
+		for _, c := range st.Clients {
+			for _, p := range st.Placements {
+				g := a.Group(stats.Key{Series: p.Name, Durability: d, Clients: c})
+				ratio := "-"
+				if !st.IsBaseline(p) {
+					ratio = cellRatio(g)
+				}
+				row := []string{d, fmt.Sprint(c), p.Name, cellMedian(g), cellP99(g), ratio}
+				if opt.Wide {
+					row = []string{d, fmt.Sprint(c), p.Name, cellN(g), cellMedian(g), cellCI(g), cellCV(g), cellP50(g), cellP99(g), ratio, pText(g.P), pText(g.PAdjusted), cellDisturbed(g)}
+				}
+				fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+			}
+		}
+	}
+	tw.Flush()
+}
+
+// cellMedian is a group's median figure, "failed" or "-".
+func cellMedian(g *stats.Group) string {
+	switch {
+	case g == nil || (g.N == 0 && g.Failed == 0):
+		return "-"
+	case g.N == 0:
+		return "failed"
+	}
+	return figure(g.ThroughputMedian)
+}
+
+// cellCI is a group's figure's 95% CI, or "-".
+func cellCI(g *stats.Group) string {
+	if g == nil || g.ThroughputCI == nil {
+		return "-"
+	}
+	return fmt.Sprintf("[%s-%s]", figure(g.ThroughputCI[0]), figure(g.ThroughputCI[1]))
+}
+
+func cellN(g *stats.Group) string {
+	if g == nil {
+		return "-"
+	}
+	if g.Failed > 0 {
+		return fmt.Sprintf("%d+%d failed", g.N, g.Failed)
+	}
+	return fmt.Sprint(g.N)
+}
+
+func cellCV(g *stats.Group) string {
+	if g == nil || g.N < 2 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f%%", 100*g.ThroughputCV)
+}
+
+func cellP50(g *stats.Group) string {
+	if g == nil || g.N == 0 {
+		return "-"
+	}
+	return hist.FormatMicros(g.P50Median)
+}
+
+func cellDisturbed(g *stats.Group) string {
+	if g == nil || g.Disturbed == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d of %d", g.Disturbed, g.N)
+}
+
+// pText prints a p value, "-" for none.
+func pText(p *float64) string {
+	switch {
+	case p == nil:
+		return "-"
+	case *p < 0.0001:
+		return "<0.0001"
+	}
+	return strconv.FormatFloat(*p, 'f', 4, 64)
+}
+
+// warmupHeader is the warmup as the header says it: "2s", or "until
+// steady within ±5% over 3s, at most 60s".
+func warmupHeader(st *results.Study) string {
+	if r := st.WarmupRule; r != nil {
+		return fmt.Sprintf("until steady within ±%s over %gs, at most %gs", pctText1(r.Steady), r.WindowS, st.WarmupS)
+	}
+	return fmt.Sprintf("%gs", st.WarmupS)
+}
+
+// wrap breaks s into lines of at most width columns at spaces: the first
+// line indented by first, the rest by rest. A word longer than a line
+// stands alone.
+func wrap(s string, width int, first, rest string) string {
+	words := strings.Fields(s)
+	if len(words) == 0 {
+		return first
+	}
+	var b strings.Builder
+	line := first + words[0]
+	for _, wd := range words[1:] {
+		if len([]rune(line))+1+len([]rune(wd)) > width {
+			b.WriteString(line + "\n")
+			line = rest + wd
+			continue
+		}
+		line += " " + wd
+	}
+	b.WriteString(line)
+	return b.String()
 }
 
 func cellThroughput(g *stats.Group) string {
@@ -239,7 +372,7 @@ func bottlenecks(w io.Writer, st *results.Study, runs []results.Run) {
 	var lines []string
 	for _, r := range runs {
 		if r.Status == results.RunOK && r.Repeat == 1 && r.Bottleneck != nil {
-			lines = append(lines, fmt.Sprintf("  %s c=%d %s: %s", r.Durability, r.Clients, r.Placement, r.Bottleneck.Text))
+			lines = append(lines, wrap(fmt.Sprintf("%s c=%d %s: %s", r.Durability, r.Clients, r.Placement, r.Bottleneck.Text), showWidth, "  ", "    "))
 		}
 	}
 	if len(lines) == 0 {

@@ -337,3 +337,22 @@ func Widest(a *Analysis) WidestCI {
 	}
 	return w
 }
+
+// RoundsToReach estimates how many more paired rounds would bring a
+// comparison whose 95% CI half-width is hw after pairs rounds to at most
+// until: its spread taken as it is, the half-width shrinks as
+// t(0.975, n-1)/sqrt(n). 0 when it is already there or cannot be told
+// (no interval yet); at most 1000.
+func RoundsToReach(hw float64, pairs int, until float64) int {
+	if hw <= until || pairs < MinRounds || math.IsInf(hw, 1) || until <= 0 {
+		return 0
+	}
+	spread := math.Log1p(hw) * math.Sqrt(float64(pairs)) / tQuantile(0.975, float64(pairs-1))
+	want := math.Log1p(until)
+	for n := pairs + 1; n <= pairs+1000; n++ {
+		if tQuantile(0.975, float64(n-1))*spread/math.Sqrt(float64(n)) <= want {
+			return n - pairs
+		}
+	}
+	return 1000
+}
