@@ -19,12 +19,14 @@ import (
 	"net/rpc"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/logtail"
 )
 
 const (
@@ -69,11 +71,24 @@ func openChild(ctx context.Context, cfg engine.Config) (engine.DB, error) {
 		ExtraFiles:  []*os.File{theirs},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
+	// The child's stderr goes to a log in the study's scratch folder:
+	// Pebble's background errors at a power cut (every file operation
+	// fails from that instant) are expected, and errors quote its end.
+	var log string
+	if cfg.Scratch != "" {
+		f, err := os.CreateTemp(cfg.Scratch, "pebble-child-*.log")
+		if err != nil {
+			mine.Close()
+			return nil, fmt.Errorf("pebble child: log: %w", err)
+		}
+		defer f.Close()
+		cmd.Stderr, log = f, f.Name()
+	}
 	if err := cmd.Start(); err != nil {
 		mine.Close()
 		return nil, fmt.Errorf("pebble child: start: %w", err)
 	}
-	d := &childDB{cmd: cmd, exited: make(chan struct{}), untrack: cfg.Tracked(cmd.Process.Pid)}
+	d := &childDB{cmd: cmd, exited: make(chan struct{}), untrack: cfg.Tracked(cmd.Process.Pid), log: log}
 	go func() {
 		d.exitErr = cmd.Wait()
 		close(d.exited)
@@ -86,7 +101,7 @@ func openChild(ctx context.Context, cfg engine.Config) (engine.DB, error) {
 	mine.Close()
 	if err := d.handshake(ctx, childConfig{Dirs: cfg.Dirs, Options: cfg.Options, Durability: cfg.Durability}); err != nil {
 		d.kill()
-		return nil, err
+		return nil, d.withLog(err)
 	}
 	return d, nil
 }
@@ -134,6 +149,19 @@ type childDB struct {
 	exitErr error
 	untrack func()
 	crashed bool
+	// log is the child's stderr ("": tierbench's own).
+	log string
+}
+
+// withLog adds the end of the child's log to err.
+func (d *childDB) withLog(err error) error {
+	if d.log == "" {
+		return err
+	}
+	if tail := strings.TrimSpace(logtail.File(d.log, 5)); tail != "" {
+		return fmt.Errorf("%w; the end of its log %s:\n%s", err, d.log, tail)
+	}
+	return err
 }
 
 var (
@@ -159,7 +187,7 @@ func (d *childDB) Check() error {
 	select {
 	case <-d.exited:
 		if !d.crashed {
-			return fmt.Errorf("pebble child exited: %v", d.exitErr)
+			return d.withLog(fmt.Errorf("pebble child exited: %v", d.exitErr))
 		}
 	default:
 	}
@@ -185,13 +213,13 @@ func (d *childDB) Close() error {
 		return fmt.Errorf("close pebble child: not closed after %s; killed", childCloseWait)
 	}
 	d.untrack()
-	if d.crashed {
+	if d.crashed || d.exitErr == nil {
+		if d.log != "" {
+			os.Remove(d.log) // nothing in it to explain
+		}
 		return nil
 	}
-	if d.exitErr != nil {
-		return fmt.Errorf("close pebble child: %v", d.exitErr)
-	}
-	return nil
+	return d.withLog(fmt.Errorf("close pebble child: %v", d.exitErr))
 }
 
 // NewSession hands the child one end of a new socketpair and speaks
@@ -227,7 +255,10 @@ func (d *childDB) explain(err error) error {
 	}
 	select {
 	case <-d.exited:
-		return fmt.Errorf("%w (the pebble child exited: %v)", err, d.exitErr)
+		if d.crashed {
+			return fmt.Errorf("%w (the pebble child exited: %v)", err, d.exitErr)
+		}
+		return d.withLog(fmt.Errorf("%w (the pebble child exited: %v)", err, d.exitErr))
 	default:
 	}
 	return err

@@ -23,8 +23,13 @@ func TestChild(t *testing.T) {
 		}
 	}
 	var tracked []int
-	cfg := engine.Config{Dirs: dirs, Durability: engine.Sync, InChild: true,
+	scratch := t.TempDir()
+	cfg := engine.Config{Dirs: dirs, Durability: engine.Sync, InChild: true, Scratch: scratch,
 		Track: func(pid int) func() { tracked = append(tracked, pid); return func() {} }}
+	logs := func() []string {
+		m, _ := filepath.Glob(filepath.Join(scratch, "pebble-child-*.log"))
+		return m
+	}
 	open := func() (engine.DB, engine.Session) {
 		t.Helper()
 		db, err := Engine{}.Open(ctx, cfg)
@@ -70,9 +75,15 @@ func TestChild(t *testing.T) {
 	if pid := db.(engine.PIDer).PID(); pid == os.Getpid() || len(tracked) != 1 || tracked[0] != pid {
 		t.Errorf("engine pid %d, tracked %v: want the child's, tracked", pid, tracked)
 	}
+	if l := logs(); len(l) != 1 {
+		t.Errorf("child logs in the scratch folder: %v; want its stderr in one", l)
+	}
 	s.Close()
 	if err := db.Close(); err != nil {
 		t.Fatalf("clean close: %v", err)
+	}
+	if l := logs(); len(l) != 0 {
+		t.Errorf("a clean close left the child's log: %v", l)
 	}
 
 	db, s = open()
