@@ -61,6 +61,7 @@ func Preflight(s *Study, m Machine, stateDir string) error {
 	c.folderSpace()
 	c.engineFileSpace(m)
 	c.reach(m)
+	c.stateFolder(stateDir)
 	if len(c.probs) > 0 {
 		return c.probs
 	}

@@ -1,10 +1,10 @@
 package study
 
-// This file holds the checks of folder tiers that a run would otherwise
-// make only when it starts an engine on them: whether the server's OS
-// user can reach them, and whether they hold the files the engine
-// preallocates. validate makes them too, so a study validate accepts does
-// not fail every run at its start.
+// This file holds the checks of folders that a run would otherwise make
+// only when it starts: whether the server's OS user can reach the folder
+// tiers, whether they hold the files the engine preallocates, and whether
+// tierbench's state folder can be made. validate makes them too, so a
+// study validate accepts does not fail at its start.
 
 import (
 	"context"
@@ -116,5 +116,16 @@ func (c *preflight) engineFileSpace(m Machine) {
 					name, humanize.IBytes(uint64(free)), at, pl.Name, what, spec.Name)
 			}
 		}
+	}
+}
+
+// stateFolder refuses a state folder (tier.StateDir: the ledger of what a
+// run makes, its scratch folder and loop images) that run could not make.
+func (c *preflight) stateFolder(stateDir string) {
+	if stateDir == "" {
+		return
+	}
+	if err := tier.CheckCreatable(stateDir); err != nil {
+		c.addf(0, "tierbench's state folder %s (where a run records what it makes, for cleanup) cannot be made: %v; set TIERBENCH_STATE_DIR to a folder you can write, or run as the user whose folder it is", stateDir, err)
 	}
 }

@@ -123,3 +123,34 @@ duration: 1s
 		})
 	}
 }
+
+// TestPreflightStateFolder checks that a state folder run could not make
+// is refused before anything is created.
+func TestPreflightStateFolder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, state, want string
+	}{
+		{"folder to make", filepath.Join(t.TempDir(), "state", "deeper"), ""},
+		{"below a file", filepath.Join(file, "state"), "tierbench's state folder " + filepath.Join(file, "state") + " (where a run records what it makes, for cleanup) cannot be made: " +
+			filepath.Join(file, "state") + " is below a file, not a folder; set TIERBENCH_STATE_DIR"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fill, _, _ := fixture(t)
+			err := Preflight(mustParse(t, fill(example)), machine{}, c.state)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("Preflight: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Preflight: %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -268,5 +269,44 @@ func TestAnyMeasured(t *testing.T) {
 		if got := anyMeasured(c.runs); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestRunRefusesFoldersItCannotMake checks that run and validate refuse,
+// before anything is created, a results or state folder run could not
+// make (exit 2), instead of failing after the checks passed.
+func TestRunRefusesFoldersItCannotMake(t *testing.T) {
+	work := t.TempDir()
+	file := filepath.Join(work, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := writeStudy(t, work, fmt.Sprintf(tinyStudy, filepath.Join(work, "ram"), filepath.Join(work, "disk")))
+	state := "TIERBENCH_STATE_DIR=" + filepath.Join(work, "state")
+	cases := []struct {
+		name string
+		args []string
+		env  []string
+		want string
+	}{
+		{"results below a file", []string{"run", st, "--results", filepath.Join(file, "results")}, []string{state},
+			"--results " + filepath.Join(file, "results") + " cannot be made: " + filepath.Join(file, "results") + " is below a file, not a folder"},
+		{"run, state folder below a file", []string{"run", st, "--results", filepath.Join(work, "results")}, []string{"TIERBENCH_STATE_DIR=" + filepath.Join(file, "state")},
+			"tierbench's state folder " + filepath.Join(file, "state") + " (where a run records what it makes, for cleanup) cannot be made"},
+		{"validate, state folder below a file", []string{"validate", st}, []string{"TIERBENCH_STATE_DIR=" + filepath.Join(file, "state")},
+			"set TIERBENCH_STATE_DIR to a folder you can write"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := tierbenchEnv(t, work, c.env, c.args...)
+			if r.code != exitBadInput || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, want 2 with %q\n%s", r.code, c.want, r.stderr)
+			}
+			for _, made := range []string{"results", "state", "ram", "disk"} {
+				if _, err := os.Stat(filepath.Join(work, made)); !os.IsNotExist(err) {
+					t.Errorf("a refused %s made %s", c.args[0], made)
+				}
+			}
+		})
 	}
 }

@@ -65,6 +65,9 @@ func newRunCmd() *cobra.Command {
 			if err := checkCluster(cmd.Context(), st); err != nil {
 				return badInput(err)
 			}
+			if err := tier.CheckCreatable(resultsDir); err != nil {
+				return badInput(fmt.Errorf("--results %s cannot be made: %v; give a folder you can write", resultsDir, err))
+			}
 			printTierNotes(os.Stderr, st)
 			ledger, err := tier.OpenLedger(tier.StateDir())
 			if err != nil {
