@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/tier"
 )
 
 // TestCrashCosts: crash runs are gathered per placement, mode and crash
@@ -99,5 +100,26 @@ func TestJSONCarriesCrashCosts(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"acked": 70`) {
 		t.Error("the run's crash record lacks acked")
+	}
+}
+
+// TestPmemEmulatedIsLabelled: a pmem_emulated tier is shown as durable
+// only under the power-loss layer, and its note says it is RAM with the
+// FUSE layer's speed, not persistent memory's.
+func TestPmemEmulatedIsLabelled(t *testing.T) {
+	st := &results.Study{Placements: []results.Placement{{Name: "wal-pmem"}}, Durability: []string{"sync"}, Clients: []int{1},
+		Tiers: map[string]tier.Info{"pmem": {Name: "pmem", Path: "/mnt/pm", FSType: "fuse.tierbench-latency", Device: "tmpfs",
+			Durable: true, Emulated: true, PmemEmulated: true, Emulation: tier.PmemEmulatedNote}}}
+	notes := strings.Join(NotDurableNotes(st), "\n")
+	if !strings.Contains(notes, "Tier pmem is persistent-memory-like and emulated") || !strings.Contains(notes, "not persistent memory's") ||
+		strings.Contains(notes, "injected") {
+		t.Errorf("notes:\n%s", notes)
+	}
+	var out strings.Builder
+	if err := Show(&out, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "durable only under the power-loss layer") {
+		t.Errorf("show's tier list does not qualify the pmem tier's durability:\n%s", out.String())
 	}
 }

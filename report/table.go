@@ -72,6 +72,9 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 	for _, n := range names {
 		t := st.Tiers[n]
 		d := "durable"
+		if t.PmemEmulated {
+			d = "durable only under the power-loss layer" // RAM, as pmem_emulated
+		}
 		if !t.Durable {
 			d = "NOT DURABLE"
 			tierNotes = append(tierNotes, fmt.Sprintf("%s: %s", n, t.Note))

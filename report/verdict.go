@@ -416,7 +416,10 @@ func NotDurableNotes(st *results.Study) []string {
 		if !t.Durable {
 			out = append(out, fmt.Sprintf("Tier %s (%s, %s) is not durable: %s.", n, t.Path, t.FSType, t.Note))
 		}
-		if t.Emulated {
+		switch {
+		case t.PmemEmulated:
+			out = append(out, fmt.Sprintf("Tier %s is persistent-memory-like and emulated: RAM, durable only as far as tierbench's power-loss layer models it; its speed is the FUSE layer's, not persistent memory's.", n))
+		case t.Emulated:
 			out = append(out, fmt.Sprintf("Tier %s is emulated: its speed is injected, not measured hardware.", n))
 		}
 	}
