@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"math"
 
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
@@ -18,6 +19,11 @@ type Document struct {
 	// CrashCosts is the crash trade-off (CrashCosts) of a study that
 	// crashed its runs: what each cell lost beside what it bought.
 	CrashCosts []CrashCost `json:"crash_costs,omitempty"`
+	// Answer is the answer as `show` opens with it (answerLines).
+	Answer []string `json:"answer"`
+	// Comparisons are every comparison the study judged, with raw and
+	// adjusted p values (stats.Judged).
+	Comparisons []*stats.Judged `json:"comparisons"`
 }
 
 // JSON writes a study, its runs and its per-group statistics.
@@ -28,11 +34,29 @@ func JSON(w io.Writer, st *results.Study, runs []results.Run) error {
 	runs = stats.Explain(st, runs)
 	view, viewRuns := results.SeriesView(st, runs)
 	a := stats.Analyze(view, viewRuns)
-	doc := Document{Study: st, Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, 0), CrashCosts: CrashCosts(st, runs)}
+	crashes := CrashCosts(st, runs)
+	doc := Document{Study: withAnalysis(st, a), Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, 0), CrashCosts: crashes,
+		Answer: answerLines(view, a, viewRuns, crashes), Comparisons: a.Comparisons}
 	if doc.Verdicts == nil {
 		doc.Verdicts = []string{}
+	}
+	if doc.Comparisons == nil {
+		doc.Comparisons = []*stats.Judged{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
+}
+
+// withAnalysis is a copy of st holding what its analysis says of it as a
+// whole: the guard its verdicts were judged under, and the widest paired
+// half-width reached beside the one an adaptive study asked for.
+func withAnalysis(st *results.Study, a *stats.Analysis) *results.Study {
+	c := *st
+	c.Multiplicity = stats.Multiplicity
+	if w := stats.Widest(a); w.Found && !math.IsInf(w.HalfWidth, 1) {
+		hw := w.HalfWidth
+		c.HalfWidthReached = &hw
+	}
+	return &c
 }

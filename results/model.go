@@ -79,6 +79,12 @@ type Study struct {
 	// (StopFixed, StopConverged, StopMax, StopBudget, StopInterrupted).
 	Rounds     int    `json:"rounds,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
+	// HalfWidthReached is the widest paired 95% CI half-width of the
+	// study's comparisons with a baseline (a fraction, beside
+	// RepeatPlan.Until), and Multiplicity the guard its verdicts were
+	// judged under: both computed when the study is shown, never stored.
+	HalfWidthReached *float64 `json:"half_width_reached,omitempty"`
+	Multiplicity     string   `json:"multiplicity,omitempty"`
 	// Order is OrderRounds (each round's blocks of one durability and
 	// client count, and the compared cells within each, in an order drawn
 	// from OrderSeed), OrderShuffled (studies stored before whole rounds
