@@ -4,15 +4,18 @@ package report
 // ratio the answer states, at a glance. One row per series that is not a
 // baseline and durability mode, at the headline client count: its paired
 // ratio as a dot, its 95% CI as a whisker, on a log axis (ratios multiply,
-// so 0.5x and 2x lie as far from 1x) with the baseline's 1x dashed. Each
-// row's words stand above its whisker across the chart's width, so the
-// narrow layout needs no column of labels beside the plot.
+// so 0.5x and 2x lie as far from 1x) with the baseline's 1x dashed. In the
+// wide layout each row's words stand in a column left of the plot, one
+// short row each; in the narrow one above its whisker across the chart's
+// width, which a phone has too little of for a column.
 
 import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 )
 
@@ -39,9 +42,13 @@ type headlineChart struct {
 
 // Headline geometry on top of a layout's width and fonts.
 const (
-	headRowH   = 42 // a row: its words, then its whisker
-	headTop    = 34 // below the title
-	headBottom = 44 // tick labels and the axis title
+	headRowH      = 40 // a narrow row: its words, then its whisker
+	headLineH     = 15 // a second line of words in a narrow row
+	headColumnRow = 26 // a wide row: words and whisker side by side
+	headTop       = 34 // below the title
+	headBottom    = 44 // tick labels and the axis title
+	// headColumnMin is the narrowest layout with a column of words.
+	headColumnMin = 600
 )
 
 // headline builds the headline chart at the report's headline client
@@ -61,6 +68,11 @@ func (b *builder) headline() *headlineChart {
 				continue
 			}
 			r := headlineRow{Name: fmt.Sprintf("%s (%s)", p.Name, d), Color: b.colors[p.Name], Verdict: g.Verdict}
+			if b.notDurable(p) {
+				// The ratio of a placement a power cut empties is not a
+				// free win: the chart says so where the ratio stands.
+				r.Name = fmt.Sprintf("%s (%s, not durable)", p.Name, d)
+			}
 			if g.Ratio > 0 && g.Verdict != stats.NoData {
 				r.Ratio, r.CI = g.Ratio, g.RatioCI
 				r.Value = ratioCI(g) + " " + g.Verdict
@@ -75,6 +87,17 @@ func (b *builder) headline() *headlineChart {
 		return nil
 	}
 	return h
+}
+
+// notDurable is true when a component of p is on a tier that is not
+// durable.
+func (b *builder) notDurable(p results.Placement) bool {
+	for _, tier := range p.Components {
+		if t, ok := b.st.Tiers[tier]; ok && !t.Durable {
+			return true
+		}
+	}
+	return false
 }
 
 // upperFirst capitalises a title's first letter.
@@ -98,11 +121,30 @@ func verdictColor(v string) string {
 
 // render draws the chart in layout l.
 func (h *headlineChart) render(l layout) string {
+	rowH, words := float64(headRowH), 0.0
+	if l.w >= headColumnMin {
+		rowH = headColumnRow
+		for _, r := range h.Rows {
+			words = max(words, l.charW*1.05*float64(utf8.RuneCountInString(r.Name+": "+r.Value)))
+		}
+		words = min(words+12, l.w/2)
+	}
+	// A narrow row whose words do not fit one line puts its figures on a
+	// second, rather than squeezing them past reading.
+	width := l.w - 28 - words
+	wrap := make([]bool, len(h.Rows))
+	rowTop := make([]float64, len(h.Rows)+1)
+	for i, r := range h.Rows {
+		rowTop[i+1] = rowTop[i] + rowH
+		if words == 0 && l.charW*1.05*float64(utf8.RuneCountInString(r.Name+": "+r.Value)) > width {
+			wrap[i] = true
+			rowTop[i+1] += headLineH
+		}
+	}
 	ax := axis{Scale: log10Scale}
-	ax.lo, ax.hi, ax.ticks = ratioDomain(h.Rows, maxRatioTicks(l))
-	top := float64(headTop)
-	height := top + float64(len(h.Rows))*headRowH + headBottom
-	p := plot{left: 14, top: top, width: l.w - 28, height: float64(len(h.Rows)) * headRowH}
+	p := plot{left: 14 + words, top: headTop, width: width, height: rowTop[len(h.Rows)]}
+	ax.lo, ax.hi, ax.ticks = ratioDomain(h.Rows, max(3, int(p.width/70)))
+	height := p.top + p.height + headBottom
 	var b strings.Builder
 	svgOpen(&b, l, height)
 	fmt.Fprintf(&b, `<title>%s</title><rect width="%g" height="%g" fill="#fff"/>`, esc(h.Title), l.w, height)
@@ -120,13 +162,23 @@ func (h *headlineChart) render(l layout) string {
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.5" stroke-dasharray="%s"/>`,
 		one, p.top, one, bottom, refColor, refDash)
 	for i, r := range h.Rows {
-		y := p.top + float64(i)*headRowH
+		y := p.top + rowTop[i]
+		// Words above the whisker (narrow), or beside it in their column.
+		tx, ty, wy, room := p.left, y+14, y+29, p.width
+		if words > 0 {
+			tx, ty, wy, room = 14, y+rowH/2+4, y+rowH/2, words-12
+		}
 		fmt.Fprintf(&b, `<g><title>%s</title>`, esc(r.Tip))
-		words := r.Name + ": " + r.Value
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f"%s%s>%s: <tspan fill="%s" font-weight="bold">%s</tspan></text>`,
-			p.left, y+14, halo, squeeze(words, p.width, l.charW*1.05), esc(r.Name), verdictColor(r.Verdict), esc(r.Value))
+		if wrap[i] {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f"%s%s>%s:</text>`, tx, ty, halo, squeeze(r.Name+":", room, l.charW*1.05), esc(r.Name))
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s" font-weight="bold"%s%s>%s</text>`,
+				tx, ty+headLineH, verdictColor(r.Verdict), halo, squeeze(r.Value, room, l.charW*1.1), esc(r.Value))
+			wy += headLineH
+		} else {
+			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f"%s%s>%s: <tspan fill="%s" font-weight="bold">%s</tspan></text>`,
+				tx, ty, halo, squeeze(r.Name+": "+r.Value, room, l.charW*1.05), esc(r.Name), verdictColor(r.Verdict), esc(r.Value))
+		}
 		if r.Ratio > 0 {
-			wy := y + 29
 			if r.CI != nil {
 				x0, x1 := p.x(&ax, r.CI[0]), p.x(&ax, r.CI[1])
 				fmt.Fprintf(&b, `<path d="M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1fV%.1f" stroke="%s" stroke-width="2" fill="none"/>`,
@@ -141,9 +193,6 @@ func (h *headlineChart) render(l layout) string {
 	b.WriteString(`</svg>`)
 	return b.String()
 }
-
-// maxRatioTicks is how many tick labels fit the layout's width.
-func maxRatioTicks(l layout) int { return max(3, int(l.w/70)) }
 
 // ratioDomain is a log axis around every ratio, CI and 1x, with at most
 // most ticks at round ratios (1x always among them when in range).

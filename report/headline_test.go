@@ -34,11 +34,21 @@ func TestHeadlineChartPlotsEachRatio(t *testing.T) {
 				continue
 			}
 			g := in.Analysis.Group(stats.Key{Series: p.Name, Durability: dur, Clients: clients})
-			want := template.HTMLEscapeString(fmt.Sprintf("%s (%s): ", p.Name, dur)) + `<tspan fill="` + verdictColor(g.Verdict) +
-				`" font-weight="bold">` + template.HTMLEscapeString(ratioCI(g)+" "+g.Verdict)
+			name := fmt.Sprintf("%s (%s)", p.Name, dur)
+			for _, tier := range p.Components {
+				if !f.st.Tiers[tier].Durable {
+					name = fmt.Sprintf("%s (%s, not durable)", p.Name, dur)
+				}
+			}
+			value := template.HTMLEscapeString(ratioCI(g) + " " + g.Verdict)
+			painted := regexp.MustCompile(`fill="` + verdictColor(g.Verdict) + `"[^>]*>` + regexp.QuoteMeta(value) + `<`)
 			for _, svg := range []string{d.Headline.SVG, d.Headline.Narrow} {
-				if !strings.Contains(svg, want) {
-					t.Errorf("headline chart lacks the row %q", want)
+				text := regexp.MustCompile(`<[^>]*>`).ReplaceAllString(svg, "")
+				if i := strings.Index(text, template.HTMLEscapeString(name+":")); i < 0 || !strings.Contains(text[i:], value) {
+					t.Errorf("headline chart lacks the row %q: %q", name, value)
+				}
+				if !painted.MatchString(svg) {
+					t.Errorf("%s: %q is not painted as %q", name, value, g.Verdict)
 				}
 			}
 			rows++
@@ -90,7 +100,7 @@ func TestRatioDomain(t *testing.T) {
 		{{Ratio: 9.5, CI: &[2]float64{7.3, 12.4}}, {Ratio: 0.4, CI: &[2]float64{0.2, 0.8}}},
 		{{Ratio: 1.02}},
 	}
-	for _, most := range []int{maxRatioTicks(narrowLayout), maxRatioTicks(wideLayout)} {
+	for _, most := range []int{3, 5, 9} {
 		for i, rows := range cases {
 			lo, hi, ticks := ratioDomain(rows, most)
 			if len(ticks) == 0 || len(ticks) > most {

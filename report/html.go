@@ -574,9 +574,9 @@ body{margin:0;background:#fafafa;color:#1d1d1f;font:15px/1.5 system-ui,-apple-sy
 main{max-width:1180px;margin:0 auto;padding:20px 28px 64px;background:#fff}
 h1{font-size:26px;margin:0 0 10px}
 h1,h2,h3,p,li,figcaption{overflow-wrap:anywhere}
-.answer{border-left:5px solid #1f77b4;background:#f5f9fd;padding:6px 16px 4px;margin:0 0 12px}
+.answer{border-left:5px solid #1f77b4;background:#f5f9fd;padding:6px 16px 4px;margin:0 0 12px;display:flex;flex-direction:column}
 .answer-lines{margin:6px 0;padding-left:20px}
-.answer-lines li{font-size:16px;font-weight:600;margin:4px 0}
+.answer-lines li{font-size:16px;margin:4px 0;color:#111}
 figure.headline{margin:8px 0 6px}
 figure.headline svg{border:0;background:#fff}
 .chart-narrow{display:none}
@@ -620,9 +620,10 @@ table.fit td{overflow-wrap:anywhere}
 main{padding:12px 12px 48px}
 h1{font-size:21px;margin-bottom:8px}
 h2{font-size:19px}
-.answer{padding:4px 10px 2px}
+.answer{padding:4px 8px 2px}
 .answer-lines{padding-left:16px}
-.answer-lines li{font-size:15px;font-weight:500;line-height:1.4}
+.answer-lines li{font-size:15px;line-height:1.4}
+figure.headline{order:-1;margin:4px 0}
 .chart-wide{display:none}
 .chart-narrow{display:inline}
 }
@@ -634,7 +635,7 @@ h2{font-size:19px}
 <section id="answer" class="answer" aria-label="The answer">
 {{if .Answer}}<ul class="answer-lines">{{range .Answer}}<li>{{.}}</li>{{end}}</ul>
 {{else}}<p>No answer: no placement other than the baseline has data to compare.</p>{{end}}
-{{with .Headline}}<figure class="headline">{{.Inline}}<figcaption>{{$.HeadlineNote}} Every client count: <a href="#chart-ratio">the ratio charts</a>.</figcaption></figure>{{end}}
+{{with .Headline}}<figure class="headline">{{.Inline}}<figcaption>{{$.HeadlineNote}} Verdicts are judged as <a href="#method">the method</a> says; every client count: <a href="#chart-ratio">the ratio charts</a>.</figcaption></figure>{{end}}
 </section>
 <nav><a href="#question">Question</a><a href="#setup">Setup</a><a href="#charts">Charts</a><a href="#results">Results</a></nav>
 
@@ -644,7 +645,7 @@ h2{font-size:19px}
 <p class="question">{{.Question}}</p>
 {{if .Verdicts}}<h3>At {{.Clients}} clients</h3>
 <ul class="verdicts">{{range .Verdicts}}<li>{{.}}</li>{{end}}</ul>{{end}}
-<p class="note">{{.Method}}</p>
+<p class="note" id="method">{{.Method}}</p>
 {{if .Notes}}<div class="callout warn" role="note"><strong>Read these figures with care:</strong><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .Warnings}}<div class="callout" role="note"><ul>{{range .Warnings}}<li>{{.}}</li>{{end}}</ul></div>{{end}}
 {{if .CrashSentences}}<h3 id="crash">What a crash costs</h3>
@@ -728,5 +729,5 @@ h2{font-size:19px}
 {{define "table"}}<div class="scroll"><table{{if .Sortable}} class="sortable"{{else if .Fit}} class="fit"{{end}}>
 {{if .Header}}<thead><tr>{{range $i, $h := .Header}}<th{{if index $.Num $i}} class="num"{{end}}>{{$h}}</th>{{end}}{{if .Details}}<th class="more">{{.Details}}</th>{{end}}</tr></thead>{{end}}
 <tbody>
-{{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}>{{$c.Text}}</td>{{end}}{{if $.Details}}<td class="more">{{if .Details}}<details><summary>{{.More}}</summary><dl>{{range .Details}}{{if .V}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}{{end}}</dl></details>{{end}}</td>{{end}}</tr>
+{{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}>{{$c.Text}}</td>{{end}}{{if $.Details}}<td class="more">{{if .Details}}<details><summary>{{.More}}</summary><dl>{{range .Details}}{{if and .V (ne .V "-")}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}{{end}}</dl></details>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}`

@@ -49,6 +49,9 @@ command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing+=(runc)
 [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
 command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+# Headless Chromium lays the HTML report out at a desktop's and a phone's
+# width in the report's tests (report/browser_test.go).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if ((${#missing[@]})); then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "setup: missing Debian packages: ${missing[*]}; run as root or: sudo apt-get install ${missing[*]}" >&2
