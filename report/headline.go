@@ -60,7 +60,9 @@ func (b *builder) headline() *headlineChart {
 	}
 	for _, d := range b.st.Durability {
 		for _, p := range b.st.Placements {
-			if b.st.IsBaseline(p) {
+			if b.st.IsBaseline(p) || crashVariant(p) {
+				// A crash run's throughput ends at its crash: the crash
+				// trade-off answers for it, not a ratio (as in the answer).
 				continue
 			}
 			g := b.group(p.Name, d, b.clients)
@@ -73,10 +75,15 @@ func (b *builder) headline() *headlineChart {
 				// free win: the chart says so where the ratio stands.
 				r.Name = fmt.Sprintf("%s (%s, not durable)", p.Name, d)
 			}
-			if g.Ratio > 0 && g.Verdict != stats.NoData {
+			switch {
+			case g.Ratio > 0 && g.Verdict != stats.NoData && g.RatioCI != nil:
 				r.Ratio, r.CI = g.Ratio, g.RatioCI
 				r.Value = ratioCI(g) + " " + g.Verdict
-			} else {
+			case g.Ratio > 0 && g.Verdict != stats.NoData:
+				// Short, for a row: the answer's line says how to get one.
+				r.Ratio = g.Ratio
+				r.Value = fmt.Sprintf("%.2fx (no CI: %d round%s) %s", g.Ratio, g.Pairs, plural(g.Pairs), g.Verdict)
+			default:
 				r.Value = RatioText(g)
 			}
 			r.Tip = fmt.Sprintf("%s, %s, %s: %s", p.Name, d, clientsText(b.clients), RatioText(g))
@@ -121,22 +128,34 @@ func verdictColor(v string) string {
 
 // render draws the chart in layout l.
 func (h *headlineChart) render(l layout) string {
+	textW := func(s string) float64 { return l.charW * 1.05 * float64(utf8.RuneCountInString(s)) }
 	rowH, words := float64(headRowH), 0.0
 	if l.w >= headColumnMin {
 		rowH = headColumnRow
+		// One line per row if that fits in half the width, else the
+		// column narrows to the longer of each row's two lines.
+		var full, split float64
 		for _, r := range h.Rows {
-			words = max(words, l.charW*1.05*float64(utf8.RuneCountInString(r.Name+": "+r.Value)))
+			full = max(full, textW(r.Name+": "+r.Value))
+			split = max(split, textW(r.Name+":"), textW(r.Value))
 		}
-		words = min(words+12, l.w/2)
+		words = full + 12
+		if words > l.w/2 {
+			words = min(split+12, l.w/2)
+		}
 	}
-	// A narrow row whose words do not fit one line puts its figures on a
-	// second, rather than squeezing them past reading.
+	// A row whose words do not fit one line puts its figures on a second,
+	// rather than squeezing them past reading.
 	width := l.w - 28 - words
+	room := width
+	if words > 0 {
+		room = words - 12
+	}
 	wrap := make([]bool, len(h.Rows))
 	rowTop := make([]float64, len(h.Rows)+1)
 	for i, r := range h.Rows {
 		rowTop[i+1] = rowTop[i] + rowH
-		if words == 0 && l.charW*1.05*float64(utf8.RuneCountInString(r.Name+": "+r.Value)) > width {
+		if textW(r.Name+": "+r.Value) > room {
 			wrap[i] = true
 			rowTop[i+1] += headLineH
 		}
@@ -164,16 +183,18 @@ func (h *headlineChart) render(l layout) string {
 	for i, r := range h.Rows {
 		y := p.top + rowTop[i]
 		// Words above the whisker (narrow), or beside it in their column.
-		tx, ty, wy, room := p.left, y+14, y+29, p.width
+		tx, ty, wy := p.left, y+14, y+29
 		if words > 0 {
-			tx, ty, wy, room = 14, y+rowH/2+4, y+rowH/2, words-12
+			tx, ty, wy = 14, y+rowH/2+4, y+(rowTop[i+1]-rowTop[i])/2
 		}
 		fmt.Fprintf(&b, `<g><title>%s</title>`, esc(r.Tip))
 		if wrap[i] {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f"%s%s>%s:</text>`, tx, ty, halo, squeeze(r.Name+":", room, l.charW*1.05), esc(r.Name))
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s" font-weight="bold"%s%s>%s</text>`,
 				tx, ty+headLineH, verdictColor(r.Verdict), halo, squeeze(r.Value, room, l.charW*1.1), esc(r.Value))
-			wy += headLineH
+			if words == 0 {
+				wy += headLineH
+			}
 		} else {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f"%s%s>%s: <tspan fill="%s" font-weight="bold">%s</tspan></text>`,
 				tx, ty, halo, squeeze(r.Name+": "+r.Value, room, l.charW*1.05), esc(r.Name), verdictColor(r.Verdict), esc(r.Value))
@@ -209,9 +230,9 @@ func ratioDomain(rows []headlineRow, most int) (lo, hi float64, ticks []float64)
 	}
 	// A little room either side keeps a whisker's cap off the frame.
 	lo, hi = lo/1.06, hi*1.06
-	if hi/lo < 1.6 {
-		// Within a few tens of percent a log axis is near linear: round
-		// linear steps read best.
+	if hi/lo < 2.5 {
+		// Within a factor of 2.5 round linear steps (1.2x, 1.4x) read
+		// better than the few round ratios (1x, 2x) a log axis has there.
 		_, _, lin := linearTicks(lo, hi)
 		return lo, hi, thinTicks(within(lin, lo, hi), most)
 	}

@@ -626,6 +626,12 @@ h2{font-size:19px}
 figure.headline{order:-1;margin:4px 0}
 .chart-wide{display:none}
 .chart-narrow{display:inline}
+table.fit,table.fit tbody,table.fit tr,table.fit td{display:block;width:auto}
+table.fit thead{display:none}
+table.fit tr{border:1px solid #ddd;margin:0 0 8px}
+table.fit td{border:0;border-top:1px solid #eee}
+table.fit td:first-child{border-top:0;font-weight:600}
+table.fit td::before{content:attr(data-label) ": ";color:#555}
 }
 </style>
 </head>
@@ -729,5 +735,5 @@ figure.headline{order:-1;margin:4px 0}
 {{define "table"}}<div class="scroll"><table{{if .Sortable}} class="sortable"{{else if .Fit}} class="fit"{{end}}>
 {{if .Header}}<thead><tr>{{range $i, $h := .Header}}<th{{if index $.Num $i}} class="num"{{end}}>{{$h}}</th>{{end}}{{if .Details}}<th class="more">{{.Details}}</th>{{end}}</tr></thead>{{end}}
 <tbody>
-{{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}>{{$c.Text}}</td>{{end}}{{if $.Details}}<td class="more">{{if .Details}}<details><summary>{{.More}}</summary><dl>{{range .Details}}{{if and .V (ne .V "-")}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}{{end}}</dl></details>{{end}}</td>{{end}}</tr>
+{{range .Rows}}<tr{{if .Class}} class="{{.Class}}"{{end}}>{{range $i, $c := .Cells}}<td{{if $c.Sort}} data-sort="{{$c.Sort}}"{{end}}{{if index $.Num $i}} class="num"{{end}}{{if and $.Fit $.Header}} data-label="{{index $.Header $i}}"{{end}}>{{$c.Text}}</td>{{end}}{{if $.Details}}<td class="more">{{if .Details}}<details><summary>{{.More}}</summary><dl>{{range .Details}}{{if and .V (ne .V "-")}}<dt>{{.K}}</dt><dd>{{.V}}</dd>{{end}}{{end}}</dl></details>{{end}}</td>{{end}}</tr>
 {{end}}</tbody></table></div>{{end}}`
