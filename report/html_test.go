@@ -2,6 +2,7 @@ package report
 
 import (
 	"flag"
+	"fmt"
 	"html/template"
 	"os"
 	"regexp"
@@ -244,5 +245,27 @@ func TestRunTableIsCompact(t *testing.T) {
 				t.Errorf("run %d's error is not in its details", r.Seq)
 			}
 		}
+	}
+}
+
+// TestAnswerAtOneClientCount: asked for one client count, the report keeps
+// the answer across every client count first and gives that count's
+// verdicts under the question, and the headline chart is drawn there.
+func TestAnswerAtOneClientCount(t *testing.T) {
+	f := newFixture(defaultOpts())
+	in := f.input()
+	in.Clients = f.st.Clients[0]
+	out := renderHTML(t, in)
+	i := strings.Index(out, fmt.Sprintf("<h3>At %d clients</h3>", in.Clients))
+	if i < 0 {
+		t.Fatalf("no verdicts at %d clients", in.Clients)
+	}
+	for _, v := range Verdicts(f.st, in.Analysis, in.Clients) {
+		if !strings.Contains(out[i:], template.HTMLEscapeString(v)) {
+			t.Errorf("lacks %q under the question", v)
+		}
+	}
+	if !strings.Contains(out, fmt.Sprintf("relative to all-disk at %d clients</title>", in.Clients)) {
+		t.Errorf("the headline chart is not drawn at %d clients", in.Clients)
 	}
 }
