@@ -297,6 +297,7 @@ func absResults(dir string) string {
 
 func newShowCmd() *cobra.Command {
 	var resultsDir, format string
+	var wide bool
 	cmd := &cobra.Command{
 		Use:   "show [STUDY_ID|latest]",
 		Short: "Show a stored study: per durability and clients, each placement's throughput and ratio to the baseline (exit 4 when none is stored)",
@@ -316,7 +317,7 @@ func newShowCmd() *cobra.Command {
 			case "csv":
 				return results.WriteCSV(os.Stdout, runs)
 			}
-			if err := report.Show(os.Stdout, st, runs); err != nil {
+			if err := report.ShowWith(os.Stdout, st, runs, report.ShowOptions{Wide: wide}); err != nil {
 				return err
 			}
 			fmt.Printf("\nstored in %s (tierbench list shows every study there)\n", store.Dir())
@@ -325,6 +326,7 @@ func newShowCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, json (with per-group statistics) or csv (one row per run)")
+	cmd.Flags().BoolVar(&wide, "wide", false, "every column of the table (each figure's CI, cv, p50, rounds, raw and adjusted p, disturbed runs); without it the text fits 120 columns")
 	return cmd
 }
 

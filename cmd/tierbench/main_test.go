@@ -164,7 +164,7 @@ func TestRunTinyStudyEndToEnd(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("run exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	for _, want := range []string{"all-disk ops/s", "vs all-disk", "sync", "nosync"} {
+	for _, want := range []string{"answer:", "placement  ops/s", "vs all-disk", "sync", "nosync"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("final table lacks %q:\n%s", want, r.stdout)
 		}
