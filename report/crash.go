@@ -163,7 +163,11 @@ func lostUnit(detail string) string {
 // reader can act on.
 func (c CrashCost) Sentence() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s on %s, %d clients: ", c.Durability, c.Placement, c.Clients)
+	clients := "clients"
+	if c.Clients == 1 {
+		clients = "client"
+	}
+	fmt.Fprintf(&b, "%s on %s, %d %s: ", c.Durability, c.Placement, c.Clients, clients)
 	if c.NoCrash > 0 {
 		fmt.Fprintf(&b, "%s ops/s without a crash (median of %d); ", humanize.Commaf(float64(int64(c.Throughput))), c.NoCrash)
 	}
@@ -178,6 +182,13 @@ func (c CrashCost) Sentence() string {
 	case c.lostAll():
 		fmt.Fprintf(&b, "lost every acknowledged write of the window in %d of %d runs (%s %s on average; the oldest %s ms before the crash)",
 			c.Checked, c.Checked, figure(stats.Mean(c.Lost)), c.Unit, figure(c.WindowMS))
+	case c.ackedKnown():
+		lost := figure(stats.Mean(c.Lost))
+		if ci := ciText(stats.MeanInterval(c.Lost), figure); ci != "" {
+			lost += " (" + strings.TrimPrefix(ci, ", ") + ")"
+		}
+		fmt.Fprintf(&b, "lost %s of %s acknowledged %s (means of %d runs; the oldest %s ms before the crash)",
+			lost, figure(stats.Mean(c.Acked)), c.Unit, c.Checked, figure(c.WindowMS))
 	default:
 		fmt.Fprintf(&b, "lost %s acknowledged %s (mean of %d runs%s; the oldest %s ms before the crash)",
 			figure(stats.Mean(c.Lost)), c.Unit, c.Checked, ciText(stats.MeanInterval(c.Lost), figure), figure(c.WindowMS))
@@ -192,6 +203,20 @@ func (c CrashCost) Sentence() string {
 		fmt.Fprintf(&b, "; %d of %d runs came back INCONSISTENT: %s", n, c.Crashed, firstLine(c.Inconsistent[0]))
 	}
 	return b.String()
+}
+
+// ackedKnown reports whether every checked run says how many writes it
+// had acknowledged (runs stored before crash.acked do not).
+func (c CrashCost) ackedKnown() bool {
+	if c.Checked == 0 || len(c.Acked) != len(c.Lost) {
+		return false
+	}
+	for _, a := range c.Acked {
+		if a <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // lostAll reports whether every checked run lost every write it had

@@ -62,6 +62,11 @@ func TestCrashCosts(t *testing.T) {
 	if got, want := all.Sentence(), "sync on wal-ram, 4 clients: a power loss lost every acknowledged write of the window in 2 of 2 runs (400 record fields on average; the oldest 800 ms before the crash)"; got != want {
 		t.Errorf("sentence of a cell that lost everything\n got %s\nwant %s", got, want)
 	}
+	some := CrashCost{Placement: "wal-ram", Durability: "sync", Clients: 1, Kind: "power", Crashed: 2, Checked: 2,
+		Lost: []float64{100, 300}, Acked: []float64{400, 400}, Unit: "record fields", WindowMS: 900}
+	if got, want := some.Sentence(), "sync on wal-ram, 1 client: a power loss lost 200 (95% CI [0-1471]) of 400 acknowledged record fields (means of 2 runs; the oldest 900 ms before the crash)"; got != want {
+		t.Errorf("sentence of a cell that lost some\n got %s\nwant %s", got, want)
+	}
 	if CrashCosts(&results.Study{}, runs) != nil {
 		t.Error("a study without crash runs has a trade-off")
 	}
