@@ -62,6 +62,11 @@ type Row struct {
 	DiffPct   float64     `json:"diff_pct"`
 	DiffPctCI *[2]float64 `json:"diff_pct_ci95"`
 	Verdict   string      `json:"verdict"`
+	// P and PAdjusted are the comparison's raw p value and the one its
+	// verdict is judged on, Holm-adjusted over every row of the compare
+	// (Adjust); absent without an interval.
+	P         *float64 `json:"p,omitempty"`
+	PAdjusted *float64 `json:"p_adjusted,omitempty"`
 	// Paired says the runs were compared round by round (two sides of
 	// one study); between studies the comparison is Welch's, and drift
 	// between the studies is not controlled.
@@ -80,6 +85,8 @@ type Row struct {
 // Welch's otherwise (see Row).
 func Compare(base Side, contenders []Side) []Row {
 	var rows []Row
+	var judged []*Comparison
+	var at []int
 	for _, c := range contenders {
 		paired := base.Study != "" && base.Study == c.Study
 		for _, group := range base.Order {
@@ -101,7 +108,7 @@ func Compare(base Side, contenders []Side) []Row {
 				} else {
 					cmp = Welch(cv, bv, m.HigherIsBetter, base.Margin)
 				}
-				row.Verdict = cmp.Verdict
+				judged, at = append(judged, &cmp), append(at, len(rows))
 				if cmp.Ratio > 0 {
 					row.DiffPct = (cmp.Ratio - 1) * 100
 					row.Diff = row.Baseline * (cmp.Ratio - 1)
@@ -113,6 +120,12 @@ func Compare(base Side, contenders []Side) []Row {
 				rows = append(rows, row)
 			}
 		}
+	}
+	// Every row is a comparison: judged together, as a study's are.
+	Adjust(judged)
+	for i, c := range judged {
+		r := &rows[at[i]]
+		r.Verdict, r.P, r.PAdjusted = c.Verdict, finite(c.P), finite(c.PAdjusted)
 	}
 	return rows
 }

@@ -219,17 +219,27 @@ func SameBut(series []results.Placement, p results.Placement, i int, v string) (
 // the difference tests would be judged more leniently exactly where they
 // must not be.
 func adjust(fam []*Judged) {
+	cmps := make([]*Comparison, len(fam))
+	for i, j := range fam {
+		cmps[i] = j.cmp
+	}
+	Adjust(cmps)
+}
+
+// Adjust judges comparisons as one family (Multiplicity): their adjusted
+// p values and verdicts are set in place. `compare` judges its rows so.
+func Adjust(cmps []*Comparison) {
 	var p, pEq []*float64
-	for _, j := range fam {
-		if c := j.cmp; !math.IsNaN(c.P) {
+	for _, c := range cmps {
+		if !math.IsNaN(c.P) {
 			p = append(p, &c.PAdjusted)
 			pEq = append(pEq, &c.PEquivalenceAdjusted)
 		}
 	}
 	adjustP(p)
 	adjustP(pEq)
-	for _, j := range fam {
-		j.cmp.rejudge()
+	for _, c := range cmps {
+		c.rejudge()
 	}
 }
 
