@@ -63,8 +63,9 @@ func writeFile(t *testing.T, path, data string, synced bool) {
 // layer: it keeps nothing anyway, and the run's emptying of it at the cut
 // must not meet a layer that answers EIO (the "crash: wipe .../wal:
 // input/output error" of a WAL on /dev/shm). A pmem_emulated folder is
-// served through the layer and recorded as durable and emulated: a file
-// synced before the cut is there after it, one not synced is gone.
+// served through the layer and recorded as durable and emulated (so is a
+// tmpfs of its size form, as root): a file synced before the cut is there
+// after it, one not synced is gone; Close leaves nothing behind.
 func TestPowerCutOnRAMTiers(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skipf(t, "no FUSE: %v", err)
@@ -74,11 +75,19 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := NewWorkspace(context.Background(), ledger, "study1",
-		Spec{Name: "ram", Path: filepath.Join(ram, "tier"), Crashable: true},
-		Spec{Name: "pmem", Path: filepath.Join(pm, "tier"), Crashable: true, PmemEmulated: true})
+	specs := []Spec{
+		{Name: "ram", Path: filepath.Join(ram, "tier"), Crashable: true},
+		{Name: "pmem", Path: filepath.Join(pm, "tier"), Crashable: true, PmemEmulated: true},
+	}
+	if os.Geteuid() == 0 { // pmem_emulated: {size: ...} mounts a tmpfs
+		specs = append(specs, Spec{Name: "pmem2", Tmpfs: &TmpfsSpec{Size: 16 << 20}, Crashable: true, PmemEmulated: true})
+	}
+	ws, err := NewWorkspace(context.Background(), ledger, "study1", specs...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if p2, ok := ws.Tiers()["pmem2"]; ok && (!p2.Durable || !p2.PmemEmulated || !strings.HasPrefix(p2.FSType, "fuse.")) {
+		t.Errorf("tier pmem2: %+v; want a tmpfs under the FUSE layer, durable and pmem_emulated", p2)
 	}
 	closed := false
 	t.Cleanup(func() {
