@@ -27,7 +27,7 @@ func answerLines(st *results.Study, a *stats.Analysis, runs []results.Run, crash
 	var out []string
 	for _, d := range st.Durability {
 		for _, p := range st.Placements {
-			if st.IsBaseline(p) || crashVariant(p) {
+			if st.IsBaseline(p) || p.CrashRun() {
 				continue
 			}
 			if line := placementAnswer(st, a, p, d, cs, crashes); line != "" {
@@ -41,14 +41,6 @@ func answerLines(st *results.Study, a *stats.Analysis, runs []results.Run, crash
 		out = append(out, onlyBaselineAnswer(st, a))
 	}
 	return append(out, qualifications(st, a, runs)...)
-}
-
-// crashVariant reports whether series p ran with a crash: its throughput
-// ends at the crash, so the crash trade-off answers for it, not a ratio.
-func crashVariant(p results.Placement) bool {
-	return slices.ContainsFunc(p.Settings, func(s string) bool {
-		return strings.HasPrefix(s, results.CrashDim+"=") && s != results.CrashDim+"=none"
-	})
 }
 
 // placementAnswer is one placement's line in durability d: its
@@ -66,10 +58,11 @@ func placementAnswer(st *results.Study, a *stats.Analysis, p results.Placement, 
 		return ""
 	}
 	prefix := durabilityPhrase(d) + ", "
+	name, baseName := shownName(p.Name), shownName(base)
 	if baselineNeverRan(pts) {
-		return fmt.Sprintf("%s%s: there is nothing to compare: the baseline %s has %s.", prefix, p.Name, base, pts[0].base.NoRunText())
+		return fmt.Sprintf("%s%s: there is nothing to compare: the baseline %s has %s.", prefix, name, baseName, pts[0].base.NoRunText())
 	}
-	line := prefix + p.Name + " " + span(pts, verb(st)+" ", " the "+throughputNoun(st)+" of "+base)
+	line := prefix + name + " " + span(pts, verb(st)+" ", " the "+throughputNoun(st)+" of "+baseName)
 	var also []string
 	if nd := notDurableText(st, p); nd != "" {
 		also = append(also, nd)
@@ -84,6 +77,13 @@ func placementAnswer(st *results.Study, a *stats.Analysis, p results.Placement, 
 		line += "; " + strings.Join(also, "; ")
 	}
 	return line + "."
+}
+
+// shownName is a series' name as the answer says it: without its
+// " crash=none", which every compared series of a crash study has (the
+// crash runs are the trade-off's, not compared).
+func shownName(series string) string {
+	return strings.Replace(series, " "+results.CrashDim+"=none", "", 1)
 }
 
 // notDurableText names the components of p on tiers that are not

@@ -60,7 +60,7 @@ func (b *builder) headline() *headlineChart {
 	}
 	for _, d := range b.st.Durability {
 		for _, p := range b.st.Placements {
-			if b.st.IsBaseline(p) || crashVariant(p) {
+			if b.st.IsBaseline(p) || p.CrashRun() {
 				// A crash run's throughput ends at its crash: the crash
 				// trade-off answers for it, not a ratio (as in the answer).
 				continue

@@ -296,6 +296,8 @@ func cellP99(g *stats.Group) string {
 
 func cellRatio(g *stats.Group) string {
 	switch {
+	case g != nil && g.Verdict == stats.CrashRun:
+		return "crash run"
 	case g == nil || g.N == 0 || g.Ratio == 0:
 		return "-"
 	case g.RatioCI != nil:

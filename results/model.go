@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
@@ -289,6 +290,16 @@ type Placement struct {
 	// Durability, when set, is the mode the placement runs in in every
 	// durability row (an in-memory reference).
 	Durability string `json:"durability,omitempty"`
+}
+
+// CrashRun reports whether series p ran with a crash (its swept crash
+// value is not none): its window ends at the crash and its clients keep a
+// record of their writes, so its throughput is no figure to compare; the
+// crash trade-off says what the crash cost.
+func (p Placement) CrashRun() bool {
+	return slices.ContainsFunc(p.Settings, func(s string) bool {
+		return strings.HasPrefix(s, CrashDim+"=") && s != CrashDim+"=none"
+	})
 }
 
 // Run is one run's record. Its JSON is an element of `runs` in `show`.

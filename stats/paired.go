@@ -28,6 +28,10 @@ const (
 const (
 	IsBaseline = "baseline"
 	NoData     = "no data"
+	// CrashRun is a series that ran with a crash: its window ends at the
+	// crash, so its throughput is not compared; the crash trade-off says
+	// what the crash cost (results.Placement.CrashRun).
+	CrashRun = "crash run"
 )
 
 // MinRounds is the fewest paired rounds (or ok runs, for a group's own

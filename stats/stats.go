@@ -224,8 +224,10 @@ func (a *Analysis) Group(k Key) *Group { return a.index[k] }
 func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	a := &Analysis{index: map[Key]*Group{}}
 	baselineOf := map[string]string{}
+	crashed := map[string]bool{}
 	for _, p := range st.Series() {
 		baselineOf[p.Name] = st.BaselineOf(p)
+		crashed[p.Name] = p.CrashRun()
 	}
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
@@ -262,6 +264,10 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 		summarize(st, g)
 	}
 	for _, g := range a.Groups {
+		if crashed[g.Series] {
+			g.Verdict = CrashRun
+			continue
+		}
 		b := baselineOf[g.Series]
 		if g.Series != b {
 			g.base = a.index[Key{b, g.Durability, g.Clients}]
