@@ -40,16 +40,16 @@ func TestDefaultStudies(t *testing.T) {
 	if ti, _ := s.Tier("pmem"); ti.Path != ram+"-pmem" {
 		t.Errorf("pmem tier at %s, want %s-pmem", ti.Path, ram)
 	}
-	// 3 placements x 2 crash kinds x 3 client counts: one round is 18
-	// runs of about 2-3 s on 2 shared cores, so the 3 rounds that always
-	// run fit the budget of 2m30s.
-	if n := s.RoundSize(); n != 18 {
-		t.Errorf("a round of the default study has %d runs, want 18 (see DefaultYAML)", n)
+	// 3 placements x 2 crash kinds x 2 client counts: one round is 12
+	// runs of 3-6 s (a steady warmup of 2-6 s) on 2 shared cores, about a
+	// minute, so the 3 rounds that always run take about 3 minutes.
+	if n := s.RoundSize(); n != 12 || s.Steady == nil {
+		t.Errorf("a round of the default study has %d runs (want 12), steady warmup %v (see DefaultYAML)", n, s.Steady)
 	}
 
 	f := mustParse(t, DefaultFallbackYAML(ram, disk))
-	if len(f.Crashes) != 0 || f.RoundSize() != 12 {
-		t.Errorf("fallback: crashes %v, %d runs a round; want no crash, 12", f.Crashes, f.RoundSize())
+	if len(f.Crashes) != 0 || f.RoundSize() != 8 || f.Steady == nil {
+		t.Errorf("fallback: crashes %v, %d runs a round, steady warmup %v; want no crash, 8, a steady warmup", f.Crashes, f.RoundSize(), f.Steady)
 	}
 	for _, ti := range f.Tiers {
 		if ti.PmemEmulated || ti.Crashable {
