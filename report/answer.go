@@ -86,6 +86,12 @@ func shownName(series string) string {
 	return strings.Replace(series, " "+results.CrashDim+"=none", "", 1)
 }
 
+// shownLabel is a comparison's label without the " crash=none" of its
+// series (shownName).
+func shownLabel(label string) string {
+	return strings.ReplaceAll(label, " "+results.CrashDim+"=none", "")
+}
+
 // notDurableText names the components of p on tiers that are not
 // durable: "not durable: its wal is on ram (tmpfs), which a power cut
 // empties". A persistent-memory-like tier says what its durability rests
@@ -123,7 +129,7 @@ func powerLossText(p results.Placement, d string, crashes []CrashCost) string {
 	}
 	var runs, checked, inconsistent int
 	var lost, acked float64
-	all := true
+	all, unit := true, "writes"
 	for _, c := range crashes {
 		if c.Placement != name || c.Durability != d || c.Kind != "power" {
 			continue
@@ -136,6 +142,9 @@ func powerLossText(p results.Placement, d string, crashes []CrashCost) string {
 			acked += c.Acked[i]
 		}
 		all = all && c.lostAll()
+		if c.Unit != "" {
+			unit = c.Unit
+		}
 	}
 	switch {
 	case runs == 0:
@@ -149,7 +158,7 @@ func powerLossText(p results.Placement, d string, crashes []CrashCost) string {
 	case all:
 		return fmt.Sprintf("on a power loss every acknowledged write of the window was lost (%d runs)", checked)
 	}
-	s := fmt.Sprintf("on a power loss %s of %s acknowledged writes were lost (%d runs)", figure(lost), figure(acked), checked)
+	s := fmt.Sprintf("on a power loss %s of %s acknowledged %s were lost (%d runs)", figure(lost), figure(acked), unit, checked)
 	if inconsistent > 0 {
 		s += fmt.Sprintf(", %d did not come back", inconsistent)
 	}
@@ -223,9 +232,9 @@ func precisionText(st *results.Study, a *stats.Analysis, runs []results.Run) str
 	asked := pctText1(plan.Until)
 	s := fmt.Sprintf("Precision NOT reached: ±%s was asked; ", asked)
 	if math.IsInf(w.HalfWidth, 1) {
-		s += fmt.Sprintf("%s has no interval yet (%d paired rounds)", w.Label, w.Pairs)
+		s += fmt.Sprintf("%s has no interval yet (%d paired rounds)", shownLabel(w.Label), w.Pairs)
 	} else {
-		s += fmt.Sprintf("the widest 95%% CI is ±%s (%s) after %d rounds", pctText1(w.HalfWidth), w.Label, st.RoundsRun())
+		s += fmt.Sprintf("the widest 95%% CI is ±%s (%s) after %d rounds", pctText1(w.HalfWidth), shownLabel(w.Label), st.RoundsRun())
 	}
 	s += stopText(st)
 	if more := stats.RoundsToReach(w.HalfWidth, w.Pairs, plan.Until); more > 0 {
@@ -297,10 +306,16 @@ func disturbedText(st *results.Study, runs []results.Run) string {
 	if n == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("%d of %d runs were DISTURBED by other processes (the worst, run %d: %s); their figures are kept and marked", n, ok, worst.Seq, worst.DisturbedBy)
+	s := fmt.Sprintf("%d of %d runs were DISTURBED by other processes (the worst, run %d: %s); their figures are kept, marked", n, ok, worst.Seq, worst.DisturbedBy)
 	if plan := st.RepeatPlan; plan != nil {
-		again := min(len(rounds), plan.Min)
-		s += fmt.Sprintf(", and up to %d round%s ran in their rounds' place", again, plural(again))
+		// Rounds past min ran in disturbed ones' place (runner's round plan),
+		// unless the study had converged or its budget or max stopped it.
+		switch again := min(len(rounds), plan.Min, max(st.RoundsRun()-plan.Min, 0)); {
+		case again > 0:
+			s += fmt.Sprintf("; %d more round%s ran in disturbed rounds' place", again, plural(again))
+		default:
+			s += "; no round could run in their place (" + strings.TrimPrefix(stopText(st), ", ") + ")"
+		}
 	}
 	return s + "; a quiet machine gives figures that need no such caution."
 }
