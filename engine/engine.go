@@ -159,6 +159,16 @@ type Spec struct {
 	// Kubernetes runs (engine.Containerizer); empty for an engine that
 	// cannot run on a cluster yet.
 	Image string
+	// Lanes marks an engine whose sessions can run on tierbench's lanes
+	// (driver/lane: a socket taken over from the client library) when
+	// the workload's clients can (workload.Spec.Lanes). Elsewhere the
+	// clients run a goroutine each whatever the lanes, so a study's
+	// builtin:lanes=N would be builtin under another name: it is refused.
+	Lanes bool
+	// LaneTarget, with Lanes, says why a target server's URL gives
+	// connections a lane cannot take over (TLS, which only crypto/tls
+	// reads) and how to fix the URL, or "" when its connections are plain.
+	LaneTarget func(target *url.URL) string
 }
 
 // ComponentNames returns the component names in declaration order.

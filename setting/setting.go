@@ -97,6 +97,9 @@ func (s Setting) normal(text string) (v string, num float64, err error) {
 	switch s.Kind {
 	case Int:
 		n, err := strconv.ParseInt(text, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			return "", 0, s.outOfRange(text) // past 2^63: more than any bound
+		}
 		if err != nil {
 			return "", 0, bad("a whole number")
 		}
@@ -186,13 +189,22 @@ func (s Setting) inRange(text string, num float64) error {
 	}
 	lo, hi, hasLo, hasHi := s.bounds()
 	if (hasLo && num < lo) || (hasHi && num > hi) {
-		why := ""
-		if s.Why != "" {
-			why = " (" + s.Why + ")"
-		}
-		return fmt.Errorf("%s %s is out of range: it must be %s%s; write e.g. %s: %s", s.Name, text, s.Range(), why, s.Name, s.Example())
+		return s.outOfRange(text)
 	}
 	return nil
+}
+
+// outOfRange says that text is outside the setting's range, and what to write.
+func (s Setting) outOfRange(text string) error {
+	must := s.Range()
+	if must == "" {
+		must = "a whole number below 2^63"
+	}
+	why := ""
+	if s.Why != "" {
+		why = " (" + s.Why + ")"
+	}
+	return fmt.Errorf("%s %s is out of range: it must be %s%s; write e.g. %s: %s", s.Name, text, must, why, s.Name, s.Example())
 }
 
 // Range says in words what values the setting takes: "from 30 to 86400

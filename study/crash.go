@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -27,6 +28,13 @@ const (
 
 // CrashKinds lists the values of `crash:`.
 var CrashKinds = []string{CrashNone, CrashProcess, CrashPower}
+
+// MinCrashWindow is the shortest measured window a crash run takes. The
+// crash comes between a fifth and four fifths of the window (runner's
+// crashAt), and what the run measures and checks is what the engine
+// acknowledged before it: below a second the crash can come before the
+// first synced write returns, and the run fails with nothing measured.
+const MinCrashWindow = time.Second
 
 // crashFix is how to write crash: right.
 const crashFix = "write crash: process, crash: power, crash: [none, process] to sweep, or crash: {kind: process, nodes: 1} to crash part of a cluster"
@@ -114,6 +122,10 @@ func (p *parser) crashes(s *Study) {
 	}
 	if why := p.cannotCrash(s, kinds); why != "" {
 		p.addf(e.k.Line, "%s", why)
+		return
+	}
+	if s.Duration > 0 && s.Duration < MinCrashWindow && !slices.Equal(kinds, []string{CrashNone}) {
+		p.addf(e.k.Line, "crash: a crash run crashes its engine between a fifth and four fifths of the measured window and checks the writes acknowledged before it, which duration %s leaves too little time for; make duration at least %s", s.Duration, MinCrashWindow)
 		return
 	}
 	if nodes > 0 {

@@ -22,6 +22,65 @@ type entry struct {
 // cannot recurse forever.
 const maxMergeDepth = 8
 
+// maxAliasValues bounds the values a study file's aliases bring in (an
+// alias counts every value of what it names, its own aliases expanded):
+// a study's anchors bring in tens, while 1.4 KB of merges nested eight
+// deep would bring in 30^8, which walking the mappings would never finish.
+const maxAliasValues = 10000
+
+// aliasBomb returns the line of the alias by which the values aliases
+// bring in pass maxAliasValues (cyclic: an alias inside what it names,
+// which never ends), or 0 when they stay within it. It counts with one
+// walk over the nodes as parsed, each anchor's expansion counted once.
+func aliasBomb(doc *yaml.Node) (line int, cyclic bool) {
+	const most = maxAliasValues + 1 // counts saturate here
+	add := func(a, b int) int { return min(a+b, most) }
+	size := map[*yaml.Node]int{} // values with aliases expanded; -1 while counting
+	var expanded func(n *yaml.Node) int
+	expanded = func(n *yaml.Node) int {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		switch v, seen := size[n]; {
+		case seen && v < 0:
+			return most // a cycle
+		case seen:
+			return v
+		}
+		size[n] = -1
+		total := 1
+		for _, c := range n.Content {
+			total = add(total, expanded(c))
+		}
+		size[n] = total
+		return total
+	}
+	// Walk the nodes as written: each alias brings in what it names.
+	brought := 0
+	var walk func(n *yaml.Node, open map[*yaml.Node]bool) int
+	walk = func(n *yaml.Node, open map[*yaml.Node]bool) int {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			if open[n.Alias] {
+				cyclic = true
+				return n.Line
+			}
+			if brought = add(brought, expanded(n.Alias)); brought >= most {
+				return n.Line
+			}
+			return 0
+		}
+		open[n] = true
+		defer delete(open, n)
+		for _, c := range n.Content {
+			if l := walk(c, open); l > 0 {
+				return l
+			}
+		}
+		return 0
+	}
+	return walk(doc, map[*yaml.Node]bool{}), cyclic
+}
+
 // entries returns the pairs of mapping n in declaration order. It reports
 // duplicate keys (yaml.v3 does not when decoding into a Node) and applies
 // merge keys, so `<<: *anchor` works as it does elsewhere in YAML. what names

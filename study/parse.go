@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
+	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -233,6 +234,14 @@ func (p *parser) parse(data []byte) *Study {
 		p.addf(1, "study file is empty; write at least name, engine, tiers, placements, baseline, durability, workload, clients and duration")
 		return nil
 	}
+	if line, cyclic := aliasBomb(&doc); line > 0 {
+		if cyclic {
+			p.addf(line, "YAML alias names a mapping or list that holds the alias itself, which would repeat forever; alias a value defined outside it")
+		} else {
+			p.addf(line, "YAML aliases and merge keys (*, <<) expand the study past %d values by this line, an alias repeating values that repeat others; write the repeated parts out, or alias plain values only", maxAliasValues)
+		}
+		return nil
+	}
 	root := deref(doc.Content[0])
 	if isNull(root) {
 		p.addf(root.Line, "study file has no keys; write at least name, engine, tiers, placements, baseline, durability, workload, clients and duration")
@@ -257,16 +266,80 @@ func (p *parser) syntax(err error, data []byte) {
 		line = badByteLine(data)
 	}
 	fix := "check indentation, colons and quoting on this line and the one before"
-	switch {
-	case bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data):
+	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
 		p.addf(line, "study file is not text (it holds a NUL byte or invalid UTF-8); give the path of a YAML study file")
 		return
+	}
+	// yaml.v3 names neither an undefined alias's line nor, for a key
+	// longer than it reads (a 5,000-character tier name), the key: it
+	// sees a value without its key.
+	if m := unknownAnchor.FindStringSubmatch(msg); m != nil {
+		p.addf(aliasLine(data, m[1]), "YAML alias *%s names no anchor defined before it; put &%s on the value to repeat, above this line, or fix the name", m[1], m[1])
+		return
+	}
+	if at, n := longKey(data); at > 0 {
+		p.addf(at, "a key of %d characters is too long: YAML reads keys of at most %d, and a name in a study is at most %d; use a shorter name (letters, digits, - and _)", n, maxYAMLKey, tier.MaxNameLen)
+		return
+	}
+	switch {
 	case line > 0 && strings.Contains(lineText(data, line), "\t"):
 		fix = "indent with spaces, not tabs"
 	case strings.Contains(msg, "unexpected end of stream"):
 		fix = "a quote or bracket opened earlier in the file is never closed; close it"
 	}
 	p.addf(line, "YAML syntax error: %s; %s", msg, fix)
+}
+
+// unknownAnchor is yaml.v3's error for an alias whose anchor is not
+// defined before it.
+var unknownAnchor = regexp.MustCompile(`unknown anchor '(.*)' referenced`)
+
+// aliasLine returns the line (from 1) of the first alias *name in data, or
+// 1 when it is not found.
+func aliasLine(data []byte, name string) int {
+	for i, l := range strings.Split(string(data), "\n") {
+		for rest := l; ; {
+			at := strings.Index(rest, "*"+name)
+			if at < 0 {
+				break
+			}
+			rest = rest[at+1+len(name):]
+			if rest == "" || strings.ContainsAny(rest[:1], " \t,]}#") {
+				return i + 1
+			}
+		}
+	}
+	return 1
+}
+
+// maxYAMLKey is the longest key yaml.v3 reads (a simple key's limit in
+// the YAML spec); a longer one reads as a value missing its key.
+const maxYAMLKey = 1024
+
+// longKey returns the line (from 1) of the first key longer than
+// maxYAMLKey characters and that key's length, or 0 when there is none.
+func longKey(data []byte) (line, chars int) {
+	for i, l := range strings.Split(string(data), "\n") {
+		l += " "
+		for from := 0; ; {
+			colon := strings.Index(l[from:], ": ")
+			if colon < 0 {
+				break
+			}
+			key := l[from : from+colon]
+			from += colon + 2
+			// A key begins after a list's dash, a flow mapping's { or ,
+			// or the key: before it.
+			if at := strings.LastIndexAny(key, "{,[:"); at >= 0 {
+				key = key[at+1:]
+			}
+			key = strings.TrimLeft(strings.TrimSpace(key), "- ")
+			if n := utf8.RuneCountInString(key); n > maxYAMLKey {
+				return i + 1, n
+			}
+		}
+	}
+	return 0, 0
 }
 
 // badByteLine returns the line of the first byte YAML forbids (a control
@@ -327,6 +400,8 @@ func (p *parser) study(root *yaml.Node) *Study {
 		if v, ok := p.scalar(e, "write name: <a short name for this study>"); ok {
 			if strings.TrimSpace(v) == "" {
 				p.addf(e.v.Line, "name is empty; write name: <a short name for this study>")
+			} else if err := tier.CheckIdentifier("study", v, "wal-placement", "list, show and report name the study by it"); err != nil {
+				p.addf(e.v.Line, "%v", err)
 			}
 			s.Name = v
 		}
@@ -368,6 +443,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.rate(s)
 	p.maxOps(s)
 	p.options(s)
+	p.boundAxes(s)
 	if p.tiersOK && placementsOK && !p.hasTarget {
 		p.engineFiles(s)
 	}
@@ -380,6 +456,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.platform(s)
 	p.crashes(s)
 	p.steadyFits(s)
+	p.boundMatrix(s)
 	return s
 }
 
@@ -413,9 +490,12 @@ func (p *parser) timing(s *Study) {
 	p.warmup(s)
 	if e, ok := p.need(p.top, "duration", p.line, "add duration: <Go duration such as 30s>, how long each run measures"); ok {
 		if d, ok := p.duration(e); ok {
-			if d <= 0 {
+			switch {
+			case d <= 0:
 				p.addf(e.v.Line, "duration must be more than 0, got %s; write e.g. duration: 30s", e.v.Value)
-			} else {
+			case d > MaxWindow:
+				p.addf(e.v.Line, "duration %s is more than %s, the longest a run may measure; write e.g. duration: 30s", e.v.Value, MaxWindow)
+			default:
 				s.Duration = d
 			}
 		}

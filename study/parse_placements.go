@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier"
 )
 
 // placements returns the declared placement names, including ones with
@@ -48,6 +49,10 @@ func (p *parser) placements(s *Study) ([]string, bool) {
 		names = append(names, name)
 		if strings.TrimSpace(name) == "" {
 			p.addf(pe.k.Line, "placement name is empty; give the placement a name such as all-disk")
+			continue
+		}
+		if err := tier.CheckIdentifier("placement", name, "wal-ram", "show, report and compare --placements name it"); err != nil {
+			p.addf(pe.k.Line, "%v", err)
 			continue
 		}
 		comps, ok := p.entries(pe.v, fmt.Sprintf("placement %q", name), fmt.Sprintf("write %s: {<component>: <tier>, ...}", name))

@@ -3,6 +3,7 @@ package study
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -50,6 +51,14 @@ var rocksSpec = engine.Spec{
 	TargetSchemes: []string{"rocks"},
 	Image:         "rocks:1",
 	Crashable:     true,
+	// Its clients run on lanes, unless a target's URL asks for TLS.
+	Lanes: true,
+	LaneTarget: func(u *url.URL) string {
+		if u.Query().Get("tls") != "" {
+			return "the target's tls=" + u.Query().Get("tls") + " encrypts its connections: remove tls from the target"
+		}
+		return ""
+	},
 }
 
 // herdSpec stands in for an engine of several server nodes, some of which
@@ -72,7 +81,8 @@ var herdSpec = engine.Spec{
 // parameters tie together the way a real workload's New would, so the test
 // can see New's error reported on the workload line.
 var ycsbSpec = workload.Spec{
-	Name: "ycsb-a",
+	Name:  "ycsb-a",
+	Lanes: true,
 	Params: []setting.Setting{
 		{Name: "records", Kind: setting.Int, Default: "1000", Min: "1"},
 		{Name: "fieldcount", Kind: setting.Int, Default: "10", Min: "1"},
@@ -388,5 +398,38 @@ func TestPlacementDurabilityIn(t *testing.T) {
 	pinned, free := Placement{Durability: engine.NoWAL}, Placement{}
 	if pinned.DurabilityIn(engine.Sync) != engine.NoWAL || free.DurabilityIn(engine.Sync) != engine.Sync {
 		t.Errorf("pinned runs %s, free runs %s in the sync row", pinned.DurabilityIn(engine.Sync), free.DurabilityIn(engine.Sync))
+	}
+}
+
+// TestLongNames: a name far past the bound is refused as too long, on its
+// own line, in one short message. A key past yaml.v3's 1024 characters
+// fails to parse, and is named as a long key, not as the syntax error
+// yaml.v3 reports ("could not find expected ':'").
+func TestLongNames(t *testing.T) {
+	fill, _, _ := fixture(t)
+	for _, c := range []struct {
+		name, old, new, want string
+	}{
+		{"study name of 100,000 characters", "name: wal-placement-demo", "name: " + strings.Repeat("s", 100000),
+			`study.yaml:1: study name "ssssssssssssssssssssssss"... is too long (100000 characters): use letters, digits, - and _ (at most 64`},
+		{"placement name of 100,000 characters", "  wal-ram:  {data: disk, wal: ram}", "  " + strings.Repeat("p", 100000) + ": {data: disk, wal: ram}",
+			"study.yaml:8: a key of 100000 characters is too long: YAML reads keys of at most 1024, and a name in a study is at most 64; use a shorter name"},
+		{"tier name of 5,000 characters", "  ram:  {path: RAMDIR}", "  " + strings.Repeat("t", 5000) + ": {path: RAMDIR}",
+			"study.yaml:4: a key of 5000 characters is too long"},
+		{"placement name of 5,000 characters in a flow mapping", "placements:\n  all-disk: {data: disk, wal: disk}", "placements: {" + strings.Repeat("p", 5000) + ": {data: disk, wal: disk},",
+			"study.yaml:6: a key of 5000 characters is too long"},
+		{"tier name of 1,000 characters, which YAML reads", "  ram:  {path: RAMDIR}", "  " + strings.Repeat("t", 1000) + ": {path: RAMDIR}",
+			`study.yaml:4: tier name "tttttttttttttttttttttttt"... is too long (1000 characters)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("study.yaml", []byte(fill(edit(t, example, []string{c.old, c.new}))), testCatalog{})
+			var ps Problems
+			if !errors.As(err, &ps) || len(ps) < 1 || !strings.HasPrefix(ps[0].String(), c.want) {
+				t.Fatalf("Parse = %v, want first problem %q", err, c.want)
+			}
+			if len(ps[0].String()) > 400 {
+				t.Errorf("the message is %d characters long, want one short line", len(ps[0].String()))
+			}
+		})
 	}
 }

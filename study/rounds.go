@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -78,10 +79,10 @@ func (p *parser) repeat(s *Study) {
 // repeatRounds is a fixed number of rounds; minRounds and maxRounds bound
 // an adaptive study's.
 var (
-	repeatRounds = setting.Setting{Name: "repeat", Kind: setting.Int, Min: "1", Default: "3"}
-	minRounds    = setting.Setting{Name: "min", Kind: setting.Int, Min: "2", Default: "5",
+	repeatRounds = setting.Setting{Name: "repeat", Kind: setting.Int, Min: "1", Max: maxRoundsText, Default: "3"}
+	minRounds    = setting.Setting{Name: "min", Kind: setting.Int, Min: "2", Max: maxRoundsText, Default: "5",
 		Why: "one round gives no interval to judge; repeat: 1 runs a single round"}
-	maxRounds = setting.Setting{Name: "max", Kind: setting.Int, Min: "2", Default: "30"}
+	maxRounds = setting.Setting{Name: "max", Kind: setting.Int, Min: "2", Max: maxRoundsText, Default: "30"}
 )
 
 // adaptive reads repeat: {min, max, until, budget}.
@@ -135,6 +136,9 @@ func (p *parser) adaptive(s *Study, e entry) {
 				good = false
 			case d <= 0:
 				p.addf(f.v.Line, "repeat budget must be more than 0, got %s; write e.g. budget: 2h, or leave it out for no bound", f.v.Value)
+				good = false
+			case d > MaxStudyTime:
+				p.addf(f.v.Line, "repeat budget %s is more than %s, the most a study may measure; write e.g. budget: 2h", f.v.Value, daysText(MaxStudyTime.Seconds()))
 				good = false
 			default:
 				a.Budget = d
@@ -219,14 +223,14 @@ func (p *parser) order(s *Study) {
 	}
 }
 
-// percent parses "5%" into 0.05.
+// percent parses "5%" into 0.05; NaN and infinities are not percentages.
 func percent(v string) (float64, bool) {
 	num, ok := strings.CutSuffix(strings.TrimSpace(v), "%")
 	if !ok {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil {
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, false
 	}
 	return f / 100, true

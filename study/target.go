@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/tool"
@@ -144,8 +145,13 @@ func (p *parser) drivers(s *Study) {
 			continue
 		}
 		if tool.IsBuiltin(v) {
-			if _, _, err := tool.BuiltinLanes(v); err != nil {
+			_, set, err := tool.BuiltinLanes(v)
+			if err != nil {
 				p.addf(n.Line, "%v", err)
+				continue
+			}
+			if why := p.noLanes(s); set && why != "" {
+				p.addf(n.Line, "driver %s: %s", v, why)
 				continue
 			}
 			s.Drivers = append(s.Drivers, v)
@@ -168,6 +174,52 @@ func (p *parser) drivers(s *Study) {
 		}
 		s.Drivers = append(s.Drivers, v)
 	}
+}
+
+// noLanes says why the study's clients never run on lanes, whatever
+// builtin:lanes=N says, and what to write instead: the engine's sessions
+// or the workload's clients cannot (engine.Spec.Lanes,
+// workload.Spec.Lanes), or the target's connections are not plain. ""
+// when they run on lanes, or when the engine or workload is unknown
+// (reported already).
+func (p *parser) noLanes(s *Study) string {
+	w, ok := p.cat.Workload(s.Workload.Name)
+	if p.spec == nil || !ok {
+		return ""
+	}
+	switch {
+	case !p.spec.Lanes:
+		var can []string
+		for _, name := range sortedCopy(p.cat.EngineNames()) {
+			if e, ok := p.cat.EngineSpec(name); ok && e.Lanes {
+				can = append(can, name)
+			}
+		}
+		return fmt.Sprintf("engine %s's clients never run on lanes (only those of %s do), so it would be driver builtin under another name; use driver: builtin", p.spec.Name, andList(can))
+	case !w.Lanes:
+		var can []string
+		for _, name := range sortedCopy(p.cat.WorkloadNames()) {
+			if w, ok := p.cat.Workload(name); ok && w.Lanes {
+				can = append(can, name)
+			}
+		}
+		return fmt.Sprintf("workload %s's clients never run on lanes (only those of %s do), so it would be driver builtin under another name; use driver: builtin", w.Name, andList(can))
+	case s.Target != "" && p.spec.LaneTarget != nil:
+		if u, err := url.Parse(s.Target); err == nil {
+			if why := p.spec.LaneTarget(u); why != "" {
+				return "clients run on lanes over plain connections only, and " + why + ", or use driver: builtin"
+			}
+		}
+	}
+	return ""
+}
+
+// andList joins names as a sentence does: "a", "a and b", "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // onlyBuiltin reports whether every driver of s is tierbench's own (on

@@ -41,9 +41,12 @@ func (p *parser) warmup(s *Study) {
 		return
 	}
 	if d, ok := p.duration(e); ok {
-		if d < 0 {
+		switch {
+		case d < 0:
 			p.addf(e.v.Line, "warmup must not be negative, got %s; use 0s for no warmup or e.g. 2s", e.v.Value)
-		} else {
+		case d > MaxWindow:
+			p.addf(e.v.Line, "warmup %s is more than %s, the longest a run may warm up; write e.g. warmup: 2s", e.v.Value, MaxWindow)
+		default:
 			s.Warmup = d
 		}
 	}
@@ -95,8 +98,8 @@ func (p *parser) steady(s *Study, e entry) {
 		p.addf(e.k.Line, "warmup window %s is shorter than %s: the driver reports throughput once a second, and one second is always steady; write e.g. window: 3s", rule.Window, minSteadyWindow)
 	case most <= rule.Window:
 		p.addf(e.k.Line, "warmup max %s must be longer than its window %s: no window fits; write e.g. {steady: 5%%, window: 3s, max: 60s}", most, rule.Window)
-	case most > 24*time.Hour:
-		p.addf(e.k.Line, "warmup max %s is more than a day; write e.g. max: 60s", most)
+	case most > MaxWindow:
+		p.addf(e.k.Line, "warmup max %s is more than %s, the longest a run may warm up; write e.g. max: 60s", most, MaxWindow)
 	default:
 		s.Warmup, s.Steady = most, &rule
 	}

@@ -27,6 +27,35 @@ func TestCheckName(t *testing.T) {
 	}
 }
 
+// TestCheckIdentifier checks what the one name check says of each kind
+// of bad name: one short line naming the problem, the name escaped and
+// cut short, never printed raw.
+func TestCheckIdentifier(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+	}{
+		{strings.Repeat("x", 100000), `placement name "xxxxxxxxxxxxxxxxxxxxxxxx"... is too long (100000 characters): use letters`},
+		{"\x1b[31mred", `placement name "\x1b[31mred" holds a control or bidirectional character (U+001B)`},
+		{"a\nb", `placement name "a\nb" holds a control or bidirectional character (U+000A)`},
+		{"a\x00b", `placement name "a\x00b" holds a control or bidirectional character (U+0000)`},
+		{"\u202eevil", `placement name "\u202eevil" holds a control or bidirectional character (U+202E)`},
+		{"zero\u200bwidth", `placement name "zero\u200bwidth" holds a control or bidirectional character (U+200B)`},
+		{"a b", `placement name "a b" is not an identifier: use letters, digits, - and _ (at most 64, starting with a letter or digit), e.g. wal-ram; reports name it`},
+	} {
+		err := CheckIdentifier("placement", c.name, "wal-ram", "reports name it")
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("CheckIdentifier(%q) = %v, want %q...", Excerpt(c.name), err, c.want)
+			continue
+		}
+		if msg := err.Error(); len(msg) > 300 || strings.ContainsFunc(msg, hidden) {
+			t.Errorf("CheckIdentifier(%q) says %q: want one short line of printable text", Excerpt(c.name), msg)
+		}
+	}
+	if err := CheckIdentifier("placement", "wal-ram", "x", "y"); err != nil {
+		t.Errorf("CheckIdentifier(wal-ram) = %v", err)
+	}
+}
+
 // TestCheckPathRefusesSystemFolders checks the folders a tier must never
 // be, directly or through a symlink, and the exceptions meant for data.
 func TestCheckPathRefusesSystemFolders(t *testing.T) {

@@ -16,7 +16,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -209,18 +212,60 @@ func CheckInRAM(path string) error {
 	return nil
 }
 
-// nameRe is what a tier name may be: it becomes part of mount points, image
-// files and cgroup names, so it must not carry a path.
+// MaxNameLen bounds a name a study gives (its own, a tier's, a
+// placement's): names become parts of paths, labels and report columns.
+const MaxNameLen = 64
+
+// nameRe is what a name may be: a tier's becomes part of mount points,
+// image files and cgroup names, so it must not carry a path.
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // CheckName reports whether name can name a tier: letters, digits, - and _,
 // starting with a letter or digit, at most 64 characters. Paths tierbench
 // builds from a tier name then always stay in the folder they are built in.
 func CheckName(name string) error {
-	if !nameRe.MatchString(name) {
-		return fmt.Errorf("tier name %q is not an identifier: use letters, digits, - and _ (at most 64, starting with a letter or digit), e.g. ssd or pm_1; tierbench builds mount points and image files from it", name)
+	return CheckIdentifier("tier", name, "ssd or pm_1", "tierbench builds mount points and image files from it")
+}
+
+// CheckIdentifier is the one check of every name a study gives (CheckName
+// for tiers): letters, digits, - and _, starting with a letter or digit,
+// at most MaxNameLen. what is what the name names ("placement"), example a
+// good one, why what tierbench makes of it. A name too long, or holding a
+// control or bidirectional character (an escape sequence, a newline, NUL,
+// U+202E), is said so and shown cut short and escaped, so the message is
+// one short line a terminal prints as it is.
+func CheckIdentifier(what, name, example, why string) error {
+	if nameRe.MatchString(name) {
+		return nil
 	}
-	return nil
+	rule := fmt.Sprintf("use letters, digits, - and _ (at most %d, starting with a letter or digit), e.g. %s; %s", MaxNameLen, example, why)
+	if n := utf8.RuneCountInString(name); n > MaxNameLen {
+		return fmt.Errorf("%s name %s is too long (%d characters): %s", what, Excerpt(name), n, rule)
+	}
+	if i := strings.IndexFunc(name, hidden); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(name[i:])
+		return fmt.Errorf("%s name %s holds a control or bidirectional character (U+%04X), which terminals and reports would act on: %s", what, Excerpt(name), r, rule)
+	}
+	return fmt.Errorf("%s name %q is not an identifier: %s", what, name, rule)
+}
+
+// hidden reports a character a terminal acts on rather than shows: a
+// control character (ESC, newline, NUL), a format character (U+202E
+// right-to-left override, zero-width space) or a line or paragraph
+// separator.
+func hidden(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError
+}
+
+// Excerpt quotes s for a message, escaped (Go syntax) and cut to its first
+// 24 characters when longer than 40, so a 100,000-character value stays a
+// short line.
+func Excerpt(s string) string {
+	if utf8.RuneCountInString(s) <= 40 {
+		return strconv.Quote(s)
+	}
+	r := []rune(s)
+	return strconv.Quote(string(r[:24])) + "..."
 }
 
 // Prepare creates the tier folder if needed, proves it writable, and

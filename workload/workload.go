@@ -45,6 +45,10 @@ type Spec struct {
 	// tierbench's own cannot (rados: librados needs cgo, which tierbench
 	// is built without); study validation refuses any other driver.
 	Driver string
+	// Lanes marks a workload whose clients can run on tierbench's lanes
+	// (driver.LaneClient), which they do on an engine whose sessions can
+	// (engine.Spec.Lanes); elsewhere a study's builtin:lanes=N is refused.
+	Lanes bool
 	// New builds the workload from its checked parameters. It checks only
 	// what ties parameters together (or to the machine); kinds and ranges
 	// are checked by Build before it is called.

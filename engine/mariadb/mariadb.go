@@ -76,6 +76,8 @@ func (Engine) Spec() engine.Spec {
 		Crashable:     true,
 		TargetSchemes: []string{"mysql", "mariadb"},
 		Image:         Image,
+		Lanes:         true,
+		LaneTarget:    laneTarget,
 		Doc:           "MariaDB server (mariadbd, InnoDB) per run on 127.0.0.1; SQL and records over server-side prepared statements",
 		Components: []engine.Component{
 			{Name: Data, Role: engine.RoleData, Doc: "datadir: InnoDB tablespaces (ibdata1, <db>/<table>.ibd), undo, system tables; the binary log when on"},

@@ -3,6 +3,7 @@ package mariadb
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -21,6 +22,18 @@ func openTarget(ctx context.Context, target string) (engine.DB, error) {
 		defer d.closers.CloseOnError(&err)
 		return d, d.connect(ctx, c)
 	})
+}
+
+// laneTarget says why a target's connections are not plain, which clients
+// on lanes need (engine.Spec.LaneTarget): the driver's tls parameter, off
+// unless set.
+func laneTarget(u *url.URL) string {
+	switch v := strings.ToLower(u.Query().Get("tls")); v {
+	case "", "false", "0":
+		return ""
+	default:
+		return fmt.Sprintf("the target's tls=%s encrypts its connections: remove tls from the target", v)
+	}
 }
 
 // targetConfig turns mysql://user:password@host:port/database?params into

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,6 +102,8 @@ func (Engine) Spec() engine.Spec {
 		Crashable:     true,
 		TargetSchemes: []string{"postgres", "postgresql"},
 		Image:         Image,
+		Lanes:         true,
+		LaneTarget:    laneTarget,
 		Doc:           "PostgreSQL server (run as OS user postgres on 127.0.0.1, scram-sha-256 with a password per run), one fresh cluster per run copied from a per-study initdb template; records over SQL (pgx)",
 		Components: []engine.Component{
 			{Name: Data, Role: engine.RoleData, Doc: "the cluster folder (PGDATA): tables, indexes, catalogs, configuration and the server log"},
@@ -311,6 +314,24 @@ func (d *DB) connect(ctx context.Context, cc *pgx.ConnConfig) error {
 	}
 	d.version = "PostgreSQL " + v
 	return nil
+}
+
+// laneTarget says why a target's connections may not be plain, which
+// clients on lanes need (engine.Spec.LaneTarget): pgx's sslmode, from the
+// URL or PGSSLMODE, is prefer unless set, which takes TLS wherever the
+// server offers it.
+func laneTarget(u *url.URL) string {
+	mode := u.Query().Get("sslmode")
+	if mode == "" {
+		mode = os.Getenv("PGSSLMODE")
+	}
+	switch mode {
+	case "disable", "allow":
+		return ""
+	case "":
+		return "the target's sslmode is prefer (pgx's default), which takes TLS wherever the server offers it: add ?sslmode=disable to the target"
+	}
+	return fmt.Sprintf("the target's sslmode=%s takes TLS: make it sslmode=disable", mode)
 }
 
 // openTarget connects to a server tierbench did not start. pgx reads the

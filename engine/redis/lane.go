@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"syscall"
 
@@ -24,6 +25,15 @@ type wire struct {
 	w      []byte // the commands of the next round trip
 	num    []byte // a number's digits
 	broken error
+}
+
+// laneTarget says why a target's connections are not plain, which
+// clients on lanes need (engine.Spec.LaneTarget): rediss:// is TLS.
+func laneTarget(u *url.URL) string {
+	if u.Scheme == "rediss" {
+		return "the target is rediss://, TLS: make it redis://"
+	}
+	return ""
 }
 
 // OnLane reports whether the session can run on a lane: over plain TCP

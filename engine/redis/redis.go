@@ -102,6 +102,8 @@ func (Engine) Spec() engine.Spec {
 		Crashable:     true,
 		TargetSchemes: []string{"redis", "rediss"},
 		Image:         Image,
+		Lanes:         true,
+		LaneTarget:    laneTarget,
 		Doc:           "Redis in-memory key-value server (redis-server, run as OS user redis on 127.0.0.1 with a password per run), records as hashes like YCSB's Redis binding; the tier holds the AOF",
 		Components: []engine.Component{
 			{Name: Data, Role: engine.RoleData, Doc: "the dir: append-only file (appendonlydir/), RDB snapshot and the server log"},

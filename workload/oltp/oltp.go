@@ -110,6 +110,7 @@ func Specs() []workload.Spec {
 		{
 			Name:  ReadWrite,
 			Model: engine.ModelSQL,
+			Lanes: true, // Client.OnLane
 			Doc: "sysbench 1.0.20 oltp_read_write: per transaction 10 point SELECTs, 4 range SELECTs (plain, SUM, ORDER BY, DISTINCT), " +
 				"an index and a non-index UPDATE, a DELETE and an INSERT of one id, on sbtest tables",
 			Params: rw,
@@ -120,6 +121,7 @@ func Specs() []workload.Spec {
 		{
 			Name:   WriteOnly,
 			Model:  engine.ModelSQL,
+			Lanes:  true,
 			Doc:    "sysbench 1.0.20 oltp_write_only: per transaction an index and a non-index UPDATE, a DELETE and an INSERT of one id, on sbtest tables",
 			Params: wo,
 			New: func(p setting.Values) (workload.Workload, error) {

@@ -80,6 +80,7 @@ func Spec() workload.Spec {
 	return workload.Spec{
 		Name:   "tpcb",
 		Model:  engine.ModelSQL,
+		Lanes:  true, // Client.OnLane
 		Doc:    "TPC-B-like (pgbench's default script): per transaction, update an account, select its balance, update its teller and branch, insert a history row",
 		Params: params,
 		New: func(p setting.Values) (workload.Workload, error) {

@@ -106,6 +106,7 @@ func Specs() []workload.Spec {
 			Model:  engine.ModelRecords,
 			Doc:    l.doc,
 			Params: params,
+			Lanes:  true, // Client.OnLane: where its engine's records can
 			New: func(p setting.Values) (workload.Workload, error) {
 				return newWorkload(p)
 			},
