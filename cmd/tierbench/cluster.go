@@ -129,6 +129,24 @@ func checkNode(path string) ([]tier.Spec, error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("cluster up needs root: it mounts the tiers and runs containerd and the kubelet; run it as root")
 	}
+	// The study first: a study cluster up cannot serve is refused on any
+	// machine.
+	cat := catalog.Default()
+	st, err := study.ParseFile(path, cat)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Kubernetes != nil:
+		return nil, fmt.Errorf("%s runs on a cluster (platform: kubernetes): cluster up takes a study whose tiers: are on this machine (tmpfs, loop, folders), and serves each as a storage class", path)
+	case st.Target != "":
+		// A target study's tiers are the folders of the user's own
+		// server, which tierbench inspects and never writes; a storage
+		// class would put volumes in them.
+		return nil, fmt.Errorf("%s measures a target server (target:), whose tiers are your server's folders, which tierbench never writes, and cluster up would make volumes in them; give cluster up a study without target, whose tiers tierbench provisions or owns", path)
+	case len(st.Tiers) == 0:
+		return nil, fmt.Errorf("%s has no tiers: cluster up serves each of the study's tiers as a storage class", path)
+	}
 	var missing, pkgs []string
 	for _, t := range nodeTools {
 		if _, err := exec.LookPath(t[0]); err != nil {
@@ -145,17 +163,6 @@ func checkNode(path string) ([]tier.Spec, error) {
 		if _, err := os.Stat(filepath.Join(node.BinDir(), b)); err != nil {
 			return nil, fmt.Errorf("cluster up needs %s in %s: run make setup (scripts/kube-build.sh builds it)", b, node.BinDir())
 		}
-	}
-	cat := catalog.Default()
-	st, err := study.ParseFile(path, cat)
-	if err != nil {
-		return nil, err
-	}
-	if st.Kubernetes != nil {
-		return nil, fmt.Errorf("%s runs on a cluster (platform: kubernetes): cluster up takes a study whose tiers: are on this machine (tmpfs, loop, folders), and serves each as a storage class", path)
-	}
-	if len(st.Tiers) == 0 {
-		return nil, fmt.Errorf("%s has no tiers: cluster up serves each of the study's tiers as a storage class", path)
 	}
 	if info, ok := node.Running(); ok {
 		return nil, &node.RunningError{Info: info}
@@ -217,6 +224,10 @@ func nodeSpec(path string) (node.Spec, error) {
 // clusterUp checks, then starts `tierbench cluster serve` in a session of
 // its own (it outlives this command) and waits until the node is ready.
 func clusterUp(ctx context.Context, path string, timeout time.Duration) error {
+	// The flags first: nothing starts on a wait that cannot succeed.
+	if timeout <= 0 {
+		return badInput(fmt.Errorf("--timeout %s must be more than 0: it is how long to wait for the node, image builds included; write e.g. --timeout 15m", timeout))
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return badInput(err)

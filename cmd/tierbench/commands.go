@@ -208,43 +208,50 @@ func newValidateCmd() *cobra.Command {
 		Short: "Check a study file without running anything",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
-			cat := catalog.Default()
-			st, err := study.ParseFile(a[0], cat)
-			if err != nil {
-				return badInput(err)
-			}
-			if err := study.Preflight(st, cat, tier.StateDir()); err != nil {
-				return badInput(err)
-			}
-			if err := checkCluster(cmd.Context(), st); err != nil {
-				return badInput(err)
-			}
-			printTierNotes(os.Stdout, st)
-			drivers := ""
-			if len(st.Drivers) > 1 {
-				drivers = fmt.Sprintf(" x %d drivers", len(st.Drivers))
-			}
-			if n := len(st.Variants()); n > 1 {
-				drivers += fmt.Sprintf(" x %d swept combinations", n)
-			}
-			var measuring time.Duration
-			for _, c := range st.Round(1) {
-				measuring += st.WarmupIn(c) + st.Duration
-			}
-			runs, took := fmt.Sprintf("%d runs", st.RoundSize()*st.Repeat), fmt.Sprintf("about %s of measuring", measuring*time.Duration(st.Repeat))
-			if a := st.Adaptive; a != nil {
-				runs = fmt.Sprintf("%d to %d runs", st.RoundSize()*a.Min, st.RoundSize()*st.Repeat)
-				took = fmt.Sprintf("about %s of measuring a round", measuring)
-				if a.Budget > 0 && measuring*time.Duration(a.Min) > a.Budget {
-					fmt.Printf("note: repeat min %d rounds take at least %s of measuring, more than the budget of %s: the budget binds only from round min on\n",
-						a.Min, measuring*time.Duration(a.Min), a.Budget)
-				}
-			}
-			fmt.Printf("%s: ok: %s (%d placements%s x %d durability x %d client counts x %s), %s\n",
-				a[0], runs, len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.RoundsText(), took)
-			return nil
+			return interruptible(cmd.Context(), func() error { return validate(cmd.Context(), a[0]) })
 		},
 	}
+}
+
+// validate makes every check run makes before measuring, and says what
+// the study would run. The study's bounds (study.MaxRuns, MaxStudyTime)
+// keep its counts and times from overflowing.
+func validate(ctx context.Context, path string) error {
+	cat := catalog.Default()
+	st, err := study.ParseFile(path, cat)
+	if err != nil {
+		return badInput(err)
+	}
+	if err := study.Preflight(st, cat, tier.StateDir()); err != nil {
+		return badInput(err)
+	}
+	if err := checkCluster(ctx, st); err != nil {
+		return badInput(err)
+	}
+	printTierNotes(os.Stdout, st)
+	drivers := ""
+	if len(st.Drivers) > 1 {
+		drivers = fmt.Sprintf(" x %d drivers", len(st.Drivers))
+	}
+	if n := len(st.Variants()); n > 1 {
+		drivers += fmt.Sprintf(" x %d swept combinations", n)
+	}
+	var measuring time.Duration
+	for _, c := range st.Round(1) {
+		measuring += st.WarmupIn(c) + st.Duration
+	}
+	runs, took := fmt.Sprintf("%d runs", st.RoundSize()*st.Repeat), fmt.Sprintf("about %s of measuring", measuring*time.Duration(st.Repeat))
+	if a := st.Adaptive; a != nil {
+		runs = fmt.Sprintf("%d to %d runs", st.RoundSize()*a.Min, st.RoundSize()*st.Repeat)
+		took = fmt.Sprintf("about %s of measuring a round", measuring)
+		if a.Budget > 0 && measuring*time.Duration(a.Min) > a.Budget {
+			fmt.Printf("note: repeat min %d rounds take at least %s of measuring, more than the budget of %s: the budget binds only from round min on\n",
+				a.Min, measuring*time.Duration(a.Min), a.Budget)
+		}
+	}
+	fmt.Printf("%s: ok: %s (%d placements%s x %d durability x %d client counts x %s), %s\n",
+		path, runs, len(st.Placements), drivers, len(st.Durability), len(st.Clients), st.RoundsText(), took)
+	return nil
 }
 
 // printTierNotes says which tiers were given through a symlink and the real
@@ -306,22 +313,25 @@ func newShowCmd() *cobra.Command {
 			if format != "table" && format != "json" && format != "csv" {
 				return badInput(fmt.Errorf("unknown --format %q: use table, json or csv", format))
 			}
-			store, st, runs, err := loadStudy(cmd.Context(), resultsDir, a)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			switch format {
-			case "json":
-				return report.JSON(os.Stdout, st, runs)
-			case "csv":
-				return results.WriteCSV(os.Stdout, runs)
-			}
-			if err := report.ShowWith(os.Stdout, st, runs, report.ShowOptions{Wide: wide}); err != nil {
-				return err
-			}
-			fmt.Printf("\nstored in %s (tierbench list shows every study there)\n", store.Dir())
-			return nil
+			// show changes nothing: on SIGINT or SIGTERM it stops where it is.
+			return interruptible(cmd.Context(), func() error {
+				store, st, runs, err := loadStudy(cmd.Context(), resultsDir, a)
+				if err != nil {
+					return err
+				}
+				defer store.Close()
+				switch format {
+				case "json":
+					return report.JSON(os.Stdout, st, runs)
+				case "csv":
+					return results.WriteCSV(os.Stdout, runs)
+				}
+				if err := report.ShowWith(os.Stdout, st, runs, report.ShowOptions{Wide: wide}); err != nil {
+					return err
+				}
+				fmt.Printf("\nstored in %s (tierbench list shows every study there)\n", store.Dir())
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -107,7 +108,73 @@ placement with the baseline.`,
 	root.SetVersionTemplate(fmt.Sprintf("tierbench {{.Version}} (%s, %s/%s)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd(), newInitCmd())
+	root.SetHelpCommand(newHelpCmd())
+	root.InitDefaultCompletionCmd() // now, so that it too refuses unknown shells
+	refuseUnknownCommands(root)
 	return root
+}
+
+// refuseUnknownCommands makes every command that only groups others (the
+// root, cluster, completion) refuse an unknown subcommand with exit 2:
+// cobra would print the group's help and exit 0, so `tierbench cluster
+// start` would look done. Alone, such a command prints its help.
+func refuseUnknownCommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownCommands(sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.SuggestionsMinimumDistance = 2 // cobra's own default
+	c.Args = func(cmd *cobra.Command, a []string) error {
+		if len(a) == 0 {
+			return nil
+		}
+		var known []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				known = append(known, sub.Name())
+			}
+		}
+		hint := ""
+		if s := cmd.SuggestionsFor(a[0]); len(s) > 0 {
+			hint = fmt.Sprintf("; did you mean %q?", s[0])
+		}
+		return badInput(fmt.Errorf("unknown command %q for %q%s (its commands: %s); see `%s --help`",
+			a[0], cmd.CommandPath(), hint, strings.Join(known, ", "), cmd.CommandPath()))
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}
+
+// newHelpCmd is cobra's help command, but an unknown topic exits 2 as an
+// unknown command does, rather than printing the usage and exiting 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(c *cobra.Command, a []string) error {
+			cmd, rest, err := c.Root().Find(a)
+			if err != nil || len(rest) > 0 {
+				return badInput(fmt.Errorf("unknown help topic %q; see `tierbench --help` for the commands", strings.Join(a, " ")))
+			}
+			return cmd.Help()
+		},
+	}
+}
+
+// interruptible runs fn, a command's work that writes nothing (validate,
+// show), until it ends or ctx is cancelled by SIGINT or SIGTERM, and then
+// returns at once: main exits, ending fn wherever it was (parsing, a
+// blocked read, a wait on a locked store), with nothing left to undo.
+func interruptible(ctx context.Context, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return &exitError{code: exitInterrupt, err: errors.New("interrupted; nothing was written")}
+	}
 }
 
 // args wraps a cobra positional-argument check so a wrong count exits 2.

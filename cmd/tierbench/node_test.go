@@ -287,6 +287,23 @@ func TestClusterUpRefuses(t *testing.T) {
 	if err := os.WriteFile(onCluster, []byte(fmt.Sprintf(podStudy, "postgres", "/nonexistent/kubeconfig", "tierbench.local/tierbench:1", "tierbench.local/postgres:15", "  all-slow: {data: slow, wal: slow}", ycsbSmall, "1s")), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A target study's tiers are the folders of the user's own server.
+	serverDir := filepath.Join(dir, "server-data")
+	if err := os.Mkdir(serverDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ofTarget := filepath.Join(dir, "target.yaml")
+	if err := os.WriteFile(ofTarget, []byte(fmt.Sprintf(`name: mine
+engine: postgres
+target: postgres://bench@127.0.0.1:1/db
+tiers: {ssd: {path: %s}}
+placements: {on-ssd: {data: ssd, wal: ssd}}
+workload: {name: tpcb}
+clients: [1]
+duration: 1s
+`, serverDir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	state := filepath.Join(dir, "state")
 	for _, tc := range []struct {
 		name string
@@ -297,6 +314,9 @@ func TestClusterUpRefuses(t *testing.T) {
 		{"not root", []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary, "cluster", "up", local}, nil, "needs root"},
 		{"missing packages", []string{binary, "cluster", "up", local}, []string{"PATH=/nonexistent"}, "apt-get install containerd runc"},
 		{"a cluster study", []string{binary, "cluster", "up", onCluster}, nil, "takes a study whose tiers: are on this machine"},
+		{"a target study", []string{binary, "cluster", "up", ofTarget}, nil, "measures a target server (target:), whose tiers are your server's folders, which tierbench never writes"},
+		{"a target study, without the node's packages", []string{binary, "cluster", "up", ofTarget}, []string{"PATH=/nonexistent"}, "measures a target server"},
+		{"a timeout of 0s, as another user", []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary, "cluster", "up", "--timeout", "0s", local}, nil, "--timeout 0s must be more than 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runBinary(t, tc.cmd[0], dir, append([]string{"TIERBENCH_STATE_DIR=" + state}, tc.env...), tc.cmd[1:]...)
@@ -305,6 +325,9 @@ func TestClusterUpRefuses(t *testing.T) {
 			}
 			if _, err := os.Stat(state); err == nil {
 				t.Errorf("%s was written", state)
+			}
+			if left, _ := os.ReadDir(serverDir); len(left) > 0 {
+				t.Errorf("the target's folder %s was written: %v", serverDir, left)
 			}
 		})
 	}

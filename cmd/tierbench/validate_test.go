@@ -110,7 +110,7 @@ func TestValidateRefusesBadInput(t *testing.T) {
 			want: []string{"workload tpcb needs the sql data model, which engine pebble does not serve (it serves records): use one of the engines mariadb, postgres"}},
 		{name: "repeat min above max", extra: "repeat: {min: 10, max: 6}",
 			want: []string{"repeat min 10 is more than max 6; make max at least min"}},
-		{name: "repeat min 1", extra: "repeat: {min: 1}", want: []string{"repeat min 1 is out of range: it must be at least 2 (one round gives no interval to judge"}},
+		{name: "repeat min 1", extra: "repeat: {min: 1}", want: []string{"repeat min 1 is out of range: it must be from 2 to 10000 (one round gives no interval to judge"}},
 		{name: "repeat until 0", extra: "repeat: {until: 0%}", want: []string{`repeat until "0%" must be a percentage above 0% and below 100%`}},
 		{name: "repeat until above 100%", extra: "repeat: {until: 120%}", want: []string{`repeat until "120%" must be a percentage above 0% and below 100%`}},
 		{name: "repeat budget 0", extra: "repeat: {budget: 0s}", want: []string{"repeat budget must be more than 0, got 0s"}},
