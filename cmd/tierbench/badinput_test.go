@@ -58,7 +58,7 @@ func TestRefusesHostileInput(t *testing.T) {
 		// Replacements of hostileStudy's pieces; study, when set, is the
 		// whole study instead.
 		studyName, placement, duration, extra, study string
-		want                                        []string // fragments of stderr
+		want                                         []string // fragments of stderr
 	}
 	cases := []tc{
 		// Not numbers, or numbers past any sense.
