@@ -175,7 +175,7 @@ func (p *parser) kubernetes(e entry, ents []entry, example string) *Kubernetes {
 			k.Context = v
 		case "namespace":
 			if !dnsLabel.MatchString(v) || len(v) > 63 || strings.Contains(v, ".") {
-				p.addf(f.v.Line, "platform kubernetes namespace %q is not a namespace name (lower-case letters, digits and '-', at most 63)", v)
+				p.addf(f.v.Line, "platform kubernetes namespace %s is not a namespace name (lower-case letters, digits and '-', at most 63)", tier.Excerpt(v))
 				good = false
 			}
 			k.Namespace = v
@@ -208,7 +208,7 @@ func (p *parser) storageClassTier(name string, kind entry, mods map[string]entry
 	}
 	v = strings.TrimSpace(v)
 	if !dnsLabel.MatchString(v) || len(v) > 253 {
-		p.addf(kind.v.Line, "tier %q: storage_class %q is not a storage class name (lower-case letters, digits, '-' and '.')", name, v)
+		p.addf(kind.v.Line, "tier %q: storage_class %s is not a storage class name (lower-case letters, digits, '-' and '.', at most 253)", name, tier.Excerpt(v))
 		return Tier{}, false
 	}
 	spec := &tier.StorageClassSpec{Class: v, VolumeMode: "Filesystem"}

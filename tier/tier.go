@@ -218,7 +218,7 @@ const MaxNameLen = 64
 
 // nameRe is what a name may be: a tier's becomes part of mount points,
 // image files and cgroup names, so it must not carry a path.
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+var nameRe = regexp.MustCompile(fmt.Sprintf(`^[A-Za-z0-9][A-Za-z0-9_-]{0,%d}$`, MaxNameLen-1))
 
 // CheckName reports whether name can name a tier: letters, digits, - and _,
 // starting with a letter or digit, at most 64 characters. Paths tierbench
