@@ -41,7 +41,7 @@ workload:
   records: 10000
 clients: [1, 16]
 warmup: {steady: 10%%, window: 2s, max: 6s}
-duration: 1500ms
+duration: 1200ms
 repeat: {min: 3, max: 20, until: 5%%, budget: 2m30s}
 `, ramDir+"-pmem", ramDir, diskDir)
 }
@@ -67,7 +67,7 @@ workload:
   records: 10000
 clients: [1, 16]
 warmup: {steady: 10%%, window: 2s, max: 6s}
-duration: 1500ms
+duration: 1200ms
 repeat: {min: 3, max: 20, until: 5%%, budget: 2m30s}
 `, ramDir, diskDir)
 }
