@@ -75,7 +75,7 @@ func (c runCPU) loadText() string {
 	case c.load == nil:
 		return "-"
 	case c.load.SharesEngine:
-		return c.load.Name + ", in the engine's process"
+		return c.load.Name + " (in the engine)"
 	case c.load.LaneThreads > 0:
 		return fmt.Sprintf("%s's lanes %.0f%%", c.load.Name, c.loadPct)
 	}

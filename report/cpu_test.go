@@ -52,7 +52,7 @@ func TestLoadGeneratorCPUShown(t *testing.T) {
 	if err := Show(&show, st, shared); err != nil {
 		t.Fatal(err)
 	}
-	if out := show.String(); !strings.Contains(out, "tierbench, in the engine's process") || !strings.Contains(out, "150%") {
+	if out := show.String(); !strings.Contains(out, "tierbench (in the engine)") || !strings.Contains(out, "150%") {
 		t.Errorf("show does not say driver and engine share a process:\n%s", out)
 	}
 

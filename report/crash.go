@@ -292,11 +292,11 @@ func crashTable(w io.Writer, costs []CrashCost) {
 	}
 	tw.Flush()
 	for _, c := range costs {
-		fmt.Fprintln(w, "  "+c.Sentence())
+		fmt.Fprintln(w, wrap(c.Sentence(), showWidth, "  ", "    "))
 	}
 	for _, c := range costs {
 		if c.Contradiction != "" {
-			fmt.Fprintln(w, "  CONTRADICTS THE DOCUMENTED MODE: "+c.Contradiction)
+			fmt.Fprintln(w, wrap("CONTRADICTS THE DOCUMENTED MODE: "+c.Contradiction, showWidth, "  ", "    "))
 		}
 	}
 }

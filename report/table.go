@@ -72,12 +72,12 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 	for _, n := range names {
 		t := st.Tiers[n]
 		d := "durable"
-		if t.PmemEmulated {
-			d = "durable only under the power-loss layer" // RAM, as pmem_emulated
-		}
-		if !t.Durable {
+		switch {
+		case !t.Durable:
 			d = "NOT DURABLE"
 			tierNotes = append(tierNotes, fmt.Sprintf("%s: %s", n, t.Note))
+		case t.PmemEmulated:
+			d = "durable only under the power-loss layer"
 		}
 		if t.Emulated {
 			d += ", emulated"
@@ -91,7 +91,8 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 				tierNotes = append(tierNotes, fmt.Sprintf("%s: emulated: %s", n, strings.Join(how, "; ")))
 			}
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", n, t.Path, t.FSType, t.Device, d)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", n, t.FSType, t.Device, d)
+		tierNotes = append(tierNotes, fmt.Sprintf("%s: at %s", n, t.Path))
 	}
 	tw.Flush()
 	for _, n := range names {
