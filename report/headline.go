@@ -69,11 +69,11 @@ func (b *builder) headline() *headlineChart {
 			if g == nil {
 				continue
 			}
-			r := headlineRow{Name: fmt.Sprintf("%s (%s)", p.Name, d), Color: b.colors[p.Name], Verdict: g.Verdict}
+			r := headlineRow{Name: fmt.Sprintf("%s (%s)", shownName(p.Name), d), Color: b.colors[p.Name], Verdict: g.Verdict}
 			if b.notDurable(p) {
 				// The ratio of a placement a power cut empties is not a
 				// free win: the chart says so where the ratio stands.
-				r.Name = fmt.Sprintf("%s (%s, not durable)", p.Name, d)
+				r.Name = fmt.Sprintf("%s (%s, not durable)", shownName(p.Name), d)
 			}
 			switch {
 			case g.Ratio > 0 && g.Verdict != stats.NoData && g.RatioCI != nil:
@@ -86,7 +86,7 @@ func (b *builder) headline() *headlineChart {
 			default:
 				r.Value = RatioText(g)
 			}
-			r.Tip = fmt.Sprintf("%s, %s, %s: %s", p.Name, d, clientsText(b.clients), RatioText(g))
+			r.Tip = fmt.Sprintf("%s, %s, %s: %s", shownName(p.Name), d, clientsText(b.clients), RatioText(g))
 			h.Rows = append(h.Rows, r)
 		}
 	}
