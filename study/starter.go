@@ -34,7 +34,7 @@ var starterWorkloads = []struct {
 }
 
 // Starter is a study to start from for engine name, commented key by key:
-// for pebble the built-in default study (DefaultYAML), for another engine
+// for pebble the built-in default study this machine can run (DefaultFor), for another engine
 // every component on a disk folder against its commit log (or its first
 // component) on tmpfs, under up to two of its durability modes, with a
 // workload the engine serves. It is what `tierbench init` writes and must
@@ -46,7 +46,13 @@ func Starter(cat Catalog, name string) (string, error) {
 	}
 	head := "# A study to start from, written by `tierbench init --engine " + name + "`.\n"
 	if name == "pebble" {
-		return Commented(head+DefaultYAML(StarterFastDir, StarterDiskDir), spec), nil
+		// The default study this machine can run: without FUSE, the one
+		// without the power-loss layer, which validates here.
+		src, note := DefaultFor(StarterFastDir, StarterDiskDir)
+		if note != "" {
+			head += "# " + note + "\n"
+		}
+		return Commented(head+src, spec), nil
 	}
 	wl, params, ok := starterWorkload(cat, spec)
 	if !ok {
