@@ -29,6 +29,11 @@ func newReportCmd() *cobra.Command {
 				return badInput(fmt.Errorf("unknown --format %q: use html or markdown", format))
 			}
 			if out != "" {
+				// A folder given as -o is said as such, before its name is
+				// read for a format.
+				if err := checkOutputDir(out); err != nil {
+					return badInput(err)
+				}
 				f, err := outputFormat(out, format, cmd.Flags().Changed("format"))
 				if err != nil {
 					return badInput(err)
@@ -37,11 +42,6 @@ func newReportCmd() *cobra.Command {
 			}
 			if clients < 0 {
 				return badInput(fmt.Errorf("--clients %d is negative: give a client count the study ran, or leave it out for the largest", clients))
-			}
-			if out != "" {
-				if err := checkOutputDir(out); err != nil {
-					return badInput(err)
-				}
 			}
 			ctx := cmd.Context()
 			store, st, runs, err := loadStudy(ctx, resultsDir, a)

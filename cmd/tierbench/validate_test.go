@@ -228,7 +228,17 @@ duration: 1s
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
+			// The server's OS user must reach the tier (validate checks
+			// that too, and t.TempDir's parent is closed to others): only
+			// the missing program is wanted here.
+			dir, err := os.MkdirTemp("", "tierbench-preflight-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			if err := os.Chmod(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			st := writeStudy(t, dir, strings.ReplaceAll(c.study, "DISK", filepath.Join(dir, "disk")))
 			refused(t, dir, st, c.env, c.want...)
 		})
