@@ -119,7 +119,7 @@ func durabilityVerdicts(st *results.Study, a *stats.Analysis, cs []int) []string
 	for _, d := range st.Durability[1:] {
 		var parts []string
 		for _, p := range st.Placements {
-			if p.Durability != "" {
+			if p.Durability != "" || p.CrashRun() {
 				continue
 			}
 			if pts := versusPoints(a, cs, stats.Key{Series: p.Name, Durability: d}, stats.Key{Series: p.Name, Durability: ref}); len(pts) > 0 {

@@ -154,11 +154,11 @@ func (a *Analysis) judge(st *results.Study) {
 
 // versusPairs are the study's comparisons other than with a baseline:
 // each further durability mode against the first, on each series that
-// does not pin its own mode, and, per durability, each swept value
-// against its dimension's first with the rest held equal (the crash
-// dimension left out: a crash run's throughput is not what the crash
-// costs). Each pair is (group, the group it is compared with), Clients
-// included.
+// does not pin its own mode and ran without a crash, and, per
+// durability, each swept value against its dimension's first with the
+// rest held equal (the crash dimension left out: a crash run's
+// throughput is not what the crash costs). Each pair is (group, the
+// group it is compared with), Clients included.
 func versusPairs(st *results.Study) [][2]Key {
 	var out [][2]Key
 	series := st.Series()
@@ -166,7 +166,7 @@ func versusPairs(st *results.Study) [][2]Key {
 		ref := st.Durability[0]
 		for _, d := range st.Durability[1:] {
 			for _, p := range series {
-				if p.Durability != "" {
+				if p.Durability != "" || p.CrashRun() {
 					continue
 				}
 				for _, c := range st.Clients {
