@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/tierbench/tierbench/results"
@@ -157,6 +158,45 @@ func TestHolm(t *testing.T) {
 		if math.Abs(p[i]-want[i]) > 1e-12 {
 			t.Errorf("holm: %v, want %v", p, want)
 			break
+		}
+	}
+}
+
+// TestCrashRunsAreNotCompared: in a study that crashes its runs, the
+// series that ran with a crash are in state CrashRun and in no judged
+// comparison (their window ends at the crash); those without one are
+// compared as usual.
+func TestCrashRunsAreNotCompared(t *testing.T) {
+	st := &results.Study{Baseline: "disk", Durability: []string{"sync", "nosync"}, Clients: []int{4}, Crashes: []string{"none", "power"},
+		Placements: []results.Placement{{Name: "disk"}, {Name: "ram"}}}
+	var runs []results.Run
+	for r := 1; r <= 3; r++ {
+		for _, d := range st.Durability {
+			for _, p := range st.Placements {
+				for _, crash := range st.Crashes {
+					run := results.Run{Placement: p.Name, Durability: d, Clients: 4, Repeat: r, Status: results.RunOK,
+						ThroughputOpsS: 1000 * float64(r+len(p.Name)), Options: map[string]string{"crash": crash}}
+					if crash != "none" {
+						run.Crash = &results.Crash{Kind: crash}
+					}
+					runs = append(runs, run)
+				}
+			}
+		}
+	}
+	view, viewRuns := results.SeriesView(st, runs)
+	a := Analyze(view, viewRuns)
+	for _, g := range a.Groups {
+		if crashed := strings.Contains(g.Series, "crash=power"); crashed != (g.Verdict == CrashRun) {
+			t.Errorf("%s %s: verdict %q", g.Series, g.Durability, g.Verdict)
+		}
+	}
+	if len(a.Comparisons) == 0 {
+		t.Fatal("nothing compared")
+	}
+	for _, j := range a.Comparisons {
+		if strings.Contains(j.Series, "crash=power") || strings.Contains(j.Against, "crash=power") {
+			t.Errorf("a crash run was judged: %s %s %s against %s", j.Kind, j.Series, j.Durability, j.Against)
 		}
 	}
 }

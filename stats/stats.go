@@ -315,8 +315,8 @@ func compareWithBaseline(g, base *Group, isBase bool) {
 // fromCmp shows g.cmp in g's ratio fields.
 func (g *Group) fromCmp() {
 	c := g.cmp
-	if g.Verdict == IsBaseline || (c.Verdict == "" && g.Verdict == NoData) {
-		return
+	if g.Verdict == IsBaseline || c.Verdict == "" {
+		return // not compared: a baseline, no data, a crash run
 	}
 	g.Ratio, g.RatioCI, g.RatioCI90, g.Verdict = c.Ratio, c.CI95, c.CI90, c.Verdict
 	g.Pairs, g.RoundsLeftOut = c.Pairs, c.LeftOut
