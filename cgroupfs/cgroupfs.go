@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/tier/mountinfo"
+	"github.com/tierbench/tierbench/mountinfo"
 )
 
 // Hierarchy is a mounted cgroup hierarchy.

@@ -23,8 +23,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/mountinfo"
 	"github.com/tierbench/tierbench/tier/emulate"
-	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
 // Info is what tierbench records about a tier.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/mountinfo"
 	"github.com/tierbench/tierbench/testenv"
-	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
 func TestCheckPath(t *testing.T) {

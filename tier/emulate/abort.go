@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/tier/mountinfo"
+	"github.com/tierbench/tierbench/mountinfo"
 )
 
 // fusectlDir is where the fusectl filesystem shows one folder per FUSE

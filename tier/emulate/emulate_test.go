@@ -22,10 +22,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/mountinfo"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
-	"github.com/tierbench/tierbench/tier/mountinfo"
 )
 
 // ownerEnv, when set, makes the test binary an owner process: it starts a

@@ -17,7 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/tier/mountinfo"
+	"github.com/tierbench/tierbench/mountinfo"
 )
 
 // helperArg, as the first argument, together with helperEnv=1 in the

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/tier/mountinfo"
+	"github.com/tierbench/tierbench/mountinfo"
 )
 
 // dataFS are the filesystems that hold data worth benchmarking on. tmpfs
