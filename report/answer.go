@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -98,7 +99,7 @@ func shownLabel(label string) string {
 // on.
 func notDurableText(st *results.Study, p results.Placement) string {
 	var lost, pmem []string
-	for _, c := range sortedKeys(p.Components) {
+	for _, c := range slices.Sorted(maps.Keys(p.Components)) {
 		t, ok := st.Tiers[p.Components[c]]
 		switch {
 		case !ok:
@@ -388,14 +389,4 @@ func kindName(k string) string {
 // pctText1 prints a fraction as a percentage, "5%" or "54.9%".
 func pctText1(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
-}
-
-// sortedKeys are m's keys in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -261,20 +261,6 @@ func holm(ps []*float64) {
 	}
 }
 
-// benjaminiHochberg replaces each p value in place by its adjusted value:
-// in ascending order, the smallest over j >= i of p_(j) m / j, at most 1.
-// Not the study's guard (see Multiplicity); kept to measure against it.
-func benjaminiHochberg(ps []*float64) {
-	m := len(ps)
-	sorted := slices.Clone(ps)
-	sort.SliceStable(sorted, func(i, j int) bool { return *sorted[i] < *sorted[j] })
-	running := 1.0
-	for i := m - 1; i >= 0; i-- {
-		running = min(running, *sorted[i]*float64(m)/float64(i+1))
-		*sorted[i] = running
-	}
-}
-
 // rejudge sets the verdict from the adjusted p values: better or worse
 // when the difference is a discovery, equivalent when equivalence is,
 // inconclusive otherwise. Without an interval the verdict stands.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 
@@ -198,5 +200,20 @@ func TestCrashRunsAreNotCompared(t *testing.T) {
 		if strings.Contains(j.Series, "crash=power") || strings.Contains(j.Against, "crash=power") {
 			t.Errorf("a crash run was judged: %s %s %s against %s", j.Kind, j.Series, j.Durability, j.Against)
 		}
+	}
+}
+
+// benjaminiHochberg replaces each p value in place by its adjusted value:
+// in ascending order, the smallest over j >= i of p_(j) m / j, at most 1.
+// Not the study's guard (see Multiplicity): the simulation measures it
+// against Holm.
+func benjaminiHochberg(ps []*float64) {
+	m := len(ps)
+	sorted := slices.Clone(ps)
+	sort.SliceStable(sorted, func(i, j int) bool { return *sorted[i] < *sorted[j] })
+	running := 1.0
+	for i := m - 1; i >= 0; i-- {
+		running = min(running, *sorted[i]*float64(m)/float64(i+1))
+		*sorted[i] = running
 	}
 }
