@@ -13,7 +13,7 @@ import (
 // tierbench's, every run is marked disturbed with who took what, and an
 // adaptive study runs rounds in the disturbed ones' place, up to its max.
 func TestABusyNeighbourDisturbsRuns(t *testing.T) {
-	pid := testenv.BusyNeighbour(t)
+	pid := testenv.BusyNeighbour(t)[0]
 	root := t.TempDir()
 	st := tinyStudy(t, map[string]string{"disk": filepath.Join(root, "disk")}, []study.Placement{
 		{Name: "all-disk", Components: map[string]string{"data": "disk", "wal": "disk"}},

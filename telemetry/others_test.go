@@ -13,7 +13,7 @@ import (
 // counts as another process's load, and the run it ran beside is
 // disturbed; the same loop as a child of tierbench's is tierbench's own.
 func TestOthersSeeABusyNeighbour(t *testing.T) {
-	neighbour := testenv.BusyNeighbour(t)
+	neighbour := testenv.BusyNeighbour(t)[0]
 	own := exec.Command("sh", "-c", "while :; do :; done")
 	if err := own.Start(); err != nil {
 		t.Fatal(err)
