@@ -466,27 +466,30 @@ func TestKeepPIdle(t *testing.T) {
 // most when the series never settles; the measured window starts where
 // the warmup ended, and OnMeasured is told when.
 func TestSteadyWarmup(t *testing.T) {
-	const tick, most = 100 * time.Millisecond, 2 * time.Second
+	const tick = 100 * time.Millisecond
 	cases := []struct {
 		name string
+		// most is the warmup's most: room for a loaded machine to settle,
+		// or how long a series that never settles warms up.
+		most time.Duration
 		// sleep is an operation's time at offset since the run began.
 		sleep      func(since time.Duration) time.Duration
 		wantSteady bool
 		// rampEnds is before which the series cannot be steady.
 		rampEnds time.Duration
 	}{
-		{"ramp, then steady", func(since time.Duration) time.Duration {
+		{"ramp, then steady", 5 * time.Second, func(since time.Duration) time.Duration {
 			if since >= 600*time.Millisecond {
 				return time.Millisecond
 			}
 			return 10*time.Millisecond - 9*time.Millisecond*since/(600*time.Millisecond)
 		}, true, 600 * time.Millisecond},
-		{"never steady", func(since time.Duration) time.Duration {
+		{"never steady", 2 * time.Second, func(since time.Duration) time.Duration {
 			if (since/tick)%2 == 0 {
 				return time.Millisecond
 			}
 			return 5 * time.Millisecond
-		}, false, most},
+		}, false, 2 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -496,6 +499,7 @@ func TestSteadyWarmup(t *testing.T) {
 				return 0, nil
 			})
 			var told []time.Duration
+			most := tc.most
 			res, err := Run(context.Background(), Config{Ops: []string{"op"}, Warmup: most, Duration: 300 * time.Millisecond, Tick: tick,
 				Steady: &SteadyRule{Band: 0.10, Window: 300 * time.Millisecond}, OnMeasured: func(w time.Duration) { told = append(told, w) }},
 				clients(2, cl))
