@@ -8,13 +8,13 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/engine/ignite"
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/engine/pebble"
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
 	"github.com/tierbench/tierbench/engine/search"
-	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/tool/pgbench"
 	"github.com/tierbench/tierbench/tool/radosbench"
@@ -71,9 +71,9 @@ func Default() *Catalog {
 	return c
 }
 
-// Ceph is the engine rbd tiers' clusters are made of: tier/rbd, below the
-// engines, takes it from here rather than importing engine/ceph.
-func (c *Catalog) Ceph() rbd.Ceph { return ceph.Engine{} }
+// Ceph is the engine rbd tiers' clusters are made of, handed to
+// engine/ceph/rbdtier from here, the one list of engines.
+func (c *Catalog) Ceph() rbdtier.Ceph { return ceph.Engine{} }
 
 // Engine returns the engine implementation by name.
 func (c *Catalog) Engine(name string) (engine.Engine, bool) {

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -19,7 +19,7 @@ type Catalog interface {
 	Engine(name string) (engine.Engine, bool)
 	Workload(name string) (workload.Spec, bool)
 	Tool(name string) (tool.Tool, bool)
-	Ceph() rbd.Ceph
+	Ceph() rbdtier.Ceph
 }
 
 // Options configure Run.

@@ -12,13 +12,13 @@ import (
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/rbd"
 )
 
 // filesCatalog serves the real catalog, whose engines it wraps to note
@@ -87,7 +87,7 @@ func TestRbdTierCarriesARun(t *testing.T) {
 		// A block.db too small for RocksDB's WAL files: it spills over to
 		// the main device at once, which each run must say.
 		Options: map[string]string{"block_size": "1073741824", "db_size": "67108864"}}
-	if err := rbd.Preflight(catalog.Default().Ceph(), spec); err != nil {
+	if err := rbdtier.Preflight(catalog.Default().Ceph(), spec); err != nil {
 		testenv.Skip(t, err)
 	}
 	// Ceph's daemons run as user ceph, who must reach the tiers' mounts

@@ -93,6 +93,6 @@ func MarkInterrupted(r tier.Resource) error {
 }
 
 // A study record is undone by MarkInterrupted; the kinds of the rbd tiers
-// and the cluster runs the runner serves register themselves (tier/rbd,
+// and the cluster runs the runner serves register themselves (engine/ceph/rbdtier,
 // platform/kube), linked in with the runner.
 func init() { tier.RegisterKind(tier.KindStudy, tier.KindFuncs{Undo: MarkInterrupted}) }

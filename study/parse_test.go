@@ -15,9 +15,9 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -152,7 +152,7 @@ func (testCatalog) ToolNames() []string                { return []string{"bench"
 
 // Ceph is the real one: the rbd cases check its components, its options
 // and the sizing of its devices.
-func (testCatalog) Ceph() rbd.Ceph { return ceph.Engine{} }
+func (testCatalog) Ceph() rbdtier.Ceph { return ceph.Engine{} }
 
 // example is the documented study, which the cases in testdata/parse edit;
 // RAMDIR and DISKDIR become temp folders.

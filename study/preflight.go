@@ -9,10 +9,10 @@ import (
 
 	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"
-	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tier/throttle"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
@@ -26,7 +26,7 @@ import (
 type Machine interface {
 	Engine(name string) (engine.Engine, bool)
 	Tool(name string) (tool.Tool, bool)
-	Ceph() rbd.Ceph
+	Ceph() rbdtier.Ceph
 }
 
 // Preflight checks that this machine has what every run of a valid study
@@ -188,7 +188,7 @@ func (c *preflight) provisioned(m Machine) {
 		case t.Pmem != nil:
 			err = tier.CheckPmem(t.Pmem.Device)
 		case t.Rbd != nil:
-			err = rbd.Preflight(m.Ceph(), *t.Rbd)
+			err = rbdtier.Preflight(m.Ceph(), *t.Rbd)
 		}
 		if err == nil && t.PmemEmulated {
 			if err = emulate.Supported(); err != nil {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/hostenv"
-	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 )
 
@@ -40,7 +40,7 @@ func (m machine) Tool(name string) (tool.Tool, bool) {
 	return t, name == "bench"
 }
 
-func (machine) Ceph() rbd.Ceph { return ceph.Engine{} }
+func (machine) Ceph() rbdtier.Ceph { return ceph.Engine{} }
 
 // TestPreflight checks each thing a study needs from the machine: one
 // problem per missing thing, naming it and the command that installs it.

@@ -7,12 +7,12 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/rbd"
 )
 
 // An rbd tier: a Ceph block image in a cluster started for the study on
-// other tiers (see package tier/rbd).
+// other tiers (see package engine/ceph/rbdtier).
 
 // clusterRef is one component of an rbd tier's cluster placed on a tier.
 type clusterRef struct {
@@ -41,7 +41,7 @@ func (p *parser) rbdTier(name string, e entry) (Tier, bool) {
 	if !good {
 		return Tier{}, false
 	}
-	if err := rbd.Check(p.cat.Ceph(), spec); err != nil {
+	if err := rbdtier.Check(p.cat.Ceph(), spec); err != nil {
 		p.addf(e.k.Line, "tier %q: %v", name, err)
 		return Tier{}, false
 	}
@@ -158,7 +158,7 @@ func (p *parser) rbdDeviceSpace(s *Study) {
 		if t.Rbd == nil {
 			continue
 		}
-		need := rbd.DeviceBytes(p.cat.Ceph(), *t.Rbd)
+		need := rbdtier.DeviceBytes(p.cat.Ceph(), *t.Rbd)
 		names := make([]string, 0, len(need))
 		for name := range need {
 			names = append(names, name)

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/rbd"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 )
@@ -193,7 +193,7 @@ type Catalog interface {
 	WorkloadNames() []string
 	Tool(name string) (tool.Tool, bool)
 	ToolNames() []string
-	Ceph() rbd.Ceph
+	Ceph() rbdtier.Ceph
 }
 
 // TierSpecs are the study's tiers as package tier takes them.

@@ -2,7 +2,7 @@
 // backing device, whether fsync means anything there), provisions the tiers
 // tierbench creates (tmpfs, loop, PMEM, emulated), formats and mounts the
 // storage of served tiers that another package makes (rbd: a Ceph image,
-// see tier/rbd and Volumes), and keeps the ledger of everything it made so
+// see engine/ceph/rbdtier and Volumes), and keeps the ledger of everything it made so
 // `tierbench cleanup` can undo it after a kill. A study's Workspace holds
 // its provisioned tiers, its scratch folder and the fresh per-run folders
 // that engines' components live in.

@@ -52,7 +52,7 @@ func (s Spec) Provisioned() bool {
 
 // RbdSpec asks for a block image in a Ceph cluster started for the study
 // on other tiers of it, formatted and mounted as a loop tier's image is.
-// Package tier/rbd serves it (see Volumes); package tier knows only its
+// Package engine/ceph/rbdtier serves it (see Volumes); package tier knows only its
 // shape.
 type RbdSpec struct {
 	Size int64 // bytes
@@ -70,7 +70,7 @@ type RbdSpec struct {
 func (s Spec) Served() bool { return s.Rbd != nil }
 
 // Volumes make the storage of served tiers (rbd: an image of a Ceph
-// cluster, see package tier/rbd), which the workspace then formats and
+// cluster, see package engine/ceph/rbdtier), which the workspace then formats and
 // mounts as it does a loop tier's image. It keeps package tier free of
 // what serves them.
 type Volumes interface {

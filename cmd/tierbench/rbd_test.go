@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/catalog"
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/rbd"
 )
 
 // rbdStudy runs pebble on an rbd tier whose Ceph cluster lives on a tmpfs
@@ -43,7 +43,7 @@ func TestRbdTierKill9(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root for mounts, loop devices and Ceph's daemons")
 	}
-	if err := rbd.Preflight(catalog.Default().Ceph(), tier.RbdSpec{FS: "ext4"}); err != nil {
+	if err := rbdtier.Preflight(catalog.Default().Ceph(), tier.RbdSpec{FS: "ext4"}); err != nil {
 		testenv.Skip(t, err)
 	}
 	state := os.Getenv("TIERBENCH_STATE_DIR")

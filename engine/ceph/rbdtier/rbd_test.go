@@ -1,4 +1,4 @@
-package rbd
+package rbdtier
 
 import (
 	"reflect"

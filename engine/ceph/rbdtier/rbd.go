@@ -1,4 +1,4 @@
-// Package rbd serves tierbench's rbd tiers: a block image in a Ceph
+// Package rbdtier serves tierbench's rbd tiers: a block image in a Ceph
 // cluster that tierbench starts for the study on other tiers, formatted
 // and mounted so that any engine's component can be placed on Ceph.
 //
@@ -11,8 +11,9 @@
 // db goes with block and wal with db unless named) on the study's other
 // tiers, never on an rbd tier; options are engine/ceph's. The cluster's
 // engine reaches this package as a Ceph, which engine/ceph's Engine
-// satisfies and package catalog hands in (Catalog.Ceph): tiers are below
-// the engines, so no package under tier imports one. Volumes makes
+// satisfies and package catalog hands in (Catalog.Ceph). It lives here,
+// beside the engine that serves it, not under tier: the tiers are below
+// the engines, and no package under tier imports one. Volumes makes
 // each rbd tier once per study, after the tiers it names, every step
 // recorded in the ledger: a folder per component on those tiers, the
 // cluster (engine/ceph's Open, durability sync, its daemons tracked), an
@@ -44,7 +45,7 @@
 // (BlueStore's allocations, RocksDB's levels and WAL) carries over from
 // run to run; the image is thin, so the first runs also allocate the
 // objects later runs overwrite.
-package rbd
+package rbdtier
 
 import (
 	"context"
