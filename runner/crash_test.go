@@ -129,7 +129,7 @@ func TestPowerCrash(t *testing.T) {
 			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: all}})
 			st.Tiers = []study.Tier{
 				{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashable: true}},
-				{Spec: tier.Spec{Name: "ram", Tmpfs: &tier.TmpfsSpec{Size: 256 << 20}}},
+				{Spec: tier.Spec{Name: "ram", Kind: tier.TmpfsSpec{Size: 256 << 20}}},
 			}
 			st.Engine, st.Durability, st.Crashes = c.engine, c.modes, []string{study.CrashPower}
 			switch c.work {

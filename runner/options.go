@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
@@ -13,13 +12,11 @@ import (
 )
 
 // Catalog finds what a study names: its engine, its workload and the
-// standard tools it may drive with, and the Ceph its rbd tiers' clusters
-// are made of (see package catalog).
+// standard tools it may drive with (see package catalog).
 type Catalog interface {
 	Engine(name string) (engine.Engine, bool)
 	Workload(name string) (workload.Spec, bool)
 	Tool(name string) (tool.Tool, bool)
-	Ceph() rbdtier.Ceph
 }
 
 // Options configure Run.

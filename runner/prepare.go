@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
@@ -88,7 +87,7 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			return nil, err
 		}
 	} else {
-		wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID, Volumes: rbdtier.Volumes{Ceph: opt.Catalog.Ceph()}}
+		wc := tier.WorkspaceConfig{Ledger: opt.Ledger, Tag: s.rec.ID}
 		if s.ws, err = wc.Open(ctx, st.TierSpecs()...); err != nil {
 			return nil, err
 		}

@@ -83,7 +83,7 @@ func TestRbdTierCarriesARun(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root for mounts, loop devices and Ceph's daemons")
 	}
-	spec := tier.RbdSpec{Size: 256 << 20, FS: "ext4", Cluster: map[string]string{"block": "blk", "db": "meta", "wal": "meta"},
+	spec := rbdtier.Spec{Size: 256 << 20, FS: "ext4", Cluster: map[string]string{"block": "blk", "db": "meta", "wal": "meta"},
 		// A block.db too small for RocksDB's WAL files: it spills over to
 		// the main device at once, which each run must say.
 		Options: map[string]string{"block_size": "1073741824", "db_size": "67108864"}}
@@ -106,9 +106,9 @@ func TestRbdTierCarriesARun(t *testing.T) {
 	}
 	st := tinyStudy(t, map[string]string{}, []study.Placement{{Name: "on-ceph", Components: map[string]string{"data": "ceph", "wal": "ceph"}}})
 	st.Tiers = []study.Tier{
-		{Spec: tier.Spec{Name: "ceph", Rbd: &spec}}, // declared first: served after the tiers it names
-		{Spec: tier.Spec{Name: "blk", Tmpfs: &tier.TmpfsSpec{Size: 1100 << 20}}},
-		{Spec: tier.Spec{Name: "meta", Tmpfs: &tier.TmpfsSpec{Size: 720 << 20}}},
+		{Spec: tier.Spec{Name: "ceph", Kind: rbdtier.Tier{Spec: spec, Ceph: catalog.Default().Ceph()}}}, // declared first: served after the tiers it names
+		{Spec: tier.Spec{Name: "blk", Kind: tier.TmpfsSpec{Size: 1100 << 20}}},
+		{Spec: tier.Spec{Name: "meta", Kind: tier.TmpfsSpec{Size: 720 << 20}}},
 	}
 	st.Durability, st.Probe = []engine.Durability{engine.Sync}, study.ProbeOff
 	store, err := results.Open(filepath.Join(state, "results"))

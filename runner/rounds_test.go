@@ -63,8 +63,8 @@ func TestLargeEffectStopsEarly(t *testing.T) {
 		{Name: "wal-ram", Components: map[string]string{"data": "ram", "wal": "ram"}},
 	})
 	st.Tiers = []study.Tier{
-		{Spec: tier.Spec{Name: "ram", Tmpfs: &tier.TmpfsSpec{Size: 64 << 20}}},
-		{Spec: tier.Spec{Name: "slow", Tmpfs: &tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}},
+		{Spec: tier.Spec{Name: "ram", Kind: tier.TmpfsSpec{Size: 64 << 20}}},
+		{Spec: tier.Spec{Name: "slow", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}},
 	}
 	st.Durability, st.Clients = []engine.Durability{engine.Sync}, []int{1}
 	// A second's window: tiny ones on a busy 2-core machine vary by a

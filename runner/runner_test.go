@@ -334,7 +334,7 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 				t.Fatal(err)
 			}
 			slow := tc.tier
-			slow.Name, slow.Loop = "slow", &tier.LoopSpec{Backing: "ram", Size: 512 << 20, FS: "ext4"}
+			slow.Name, slow.Kind = "slow", tier.LoopSpec{Backing: "ram", Size: 512 << 20, FS: "ext4"}
 			st := tinyStudy(t, map[string]string{}, []study.Placement{{Name: "p", Components: map[string]string{"data": "slow", "wal": "slow"}}})
 			st.Tiers = []study.Tier{slow}
 			st.Probe, st.Durability = study.ProbeQuick, []engine.Durability{engine.Sync}

@@ -159,15 +159,17 @@ func layerTiers(s *Study) string {
 	}
 	for i := range s.Tiers {
 		t := &s.Tiers[i]
+		var loss tier.PowerLoss
+		if t.Kind != nil {
+			loss = t.Kind.PowerLoss()
+		}
 		switch {
 		case !used[t.Name]:
-		case t.Pmem != nil:
-			return fmt.Sprintf("crash: power puts every tier under a FUSE layer that loses unsynced writes, which would hide tier %s's DAX mapping of persistent memory, the reason for the tier; use crash: process, or place nothing on %s", t.Name, t.Name)
-		case t.Rbd != nil:
-			return fmt.Sprintf("crash: power cannot cover tier %s: a Ceph image's writes are made durable by its cluster, not by this machine's file system; use crash: process, or place nothing on %s", t.Name, t.Name)
+		case loss.Keeps == tier.Unmodelled:
+			return fmt.Sprintf("crash: power cannot cover tier %s: %s; use crash: process, or place nothing on %s", t.Name, loss.Why, t.Name)
 		case t.PmemEmulated:
 			// Under the layer already, for every run.
-		case t.Tmpfs != nil || t.Loop != nil && t.Loop.Backing == "ram":
+		case loss.Keeps == tier.KeepsNothing:
 		case t.Path != "" && tier.CheckInRAM(t.Path) == nil:
 			// A folder on tmpfs keeps nothing either; the workspace
 			// checks again when it makes the tier.

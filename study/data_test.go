@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/dustin/go-humanize"
 
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/hostenv"
 )
 
@@ -150,13 +151,19 @@ func showField(t *testing.T, st *Study, field string) []string {
 		}
 		for _, ti := range st.Tiers {
 			s := "tier " + ti.Name + ":"
+			var kind, kindSpec any = "", ti.Kind
+			if ti.Kind != nil {
+				kind = ti.Kind.Key()
+			}
+			if rt, ok := ti.Kind.(rbdtier.Tier); ok {
+				kindSpec = rt.Spec // not the Ceph that serves it
+			}
 			for _, part := range []struct {
 				name string
 				spec any
 				set  bool
 			}{
-				{"path", ti.Path, ti.Path != ""}, {"tmpfs", ti.Tmpfs, ti.Tmpfs != nil}, {"loop", ti.Loop, ti.Loop != nil},
-				{"pmem", ti.Pmem, ti.Pmem != nil}, {"rbd", ti.Rbd, ti.Rbd != nil}, {"latency", ti.Latency, ti.Latency != nil},
+				{"path", ti.Path, ti.Path != ""}, {fmt.Sprint(kind), kindSpec, ti.Kind != nil}, {"latency", ti.Latency, ti.Latency != nil},
 				{"throttle", ti.Throttle, ti.Throttle != nil}, {"crashable", ti.Crashable, ti.Crashable},
 				{"pmem_emulated", ti.PmemEmulated, ti.PmemEmulated},
 			} {

@@ -74,19 +74,54 @@ func (p *parser) distinct(earlier []Tier, t Tier, line int) {
 		switch {
 		case t.Path != "" && e.Path == t.Path:
 			p.addf(line, "tier %q is the same folder as tier %q (%s); give each tier its own folder, or use one tier in several placements", t.Name, e.Name, t.Path)
-		case t.Pmem != nil && e.Pmem != nil && filepath.Clean(t.Pmem.Device) == filepath.Clean(e.Pmem.Device):
-			p.addf(line, "tier %q uses the same device as tier %q (%s); give each tier its own device", t.Name, e.Name, t.Pmem.Device)
+		case sameDevice(t, e):
+			p.addf(line, "tier %q uses the same device as tier %q (%s); give each tier its own device", t.Name, e.Name, t.Kind.(tier.OnDevice).UserDevice())
 		}
 	}
 }
 
-// tierKinds are the ways a tier can be given: an existing folder, or
-// storage tierbench provisions for the study. tierModifiers make a tier
-// emulate slower storage.
-var (
-	tierKinds     = []string{"path", "tmpfs", "loop", "pmem", "pmem_emulated", "rbd", "storage_class"}
-	tierModifiers = []string{"latency", "throttle", "volume_mode"}
-)
+// sameDevice reports whether tiers a and b mount the same device of the
+// user's (tier.OnDevice).
+func sameDevice(a, b Tier) bool {
+	da, ok := a.Kind.(tier.OnDevice)
+	db, ok2 := b.Kind.(tier.OnDevice)
+	return ok && ok2 && filepath.Clean(da.UserDevice()) == filepath.Clean(db.UserDevice())
+}
+
+// tierKind is one way a tier can be given, as the study writes it (key),
+// and how it is read: an existing folder (path), storage tierbench makes
+// for the study (each a tier.Kind), or a cluster's class. Adding a kind
+// of tier is its type (see tier.Kind) and one row here; see
+// docs/adding-a-tier.md.
+type tierKind struct {
+	key   string
+	parse func(p *parser, name string, e entry) (Tier, bool)
+}
+
+// tierKinds is every kind of tier, in the order messages list them.
+// storage_class is read apart (tier), with the modifiers it allows.
+var tierKinds = []tierKind{
+	{"path", (*parser).pathTier},
+	{"tmpfs", (*parser).tmpfsTier},
+	{"loop", (*parser).loopTier},
+	{"pmem", (*parser).pmemTier},
+	{"pmem_emulated", (*parser).pmemEmulatedTier},
+	{"rbd", (*parser).rbdTier},
+	{"storage_class", nil},
+}
+
+// tierModifiers make a tier emulate slower storage (or, volume_mode, set
+// a cluster claim's mode).
+var tierModifiers = []string{"latency", "throttle", "volume_mode"}
+
+// tierKindKeys lists tierKinds' keys.
+func tierKindKeys() []string {
+	keys := make([]string, len(tierKinds))
+	for i, k := range tierKinds {
+		keys[i] = k.key
+	}
+	return keys
+}
 
 // tier reads one tier: exactly one of path, tmpfs, loop, pmem, pmem_emulated
 // or rbd, and optionally latency and throttle.
@@ -94,13 +129,14 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	var kind *entry
 	mods := map[string]entry{}
 	typo := false
-	known := append(append([]string{}, tierKinds...), tierModifiers...)
+	kinds := tierKindKeys()
+	known := append(slices.Clone(kinds), tierModifiers...)
 	for i, f := range fields {
 		switch {
 		case slices.Contains(tierModifiers, f.key):
 			mods[f.key] = f
 			continue
-		case !slices.Contains(tierKinds, f.key):
+		case !slices.Contains(kinds, f.key):
 			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in tier %q", f.key, name), f.key, known, "known keys", "remove it")
 			typo = true
 			continue
@@ -118,24 +154,11 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		p.addf(te.k.Line, "tier %q has no path; add path: /absolute/folder (or tmpfs: {size: 1G}, or loop: {backing: ram, size: 1G, fs: ext4})", name)
 		return Tier{}, false
 	}
-	var t Tier
-	ok := true
-	switch kind.key {
-	case "tmpfs":
-		t, ok = p.tmpfsTier(name, *kind)
-	case "loop":
-		t, ok = p.loopTier(name, *kind)
-	case "pmem":
-		t, ok = p.pmemTier(name, *kind)
-	case "pmem_emulated":
-		t, ok = p.pmemEmulatedTier(name, *kind)
-	case "rbd":
-		t, ok = p.rbdTier(name, *kind)
-	case "storage_class":
+	if kind.key == "storage_class" {
 		return p.storageClassTier(name, *kind, mods)
-	default:
-		t, ok = p.pathTier(name, *kind)
 	}
+	row := tierKinds[slices.IndexFunc(tierKinds, func(k tierKind) bool { return k.key == kind.key })]
+	t, ok := row.parse(p, name, *kind)
 	if e, has := mods["volume_mode"]; has {
 		p.addf(e.k.Line, "tier %q: volume_mode is for a storage_class tier (a claim's volume mode on a Kubernetes cluster); remove it", name)
 		return Tier{}, false
@@ -209,7 +232,7 @@ func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
 		}
 		spec.DAX = b
 	}
-	return Tier{Spec: tier.Spec{Name: name, Pmem: &spec}}, true
+	return Tier{Spec: tier.Spec{Name: name, Kind: spec}}, true
 }
 
 // pmemEmulatedTier reads pmem_emulated: {path: /dev/shm/folder} or
@@ -244,7 +267,7 @@ func (p *parser) pmemEmulatedTier(name string, e entry) (Tier, bool) {
 		if !ok {
 			return Tier{}, false
 		}
-		t = Tier{Spec: tier.Spec{Name: name, Tmpfs: &tier.TmpfsSpec{Size: size}}}
+		t = Tier{Spec: tier.Spec{Name: name, Kind: tier.TmpfsSpec{Size: size}}}
 	}
 	t.PmemEmulated, t.Crashable = true, true
 	return t, true
@@ -373,7 +396,7 @@ func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
 	if !ok {
 		return Tier{}, false
 	}
-	return Tier{Spec: tier.Spec{Name: name, Tmpfs: &tier.TmpfsSpec{Size: size}}}, true
+	return Tier{Spec: tier.Spec{Name: name, Kind: tier.TmpfsSpec{Size: size}}}, true
 }
 
 func (p *parser) loopTier(name string, e entry) (Tier, bool) {
@@ -405,7 +428,7 @@ func (p *parser) loopTier(name string, e entry) (Tier, bool) {
 	if !good {
 		return Tier{}, false
 	}
-	return Tier{Spec: tier.Spec{Name: name, Loop: &spec}}, true
+	return Tier{Spec: tier.Spec{Name: name, Kind: spec}}, true
 }
 
 // filesystem reads the fs a tier tierbench formats is made with, when

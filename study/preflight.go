@@ -9,7 +9,6 @@ import (
 
 	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"
@@ -19,14 +18,13 @@ import (
 )
 
 // Machine is what Preflight asks of the catalog: the engine and tool
-// implementations, which know what they need installed, and the Ceph
-// that rbd tiers' clusters are made of. A Machine that
+// implementations, which know what they need installed (a tier's kind
+// knows what it needs: tier.Kind.Preflight). A Machine that
 // also names workloads (Workload(name) (workload.Spec, bool), as the
 // catalog does) has the study's workload asked too.
 type Machine interface {
 	Engine(name string) (engine.Engine, bool)
 	Tool(name string) (tool.Tool, bool)
-	Ceph() rbdtier.Ceph
 }
 
 // Preflight checks that this machine has what every run of a valid study
@@ -173,7 +171,7 @@ func (c *preflight) provisioned(m Machine) {
 		if !t.Provisioned() {
 			continue
 		}
-		if (t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || t.Rbd != nil) && os.Geteuid() != 0 {
+		if t.Kind != nil && os.Geteuid() != 0 {
 			fix := "{path: <folder>}"
 			if t.PmemEmulated {
 				fix = "{pmem_emulated: {path: /dev/shm/<folder>}}"
@@ -182,13 +180,8 @@ func (c *preflight) provisioned(m Machine) {
 			continue
 		}
 		var err error
-		switch {
-		case t.Loop != nil:
-			err = tier.CheckLoopTools(t.Loop.FS)
-		case t.Pmem != nil:
-			err = tier.CheckPmem(t.Pmem.Device)
-		case t.Rbd != nil:
-			err = rbdtier.Preflight(m.Ceph(), *t.Rbd)
+		if t.Kind != nil {
+			err = t.Kind.Preflight()
 		}
 		if err == nil && t.PmemEmulated {
 			if err = emulate.Supported(); err != nil {
@@ -217,9 +210,13 @@ func (c *preflight) loopSpace(stateDir string) {
 		var need int64
 		line := 0
 		for _, t := range c.s.Tiers {
-			if t.Loop != nil && t.Loop.Backing == backing {
+			a, ok := t.Kind.(tier.Allocated)
+			if !ok {
+				continue
+			}
+			if inRAM, bytes := a.Allocates(); inRAM == (backing == "ram") {
 				names = append(names, t.Name)
-				need += t.Loop.Size
+				need += bytes
 				if line == 0 {
 					line = t.Line
 				}

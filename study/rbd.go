@@ -30,7 +30,7 @@ func (p *parser) rbdTier(name string, e entry) (Tier, bool) {
 	if !ok {
 		return Tier{}, false
 	}
-	spec := tier.RbdSpec{FS: "ext4", Cluster: map[string]string{}, Options: map[string]string{}}
+	spec := rbdtier.Spec{FS: "ext4", Cluster: map[string]string{}, Options: map[string]string{}}
 	size, good := p.size(name, m, e, rbdExample, false)
 	spec.Size = size
 	good = p.filesystem(name, m, &spec.FS) && good
@@ -45,7 +45,7 @@ func (p *parser) rbdTier(name string, e entry) (Tier, bool) {
 		p.addf(e.k.Line, "tier %q: %v", name, err)
 		return Tier{}, false
 	}
-	return Tier{Spec: tier.Spec{Name: name, Rbd: &spec}}, true
+	return Tier{Spec: tier.Spec{Name: name, Kind: rbdtier.Tier{Spec: spec, Ceph: p.cat.Ceph()}}}, true
 }
 
 // rbdCluster reads cluster: {block: <tier>, db: <tier>, wal: <tier>} into
@@ -142,7 +142,7 @@ func (p *parser) rbdClusters(s *Study, declared []string) {
 				declared, "declared tiers", "declare it under tiers or use a declared tier")
 			continue
 		}
-		if t, ok := s.Tier(r.tier); ok && t.Rbd != nil {
+		if t, ok := s.Tier(r.tier); ok && t.Served() {
 			p.addf(r.line, "tier %q puts its cluster's %s on rbd tier %q: a Ceph cluster cannot live on a Ceph image; use a tmpfs, loop, pmem or path tier", r.rbdTier, r.component, r.tier)
 		}
 	}
@@ -155,10 +155,11 @@ func (p *parser) rbdClusters(s *Study, declared []string) {
 // space when it starts.
 func (p *parser) rbdDeviceSpace(s *Study) {
 	for _, t := range s.Tiers {
-		if t.Rbd == nil {
+		rt, ok := t.Kind.(rbdtier.Tier)
+		if !ok {
 			continue
 		}
-		need := rbdtier.DeviceBytes(p.cat.Ceph(), *t.Rbd)
+		need := rbdtier.DeviceBytes(rt.Ceph, rt.Spec)
 		names := make([]string, 0, len(need))
 		for name := range need {
 			names = append(names, name)

@@ -131,15 +131,10 @@ type Tier struct {
 // Size is the capacity tierbench gives a tmpfs, loop or rbd tier, and its kind
 // for messages; 0 for tiers whose size is the machine's (folders, PMEM).
 func (t Tier) Size() (int64, string) {
-	switch {
-	case t.Tmpfs != nil:
-		return t.Tmpfs.Size, "tmpfs"
-	case t.Loop != nil:
-		return t.Loop.Size, "loop"
-	case t.Rbd != nil:
-		return t.Rbd.Size, "rbd"
+	if t.Kind == nil || t.Kind.Bytes() == 0 {
+		return 0, ""
 	}
-	return 0, ""
+	return t.Kind.Bytes(), t.Kind.Key()
 }
 
 // Placement maps every engine component to a tier name.

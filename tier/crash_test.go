@@ -80,7 +80,7 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 		{Name: "pmem", Path: filepath.Join(pm, "tier"), Crashable: true, PmemEmulated: true},
 	}
 	if os.Geteuid() == 0 { // pmem_emulated: {size: ...} mounts a tmpfs
-		specs = append(specs, Spec{Name: "pmem2", Tmpfs: &TmpfsSpec{Size: 16 << 20}, Crashable: true, PmemEmulated: true})
+		specs = append(specs, Spec{Name: "pmem2", Kind: TmpfsSpec{Size: 16 << 20}, Crashable: true, PmemEmulated: true})
 	}
 	ws, err := NewWorkspace(context.Background(), ledger, "study1", specs...)
 	if err != nil {

@@ -8,16 +8,14 @@ import (
 	"path/filepath"
 )
 
-// Spec is one tier as a study declares it: a folder (Path), or what to
-// provision for it (at most one of Tmpfs, Loop, Pmem, Rbd), optionally
-// made to emulate slower storage (Latency, Throttle).
+// Spec is one tier as a study declares it: a folder (Path), or storage
+// tierbench makes for it (Kind: a tmpfs, a loop device, a PMEM mount, a
+// Ceph image), optionally made to emulate slower storage (Latency,
+// Throttle).
 type Spec struct {
 	Name     string
 	Path     string
-	Tmpfs    *TmpfsSpec
-	Loop     *LoopSpec
-	Pmem     *PmemSpec
-	Rbd      *RbdSpec
+	Kind     Kind
 	Latency  *LatencySpec
 	Throttle *ThrottleSpec
 	// Crashable puts the tier under the crash-capable layer (crash:
@@ -25,7 +23,7 @@ type Spec struct {
 	// cut (see crash.go).
 	Crashable bool
 	// PmemEmulated is a persistent-memory-like tier (pmem_emulated): RAM
-	// (a folder on tmpfs, or the tmpfs of Tmpfs) always served through the
+	// (a folder on tmpfs, or a TmpfsSpec Kind) always served through the
 	// crash-capable layer, so that what an fsync covered survives a power
 	// cut as on PMEM in fsdax; it implies Crashable. Its record is durable
 	// only as far as that layer models it, and says so.
@@ -47,37 +45,15 @@ type StorageClassSpec struct {
 // Provisioned reports whether tierbench creates or mounts anything for the
 // tier.
 func (s Spec) Provisioned() bool {
-	return s.Tmpfs != nil || s.Loop != nil || s.Pmem != nil || s.Rbd != nil || s.Latency != nil || s.Throttle != nil || s.Crashable
-}
-
-// RbdSpec asks for a block image in a Ceph cluster started for the study
-// on other tiers of it, formatted and mounted as a loop tier's image is.
-// Package engine/ceph/rbdtier serves it (see Volumes); package tier knows only its
-// shape.
-type RbdSpec struct {
-	Size int64 // bytes
-	FS   string
-	// Cluster places the cluster's components (Ceph's block, db, wal) on
-	// other tiers of the study, by component; every component is named.
-	Cluster map[string]string
-	// Options are the cluster engine's options, in normal form.
-	Options map[string]string
+	return s.Kind != nil || s.Latency != nil || s.Throttle != nil || s.Crashable
 }
 
 // Served reports whether a program outside package tier serves the
-// tier's storage (rbd), which Volumes makes once the other tiers are
-// ready.
-func (s Spec) Served() bool { return s.Rbd != nil }
-
-// Volumes make the storage of served tiers (rbd: an image of a Ceph
-// cluster, see package engine/ceph/rbdtier), which the workspace then formats and
-// mounts as it does a loop tier's image. It keeps package tier free of
-// what serves them.
-type Volumes interface {
-	// Volume makes served tier t's storage after the workspace's other
-	// tiers and its scratch folder (w), recording every step with p,
-	// whose Close undoes them after the tier's mount and loop device.
-	Volume(ctx context.Context, w *Workspace, p *Provisioner, t Spec) (Volume, error)
+// tier's storage (Served), which the workspace makes once the other tiers
+// are ready.
+func (s Spec) Served() bool {
+	_, ok := s.Kind.(Served)
+	return ok
 }
 
 // Volume is a served tier's storage: a block device, or a file to attach
@@ -100,10 +76,9 @@ type Volume struct {
 // cleanup` can undo it after a kill: the provisioned tiers, a scratch
 // folder for the whole study, and each run's fresh folders.
 type Workspace struct {
-	ledger  *Ledger
-	tag     string
-	volumes Volumes
-	prov    *Provisioner
+	ledger *Ledger
+	tag    string
+	prov   *Provisioner
 	// served holds one provisioner per served tier, undone before the
 	// scratch folder and the other tiers they live on.
 	served  []*Provisioner
@@ -121,13 +96,11 @@ func NewWorkspace(ctx context.Context, ledger *Ledger, tag string, tiers ...Spec
 }
 
 // WorkspaceConfig says where a workspace records what it makes (Ledger;
-// nil records nothing and allows folder tiers only), what names it (Tag:
-// the study id) and who makes the storage of served tiers (Volumes; nil
-// refuses them).
+// nil records nothing and allows folder tiers only) and what names it
+// (Tag: the study id).
 type WorkspaceConfig struct {
-	Ledger  *Ledger
-	Tag     string
-	Volumes Volumes
+	Ledger *Ledger
+	Tag    string
 }
 
 // Open provisions the tiers tierbench creates and prepares and inspects
@@ -136,7 +109,7 @@ type WorkspaceConfig struct {
 // Provisioned tiers need root and a ledger. On failure, what was made is
 // undone.
 func (c WorkspaceConfig) Open(ctx context.Context, tiers ...Spec) (*Workspace, error) {
-	ws := &Workspace{ledger: c.Ledger, tag: c.Tag, volumes: c.Volumes, prov: &Provisioner{Ledger: c.Ledger, Tag: c.Tag}, tiers: map[string]Info{}}
+	ws := &Workspace{ledger: c.Ledger, tag: c.Tag, prov: &Provisioner{Ledger: c.Ledger, Tag: c.Tag}, tiers: map[string]Info{}}
 	for _, t := range tiers {
 		if t.Served() {
 			continue
@@ -170,16 +143,14 @@ func (w *Workspace) serve(ctx context.Context, t Spec) (Info, error) {
 	if w.ledger == nil {
 		return Info{}, fmt.Errorf("tier %s: provisioned tiers need tierbench's state folder (no ledger given)", t.Name)
 	}
-	if w.volumes == nil {
-		return Info{}, fmt.Errorf("tier %s: nothing here serves rbd tiers (no Volumes given)", t.Name)
-	}
+	kind := t.Kind.(Served)
 	p := &Provisioner{Ledger: w.ledger, Tag: w.tag}
 	w.served = append(w.served, p)
-	vol, err := w.volumes.Volume(ctx, w, p, t)
+	vol, err := kind.Serve(ctx, w, p, t.Name)
 	if err != nil {
 		return Info{}, err
 	}
-	path, err := p.FormatAndMount(ctx, t.Name, vol.Device, vol.File, t.Rbd.FS, "")
+	path, err := p.FormatAndMount(ctx, t.Name, vol.Device, vol.File, kind.Filesystem(), "")
 	if err != nil {
 		return Info{}, err
 	}
@@ -263,7 +234,7 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 // cut, which the layer, cut, would refuse (EIO), and it would only slow
 // the tier. A pmem_emulated folder must be in RAM, which is its point.
 func layeredFolder(t Spec) (Spec, error) {
-	if t.Path == "" || t.Tmpfs != nil || t.Loop != nil || t.Pmem != nil || (t.Latency == nil && !t.Crashable) {
+	if t.Path == "" || t.Kind != nil || (t.Latency == nil && !t.Crashable) {
 		return t, nil
 	}
 	info, err := Prepare(t.Name, t.Path)
@@ -279,20 +250,15 @@ func layeredFolder(t Spec) (Spec, error) {
 	return t, nil
 }
 
-// provision creates tier t (a tmpfs, a loop device or a PMEM mount), caps
-// it and layers latency over it as asked, and returns its folder.
+// provision makes tier t's kind (a tmpfs, a loop device, a PMEM mount),
+// caps it and layers latency over it as asked, and returns its folder.
 func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err error) {
 	if w.ledger == nil {
 		return "", fmt.Errorf("tier %s: provisioned tiers need tierbench's state folder (no ledger given)", t.Name)
 	}
 	path = t.Path
-	switch {
-	case t.Tmpfs != nil:
-		path, err = w.prov.Tmpfs(t.Name, *t.Tmpfs)
-	case t.Loop != nil:
-		path, err = w.prov.Loop(ctx, t.Name, *t.Loop)
-	case t.Pmem != nil:
-		path, err = w.prov.Pmem(ctx, t.Name, *t.Pmem)
+	if m, ok := t.Kind.(Maker); ok {
+		path, err = m.Make(ctx, w.prov, t.Name)
 	}
 	if err == nil && t.Throttle != nil {
 		var dev string

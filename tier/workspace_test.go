@@ -127,7 +127,7 @@ func TestWorkspaceRefusesProvisioningWithoutLedger(t *testing.T) {
 	root := t.TempDir()
 	plain := filepath.Join(root, "plain")
 	_, err := NewWorkspace(context.Background(), nil, "study1", Spec{Name: "plain", Path: plain},
-		Spec{Name: "ram", Tmpfs: &TmpfsSpec{Size: 1 << 20}})
+		Spec{Name: "ram", Kind: TmpfsSpec{Size: 1 << 20}})
 	if err == nil || !strings.Contains(err.Error(), "tier ram: provisioned tiers need tierbench's state folder") {
 		t.Fatalf("err %v", err)
 	}
@@ -145,7 +145,7 @@ func TestWorkspaceProvisionsAndUndoes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws, err := NewWorkspace(context.Background(), ledger, "study1", Spec{Name: "ram", Tmpfs: &TmpfsSpec{Size: 8 << 20}})
+	ws, err := NewWorkspace(context.Background(), ledger, "study1", Spec{Name: "ram", Kind: TmpfsSpec{Size: 8 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/testenv"
-	"github.com/tierbench/tierbench/tier"
 )
 
 // rbdStudy runs pebble on an rbd tier whose Ceph cluster lives on a tmpfs
@@ -43,7 +42,7 @@ func TestRbdTierKill9(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root for mounts, loop devices and Ceph's daemons")
 	}
-	if err := rbdtier.Preflight(catalog.Default().Ceph(), tier.RbdSpec{FS: "ext4"}); err != nil {
+	if err := rbdtier.Preflight(catalog.Default().Ceph(), rbdtier.Spec{FS: "ext4"}); err != nil {
 		testenv.Skip(t, err)
 	}
 	state := os.Getenv("TIERBENCH_STATE_DIR")

@@ -13,7 +13,7 @@
 // engine reaches this package as a Ceph, which engine/ceph's Engine
 // satisfies and package catalog hands in (Catalog.Ceph). It lives here,
 // beside the engine that serves it, not under tier: the tiers are below
-// the engines, and no package under tier imports one. Volumes makes
+// the engines, and no package under tier imports one. Tier.Serve makes
 // each rbd tier once per study, after the tiers it names, every step
 // recorded in the ledger: a folder per component on those tiers, the
 // cluster (engine/ceph's Open, durability sync, its daemons tracked), an
@@ -103,7 +103,7 @@ const (
 // ClusterOptions are the options spec's cluster is opened with: the
 // study's, with block_size, when not given, raised from engine/ceph's
 // default to hold the image (see Check).
-func ClusterOptions(c Ceph, spec tier.RbdSpec) map[string]string {
+func ClusterOptions(c Ceph, spec Spec) map[string]string {
 	out := map[string]string{}
 	for k, v := range spec.Options {
 		out[k] = v
@@ -129,7 +129,7 @@ func blockNeeded(size int64, o engine.Options) int64 {
 
 // Check refuses an rbd tier whose options engine/ceph does not take or
 // whose OSDs cannot hold its image (block_size given too small).
-func Check(c Ceph, spec tier.RbdSpec) error {
+func Check(c Ceph, spec Spec) error {
 	o, err := c.Spec().ResolveOptions(spec.Options)
 	if err != nil {
 		return err
@@ -149,7 +149,7 @@ func Check(c Ceph, spec tier.RbdSpec) error {
 // a tier other than block's, block.wal only on one other than db's), two
 // tiers taken for two filesystems. Nil when the options are wrong (Check
 // says why).
-func DeviceBytes(c Ceph, spec tier.RbdSpec) map[string]int64 {
+func DeviceBytes(c Ceph, spec Spec) map[string]int64 {
 	return c.Spec().TierBytes(spec.Cluster, ClusterOptions(c, spec))
 }
 
@@ -163,7 +163,7 @@ func kernelRBD() bool {
 // tool, rbd-fuse (unless the kernel has rbd) and FUSE, the filesystem's
 // tools and losetup, and Ceph with spec's options (engine/ceph's
 // PreflightOptions).
-func Preflight(c Ceph, spec tier.RbdSpec) error {
+func Preflight(c Ceph, spec Spec) error {
 	need := []struct{ program, pkg string }{{"rbd", "ceph-common"}}
 	if !kernelRBD() {
 		need = append(need, struct{ program, pkg string }{"rbd-fuse", "rbd-fuse"})
@@ -187,11 +187,37 @@ func Preflight(c Ceph, spec tier.RbdSpec) error {
 	return nil
 }
 
-// Volumes serves rbd tiers for a workspace (tier.WorkspaceConfig), each
-// on a cluster of Ceph.
-type Volumes struct{ Ceph Ceph }
+// Spec asks for a block image in a Ceph cluster started for the study
+// on other tiers of it, formatted and mounted as a loop tier's image is.
+type Spec struct {
+	Size int64 // bytes
+	FS   string
+	// Cluster places the cluster's components (Ceph's block, db, wal) on
+	// other tiers of the study, by component; every component is named.
+	Cluster map[string]string
+	// Options are the cluster engine's options, in normal form.
+	Options map[string]string
+}
 
-var _ tier.Volumes = Volumes{}
+// Tier is the rbd kind of tier (tier.Served): Spec, served by a cluster
+// of Ceph.
+type Tier struct {
+	Spec
+	Ceph Ceph
+}
+
+var _ tier.Served = Tier{}
+
+func (Tier) Key() string          { return "rbd" }
+func (t Tier) Bytes() int64       { return t.Size }
+func (t Tier) Preflight() error   { return Preflight(t.Ceph, t.Spec) }
+func (t Tier) Filesystem() string { return t.FS }
+
+// PowerLoss: the power-loss layer covers this machine's file system,
+// not a cluster's.
+func (Tier) PowerLoss() tier.PowerLoss {
+	return tier.PowerLoss{Keeps: tier.Unmodelled, Why: "a Ceph image's writes are made durable by its cluster, not by this machine's file system"}
+}
 
 // Timing.
 const (
@@ -206,40 +232,40 @@ const (
 	mountTimeout = 30
 )
 
-// Volume starts t's cluster on the tiers it names, makes its image and
-// exposes it, every step recorded with p.
-func (vs Volumes) Volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
-	v, err := vs.volume(ctx, w, p, t)
+// Serve starts the tier's cluster on the tiers it names, makes its image
+// and exposes it, every step recorded with p.
+func (t Tier) Serve(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, name string) (tier.Volume, error) {
+	v, err := t.serve(ctx, w, p, name)
 	if err != nil {
-		return tier.Volume{}, fmt.Errorf("tier %s: %w", t.Name, err)
+		return tier.Volume{}, fmt.Errorf("tier %s: %w", name, err)
 	}
 	return v, nil
 }
 
-func (vs Volumes) volume(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, t tier.Spec) (tier.Volume, error) {
-	spec := *t.Rbd
-	dirs, used, err := componentDirs(p, w.Tiers(), t.Name, spec.Cluster)
+func (t Tier) serve(ctx context.Context, w *tier.Workspace, p *tier.Provisioner, name string) (tier.Volume, error) {
+	spec := t.Spec
+	dirs, used, err := componentDirs(p, w.Tiers(), name, spec.Cluster)
 	if err != nil {
 		return tier.Volume{}, err
 	}
-	private := filepath.Join(w.Scratch(), "rbd-"+t.Name)
+	private := filepath.Join(w.Scratch(), "rbd-"+name)
 	if err := p.Mkdir(private); err != nil {
 		return tier.Volume{}, err
 	}
 	if err := os.Chmod(private, 0o700); err != nil {
 		return tier.Volume{}, err
 	}
-	db, err := vs.Ceph.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: ClusterOptions(vs.Ceph, spec),
-		Scratch: w.Scratch(), Track: w.TrackProcessAs("Ceph daemon of tier " + t.Name)})
+	db, err := t.Ceph.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: ClusterOptions(t.Ceph, spec),
+		Scratch: w.Scratch(), Track: w.TrackProcessAs("Ceph daemon of tier " + name)})
 	if err != nil {
 		return tier.Volume{}, fmt.Errorf("start its Ceph cluster: %w", err)
 	}
-	p.Defer("stop the Ceph cluster of tier "+t.Name, db.Close)
+	p.Defer("stop the Ceph cluster of tier "+name, db.Close)
 	objects, err := engine.NeedObjects(db)
 	if err != nil {
 		return tier.Volume{}, err
 	}
-	c := client{rados: objects.Rados(), image: p.Tag + "-" + t.Name}
+	c := client{rados: objects.Rados(), image: p.Tag + "-" + name}
 	if c.conf, err = writeClientConf(private, c.rados); err != nil {
 		return tier.Volume{}, err
 	}
@@ -256,7 +282,7 @@ func (vs Volumes) volume(ctx context.Context, w *tier.Workspace, p *tier.Provisi
 		vol.Device, err = c.mapImage(ctx, p)
 	} else {
 		how = "Ceph RBD image through rbd-fuse and a loop device (userspace: no kernel rbd here; FUSE takes one write at a time); librbd cache off"
-		vol.File, err = c.serveFUSE(ctx, w, p, t.Name, private)
+		vol.File, err = c.serveFUSE(ctx, w, p, name, private)
 	}
 	if err != nil {
 		return tier.Volume{}, err

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine/ceph"
-	"github.com/tierbench/tierbench/tier"
 )
 
 // TestCephNames checks the names this package takes from engine/ceph
@@ -38,20 +37,20 @@ func TestSizing(t *testing.T) {
 	apart := map[string]string{"block": "ssd", "db": "pmem", "wal": "nvme"}
 	for _, tc := range []struct {
 		name      string
-		spec      tier.RbdSpec
+		spec      Spec
 		blockSize string // ClusterOptions' block_size
 		devices   map[string]int64
 		err       string // Check's, "" for none
 	}{
-		{"small image: engine/ceph's default", tier.RbdSpec{Size: g, Cluster: baseline}, "2147483648", map[string]int64{"ssd": 2 * g}, ""},
-		{"4GiB image: a fifth spare, rounded up", tier.RbdSpec{Size: 4 * g, Cluster: baseline}, "5368709120", map[string]int64{"ssd": 5 * g}, ""},
-		{"two OSDs share an image", tier.RbdSpec{Size: 8 * g, Cluster: baseline, Options: map[string]string{"osds": "2"}}, "5368709120", map[string]int64{"ssd": 10 * g}, ""},
-		{"db and wal on pmem together", tier.RbdSpec{Size: g, Cluster: ref1, Options: map[string]string{"db_size": "1073741824"}}, "2147483648",
+		{"small image: engine/ceph's default", Spec{Size: g, Cluster: baseline}, "2147483648", map[string]int64{"ssd": 2 * g}, ""},
+		{"4GiB image: a fifth spare, rounded up", Spec{Size: 4 * g, Cluster: baseline}, "5368709120", map[string]int64{"ssd": 5 * g}, ""},
+		{"two OSDs share an image", Spec{Size: 8 * g, Cluster: baseline, Options: map[string]string{"osds": "2"}}, "5368709120", map[string]int64{"ssd": 10 * g}, ""},
+		{"db and wal on pmem together", Spec{Size: g, Cluster: ref1, Options: map[string]string{"db_size": "1073741824"}}, "2147483648",
 			map[string]int64{"ssd": 2 * g, "pmem": g}, ""},
-		{"each device apart", tier.RbdSpec{Size: g, Cluster: apart}, "2147483648", map[string]int64{"ssd": 2 * g, "pmem": g, "nvme": g}, ""},
-		{"block_size given too small", tier.RbdSpec{Size: 4 * g, Cluster: baseline, Options: map[string]string{"block_size": "2147483648"}}, "2147483648",
+		{"each device apart", Spec{Size: g, Cluster: apart}, "2147483648", map[string]int64{"ssd": 2 * g, "pmem": g, "nvme": g}, ""},
+		{"block_size given too small", Spec{Size: 4 * g, Cluster: baseline, Options: map[string]string{"block_size": "2147483648"}}, "2147483648",
 			map[string]int64{"ssd": 2 * g}, "raise block_size to 5GiB"},
-		{"unknown option", tier.RbdSpec{Size: g, Cluster: baseline, Options: map[string]string{"pool": "x"}}, "", nil, `unknown option "pool" for engine ceph`},
+		{"unknown option", Spec{Size: g, Cluster: baseline, Options: map[string]string{"pool": "x"}}, "", nil, `unknown option "pool" for engine ceph`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ClusterOptions(c, tc.spec)["block_size"]; got != tc.blockSize {

@@ -36,7 +36,7 @@ func TestServeUndoes(t *testing.T) {
 	readyc := make(chan struct{})
 	go func() {
 		done <- Serve(ctx, Spec{StateDir: state, BinDir: BinDir(), VolumesPerClass: 2,
-			Tiers: []tier.Spec{{Name: "ram", Tmpfs: &tier.TmpfsSpec{Size: 64 << 20}}}},
+			Tiers: []tier.Spec{{Name: "ram", Kind: tier.TmpfsSpec{Size: 64 << 20}}}},
 			func(i Info) { info = i; close(readyc) })
 	}()
 	select {
