@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
@@ -132,7 +133,7 @@ func powerLossText(p results.Placement, d string, crashes []CrashCost) string {
 	var lost, acked float64
 	all, unit := true, "writes"
 	for _, c := range crashes {
-		if c.Placement != name || c.Durability != d || c.Kind != "power" {
+		if k, _ := engine.FindCrash(c.Kind); c.Placement != name || c.Durability != d || !k.Machine {
 			continue
 		}
 		runs += c.Crashed

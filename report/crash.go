@@ -14,6 +14,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 )
@@ -236,13 +237,14 @@ func (c CrashCost) lostAll() bool {
 // crashName names a crash kind in a sentence, with the nodes a partial
 // crash killed.
 func crashName(kind string, nodes int) string {
+	k, known := engine.FindCrash(kind)
 	switch {
-	case kind == "power":
-		return "a power loss"
 	case nodes == 1:
 		return "a " + kind + " crash of 1 node"
 	case nodes > 1:
 		return fmt.Sprintf("a %s crash of %d nodes", kind, nodes)
+	case known:
+		return k.Phrase
 	}
 	return "a " + kind + " crash"
 }

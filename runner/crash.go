@@ -44,10 +44,13 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 	if ac, ok := r.w.(workload.AckChecker); ok {
 		ac.TrackAcks()
 	}
-	kind := r.cell.Variant.Crash
+	kind, ok := engine.FindCrash(r.cell.Variant.Crash)
+	if !ok {
+		return nil, 0, fmt.Errorf("crash: unknown kind %q", r.cell.Variant.Crash)
+	}
 	tiers := r.cell.Placement.TierNames()
-	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, kind) && (kind != study.CrashPower || r.allDurable(tiers))
-	if kind == study.CrashPower {
+	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, kind.Name) && (!kind.Machine || r.allDurable(tiers))
+	if kind.Machine {
 		if err := r.ws.Settle(tiers); err != nil {
 			return nil, 0, fmt.Errorf("crash: %w", err)
 		}
@@ -56,15 +59,15 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 	cut = func() {
 		r.crashedAt = time.Now()
 		r.rec.Crash.AtS = at.Seconds()
-		r.opt.Progress.Live(fmt.Sprintf("%s crashing the engine (%s) %.1fs into the window...", r.label, kind, r.rec.Crash.AtS))
+		r.opt.Progress.Live(fmt.Sprintf("%s crashing the engine (%s) %.1fs into the window...", r.label, kind.Name, r.rec.Crash.AtS))
 		var errs []error
-		if kind == study.CrashPower {
+		if kind.Machine {
 			lost, err := r.ws.PowerCut(tiers)
 			r.rec.Crash.Lost = tier.LostText(lost)
 			errs = append(errs, err)
 		}
 		errs = append(errs, r.crashEngine())
-		if kind == study.CrashPower {
+		if kind.Machine {
 			errs = append(errs, r.wipeVolatile(), r.ws.PowerOn(tiers))
 		}
 		r.crashErr = errors.Join(errs...)

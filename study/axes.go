@@ -70,7 +70,7 @@ func (s *Study) Variants() []Variant {
 		for _, c := range caches {
 			for _, k := range crashes {
 				w := Variant{Settings: v.Settings, Cache: c, Crash: k}
-				if k == CrashProcess {
+				if ck, ok := engine.FindCrash(k); ok && ck.Nodes {
 					w.CrashNodes = s.CrashNodes
 				}
 				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)

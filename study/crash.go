@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -14,20 +15,36 @@ import (
 )
 
 // Crash kinds: what a run does to its engine at a moment inside the
-// measured window (crash:).
+// measured window (crash:): none, or one of engine.CrashKinds.
 const (
 	// CrashNone measures without a crash (the default).
 	CrashNone = "none"
-	// CrashProcess kills the engine's processes (SIGKILL); the operating
-	// system keeps what they wrote.
+	// CrashProcess and CrashPower are engine.CrashKinds' two rows, named
+	// for the tests and messages that mean one of them.
 	CrashProcess = engine.CrashProcess
-	// CrashPower loses every write the tiers had not made durable, then
-	// kills the engine: a power cut.
-	CrashPower = engine.CrashPower
+	CrashPower   = engine.CrashPower
 )
 
 // CrashKinds lists the values of `crash:`.
-var CrashKinds = []string{CrashNone, CrashProcess, CrashPower}
+var CrashKinds = crashNames()
+
+func crashNames() []string {
+	out := []string{CrashNone}
+	for _, k := range engine.CrashKinds {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
+// anyCrash reports whether one of kinds is a crash kind with has.
+func anyCrash(kinds []string, has func(engine.CrashKind) bool) bool {
+	for _, name := range kinds {
+		if k, ok := engine.FindCrash(name); ok && has(k) {
+			return true
+		}
+	}
+	return false
+}
 
 // MinCrashWindow is the shortest measured window a crash run takes. The
 // crash comes between a fifth and four fifths of the window (runner's
@@ -84,7 +101,7 @@ func (p *parser) crashMap(e entry) (kind entry, nodes, nodesLine int, ok bool) {
 // cannotCrashNodes says why a crash of nodes of the engine's nodes cannot
 // be, "" when it can.
 func (p *parser) cannotCrashNodes(s *Study, kinds []string, nodes int) string {
-	if !slices.Contains(kinds, CrashProcess) {
+	if !anyCrash(kinds, func(k engine.CrashKind) bool { return k.Nodes }) {
 		return "crash: nodes names how many nodes a process crash kills, and the kinds listed have no process crash (a power cut takes the whole machine); add process to kind or remove nodes"
 	}
 	if p.spec == nil {
@@ -137,7 +154,7 @@ func (p *parser) crashes(s *Study) {
 		}
 		s.CrashNodes = nodes
 	}
-	if slices.Contains(kinds, CrashPower) {
+	if anyCrash(kinds, func(k engine.CrashKind) bool { return k.Machine }) {
 		if why := layerTiers(s); why != "" {
 			p.addf(e.k.Line, "%s", why)
 			return
@@ -198,7 +215,7 @@ func (p *parser) cannotCrash(s *Study, kinds []string) string {
 	case p.spec == nil:
 		return ""
 	case !p.spec.Crashable:
-		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash pebble, postgres, mariadb, redis or ignite, or remove crash", p.spec.Name)
+		return fmt.Sprintf("crash: engine %s cannot be crashed by tierbench yet; crash %s, or remove crash", p.spec.Name, p.crashableEngines())
 	}
 	return ""
 }
@@ -222,4 +239,24 @@ func nodesText(nodes int) string {
 		return ":" + strconv.Itoa(nodes) + "nodes"
 	}
 	return ""
+}
+
+// crashableEngines names the catalog's engines that a crash run can
+// crash, for the message that refuses one that cannot be.
+func (p *parser) crashableEngines() string {
+	var names []string
+	for _, name := range sortedCopy(p.cat.EngineNames()) {
+		if spec, ok := p.cat.EngineSpec(name); ok && spec.Crashable {
+			names = append(names, name)
+		}
+	}
+	return orList(names)
+}
+
+// orList writes names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
