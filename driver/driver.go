@@ -32,8 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,64 +55,6 @@ type ClientFunc func(ctx context.Context) (int, error)
 func (f ClientFunc) Do(ctx context.Context) (int, error) { return f(ctx) }
 
 var _ Client = ClientFunc(nil)
-
-// Arrival names the spacing of intended start times in open loop: an
-// arrival process (see Arrivals); empty is Constant.
-type Arrival string
-
-// Arrival processes.
-const (
-	Constant Arrival = "constant"
-	Poisson  Arrival = "poisson"
-)
-
-// Arrivals is an arrival process: the schedule of one client's intended
-// start times in open loop. Next is the gap from one intended start to
-// the next, drawing from the client's rng if the process is random. A
-// client's first start is staggered by its share of the mean gap, whatever
-// the process.
-type Arrivals interface {
-	Next(rng *rand.Rand) time.Duration
-}
-
-// arrivals makes each arrival process for a client whose mean gap is
-// given: a new process is a type and a line here.
-var arrivals = map[Arrival]func(mean time.Duration) Arrivals{
-	Constant: func(mean time.Duration) Arrivals { return constantArrivals(mean) },
-	Poisson:  func(mean time.Duration) Arrivals { return poissonArrivals(mean) },
-}
-
-// ArrivalNames are the arrival processes, sorted.
-func ArrivalNames() []string {
-	names := make([]string, 0, len(arrivals))
-	for a := range arrivals {
-		names = append(names, string(a))
-	}
-	slices.Sort(names)
-	return names
-}
-
-// arrivalsOf is the process a names for a mean gap: Constant when empty
-// (Validate refuses a name that is not in arrivals).
-func arrivalsOf(a Arrival, mean time.Duration) Arrivals {
-	if f, ok := arrivals[a]; ok {
-		return f(mean)
-	}
-	return constantArrivals(mean)
-}
-
-// constantArrivals are evenly spaced, this gap apart.
-type constantArrivals time.Duration
-
-func (a constantArrivals) Next(*rand.Rand) time.Duration { return time.Duration(a) }
-
-// poissonArrivals are a Poisson process of this mean gap: the gaps are
-// exponential, one draw each.
-type poissonArrivals time.Duration
-
-func (a poissonArrivals) Next(rng *rand.Rand) time.Duration {
-	return time.Duration(rng.ExpFloat64() * float64(a))
-}
 
 // LateThreshold is how far behind its intended start an operation must begin
 // to count as late in open loop.
@@ -534,16 +474,8 @@ func runClosed(ctx context.Context, cl Client, w *worker, stop *atomic.Bool, bud
 }
 
 func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl Client, w *worker, stop *atomic.Bool) {
-	perClient := cfg.TargetRate / float64(n)
-	gap := time.Duration(float64(time.Second) / perClient)
-	seed := cfg.Seed
-	if seed == 0 {
-		seed = rand.Uint64()
-	}
-	rng := rand.New(rand.NewPCG(seed, uint64(i)))
-	next := arrivalsOf(cfg.Arrival, gap)
-	// Stagger clients so a constant schedule does not fire them all at once.
-	intended := begin.Add(gap * time.Duration(i) / time.Duration(n))
+	pace := newPacer(cfg, i, n)
+	intended := begin.Add(pace.next())
 	timer := time.NewTimer(time.Hour) // reused: no allocation per operation
 	defer timer.Stop()
 	ln := lane.From(ctx)
@@ -567,6 +499,6 @@ func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl
 		}
 		done := time.Now()
 		w.record(op, err, done.Sub(intended), done.Sub(start), start.Sub(intended) > LateThreshold)
-		intended = intended.Add(next.Next(rng))
+		intended = begin.Add(pace.next())
 	}
 }
