@@ -142,12 +142,7 @@ type Interval struct {
 }
 
 // OpsPerSec is the interval's throughput.
-func (iv Interval) OpsPerSec() float64 {
-	if iv.Length <= 0 {
-		return 0
-	}
-	return float64(iv.Ops) / iv.Length.Seconds()
-}
+func (iv Interval) OpsPerSec() float64 { return rate(iv.Ops, iv.Length) }
 
 // OpResult holds one op type's cumulative figures for a phase.
 type OpResult struct {
@@ -170,11 +165,14 @@ type PhaseResult struct {
 }
 
 // Throughput is successful ops per second over the phase.
-func (p PhaseResult) Throughput() float64 {
-	if p.Length <= 0 {
+func (p PhaseResult) Throughput() float64 { return rate(p.Ops, p.Length) }
+
+// rate is ops per second over length, 0 over no time.
+func rate(ops int64, length time.Duration) float64 {
+	if length <= 0 {
 		return 0
 	}
-	return float64(p.Ops) / p.Length.Seconds()
+	return float64(ops) / length.Seconds()
 }
 
 // Result is everything a run measured.

@@ -8,13 +8,20 @@ import (
 	"github.com/tierbench/tierbench/engine"
 )
 
-// Option names.
+// Option names; the ones that size a cluster are exported for the rbd
+// tiers (engine/ceph/rbdtier), which size theirs against an image.
 const (
-	optOSDs         = "osds"
-	optReplicas     = "replicas"
-	optBlockSize    = "block_size"
-	optDBSize       = "db_size"
-	optWALSize      = "wal_size"
+	OptOSDs      = "osds"
+	OptReplicas  = "replicas"
+	OptBlockSize = "block_size"
+	OptDBSize    = "db_size"
+	OptWALSize   = "wal_size"
+
+	optOSDs         = OptOSDs
+	optReplicas     = OptReplicas
+	optBlockSize    = OptBlockSize
+	optDBSize       = OptDBSize
+	optWALSize      = OptWALSize
 	optMemoryTarget = "memory_target"
 	optMedia        = "media"
 )

@@ -59,6 +59,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/engine/ceph"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 )
@@ -75,20 +76,18 @@ type Ceph interface {
 	Open(ctx context.Context, cfg engine.Config) (engine.DB, error)
 }
 
-// The cluster's components, in engine/ceph's order.
+// The cluster's components and the options that size it against the
+// image: engine/ceph's own names.
 const (
-	compBlock = "block" // BlueStore's main device
-	compDB    = "db"    // block.db
-	compWAL   = "wal"   // block.wal
-)
+	compBlock = ceph.Block    // BlueStore's main device
+	compDB    = ceph.BlockDB  // block.db
+	compWAL   = ceph.BlockWAL // block.wal
 
-// Options of engine/ceph that size the cluster against the image.
-const (
-	optOSDs      = "osds"
-	optReplicas  = "replicas"
-	optBlockSize = "block_size"
-	optDBSize    = "db_size"
-	optWALSize   = "wal_size"
+	optOSDs      = ceph.OptOSDs
+	optReplicas  = ceph.OptReplicas
+	optBlockSize = ceph.OptBlockSize
+	optDBSize    = ceph.OptDBSize
+	optWALSize   = ceph.OptWALSize
 )
 
 // The image's share of each OSD's main device is at most 4/5: the rest is
