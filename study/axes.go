@@ -149,7 +149,7 @@ func (p *parser) options(s *Study) {
 			continue
 		}
 		a := Axis{Name: oe.key}
-		seen := map[string]int{} // normal form: its index in a
+		once := p.listedOnce("option " + oe.key)
 		for _, n := range items {
 			v, ok := p.item(n, "option "+oe.key, fix)
 			if !ok {
@@ -159,15 +159,9 @@ func (p *parser) options(s *Study) {
 			if !ok {
 				continue
 			}
-			if first, dup := seen[norm]; dup {
-				if a.Labels[first] == v {
-					p.addf(n.Line, "option %s lists %s twice; remove one", oe.key, v)
-				} else {
-					p.addf(n.Line, "option %s lists %s, the same value as %s before it; remove one", oe.key, v, a.Labels[first])
-				}
+			if once.again(norm, v, n.Line) {
 				continue
 			}
-			seen[norm] = len(a.Values)
 			a.Values, a.Labels = append(a.Values, norm), append(a.Labels, v)
 		}
 		switch {
@@ -263,6 +257,7 @@ func (p *parser) valueList(e entry, what string, known []string, fix string) []s
 		return nil
 	}
 	var values []string
+	once := p.listedOnce(what)
 	for _, n := range items {
 		v, ok := p.item(n, what, fix)
 		if !ok {
@@ -272,8 +267,7 @@ func (p *parser) valueList(e entry, what string, known []string, fix string) []s
 			p.unknown(n.Line, fmt.Sprintf("unknown %s %q", what, v), v, known, "known values", "use one of them")
 			return nil
 		}
-		if slices.Contains(values, v) {
-			p.addf(n.Line, "%s %q is listed twice; remove one", what, v)
+		if once.again(v, strconv.Quote(v), n.Line) {
 			continue
 		}
 		values = append(values, v)
@@ -288,4 +282,43 @@ func (s *Study) WarmupIn(c Cell) time.Duration {
 		return 0
 	}
 	return s.Warmup
+}
+
+// listedOnce refuses a value listed twice in one list of a study (a sweep,
+// the durability modes, the client counts, the drivers), naming the line
+// of the first; values are told apart by their normal form (key), so
+// 1GiB and 1024MiB are the same size.
+type listedOnce struct {
+	p     *parser
+	what  string
+	first map[string]listed
+}
+
+type listed struct {
+	shown string
+	line  int
+}
+
+func (p *parser) listedOnce(what string) listedOnce {
+	return listedOnce{p: p, what: what, first: map[string]listed{}}
+}
+
+// again reports whether key was listed before, and says so (shown is the
+// value as the message writes it); otherwise it remembers it.
+func (l listedOnce) again(key, shown string, line int) bool {
+	first, dup := l.first[key]
+	if !dup {
+		l.first[key] = listed{shown, line}
+		return false
+	}
+	where := "" // a list on one line needs no line number
+	if first.line != line {
+		where = fmt.Sprintf(" (first at line %d)", first.line)
+	}
+	if first.shown == shown {
+		l.p.addf(line, "%s %s is listed twice%s; remove one", l.what, shown, where)
+	} else {
+		l.p.addf(line, "%s %s is the same value as %s%s; remove one", l.what, shown, first.shown, where)
+	}
+	return true
 }

@@ -6,6 +6,7 @@ package study
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/engine"
@@ -164,17 +165,12 @@ func (p *parser) durability(s *Study) {
 	if !ok {
 		return
 	}
-	seen := map[string]int{}
+	once := p.listedOnce("durability")
 	for _, n := range items {
 		v, ok := p.item(n, "durability", fix)
-		if !ok {
+		if !ok || once.again(v, strconv.Quote(v), n.Line) {
 			continue
 		}
-		if first, dup := seen[v]; dup {
-			p.addf(n.Line, "durability %q is listed twice (first at line %d); remove one", v, first)
-			continue
-		}
-		seen[v] = n.Line
 		d := engine.Durability(v)
 		if p.spec != nil && !p.spec.Supports(d) {
 			p.unknown(n.Line, fmt.Sprintf("durability %q is not supported by engine %s", v, p.spec.Name), v,

@@ -119,7 +119,7 @@ func (p *parser) clients(s *Study) {
 	if !ok {
 		return
 	}
-	seen := map[int]int{}
+	once := p.listedOnce("clients")
 	for _, n := range items {
 		v, ok := p.item(n, "clients", fix)
 		if !ok {
@@ -141,11 +141,9 @@ func (p *parser) clients(s *Study) {
 				c, p.spec.Name, p.spec.MaxClients, p.spec.MaxClientsWhy, p.spec.MaxClients)
 			continue
 		}
-		if first, dup := seen[c]; dup {
-			p.addf(n.Line, "clients %d is listed twice (first at line %d); remove one", c, first)
+		if once.again(norm, norm, n.Line) {
 			continue
 		}
-		seen[c] = n.Line
 		s.Clients = append(s.Clients, c)
 	}
 }

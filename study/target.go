@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tierbench/tierbench/engine"
@@ -125,17 +126,12 @@ func (p *parser) drivers(s *Study) {
 		return
 	}
 	s.Drivers = nil
-	seen := map[string]int{}
+	once := p.listedOnce("driver")
 	for _, n := range items {
 		v, ok := p.item(n, "driver", fix)
-		if !ok {
+		if !ok || once.again(v, strconv.Quote(v), n.Line) {
 			continue
 		}
-		if first, dup := seen[v]; dup {
-			p.addf(n.Line, "driver %q is listed twice (first at line %d); remove one", v, first)
-			continue
-		}
-		seen[v] = n.Line
 		if only != "" && v != only {
 			not := ", not " + v
 			if tool.IsBuiltin(v) {
