@@ -485,46 +485,10 @@ func compareSides(ctx context.Context, store *results.Store, refs []string, plac
 		return stats.Side{}, nil, badInput(errors.New("give --placements or --durability, not both"))
 	}
 	if durability != "" {
-		if len(refs) != 1 {
-			return stats.Side{}, nil, badInput(errors.New("--durability compares durability modes of ONE study: give one study id"))
-		}
-		st, runs, err := load(refs[0])
-		if err != nil {
-			return stats.Side{}, nil, err
-		}
-		modes := strings.Split(durability, ",")
-		if len(modes) < 2 {
-			return stats.Side{}, nil, badInput(errors.New("--durability needs at least two modes, baseline first, e.g. --durability async,sync"))
-		}
-		var sides []stats.Side
-		for _, m := range modes {
-			if !slices.Contains(st.Durability, m) {
-				return stats.Side{}, nil, badInput(fmt.Errorf("study %s has no durability %q (it ran: %s)", st.ID, m, strings.Join(st.Durability, ", ")))
-			}
-			sides = append(sides, stats.DurabilitySide(st, runs, m))
-		}
-		return sides[0], sides[1:], nil
+		return byDurability.sides(refs, durability, load)
 	}
 	if placements != "" {
-		if len(refs) != 1 {
-			return stats.Side{}, nil, badInput(errors.New("--placements compares placements of ONE study: give one study id"))
-		}
-		st, runs, err := load(refs[0])
-		if err != nil {
-			return stats.Side{}, nil, err
-		}
-		names := strings.Split(placements, ",")
-		if len(names) < 2 {
-			return stats.Side{}, nil, badInput(errors.New("--placements needs at least two names, baseline first, e.g. --placements all-disk,wal-ram"))
-		}
-		var sides []stats.Side
-		for _, n := range names {
-			if !hasPlacement(st, n) {
-				return stats.Side{}, nil, badInput(fmt.Errorf("study %s has no placement %q", st.ID, n))
-			}
-			sides = append(sides, stats.StudySide(n, st, runs, n))
-		}
-		return sides[0], sides[1:], nil
+		return byPlacement.sides(refs, placements, load)
 	}
 	if len(refs) < 2 {
 		return stats.Side{}, nil, badInput(errors.New("give two or more studies (the first is the baseline), or one study with --placements"))
@@ -547,13 +511,58 @@ func compareSides(ctx context.Context, store *results.Store, refs []string, plac
 	return stats.StudySide(baseSt.ID, baseSt, baseRuns, ""), contenders, nil
 }
 
-func hasPlacement(st *results.Study, name string) bool {
-	for _, p := range st.Placements {
-		if p.Name == name {
-			return true
-		}
+// withinStudy compares parts of ONE study named by a flag (its
+// placements, its durability modes), the first the baseline.
+type withinStudy struct {
+	flag, parts, example string
+	// missing says why st has no part name, "" when it has.
+	missing func(st *results.Study, name string) string
+	side    func(st *results.Study, runs []results.Run, name string) stats.Side
+}
+
+var (
+	byPlacement = withinStudy{flag: "--placements", parts: "placements", example: "all-disk,wal-ram",
+		missing: func(st *results.Study, name string) string {
+			if slices.ContainsFunc(st.Placements, func(p results.Placement) bool { return p.Name == name }) {
+				return ""
+			}
+			return fmt.Sprintf("study %s has no placement %q", st.ID, name)
+		},
+		side: func(st *results.Study, runs []results.Run, name string) stats.Side {
+			return stats.StudySide(name, st, runs, name)
+		}}
+	byDurability = withinStudy{flag: "--durability", parts: "durability modes", example: "async,sync",
+		missing: func(st *results.Study, mode string) string {
+			if slices.Contains(st.Durability, mode) {
+				return ""
+			}
+			return fmt.Sprintf("study %s has no durability %q (it ran: %s)", st.ID, mode, strings.Join(st.Durability, ", "))
+		},
+		side: stats.DurabilitySide}
+)
+
+// sides loads the one study of refs and makes a side of each part list
+// names, the first the baseline.
+func (w withinStudy) sides(refs []string, list string, load func(string) (*results.Study, []results.Run, error)) (stats.Side, []stats.Side, error) {
+	if len(refs) != 1 {
+		return stats.Side{}, nil, badInput(fmt.Errorf("%s compares %s of ONE study: give one study id", w.flag, w.parts))
 	}
-	return false
+	names := strings.Split(list, ",")
+	if len(names) < 2 {
+		return stats.Side{}, nil, badInput(fmt.Errorf("%s needs at least two %s, baseline first, e.g. %s %s", w.flag, w.parts, w.flag, w.example))
+	}
+	st, runs, err := load(refs[0])
+	if err != nil {
+		return stats.Side{}, nil, err
+	}
+	var sides []stats.Side
+	for _, n := range names {
+		if why := w.missing(st, n); why != "" {
+			return stats.Side{}, nil, badInput(errors.New(why))
+		}
+		sides = append(sides, w.side(st, runs, n))
+	}
+	return sides[0], sides[1:], nil
 }
 
 // isTerminal reports whether f is a terminal, for colour and progress bars.
