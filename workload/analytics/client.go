@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/workload/sqlwork"
 )
 
 // walk is one client's way through the query set: every query in the
@@ -83,19 +84,7 @@ func (c *Client) Do(ctx context.Context) (int, error) {
 // query runs q and counts the rows of its answer, all of which cross the
 // wire as they would to an application.
 func (c *Client) query(ctx context.Context, q string) (int64, error) {
-	rows, err := c.conn.QueryContext(ctx, q)
-	if err != nil {
-		return 0, err
-	}
-	var n int64
-	for rows.Next() {
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return n, err
-	}
-	return n, rows.Close()
+	return sqlwork.Drain(c.conn.QueryContext(ctx, q))
 }
 
 // stats records what the queries answered, for Verify.

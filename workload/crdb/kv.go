@@ -339,21 +339,11 @@ func (c *kvClient) read(ctx context.Context) error {
 	for i := range args {
 		args[i] = c.keys.readKey()
 	}
-	found := 0
+	var found int64
 	err := c.w.retries.Do(ctx, func() error {
-		rows, err := c.stmts[opRead].QueryContext(ctx, args...)
-		if err != nil {
-			return err
-		}
-		found = 0
-		for rows.Next() {
-			found++
-		}
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return err
-		}
-		return rows.Close()
+		var err error
+		found, err = sqlwork.Drain(c.stmts[opRead].QueryContext(ctx, args...))
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("kv read of %v: %w", args, err)

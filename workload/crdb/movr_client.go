@@ -285,17 +285,8 @@ func (c *movrClient) pickVehicle(ctx context.Context, city string) (string, erro
 // readVehicles reads the ids of the city's vehicles, to the last row.
 func (c *movrClient) readVehicles(ctx context.Context, city string) error {
 	err := c.w.retries.Do(ctx, func() error {
-		rows, err := c.stmts[sReadVehicles].QueryContext(ctx, city)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-		}
-		if err := rows.Err(); err != nil {
-			rows.Close()
-			return err
-		}
-		return rows.Close()
+		_, err := sqlwork.Drain(c.stmts[sReadVehicles].QueryContext(ctx, city))
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("read the vehicles of %s: %w", city, err)

@@ -240,17 +240,8 @@ func (c *Client) stmt(ctx context.Context, t, kind int, args ...any) error {
 
 // query runs a SELECT and reads its rows to the end.
 func (c *Client) query(ctx context.Context, st *sql.Stmt, args ...any) error {
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return err
-	}
-	return rows.Close()
+	_, err := sqlwork.Drain(st.QueryContext(ctx, args...))
+	return err
 }
 
 // randString returns a fresh value of template tmpl.

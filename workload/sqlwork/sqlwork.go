@@ -146,17 +146,7 @@ func Analyze(ctx context.Context, conn *sql.Conn, d engine.Dialect, tables ...st
 		}
 		return nil
 	}
-	rows, err := conn.QueryContext(ctx, q)
-	if err != nil {
-		return fmt.Errorf("%s: %w", q, err)
-	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return fmt.Errorf("%s: %w", q, err)
-	}
-	if err := rows.Close(); err != nil {
+	if _, err := Drain(conn.QueryContext(ctx, q)); err != nil {
 		return fmt.Errorf("%s: %w", q, err)
 	}
 	return nil
@@ -260,4 +250,23 @@ func Conflict(err error) string {
 		return "lock wait timeout (MySQL error 1205)"
 	}
 	return ""
+}
+
+// Drain reads a query's rows to the end, counting them, and closes them:
+// a SELECT's cost includes reading every row it returns. It takes the
+// query's own results, so Drain(st.QueryContext(ctx, args...)) is the
+// whole of a read.
+func Drain(rows *sql.Rows, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for rows.Next() {
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return n, err
+	}
+	return n, rows.Close()
 }
