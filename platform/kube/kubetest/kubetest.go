@@ -69,9 +69,9 @@ func Start(t testing.TB) *ControlPlane {
 	if _, err := os.Stat(apiserver); err != nil {
 		testenv.Skipf(t, "kube-apiserver is not built (%v): run make setup", err)
 	}
-	etcd, err := exec.LookPath("etcd")
+	etcd, err := node.Etcd()
 	if err != nil {
-		testenv.Skip(t, "etcd is not installed: apt-get install etcd-server (make setup)")
+		testenv.Skip(t, err)
 	}
 	sweepLocks()
 	dir := t.TempDir()

@@ -1,8 +1,10 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -43,6 +45,23 @@ func BinDir() string {
 	}
 	home, _ := os.UserHomeDir()
 	return filepath.Join(home, ".local/state/tierbench/k8s", Version)
+}
+
+// Etcd is the etcd a control plane runs: the one make setup builds into
+// BinDir (etcd 3.6, whose watch progress notifications let the API server
+// serve consistent lists and watch-list streams from its cache; a test's
+// fake pods then show in seconds less), else Debian's etcd-server (3.4,
+// which lacks them) on PATH.
+func Etcd() (string, error) {
+	built := filepath.Join(BinDir(), "etcd")
+	if st, err := os.Stat(built); err == nil && st.Mode()&0o111 != 0 {
+		return built, nil
+	}
+	path, err := exec.LookPath("etcd")
+	if err != nil {
+		return "", errors.New("etcd is not installed: run make setup (it builds etcd 3.6), or apt-get install etcd-server")
+	}
+	return path, nil
 }
 
 // ImageCacheDir is where the node's images are built and kept, once per

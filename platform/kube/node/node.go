@@ -299,7 +299,11 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports["etcd"])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports["etcd-peer"])
-	etcd, err := ps.start("etcd", "etcd", "--data-dir", l.path("etcd"), "--name", "node",
+	etcdPath, err := Etcd()
+	if err != nil {
+		return Info{}, nil, err
+	}
+	etcd, err := ps.start("etcd", etcdPath, "--data-dir", l.path("etcd"), "--name", "node",
 		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
 		"--initial-cluster", "node="+peerURL, "--log-level", "warn")
