@@ -38,6 +38,8 @@ for b in ceph-mon ceph-mgr ceph-osd radosgw:radosgw ceph:ceph-common rbd-fuse:rb
 	prog="${b%%:*}" pkg="${b#*:}"
 	command -v "$prog" >/dev/null 2>&1 || [ -x "/usr/bin/$prog" ] || missing+=("$pkg")
 done
+# gcc: tests only, a cgo build of tierbench, which cluster up must refuse.
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
 # etcd for the Kubernetes tests' control plane (platform/kube/kubetest).
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 # tierbench cluster up's node (platform/kube/node): containerd and runc run

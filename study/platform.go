@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
@@ -189,6 +191,13 @@ func (p *parser) kubernetes(e entry, ents []entry, example string) *Kubernetes {
 			k.VolumeSize, _ = strconv.ParseInt(norm, 10, 64)
 		}
 	}
+	if good {
+		engineName := ""
+		if p.spec != nil {
+			engineName = p.spec.Name
+		}
+		labImages(k, engineName)
+	}
 	if k.Image == "" && good {
 		p.addf(ents[0].k.Line, "platform kubernetes has no image: the image with tierbench in it runs the load generator (`tierbench drive`) as a Job; add image: REGISTRY/tierbench:TAG (docs/kubernetes.md)")
 		good = false
@@ -248,3 +257,28 @@ func (p *parser) lineOf(top map[string]entry, key string, def int) int {
 
 // volumeSize is the size of each claim a cluster run makes.
 var volumeSize = setting.Setting{Name: "volume_size", Kind: setting.Size, Min: "1MiB", Default: "20GiB"}
+
+// labImages gives a study on the lab node (its kubeconfig is the one
+// `tierbench cluster up` wrote on this machine) the images cluster up
+// built, where the study names none: tierbench's own for the load
+// generator, the engine's if the node has one. Elsewhere the study names
+// its images, or the engine's official one is used.
+func labImages(k *Kubernetes, engineName string) {
+	info, running := node.Running()
+	if !running || k.Kubeconfig == "" || !samePath(k.Kubeconfig, info.Kubeconfig) {
+		return
+	}
+	if k.Image == "" {
+		k.Image = info.Images["tierbench"]
+	}
+	if k.EngineImage == "" && engineName != "" {
+		k.EngineImage = info.Images[engineName]
+	}
+}
+
+// samePath reports whether a and b name the same file.
+func samePath(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}

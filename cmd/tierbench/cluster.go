@@ -164,6 +164,15 @@ func checkNode(path string) ([]tier.Spec, error) {
 			return nil, fmt.Errorf("cluster up needs %s in %s: run make setup (scripts/kube-build.sh builds it)", b, node.BinDir())
 		}
 	}
+	// The images hold this binary alone: a dynamically linked one could
+	// not start in a pod.
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find tierbench's own binary for its image: %w", err)
+	}
+	if err := images.CheckStatic(exe); err != nil {
+		return nil, err
+	}
 	if info, ok := node.Running(); ok {
 		return nil, &node.RunningError{Info: info}
 	}

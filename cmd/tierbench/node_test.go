@@ -304,6 +304,16 @@ duration: 1s
 `, serverDir)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A tierbench built with cgo: the node's images could not run it.
+	if _, err := exec.LookPath("gcc"); err != nil {
+		testenv.Skip(t, "gcc is not installed (a cgo build of tierbench needs it): run make setup")
+	}
+	dynamic := filepath.Join(dir, "tierbench-dynamic")
+	cmd := exec.Command("go", "build", "-o", dynamic, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("a cgo build of tierbench: %v\n%s", err, out)
+	}
 	state := filepath.Join(dir, "state")
 	for _, tc := range []struct {
 		name string
@@ -311,6 +321,7 @@ duration: 1s
 		env  []string
 		want string
 	}{
+		{"a dynamically linked tierbench", []string{dynamic, "cluster", "up", local}, nil, "is dynamically linked, and the node's images hold tierbench alone"},
 		{"not root", []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary, "cluster", "up", local}, nil, "needs root"},
 		{"missing packages", []string{binary, "cluster", "up", local}, []string{"PATH=/nonexistent"}, "apt-get install containerd runc"},
 		{"a cluster study", []string{binary, "cluster", "up", onCluster}, nil, "takes a study whose tiers: are on this machine"},

@@ -11,26 +11,32 @@ import (
 
 // pod is the part of a Pod's status tierbench reads.
 type pod struct {
-	Metadata struct{ Name string }
+	Metadata struct{ Name, Namespace string }
 	Spec     struct{ NodeName string }
 	Status   struct {
 		Phase      string
 		Conditions []struct {
 			Type, Status, Reason, Message string
+			LastTransitionTime            time.Time
 		}
 		ContainerStatuses []struct {
 			Name         string
+			Image        string
 			RestartCount int
-			State        struct {
-				Waiting *struct {
-					Reason, Message string
-				}
-				Terminated *struct {
-					ExitCode        int
-					Reason, Message string
-				}
-			}
+			State        containerState
+			LastState    containerState
 		}
+	}
+}
+
+// containerState is where a container is, or was last.
+type containerState struct {
+	Waiting *struct {
+		Reason, Message string
+	}
+	Terminated *struct {
+		ExitCode        int
+		Reason, Message string
 	}
 }
 
@@ -64,6 +70,44 @@ func (p *pod) describe() string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// unschedulableGrace is how long the scheduler may find no node for a
+// pod before tierbench gives up on it: a claim bound a moment late makes
+// a pod unschedulable for that moment.
+const unschedulableGrace = 20 * time.Second
+
+// cannotStart says why the pod will not start without someone's help,
+// with the kubelet's or the scheduler's reason and the fix, or "" while
+// it still may: its image cannot be pulled, its container keeps crashing
+// or cannot be made, or no node has taken it for unschedulableGrace.
+// Waiting for any of these to pass would only wait for the timeout.
+func (p *pod) cannotStart(now time.Time) string {
+	for _, c := range p.Status.ContainerStatuses {
+		w := c.State.Waiting
+		if w == nil {
+			continue
+		}
+		why := strings.TrimSpace(w.Reason + ": " + w.Message)
+		switch w.Reason {
+		case "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName":
+			return fmt.Sprintf("container %s's image %s cannot be pulled (%s); give the study's platform.kubernetes engine_image (or image, for the load generator) an image the cluster can pull: on a node of tierbench cluster up, the images it built, which it prints", c.Name, c.Image, why)
+		case "CrashLoopBackOff":
+			last := ""
+			if t := c.LastState.Terminated; t != nil {
+				last = fmt.Sprintf(", last exit code %d %s", t.ExitCode, strings.TrimSpace(t.Reason+" "+t.Message))
+			}
+			return fmt.Sprintf("container %s keeps crashing (restarted %d times%s); read why with kubectl logs --previous -n %s %s -c %s", c.Name, c.RestartCount, last, p.Metadata.Namespace, p.Metadata.Name, c.Name)
+		case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
+			return fmt.Sprintf("container %s cannot be made (%s); check what the study gives it (image, volumes, secrets)", c.Name, why)
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == "PodScheduled" && c.Status == "False" && c.Reason == "Unschedulable" && !c.LastTransitionTime.IsZero() && now.Sub(c.LastTransitionTime) >= unschedulableGrace {
+			return fmt.Sprintf("no node has taken it for %s (%s); free what it asks for on the cluster's nodes, or ask for less (the study's volume_size, the engine's memory)", now.Sub(c.LastTransitionTime).Round(time.Second), strings.TrimSpace(c.Message))
+		}
+	}
+	return ""
 }
 
 func orNone(s string) string {
@@ -102,6 +146,9 @@ func (c *Cluster) waitPod(ctx context.Context, ns, name, what string, timeout ti
 		p = pod{}
 		if err := c.Get(ctx, ns, "Pod", name, &p); err != nil {
 			return false, ignoreNotFound(err)
+		}
+		if why := p.cannotStart(time.Now()); why != "" {
+			return false, fmt.Errorf("pod %s cannot start: %s", name, why)
 		}
 		return done(&p)
 	})

@@ -2,6 +2,7 @@ package images
 
 import (
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -54,4 +55,22 @@ func Tierbench(tierbench string) (Recipe, error) {
 			User:       "65532:65532",
 		},
 	}, nil
+}
+
+// CheckStatic refuses a tierbench binary that is dynamically linked (it
+// names an ELF interpreter, as a build with cgo does): the images hold
+// the binary alone, with no C library for it to load, so its pods would
+// fail to start with "no such file or directory".
+func CheckStatic(tierbench string) error {
+	f, err := elf.Open(tierbench)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", tierbench, err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked, and the node's images hold tierbench alone: build it static (make build, which sets CGO_ENABLED=0) and run that binary", tierbench)
+		}
+	}
+	return nil
 }
