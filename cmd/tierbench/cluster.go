@@ -56,6 +56,19 @@ down (or cleanup after a kill -9) undoes all of it.`,
 				return err
 			}
 			if !ran {
+				// A node whose serve process was killed leaves its
+				// processes running and its records in the ledger.
+				done, err := undoDeadNode()
+				for _, r := range done {
+					fmt.Println("undone: " + r.String())
+				}
+				if err != nil {
+					return fmt.Errorf("the node's process was gone and undoing what it left failed: %w; run tierbench cleanup", err)
+				}
+				if len(done) > 0 {
+					fmt.Printf("the node's process was gone (killed?): what it left was undone in %s\n", time.Since(start).Round(100*time.Millisecond))
+					return nil
+				}
 				fmt.Println("no node runs on this machine")
 				return nil
 			}
@@ -99,6 +112,44 @@ func nodeLeftovers() []string {
 		}
 	}
 	return out
+}
+
+// undoDeadNode undoes, newest first, what a node's serve process left in
+// the ledger when it was killed (every record it owned, the node's own
+// among them), as cleanup would; nothing when no dead node is recorded.
+func undoDeadNode() ([]tier.Resource, error) {
+	ledger, err := tier.OpenLedger(tier.StateDir())
+	if err != nil {
+		return nil, err
+	}
+	left, err := ledger.Leftovers()
+	if err != nil {
+		return nil, err
+	}
+	owner := 0
+	for _, r := range left {
+		if r.Kind == node.KindNode {
+			owner = r.Owner
+		}
+	}
+	if owner == 0 {
+		return nil, nil
+	}
+	var done []tier.Resource
+	var errs []error
+	for i := len(left) - 1; i >= 0; i-- {
+		r := left[i]
+		if r.Owner != owner {
+			continue
+		}
+		if err := tier.Undo(r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		errs = append(errs, ledger.Done(r))
+		done = append(done, r)
+	}
+	return done, errors.Join(errs...)
 }
 
 // newPauseCmd is the pods' sandbox program (the pause image runs

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -47,6 +48,21 @@ workload: %s
 clients: [2]
 warmup: 1s
 duration: %s
+`
+
+// labStudy runs on the node without naming an image: cluster up's.
+const labStudy = `name: lab-images
+engine: %s
+platform: {kubernetes: {kubeconfig: %s, volume_size: 256MiB}}
+tiers:
+  slow: {storage_class: slow}
+placements:
+%s
+baseline: all-slow
+durability: [sync]
+workload: %s
+clients: [2]
+duration: 2s
 `
 
 // ycsbSmall is the workload of the server engines' runs on the node.
@@ -128,6 +144,39 @@ func TestRealNode(t *testing.T) {
 			}
 		})
 	}
+	// A study on the node that names no image runs the ones cluster up
+	// built.
+	t.Run("lab images", func(t *testing.T) {
+		st := writeStudy(t, dir, fmt.Sprintf(labStudy, "redis", kubeconfig, "  all-slow: {data: slow}", ycsbSmall))
+		results := filepath.Join(dir, "results-lab")
+		if r := tierbench(t, "run", st, "--results", results); r.code != 0 || strings.Count(r.stderr, " ok: ") != 1 {
+			t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if r := tierbench(t, "show", "--results", results, "--format", "json"); !strings.Contains(r.stdout, field(t, up.stdout, `redis: (\S+)`)) {
+			t.Errorf("the run does not name the image cluster up built for redis:\n%s", r.stdout)
+		}
+	})
+	// Pods that cannot start: each run fails by name with the kubelet's
+	// reason and the fix, the study goes on, and nothing is left.
+	for _, tc := range []struct{ name, image, want string }{
+		{"unpullable image", "tierbench.local/nosuch:1", "cannot be pulled (ImagePullBackOff"},
+		// tierbench's own image, asked to run redis: it exits 2, and the
+		// engine's pod, which is not restarted, fails at once.
+		{"engine exits", image, "ended before it was ready: phase Failed; on node tierbench-node; container redis ended with exit code 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := writeStudy(t, dir, fmt.Sprintf(podStudy, "redis", kubeconfig, image, tc.image, "  all-slow: {data: slow}", ycsbSmall, "2s"))
+			results := filepath.Join(dir, "results-"+strings.ReplaceAll(tc.name, " ", "-"))
+			r := tierbench(t, "run", st, "--results", results)
+			if r.code != exitNothingMeasured || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("run: exit %d, want %d with %q:\n%s%s", r.code, exitNothingMeasured, tc.want, r.stdout, r.stderr)
+			}
+			t.Logf("%s", grepLines(r.stderr, "cannot start"))
+			if o, _ := kubectl(t, kubeconfig, "get", runKinds, "-l", "app.kubernetes.io/managed-by=tierbench", "-o", "name"); strings.TrimSpace(o) != "" {
+				t.Errorf("left after the failed run:\n%s", o)
+			}
+		})
+	}
 	t.Run("render", func(t *testing.T) {
 		renderOnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "2s"))
 	})
@@ -135,11 +184,21 @@ func TestRealNode(t *testing.T) {
 		kill9OnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s"))
 	})
 
-	down := tierbench(t, "cluster", "down")
-	if down.code != 0 || !strings.Contains(down.stdout, "undone") {
-		t.Fatalf("cluster down: exit %d\n%s%s", down.code, down.stdout, down.stderr)
+	// Last, the node's own process killed under a run: cluster serve dies
+	// by SIGKILL while a run's pods run. The node's processes outlive it
+	// (the kubelet, containerd and the pods are not its children's group),
+	// so the run ends as it would have; cluster down then undoes the node
+	// it left.
+	t.Run("serve killed", func(t *testing.T) {
+		serveKilledOnNode(t, dir, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s"))
+	})
+	if _, ok := node.Running(); ok {
+		down := tierbench(t, "cluster", "down")
+		if down.code != 0 || !strings.Contains(down.stdout, "undone") {
+			t.Fatalf("cluster down: exit %d\n%s%s", down.code, down.stdout, down.stderr)
+		}
+		t.Logf("cluster down: %s", down.stdout)
 	}
-	t.Logf("cluster down: %s", down.stdout)
 	if r := tierbench(t, "cleanup"); !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("the ledger kept something after cluster down:\n%s", r.stdout)
 	}
@@ -248,6 +307,54 @@ func kill9OnNode(t *testing.T, dir, kubeconfig, st string) {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// serveKilledOnNode kills cluster serve with SIGKILL while a run's pods
+// run on the node: the run must fail by name and the study end (exit 3),
+// and one cleanup must undo the node.
+func serveKilledOnNode(t *testing.T, dir, st string) {
+	cmd := exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-serve-killed"))
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- cmd.Wait() }()
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(errb.String(), "measured") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			<-ended
+			t.Fatalf("the run never measured:\n%s", errb.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	info, ok := node.Running()
+	if !ok {
+		t.Fatal("no node runs")
+	}
+	if err := syscall.Kill(info.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Minute):
+		cmd.Process.Kill()
+		<-ended
+		t.Fatalf("the run still waited 5 minutes after its node died:\n%s", errb.String())
+	}
+	// The run ended, measured or failed by name.
+	code := cmd.ProcessState.ExitCode()
+	if !(code == 0 && strings.Contains(errb.String(), " ok: ")) && !(code == exitNothingMeasured && strings.Contains(errb.String(), "FAILED")) {
+		t.Errorf("run: exit %d, want 0 with the run ok or %d with it FAILED by name:\n%s", code, exitNothingMeasured, errb.String())
+	}
+	t.Logf("run after the node's kill: exit %d: %s", code, grepLines(errb.String(), " ok: ", "FAILED"))
+	r := tierbench(t, "cluster", "down")
+	if r.code != 0 || !strings.Contains(r.stdout, "single-node Kubernetes cluster") || !strings.Contains(r.stdout, "the node's process was gone") {
+		t.Errorf("cluster down after the node's kill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("cluster down: %s", r.stdout)
 }
 
 // grepLines are text's lines that contain any of subs.
