@@ -37,7 +37,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 )
 
 // Spec says how to start a server.

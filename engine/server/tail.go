@@ -5,7 +5,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 )
 
 // TailWriter keeps the last Max bytes written to it (a tool's or client's

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 )
 
 // Ceph's client programs that an rbd tier runs (the rbd tool, rbd-fuse)

@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine/server"
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/portlock"
 	"github.com/tierbench/tierbench/testenv"
