@@ -133,7 +133,7 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin i
 	defer logf.Close()
 	fmt.Fprintf(logf, "==== %s client %s\n", time.Now().Format(time.RFC3339), mode)
 
-	tail := &server.TailWriter{Max: 64 << 10}
+	tail := &logtail.Writer{Max: 64 << 10}
 	cmd := exec.Command(d.java.java, d.java.args(d.set.heap, args...)...)
 	cmd.Dir = d.home
 	// The log is kept as far as its tier lets: a crash run's power cut

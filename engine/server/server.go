@@ -469,7 +469,7 @@ func RunInput(ctx context.Context, userName, input, path string, args ...string)
 func Output(ctx context.Context, path string, conn []string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, path, append(slices.Clip(conn), args...)...)
 	var out bytes.Buffer
-	errs := &TailWriter{Max: 4096}
+	errs := &logtail.Writer{Max: 4096}
 	cmd.Stdout, cmd.Stderr = &out, errs
 	OwnGroup(cmd, true)
 	if err := cmd.Run(); err != nil {

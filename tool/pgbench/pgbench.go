@@ -35,6 +35,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/host/logtail"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/tpcb"
 )
@@ -111,7 +112,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	cmd.Env = append(withoutEnv(os.Environ(), "PGPASSWORD", "PGPASSFILE"),
 		"PGPASSFILE="+passFile, "PGCONNECT_TIMEOUT=10", "PGAPPNAME=tierbench-pgbench")
 	server.OwnGroup(cmd, true)
-	out := server.TailWriter{Max: tailBytes}
+	out := logtail.Writer{Max: tailBytes}
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -121,7 +122,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 		return nil, fmt.Errorf("start pgbench: %w", err)
 	}
 	waited := driver.WatchCmd(r.watch, "pgbench", cmd)
-	errTail := server.TailWriter{Max: tailBytes}
+	errTail := logtail.Writer{Max: tailBytes}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()

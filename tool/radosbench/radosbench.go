@@ -61,6 +61,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/logtail"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/radosload"
 )
@@ -281,7 +282,7 @@ func (d *Driver) run(ctx context.Context, logf io.Writer, b bench, clients int, 
 	}
 	var (
 		mu   sync.Mutex // the log, tail and parser, written from both pipes
-		tail = server.TailWriter{Max: 8 << 10}
+		tail = logtail.Writer{Max: 8 << 10}
 		p    parser
 	)
 	fmt.Fprintf(logf, "$ %s\n", cmdline)

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/logtail"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/searchload"
@@ -178,8 +179,8 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 // its processes, and returns the end of its output and how it ended.
 // Cancelling ctx kills unshare and the tool, and with the tool its
 // namespace.
-func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*server.TailWriter, error) {
-	tail := &server.TailWriter{Max: tailBytes}
+func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*logtail.Writer, error) {
+	tail := &logtail.Writer{Max: tailBytes}
 	logf, err := os.Create(filepath.Join(dir, d.Name+".log"))
 	if err != nil {
 		return tail, fmt.Errorf("log: %w", err)
@@ -312,7 +313,7 @@ func toolEnv(home string) []string {
 
 // tails quotes the end of the tool's output and of its log file, for an
 // error.
-func (d *Driver) tails(out *server.TailWriter, home string) string {
+func (d *Driver) tails(out *logtail.Writer, home string) string {
 	s := "\nlast lines of its output:\n" + indent(out.Last(25))
 	for _, l := range toolLogs {
 		b, err := os.ReadFile(filepath.Join(home, l))
