@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/host/procfs"
 	"github.com/tierbench/tierbench/portlock"
-	"github.com/tierbench/tierbench/procfs"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
