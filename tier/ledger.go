@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/host/procfs"
-	"github.com/tierbench/tierbench/portlock"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
@@ -435,7 +435,7 @@ func Undo(r Resource) error {
 	case KindCgroup:
 		return throttle.Remove(r.Path)
 	case KindPortLock:
-		return portlock.Unlock(r.Path)
+		return tcpport.Unlock(r.Path)
 	case KindMemoryGroup:
 		return undoMemoryGroup(r)
 	case KindProcess:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 
 	"github.com/tierbench/tierbench/host/logtail"
 )
@@ -107,7 +108,7 @@ func (c *cluster) logFile(name string) (string, error) {
 // newCluster chooses the run's ports, fsid and keys.
 func newCluster(private, runAs string, s settings, devs devices, bins binaries) (*cluster, error) {
 	c := &cluster{settings: s, devices: devs, private: private, runAs: runAs, bins: bins, mgrModules: mgrModules()}
-	ports, err := server.FreePorts(2)
+	ports, err := tcpport.FreeN(2)
 	if err != nil {
 		return nil, err
 	}

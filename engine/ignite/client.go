@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/driver/stream"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"io"
 	"os"
 	"os/exec"
@@ -109,7 +110,7 @@ func (d *DB) WatchLoad(w driver.LoadWatch) {
 // standard error goes to client.log in the home folder and, on failure,
 // into the error.
 func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin io.Reader, onLine func([]byte)) error {
-	port, err := server.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		return fmt.Errorf("ignite client: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/driver/stream"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 
 	"github.com/tierbench/tierbench/host/logtail"
 )
@@ -93,7 +94,7 @@ func TestPodCommandLines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ports, err := server.FreePorts(3) // the server's discovery and communication ports, the client's communication port
+	ports, err := tcpport.FreeN(3) // the server's discovery and communication ports, the client's communication port
 	if err != nil {
 		t.Fatal(err)
 	}

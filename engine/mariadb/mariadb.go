@@ -33,6 +33,7 @@ import (
 	"github.com/tierbench/tierbench/engine/mariadb/mywire"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -214,7 +215,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 			return nil, err
 		}
 	}
-	port, err := server.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -157,7 +158,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 	defer os.RemoveAll(confDir) // read at start; the password stays in memory only
-	port, err := server.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		return nil, err
 	}

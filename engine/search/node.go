@@ -19,6 +19,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 )
 
 // ConsoleLog is the node's standard output and error, in its logs folder:
@@ -27,7 +28,7 @@ const ConsoleLog = "console.log"
 
 // freePort picks a free loopback port; a variable so a test can hand out
 // a taken one.
-var freePort = server.FreePort
+var freePort = tcpport.Free
 
 // DB is a running node.
 type DB struct {

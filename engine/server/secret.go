@@ -10,7 +10,7 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/portlock"
+	"github.com/tierbench/tierbench/host/tcpport"
 )
 
 // What the server engines share to keep a run's server closed to other
@@ -130,9 +130,9 @@ func LockPorts(cfg engine.Config, name string, ports, uids []int) (unlock func()
 	if cfg.LockPorts != nil {
 		return cfg.LockPorts(name, ports, uids)
 	}
-	table := portlock.Table(name)
-	if err := portlock.Lock(table, ports, uids); err != nil {
+	table := tcpport.LockTable(name)
+	if err := tcpport.Lock(table, ports, uids); err != nil {
 		return nil, err
 	}
-	return func() error { return portlock.Unlock(table) }, nil
+	return func() error { return tcpport.Unlock(table) }, nil
 }

@@ -366,32 +366,6 @@ func inGroup(spec Spec) (string, []string, error) {
 	return path, args, nil
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that is free now.
-func FreePort() (int, error) {
-	ports, err := FreePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return ports[0], nil
-}
-
-// FreePorts returns n distinct TCP ports on 127.0.0.1 that are free now.
-// It holds each port open until it has them all: the kernel may hand a
-// port it just freed to the next bind, and two servers told the same port
-// fail as if someone else had it.
-func FreePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
 // LookupUser resolves a user name to uid and gid.
 func LookupUser(name string) (uid, gid int, err error) {
 	u, err := user.Lookup(name)

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	engineserver "github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 )
 
 // imageCache is where the Debian images' tarballs are kept across test
@@ -215,7 +215,7 @@ func waitReady(t *testing.T, s *server, root string, env []string, want string, 
 // freePort is a TCP port on 127.0.0.1 that nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := engineserver.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}

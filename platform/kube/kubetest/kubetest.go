@@ -31,10 +31,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/platform/kube/node"
-	"github.com/tierbench/tierbench/portlock"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -75,15 +74,15 @@ func Start(t testing.TB) *ControlPlane {
 	}
 	sweepLocks()
 	dir := t.TempDir()
-	ports, err := server.FreePorts(3) // etcd client, etcd peer, API server
+	ports, err := tcpport.FreeN(3) // etcd client, etcd peer, API server
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := portlock.Table(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
-	if err := portlock.Lock(table, ports, nil); err != nil {
+	table := tcpport.LockTable(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
+	if err := tcpport.Lock(table, ports, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { portlock.Unlock(table) })
+	t.Cleanup(func() { tcpport.Unlock(table) })
 
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
@@ -258,12 +257,12 @@ func (cp *ControlPlane) Nodes(t testing.TB, names ...string) {
 			testenv.Skipf(t, "%s is not built (%v): run make setup", b, err)
 		}
 	}
-	ports, err := server.FreePorts(3)
+	ports, err := tcpport.FreeN(3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp.ports = append(cp.ports, ports...)
-	if err := portlock.Lock(cp.table, cp.ports, nil); err != nil {
+	if err := tcpport.Lock(cp.table, cp.ports, nil); err != nil {
 		t.Fatal(err)
 	}
 	saKey := filepath.Join(cp.dir, "sa.key")
@@ -471,7 +470,7 @@ func sweepLocks() {
 	if err != nil {
 		return
 	}
-	prefix := portlock.Table(lockPrefix)
+	prefix := tcpport.LockTable(lockPrefix)
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 || f[0] != "table" || f[1] != "inet" || !strings.HasPrefix(f[2], prefix) {
@@ -479,7 +478,7 @@ func sweepLocks() {
 		}
 		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(f[2], prefix), "_", 2)[0])
 		if err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
-			portlock.Unlock(f[2])
+			tcpport.Unlock(f[2])
 		}
 	}
 }

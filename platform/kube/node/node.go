@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/tier"
 )
@@ -275,7 +275,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 		return Info{}, nil, err
 	}
 	names := []string{"etcd", "etcd-peer", "apiserver", "scheduler", "controller-manager", "proxy-metrics", "proxy-healthz"}
-	free, err := server.FreePorts(len(names))
+	free, err := tcpport.FreeN(len(names))
 	if err != nil {
 		return Info{}, nil, err
 	}
