@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/procfs"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/tier/emulate"
@@ -442,7 +443,7 @@ func Undo(r Resource) error {
 		if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 			return nil // gone, or the pid now belongs to another process
 		}
-		if err := syscall.Kill(-r.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := proc.KillGroup(r.PID); err != nil {
 			return fmt.Errorf("kill %s: %w", r, err)
 		}
 		return nil
@@ -481,7 +482,7 @@ func killFuseServer(r Resource) error {
 	if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 		return nil // gone, or the pid now belongs to another process
 	}
-	if err := syscall.Kill(-r.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := proc.KillGroup(r.PID); err != nil {
 		return fmt.Errorf("kill %s: %w", r, err)
 	}
 	for deadline := time.Now().Add(fuseServerExit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

@@ -69,6 +69,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -146,7 +147,7 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 	if err != nil {
 		return nil, err
 	}
-	runAs, err := server.RunAs("Ceph's daemons", "ceph-common", cephUser)
+	runAs, err := proc.RunAs("Ceph's daemons", "ceph-common", cephUser)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +196,7 @@ func prepareDirs(ctx context.Context, runAs string, dirs ...string) error {
 	if runAs == "" {
 		return nil
 	}
-	if err := server.ChownAll(runAs, dirs...); err != nil {
+	if err := proc.ChownAll(runAs, dirs...); err != nil {
 		return fmt.Errorf("component folder: %w", err)
 	}
 	return server.CheckReachable(ctx, "Ceph", runAs, dirs...)

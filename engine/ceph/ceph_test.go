@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -222,7 +223,7 @@ func TestOpenCancelled(t *testing.T) {
 			tracked[pid] = true
 			return func() { delete(tracked, pid) }
 		}})
-	if errors.Is(err, server.ErrNotInstalled) {
+	if errors.Is(err, proc.ErrNotInstalled) {
 		testenv.Skip(t, err)
 	}
 	if err == nil {
@@ -327,7 +328,7 @@ func TestRefused(t *testing.T) {
 func TestMissingBinaries(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	err := Engine{}.Preflight()
-	if !errors.Is(err, server.ErrNotInstalled) || !strings.Contains(err.Error(), "apt-get install ceph-mon ceph-mgr ceph-osd radosgw ceph-common") {
+	if !errors.Is(err, proc.ErrNotInstalled) || !strings.Contains(err.Error(), "apt-get install ceph-mon ceph-mgr ceph-osd radosgw ceph-common") {
 		t.Errorf("Preflight without Ceph: %v", err)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 
 	"github.com/tierbench/tierbench/host/logtail"
@@ -98,7 +99,7 @@ func (c *cluster) logFile(name string) (string, error) {
 	}
 	f.Close()
 	if c.runAs != "" {
-		if err := server.ChownAll(c.runAs, path); err != nil {
+		if err := proc.ChownAll(c.runAs, path); err != nil {
 			return "", fmt.Errorf("log file: %w", err)
 		}
 	}
@@ -173,7 +174,7 @@ func (c *cluster) writeFiles() error {
 		return nil
 	}
 	for _, d := range []string{runDir, logDir, crashDir, monDir, mgrDir, rgwDir} {
-		if err := server.ChownAll(c.runAs, c.path(d)); err != nil {
+		if err := proc.ChownAll(c.runAs, c.path(d)); err != nil {
 			return fmt.Errorf("private folder: %w", err)
 		}
 	}
@@ -189,11 +190,11 @@ func (c *cluster) makeMon(ctx context.Context) error {
 	if _, err := c.logFile("mon." + monID); err != nil {
 		return err
 	}
-	if err := server.Run(ctx, c.runAs, c.bins.path("monmaptool"), "--create", "--fsid", c.fsid,
+	if err := proc.Run(ctx, c.runAs, c.bins.path("monmaptool"), "--create", "--fsid", c.fsid,
 		"--addv", monID, c.monAddrs, c.path(monmapFile)); err != nil {
 		return fmt.Errorf("monitor map: %w", err)
 	}
-	if err := server.Run(ctx, c.runAs, c.bins.path("ceph-mon"), "--conf", c.conf(), "--id", monID, "--mkfs",
+	if err := proc.Run(ctx, c.runAs, c.bins.path("ceph-mon"), "--conf", c.conf(), "--id", monID, "--mkfs",
 		"--monmap", c.path(monmapFile), "--keyring", c.path(monKeyringFile)); err != nil {
 		return fmt.Errorf("monitor store: %w; its log: %s", err, logtail.File(c.path(logDir, "mon."+monID+".log"), 10))
 	}
@@ -244,7 +245,7 @@ func (c *cluster) makeOSD(ctx context.Context, id int) error {
 		return fmt.Errorf("%s data folder: %w", name, err)
 	}
 	if c.runAs != "" {
-		if err := server.ChownAll(c.runAs, data); err != nil {
+		if err := proc.ChownAll(c.runAs, data); err != nil {
 			return fmt.Errorf("%s data folder: %w", name, err)
 		}
 	}
@@ -255,7 +256,7 @@ func (c *cluster) makeOSD(ctx context.Context, id int) error {
 	if err != nil {
 		return err
 	}
-	if err := server.Run(ctx, c.runAs, c.bins.path("ceph-osd"), "--conf", c.conf(), "--id", strconv.Itoa(id),
+	if err := proc.Run(ctx, c.runAs, c.bins.path("ceph-osd"), "--conf", c.conf(), "--id", strconv.Itoa(id),
 		"--mkfs", "--osd-uuid", uuid); err != nil {
 		return fmt.Errorf("format %s: %w; its log: %s", name, err, logtail.File(log, 10))
 	}
@@ -269,7 +270,7 @@ func (c *cluster) ceph(ctx context.Context, args ...string) ([]byte, error) {
 
 // runTool runs a client tool with its connection arguments (left out of
 // errors) and args, and returns its standard output.
-var runTool = server.Output
+var runTool = proc.Output
 
 // pgStat is what `ceph pg stat -f json` says of the placement groups:
 // the manager's view, fresher than `ceph status`, whose copy from the

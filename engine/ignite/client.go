@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/driver/stream"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"io"
 	"os"
@@ -13,12 +14,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
 
 	"github.com/tierbench/tierbench/host/logtail"
 )
@@ -141,7 +140,7 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin i
 	// fails every write to it while the client reports.
 	cmd.Stderr = io.MultiWriter(keepGoing{logf}, tail)
 	cmd.Stdin = stdin
-	server.OwnGroup(cmd, false)
+	proc.OwnGroup(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("ignite client: %w", err)
@@ -170,7 +169,7 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin i
 	go func() {
 		select {
 		case <-ctx.Done():
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = proc.KillGroup(pid)
 		case <-exited:
 		}
 	}()

@@ -11,14 +11,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/driver/stream"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 
 	"github.com/tierbench/tierbench/host/logtail"
@@ -149,7 +148,7 @@ func TestPodCommandLines(t *testing.T) {
 		defer f.Close()
 		*dst = f
 	}
-	server.OwnGroup(cmd, false)
+	proc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +156,7 @@ func TestPodCommandLines(t *testing.T) {
 	var exitErr error
 	go func() { exitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = proc.KillGroup(cmd.Process.Pid)
 		<-exited
 	})
 	for ready := false; !ready; {
@@ -182,7 +181,7 @@ func TestPodCommandLines(t *testing.T) {
 	}
 	defer f.Close()
 	ccmd.Stderr = f
-	server.OwnGroup(ccmd, true)
+	proc.OwnGroup(ccmd)
 	stdout, err := ccmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

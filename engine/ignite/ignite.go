@@ -48,12 +48,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
@@ -361,6 +361,6 @@ func (d *DB) killClients() {
 	defer d.mu.Unlock()
 	d.closed = true
 	for pid := range d.clients {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = proc.KillGroup(pid)
 	}
 }

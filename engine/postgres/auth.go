@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // How a run's server keeps other local users out: who may log in how
@@ -107,7 +108,7 @@ func setPassword(ctx context.Context, psql, sockDir string, port int, password s
 		return err
 	}
 	sql := fmt.Sprintf("ALTER ROLE %s PASSWORD '%s';\n", osUser, verifier)
-	if err := server.RunInput(ctx, osUser, sql, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1",
+	if err := proc.RunInput(ctx, osUser, sql, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1",
 		"-h", sockDir, "-p", strconv.Itoa(port), "-U", osUser, "-d", database); err != nil {
 		return fmt.Errorf("set the run's password: %w", err)
 	}

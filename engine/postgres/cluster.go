@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // prepareCluster makes dataDir and walDir the run's cluster: a copy of the
@@ -58,7 +59,7 @@ func prepareCluster(ctx context.Context, tmpl string, pg osAccount, dataDir, wal
 	if err := os.Symlink(walDir, pgWAL); err != nil {
 		return fmt.Errorf("link pg_wal to the wal folder: %w", err)
 	}
-	if err := server.ChownAll(osUser, dataDir, walDir); err != nil {
+	if err := proc.ChownAll(osUser, dataDir, walDir); err != nil {
 		return err
 	}
 	// Flush the copies now: their ~40MB of dirty pages would otherwise be

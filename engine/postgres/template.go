@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // What a run starts from: PostgreSQL's programs (one installation's
@@ -32,7 +33,7 @@ func findBinaries() (binaries, error) {
 	for _, d := range dirs {
 		candidates = append(candidates, filepath.Join(d, "postgres"))
 	}
-	pgPath, err := server.Find("postgresql", candidates...)
+	pgPath, err := proc.Find("postgresql", candidates...)
 	if err != nil {
 		return binaries{}, err
 	}
@@ -46,7 +47,7 @@ func findBinaries() (binaries, error) {
 	}{{&b.initdb, "initdb", "postgresql"}, {&b.psql, "psql", "postgresql-client"}} {
 		*tool.path = filepath.Join(filepath.Dir(pgPath), tool.name)
 		if _, err := os.Stat(*tool.path); err != nil {
-			if *tool.path, err = server.Find(tool.pkg, tool.name); err != nil {
+			if *tool.path, err = proc.Find(tool.pkg, tool.name); err != nil {
 				return binaries{}, err
 			}
 		}
@@ -65,7 +66,7 @@ type osAccount struct {
 }
 
 func lookupOSUser() (osAccount, error) {
-	uid, gid, err := server.LookupUser(osUser)
+	uid, gid, err := proc.LookupUser(osUser)
 	if err != nil {
 		return osAccount{}, fmt.Errorf("PostgreSQL runs as OS user %s, which does not exist (apt-get install postgresql creates it): %w", osUser, err)
 	}
@@ -122,7 +123,7 @@ func initdb(ctx context.Context, bins binaries, scratch, tmpl string) error {
 	if err := server.WriteSecretFile(pwFile, []byte(password+"\n"), osUser); err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
-	if err := server.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,
+	if err := proc.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,
 		"--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
 		"--locale=C", "--no-instructions", "--no-sync"); err != nil {
 		return fmt.Errorf("initdb template: %w", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -72,7 +73,7 @@ func TestLocalUsersLockedOut(t *testing.T) {
 	ctx := context.Background()
 
 	// (e) Not root: the Debian package's user.
-	uid, _, err := server.LookupUser(serverUsers[0])
+	uid, _, err := proc.LookupUser(serverUsers[0])
 	if err != nil {
 		testenv.Skip(t, err)
 	}

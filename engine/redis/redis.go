@@ -42,6 +42,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
@@ -138,11 +139,11 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	path, err := server.Find("redis-server", binaries...)
+	path, err := proc.Find("redis-server", binaries...)
 	if err != nil {
 		return nil, err
 	}
-	runAs, err := server.RunAs("redis-server", "redis-server", serverUsers...)
+	runAs, err := proc.RunAs("redis-server", "redis-server", serverUsers...)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // What starting a redis-server needs beside its arguments: a data folder
@@ -28,7 +29,7 @@ func prepareDir(ctx context.Context, dir, runAs string) error {
 	if runAs == "" {
 		return nil
 	}
-	if err := server.ChownAll(runAs, dir); err != nil {
+	if err := proc.ChownAll(runAs, dir); err != nil {
 		return fmt.Errorf("data folder: %w", err)
 	}
 	return server.CheckReachable(ctx, "Redis", runAs, dir)

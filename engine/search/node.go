@@ -19,6 +19,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 )
 
@@ -101,7 +102,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	// Neither OpenSearch without its security plugin nor Elasticsearch
 	// OSS can require a password: the kernel keeps other local users off
 	// both ports instead.
-	uid, _, err := server.LookupUser(user)
+	uid, _, err := proc.LookupUser(user)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +173,7 @@ func (l launch) prepare(n node, user string) (path string, args, env []string, e
 		path, args, env = l.dist.distCommand(n)
 	}
 	if err == nil && user != "" {
-		err = server.ChownAll(user, n.private)
+		err = proc.ChownAll(user, n.private)
 	}
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("run config: %w", err)
@@ -192,7 +193,7 @@ func prepareDirs(ctx context.Context, user string, dirs ...string) error {
 	if user == "" {
 		return nil
 	}
-	if err := server.ChownAll(user, dirs...); err != nil {
+	if err := proc.ChownAll(user, dirs...); err != nil {
 		return fmt.Errorf("component folder: %w", err)
 	}
 	return server.CheckReachable(ctx, "the search node", user, dirs...)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // ErrUnreachable marks a folder the server's OS user cannot reach: the
@@ -35,7 +37,7 @@ func checkAccess(ctx context.Context, test, label, userName string, dirs []strin
 		return nil
 	}
 	for _, d := range dirs {
-		if err := Run(ctx, userName, "/bin/sh", "-c", test, "sh", d); err == nil {
+		if err := proc.Run(ctx, userName, "/bin/sh", "-c", test, "sh", d); err == nil {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -66,7 +68,7 @@ func firstClosed(ctx context.Context, dir, userName string) string {
 		}
 	}
 	for i := len(parents) - 1; i >= 0; i-- {
-		if Run(ctx, userName, "/bin/sh", "-c", `test -x "$1"`, "sh", parents[i]) != nil {
+		if proc.Run(ctx, userName, "/bin/sh", "-c", `test -x "$1"`, "sh", parents[i]) != nil {
 			return parents[i]
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -19,7 +20,7 @@ func TestCheckReachable(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root: the check runs as another user")
 	}
-	if _, _, err := LookupUser("nobody"); err != nil {
+	if _, _, err := proc.LookupUser("nobody"); err != nil {
 		testenv.Skip(t, err)
 	}
 	root, err := os.MkdirTemp("/var/tmp", "tierbench-server-test-")

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 )
 
@@ -80,7 +81,7 @@ func own(path, userName string) error {
 	if userName == "" {
 		return nil
 	}
-	uid, gid, err := LookupUser(userName)
+	uid, gid, err := proc.LookupUser(userName)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -31,7 +32,7 @@ func TestPrivateFiles(t *testing.T) {
 	userName, uid := "", os.Geteuid()
 	if os.Geteuid() == 0 {
 		var err error
-		if uid, _, err = LookupUser("nobody"); err != nil {
+		if uid, _, err = proc.LookupUser("nobody"); err != nil {
 			testenv.Skip(t, err)
 		}
 		userName = "nobody"

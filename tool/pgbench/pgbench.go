@@ -36,6 +36,7 @@ import (
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/tpcb"
 )
@@ -83,7 +84,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	if cfg.TargetRate > 0 {
 		return nil, errors.New("pgbench: open loop (target_rate) is not supported with driver pgbench; use the builtin driver")
 	}
-	bin, err := server.Find("postgresql-client", pgbenchCandidates...)
+	bin, err := proc.Find("postgresql-client", pgbenchCandidates...)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	cmd.Dir = dir
 	cmd.Env = append(withoutEnv(os.Environ(), "PGPASSWORD", "PGPASSFILE"),
 		"PGPASSFILE="+passFile, "PGCONNECT_TIMEOUT=10", "PGAPPNAME=tierbench-pgbench")
-	server.OwnGroup(cmd, true)
+	proc.OwnGroup(cmd)
 	out := logtail.Writer{Max: tailBytes}
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()

@@ -13,13 +13,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/searchload"
@@ -193,7 +192,7 @@ func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*log
 	cmd.Stdout = io.MultiWriter(logf, tail)
 	cmd.Stderr = cmd.Stdout
 	cmd.WaitDelay = 5 * time.Second
-	server.OwnGroup(cmd, true)
+	proc.OwnGroup(cmd)
 	if len(argv) == 1 {
 		fmt.Fprintf(logf, "tierbench: no PID namespace for %s here (unshare missing or not permitted): its actor processes, a daemon of their own, may outlive it if it is killed\n", d.Name)
 	}
@@ -210,7 +209,7 @@ func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*log
 	<-logDone
 	// The namespace died with the tool; without one, its group at least
 	// goes, whatever the tool did on the way out.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = proc.KillGroup(cmd.Process.Pid)
 	waited()
 	return tail, err
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/oltp"
 )
@@ -92,7 +93,7 @@ func New(req tool.Request) (driver.External, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sysbench: %w", err)
 	}
-	bin, err := server.Find("sysbench", "sysbench")
+	bin, err := proc.Find("sysbench", "sysbench")
 	if err != nil {
 		return nil, fmt.Errorf("sysbench driver: install sysbench (apt-get install sysbench): %w", err)
 	}
@@ -206,7 +207,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 	args := d.Args(warmupS, durationS, clients, optionsFile)
 	cmd := exec.CommandContext(runCtx, d.Bin, args...)
 	cmd.Dir = dir
-	server.OwnGroup(cmd, true)
+	proc.OwnGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	tail := &tailLines{max: tailMax}
 	cmd.Stderr = io.MultiWriter(logf, tail)

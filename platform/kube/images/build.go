@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // Build makes r's docker-archive tarball in cacheDir, once:
@@ -182,7 +183,7 @@ func debianLayer(ctx context.Context, r Recipe, tmp string, w io.Writer) error {
 	}
 	// Whatever the end, nothing of the build runs on: the processes
 	// mmdebstrap left would write into tmp while it is removed.
-	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
+	defer func() { _ = proc.KillGroup(cmd.Process.Pid) }()
 	werr := writeLayer(w, out, r.Files)
 	if werr != nil {
 		cancel() // mmdebstrap would block on a pipe no one reads
@@ -249,8 +250,8 @@ func mmdebstrap(ctx context.Context, r Recipe, tmp string) *exec.Cmd {
 	// Its own process group, so that a cancel stops apt, dpkg and the
 	// maintainer scripts too: mmdebstrap alone would wait for them to
 	// end their step first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	proc.OwnGroupOutliving(cmd)
+	cmd.Cancel = func() error { return proc.SignalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	return cmd
 }
