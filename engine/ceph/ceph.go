@@ -70,6 +70,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -205,7 +206,7 @@ func prepareDirs(ctx context.Context, runAs string, dirs ...string) error {
 // privateDir makes the run's private folder under scratch, or, when the
 // daemons' user cannot reach scratch, in the system's temporary folder.
 func privateDir(ctx context.Context, scratch, runAs string) (string, error) {
-	dir, err := server.PrivateDir(scratch, "ceph-", runAs)
+	dir, err := secrets.PrivateDir(scratch, "ceph-", runAs)
 	if err != nil {
 		return "", err
 	}
@@ -213,7 +214,7 @@ func privateDir(ctx context.Context, scratch, runAs string) (string, error) {
 		return dir, nil
 	}
 	os.Remove(dir)
-	return server.PrivateDir("", "tierbench-ceph-", runAs)
+	return secrets.PrivateDir("", "tierbench-ceph-", runAs)
 }
 
 // start makes and starts the daemons in order, each handed to d.closers

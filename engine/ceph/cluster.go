@@ -18,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
 
 	"github.com/tierbench/tierbench/host/logtail"
@@ -166,7 +167,7 @@ func (c *cluster) writeFiles() error {
 		{c.path(rgwDir, "keyring"), keyring(c.keys.rgw), c.runAs},
 	}
 	for _, f := range files {
-		if err := server.WriteSecretFile(f.path, f.data, f.user); err != nil {
+		if err := secrets.WriteFile(f.path, f.data, f.user); err != nil {
 			return err
 		}
 	}
@@ -232,7 +233,7 @@ func (c *cluster) makeOSD(ctx context.Context, id int) error {
 		return err
 	}
 	secret := c.path(name + ".json")
-	if err := server.WriteSecretFile(secret, osdSecret(key), ""); err != nil {
+	if err := secrets.WriteFile(secret, osdSecret(key), ""); err != nil {
 		return err
 	}
 	_, err = c.ceph(ctx, "osd", "new", uuid, strconv.Itoa(id), "-i", secret)
@@ -249,7 +250,7 @@ func (c *cluster) makeOSD(ctx context.Context, id int) error {
 			return fmt.Errorf("%s data folder: %w", name, err)
 		}
 	}
-	if err := server.WriteSecretFile(filepath.Join(data, "keyring"), keyring(entity{name: name, key: key}), c.runAs); err != nil {
+	if err := secrets.WriteFile(filepath.Join(data, "keyring"), keyring(entity{name: name, key: key}), c.runAs); err != nil {
 		return err
 	}
 	log, err := c.logFile(name)

@@ -34,6 +34,7 @@ import (
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
@@ -253,7 +254,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err := d.proc.WaitReady(ctx, readyTimeout, adminDB.PingContext); err != nil {
 		return nil, err
 	}
-	password, err := server.NewSecret()
+	password, err := secrets.New()
 	if err != nil {
 		return nil, err
 	}

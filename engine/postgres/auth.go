@@ -17,6 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 )
 
 // How a run's server keeps other local users out: who may log in how
@@ -60,7 +61,7 @@ func socketFolder(scratch string) (string, error) {
 	if len(scratch)+len("/"+socketPrefix)+10+len("/.s.PGSQL.65535") > maxSocketPath {
 		parent = ""
 	}
-	dir, err := server.PrivateDir(parent, socketPrefix, osUser)
+	dir, err := secrets.PrivateDir(parent, socketPrefix, osUser)
 	if err != nil {
 		return "", fmt.Errorf("socket folder: %w", err)
 	}

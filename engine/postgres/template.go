@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 )
 
 // What a run starts from: PostgreSQL's programs (one installation's
@@ -110,17 +111,17 @@ func template(bins binaries, pg osAccount, dir string) server.Template {
 // private folder, never from its command line. --no-sync: the template is
 // never used in place; each run's copy is flushed (prepareCluster).
 func initdb(ctx context.Context, bins binaries, scratch, tmpl string) error {
-	pwDir, err := server.PrivateDir(scratch, "initdb-", osUser)
+	pwDir, err := secrets.PrivateDir(scratch, "initdb-", osUser)
 	if err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
 	defer os.RemoveAll(pwDir)
-	password, err := server.NewSecret()
+	password, err := secrets.New()
 	if err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
 	pwFile := filepath.Join(pwDir, "pwfile")
-	if err := server.WriteSecretFile(pwFile, []byte(password+"\n"), osUser); err != nil {
+	if err := secrets.WriteFile(pwFile, []byte(password+"\n"), osUser); err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
 	if err := proc.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,

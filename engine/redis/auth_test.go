@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -121,7 +122,7 @@ func TestLocalUsersLockedOut(t *testing.T) {
 
 	// (c) The password is on no command line, in no environment, and its
 	// config file is gone.
-	if shown := server.ProcessesShowing(db.password, true); len(shown) > 0 {
+	if shown := secrets.ProcessesShowing(db.password, true); len(shown) > 0 {
 		t.Errorf("processes showing the run's password: %q", shown)
 	}
 	if left, _ := filepath.Glob(filepath.Join(db.scratch, "redis-conf-*")); len(left) > 0 {

@@ -43,6 +43,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
@@ -150,7 +151,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err := prepareDir(ctx, dir, runAs); err != nil {
 		return nil, err
 	}
-	password, err := server.NewSecret()
+	password, err := secrets.New()
 	if err != nil {
 		return nil, err
 	}

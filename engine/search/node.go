@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
 )
 
@@ -215,7 +216,7 @@ func checkInstall(ctx context.Context, user string, l launch) error {
 // user cannot reach that (or there is none). The caller removes it.
 func privateDir(ctx context.Context, scratch, user string) (string, error) {
 	if scratch != "" {
-		dir, err := server.PrivateDir(scratch, "search-", user)
+		dir, err := secrets.PrivateDir(scratch, "search-", user)
 		if err == nil && server.CheckReachable(ctx, "the search node", user, dir) == nil {
 			return dir, nil
 		}
@@ -223,7 +224,7 @@ func privateDir(ctx context.Context, scratch, user string) (string, error) {
 			os.Remove(dir)
 		}
 	}
-	dir, err := server.PrivateDir("", "tierbench-search-", user)
+	dir, err := secrets.PrivateDir("", "tierbench-search-", user)
 	if err != nil {
 		return "", fmt.Errorf("run folder: %w", err)
 	}

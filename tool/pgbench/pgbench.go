@@ -33,10 +33,10 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/host/logtail"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/tpcb"
 )
@@ -170,7 +170,7 @@ func writePassFile(dir string, ep engine.Endpoint) (string, error) {
 	if ep.Password != "" {
 		line = "*:*:*:*:" + strings.NewReplacer(`\`, `\\`, ":", `\:`).Replace(ep.Password) + "\n"
 	}
-	if err := server.WriteSecretFile(path, []byte(line), ""); err != nil {
+	if err := secrets.WriteFile(path, []byte(line), ""); err != nil {
 		return "", fmt.Errorf("pgbench: password file: %w", err)
 	}
 	return path, nil

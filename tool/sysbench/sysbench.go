@@ -46,8 +46,8 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/oltp"
 )
@@ -185,7 +185,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 		optionsFile = filepath.Join(dir, "sysbench-options")
 		os.Remove(optionsFile) // an earlier Drive's, had it been killed
 		line := d.DBDriver + "-password=" + d.Endpoint.Password + "\n"
-		if err := server.WriteSecretFile(optionsFile, []byte(line), ""); err != nil {
+		if err := secrets.WriteFile(optionsFile, []byte(line), ""); err != nil {
 			return nil, fmt.Errorf("sysbench: options file: %w", err)
 		}
 		defer os.Remove(optionsFile)
