@@ -70,6 +70,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/setting"
 )
@@ -200,7 +201,7 @@ func prepareDirs(ctx context.Context, runAs string, dirs ...string) error {
 	if err := proc.ChownAll(runAs, dirs...); err != nil {
 		return fmt.Errorf("component folder: %w", err)
 	}
-	return server.CheckReachable(ctx, "Ceph", runAs, dirs...)
+	return reach.Check(ctx, "Ceph", runAs, dirs...)
 }
 
 // privateDir makes the run's private folder under scratch, or, when the
@@ -210,7 +211,7 @@ func privateDir(ctx context.Context, scratch, runAs string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if server.CheckReachable(ctx, "Ceph", runAs, dir) == nil {
+	if reach.Check(ctx, "Ceph", runAs, dir) == nil {
 		return dir, nil
 	}
 	os.Remove(dir)

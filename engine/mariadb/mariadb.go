@@ -34,6 +34,7 @@ import (
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
@@ -213,7 +214,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		if err := proc.ChownAll(runAs, dataDir, redoDir, filepath.Dir(socket)); err != nil {
 			return nil, err
 		}
-		if err := server.CheckReachable(ctx, "MariaDB", runAs, dataDir, redoDir); err != nil {
+		if err := reach.Check(ctx, "MariaDB", runAs, dataDir, redoDir); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 )
 
 // prepareCluster makes dataDir and walDir the run's cluster: a copy of the
@@ -25,7 +26,7 @@ func prepareCluster(ctx context.Context, tmpl string, pg osAccount, dataDir, wal
 			return fmt.Errorf("folder for the cluster: %w", err)
 		}
 	}
-	if err := server.CheckReachable(ctx, "PostgreSQL", osUser, dataDir, walDir); err != nil {
+	if err := reach.Check(ctx, "PostgreSQL", osUser, dataDir, walDir); err != nil {
 		return err
 	}
 	pgWAL := filepath.Join(dataDir, "pg_wal")

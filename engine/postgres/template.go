@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 	"github.com/tierbench/tierbench/host/secrets"
 )
 
@@ -92,7 +93,7 @@ func template(bins binaries, pg osAccount, dir string) server.Template {
 		if err := os.Chown(dir, pg.uid, pg.gid); err != nil {
 			return "", fmt.Errorf("create template folder: %w", err)
 		}
-		if err := server.CheckReachable(ctx, "PostgreSQL", osUser, dir); err != nil {
+		if err := reach.Check(ctx, "PostgreSQL", osUser, dir); err != nil {
 			return "", err
 		}
 		initdbRuns.Lock()

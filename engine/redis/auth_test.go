@@ -14,8 +14,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/testenv"
 )
@@ -160,7 +160,7 @@ func TestUnreachableFolder(t *testing.T) {
 		t.Fatal("opened a data folder user redis cannot reach")
 	}
 	t.Log(err)
-	if !strings.Contains(err.Error(), "chmod o+x "+private) || !errors.Is(err, server.ErrUnreachable) {
+	if !strings.Contains(err.Error(), "chmod o+x "+private) || !errors.Is(err, reach.ErrUnreachable) {
 		t.Errorf("error does not name the folder and the fix: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 	"github.com/tierbench/tierbench/host/secrets"
 )
 
@@ -33,7 +34,7 @@ func prepareDir(ctx context.Context, dir, runAs string) error {
 	if err := proc.ChownAll(runAs, dir); err != nil {
 		return fmt.Errorf("data folder: %w", err)
 	}
-	return server.CheckReachable(ctx, "Redis", runAs, dir)
+	return reach.Check(ctx, "Redis", runAs, dir)
 }
 
 // writeConf writes the server's config file, which holds only the run's
@@ -47,7 +48,7 @@ func writeConf(ctx context.Context, scratch, runAs, password string) (string, er
 	if err != nil {
 		return "", fmt.Errorf("config file: %w", err)
 	}
-	if scratch != "" && server.CheckReachable(ctx, "Redis", runAs, dir) != nil {
+	if scratch != "" && reach.Check(ctx, "Redis", runAs, dir) != nil {
 		os.Remove(dir)
 		if dir, err = secrets.PrivateDir("", "tierbench-redis-conf-", runAs); err != nil {
 			return "", fmt.Errorf("config file: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
 )
@@ -197,7 +198,7 @@ func prepareDirs(ctx context.Context, user string, dirs ...string) error {
 	if err := proc.ChownAll(user, dirs...); err != nil {
 		return fmt.Errorf("component folder: %w", err)
 	}
-	return server.CheckReachable(ctx, "the search node", user, dirs...)
+	return reach.Check(ctx, "the search node", user, dirs...)
 }
 
 // checkInstall checks that the node's user can enter the folder it starts
@@ -208,7 +209,7 @@ func checkInstall(ctx context.Context, user string, l launch) error {
 	if l.dist != nil {
 		dir = l.dist.home
 	}
-	return server.CheckEnterable(ctx, "the search node", user, filepath.Join(dir, "lib"))
+	return reach.CheckEnterable(ctx, "the search node", user, filepath.Join(dir, "lib"))
 }
 
 // privateDir makes the run's private folder (0700, the node's user's) in
@@ -217,7 +218,7 @@ func checkInstall(ctx context.Context, user string, l launch) error {
 func privateDir(ctx context.Context, scratch, user string) (string, error) {
 	if scratch != "" {
 		dir, err := secrets.PrivateDir(scratch, "search-", user)
-		if err == nil && server.CheckReachable(ctx, "the search node", user, dir) == nil {
+		if err == nil && reach.Check(ctx, "the search node", user, dir) == nil {
 			return dir, nil
 		}
 		if err == nil {
