@@ -122,7 +122,7 @@ const scramIterations = 4096
 // scramVerifier computes what PostgreSQL stores for a scram-sha-256
 // password (RFC 5802, 7677; PostgreSQL's scram_build_secret):
 // SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>. A password of
-// ASCII letters and digits, as NewSecret makes, is its own SASLprep form.
+// ASCII letters and digits, as secrets.New makes, is its own SASLprep form.
 func scramVerifier(password string) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {
