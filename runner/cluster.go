@@ -16,7 +16,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/driver/stream"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
@@ -186,7 +186,7 @@ func (r *run) applyOnCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	password, err := server.NewSecret()
+	password, err := secrets.New()
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/host/cgroupfs"
 	"github.com/tierbench/tierbench/telemetry"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/host/cgroupfs"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"

@@ -7,8 +7,8 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/tierbench/tierbench/cgroupfs"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/host/cgroupfs"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"

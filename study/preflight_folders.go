@@ -15,7 +15,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/reach"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -63,8 +63,8 @@ func (c *preflight) reach(m Machine) {
 		if _, err := os.Stat(dir); err != nil {
 			dir = filepath.Dir(dir)
 		}
-		if err := server.CheckEnterable(context.Background(), label, user, dir); err != nil {
-			c.addf(t.Line, "tier %q: %s", t.Name, strings.TrimSuffix(err.Error(), ": "+server.ErrUnreachable.Error()))
+		if err := reach.CheckEnterable(context.Background(), label, user, dir); err != nil {
+			c.addf(t.Line, "tier %q: %s", t.Name, strings.TrimSuffix(err.Error(), ": "+reach.ErrUnreachable.Error()))
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // LoadGenSummary is the load generator's CPU over the window: what the

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // What other processes took from the host while a run was measured: a

@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 	"github.com/tierbench/tierbench/testenv"
 )
 

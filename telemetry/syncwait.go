@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // SyncWait is how much of the measured window the engine spent waiting for

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // Config names what to watch.

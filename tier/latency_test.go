@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier/emulate"
 )

@@ -15,8 +15,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/portlock"
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/procfs"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
@@ -435,14 +436,14 @@ func Undo(r Resource) error {
 	case KindCgroup:
 		return throttle.Remove(r.Path)
 	case KindPortLock:
-		return portlock.Unlock(r.Path)
+		return tcpport.Unlock(r.Path)
 	case KindMemoryGroup:
 		return undoMemoryGroup(r)
 	case KindProcess:
 		if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 			return nil // gone, or the pid now belongs to another process
 		}
-		if err := syscall.Kill(-r.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		if err := proc.KillGroup(r.PID); err != nil {
 			return fmt.Errorf("kill %s: %w", r, err)
 		}
 		return nil
@@ -481,7 +482,7 @@ func killFuseServer(r Resource) error {
 	if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 		return nil // gone, or the pid now belongs to another process
 	}
-	if err := syscall.Kill(-r.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := proc.KillGroup(r.PID); err != nil {
 		return fmt.Errorf("kill %s: %w", r, err)
 	}
 	for deadline := time.Now().Add(fuseServerExit); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

@@ -1,6 +1,6 @@
 package tier
 
-import "github.com/tierbench/tierbench/cgroupfs"
+import "github.com/tierbench/tierbench/host/cgroupfs"
 
 // KindMemoryGroup is a memory cgroup a run's engine processes start in
 // (option memory; package cgroupfs), removed with whatever is still in it.

@@ -8,7 +8,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/tierbench/tierbench/portlock"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -69,7 +69,7 @@ func TestLockPortsKeepsOtherUsersOut(t *testing.T) {
 		t.Error("user nobody connected through the lock")
 	}
 	// A killed tierbench leaves the table: cleanup undoes its record.
-	if err := Undo(Resource{Kind: KindPortLock, Path: portlock.Table(name)}); err != nil {
+	if err := Undo(Resource{Kind: KindPortLock, Path: tcpport.LockTable(name)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := connectAs(nobody, port); err != nil {

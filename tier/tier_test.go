@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/mountinfo"
+	"github.com/tierbench/tierbench/host/mountinfo"
 	"github.com/tierbench/tierbench/testenv"
 )
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/engine/ignite"
 	"github.com/tierbench/tierbench/engine/search"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/platform/kube/images"
 	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/study"
@@ -308,7 +309,7 @@ func clusterUp(ctx context.Context, path string, timeout time.Duration) error {
 	exe, _ := os.Executable()
 	serve := exec.Command(exe, "cluster", "serve", abs)
 	serve.Stdout, serve.Stderr = logf, logf
-	serve.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	proc.OwnSession(serve)
 	start := time.Now()
 	if err := serve.Start(); err != nil {
 		return fmt.Errorf("start the node: %w", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/host/mountinfo"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier/emulate"
@@ -412,14 +413,14 @@ func TestInterrupt(t *testing.T) {
 // mountsUnder lists mount points below dir.
 func mountsUnder(t *testing.T, dir string) []string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir) {
-			out = append(out, f[4])
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Point, dir) {
+			out = append(out, m.Point)
 		}
 	}
 	return out

@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tierbench/tierbench/catalog"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/runner"
 	"github.com/tierbench/tierbench/study"
@@ -78,7 +78,7 @@ func render(cat *catalog.Catalog, path, platform, out string, stdout io.Writer) 
 		if err != nil {
 			return badInput(fmt.Errorf("run %d: %w", cell.Seq, err))
 		}
-		password, err := server.NewSecret()
+		password, err := secrets.New()
 		if err != nil {
 			return err
 		}

@@ -33,7 +33,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // Lane is one goroutine's clients and the epoll instance they wait in.

@@ -69,6 +69,9 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -146,7 +149,7 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 	if err != nil {
 		return nil, err
 	}
-	runAs, err := server.RunAs("Ceph's daemons", "ceph-common", cephUser)
+	runAs, err := proc.RunAs("Ceph's daemons", "ceph-common", cephUser)
 	if err != nil {
 		return nil, err
 	}
@@ -195,24 +198,24 @@ func prepareDirs(ctx context.Context, runAs string, dirs ...string) error {
 	if runAs == "" {
 		return nil
 	}
-	if err := server.ChownAll(runAs, dirs...); err != nil {
+	if err := proc.ChownAll(runAs, dirs...); err != nil {
 		return fmt.Errorf("component folder: %w", err)
 	}
-	return server.CheckReachable(ctx, "Ceph", runAs, dirs...)
+	return reach.Check(ctx, "Ceph", runAs, dirs...)
 }
 
 // privateDir makes the run's private folder under scratch, or, when the
 // daemons' user cannot reach scratch, in the system's temporary folder.
 func privateDir(ctx context.Context, scratch, runAs string) (string, error) {
-	dir, err := server.PrivateDir(scratch, "ceph-", runAs)
+	dir, err := secrets.PrivateDir(scratch, "ceph-", runAs)
 	if err != nil {
 		return "", err
 	}
-	if server.CheckReachable(ctx, "Ceph", runAs, dir) == nil {
+	if reach.Check(ctx, "Ceph", runAs, dir) == nil {
 		return dir, nil
 	}
 	os.Remove(dir)
-	return server.PrivateDir("", "tierbench-ceph-", runAs)
+	return secrets.PrivateDir("", "tierbench-ceph-", runAs)
 }
 
 // start makes and starts the daemons in order, each handed to d.closers

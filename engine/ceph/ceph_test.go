@@ -15,7 +15,8 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -198,7 +199,7 @@ func TestDevicesOnTheirTiers(t *testing.T) {
 		t.Errorf("logs %v (%v); want one per daemon: mon, mgr, osd.0, gateway", logs, err)
 	}
 	for what, secret := range map[string]string{"admin key": d.cluster.keys.admin.key, "gateway key": d.cluster.keys.rgw.key, "S3 secret key": ep.SecretKey} {
-		if shown := server.ProcessesShowing(secret, true); len(shown) > 0 {
+		if shown := secrets.ProcessesShowing(secret, true); len(shown) > 0 {
 			t.Errorf("the %s is on a command line or in an environment: %q", what, shown)
 		}
 		for _, l := range logs {
@@ -222,7 +223,7 @@ func TestOpenCancelled(t *testing.T) {
 			tracked[pid] = true
 			return func() { delete(tracked, pid) }
 		}})
-	if errors.Is(err, server.ErrNotInstalled) {
+	if errors.Is(err, proc.ErrNotInstalled) {
 		testenv.Skip(t, err)
 	}
 	if err == nil {
@@ -327,7 +328,7 @@ func TestRefused(t *testing.T) {
 func TestMissingBinaries(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	err := Engine{}.Preflight()
-	if !errors.Is(err, server.ErrNotInstalled) || !strings.Contains(err.Error(), "apt-get install ceph-mon ceph-mgr ceph-osd radosgw ceph-common") {
+	if !errors.Is(err, proc.ErrNotInstalled) || !strings.Contains(err.Error(), "apt-get install ceph-mon ceph-mgr ceph-osd radosgw ceph-common") {
 		t.Errorf("Preflight without Ceph: %v", err)
 	}
 }

@@ -17,8 +17,11 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
+	"github.com/tierbench/tierbench/host/tcpport"
 
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 )
 
 // The cluster's files in the run's private folder, and the steps that
@@ -97,7 +100,7 @@ func (c *cluster) logFile(name string) (string, error) {
 	}
 	f.Close()
 	if c.runAs != "" {
-		if err := server.ChownAll(c.runAs, path); err != nil {
+		if err := proc.ChownAll(c.runAs, path); err != nil {
 			return "", fmt.Errorf("log file: %w", err)
 		}
 	}
@@ -107,7 +110,7 @@ func (c *cluster) logFile(name string) (string, error) {
 // newCluster chooses the run's ports, fsid and keys.
 func newCluster(private, runAs string, s settings, devs devices, bins binaries) (*cluster, error) {
 	c := &cluster{settings: s, devices: devs, private: private, runAs: runAs, bins: bins, mgrModules: mgrModules()}
-	ports, err := server.FreePorts(2)
+	ports, err := tcpport.FreeN(2)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +167,7 @@ func (c *cluster) writeFiles() error {
 		{c.path(rgwDir, "keyring"), keyring(c.keys.rgw), c.runAs},
 	}
 	for _, f := range files {
-		if err := server.WriteSecretFile(f.path, f.data, f.user); err != nil {
+		if err := secrets.WriteFile(f.path, f.data, f.user); err != nil {
 			return err
 		}
 	}
@@ -172,7 +175,7 @@ func (c *cluster) writeFiles() error {
 		return nil
 	}
 	for _, d := range []string{runDir, logDir, crashDir, monDir, mgrDir, rgwDir} {
-		if err := server.ChownAll(c.runAs, c.path(d)); err != nil {
+		if err := proc.ChownAll(c.runAs, c.path(d)); err != nil {
 			return fmt.Errorf("private folder: %w", err)
 		}
 	}
@@ -188,11 +191,11 @@ func (c *cluster) makeMon(ctx context.Context) error {
 	if _, err := c.logFile("mon." + monID); err != nil {
 		return err
 	}
-	if err := server.Run(ctx, c.runAs, c.bins.path("monmaptool"), "--create", "--fsid", c.fsid,
+	if err := proc.Run(ctx, c.runAs, c.bins.path("monmaptool"), "--create", "--fsid", c.fsid,
 		"--addv", monID, c.monAddrs, c.path(monmapFile)); err != nil {
 		return fmt.Errorf("monitor map: %w", err)
 	}
-	if err := server.Run(ctx, c.runAs, c.bins.path("ceph-mon"), "--conf", c.conf(), "--id", monID, "--mkfs",
+	if err := proc.Run(ctx, c.runAs, c.bins.path("ceph-mon"), "--conf", c.conf(), "--id", monID, "--mkfs",
 		"--monmap", c.path(monmapFile), "--keyring", c.path(monKeyringFile)); err != nil {
 		return fmt.Errorf("monitor store: %w; its log: %s", err, logtail.File(c.path(logDir, "mon."+monID+".log"), 10))
 	}
@@ -230,7 +233,7 @@ func (c *cluster) makeOSD(ctx context.Context, id int) error {
 		return err
 	}
 	secret := c.path(name + ".json")
-	if err := server.WriteSecretFile(secret, osdSecret(key), ""); err != nil {
+	if err := secrets.WriteFile(secret, osdSecret(key), ""); err != nil {
 		return err
 	}
 	_, err = c.ceph(ctx, "osd", "new", uuid, strconv.Itoa(id), "-i", secret)
@@ -243,18 +246,18 @@ func (c *cluster) makeOSD(ctx context.Context, id int) error {
 		return fmt.Errorf("%s data folder: %w", name, err)
 	}
 	if c.runAs != "" {
-		if err := server.ChownAll(c.runAs, data); err != nil {
+		if err := proc.ChownAll(c.runAs, data); err != nil {
 			return fmt.Errorf("%s data folder: %w", name, err)
 		}
 	}
-	if err := server.WriteSecretFile(filepath.Join(data, "keyring"), keyring(entity{name: name, key: key}), c.runAs); err != nil {
+	if err := secrets.WriteFile(filepath.Join(data, "keyring"), keyring(entity{name: name, key: key}), c.runAs); err != nil {
 		return err
 	}
 	log, err := c.logFile(name)
 	if err != nil {
 		return err
 	}
-	if err := server.Run(ctx, c.runAs, c.bins.path("ceph-osd"), "--conf", c.conf(), "--id", strconv.Itoa(id),
+	if err := proc.Run(ctx, c.runAs, c.bins.path("ceph-osd"), "--conf", c.conf(), "--id", strconv.Itoa(id),
 		"--mkfs", "--osd-uuid", uuid); err != nil {
 		return fmt.Errorf("format %s: %w; its log: %s", name, err, logtail.File(log, 10))
 	}
@@ -268,7 +271,7 @@ func (c *cluster) ceph(ctx context.Context, args ...string) ([]byte, error) {
 
 // runTool runs a client tool with its connection arguments (left out of
 // errors) and args, and returns its standard output.
-var runTool = server.Output
+var runTool = proc.Output
 
 // pgStat is what `ceph pg stat -f json` says of the placement groups:
 // the manager's view, fresher than `ceph status`, whose copy from the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 )
 
 // The RADOS Gateway (radosgw), started on first use: a run that drives
@@ -68,7 +69,7 @@ func (d *DB) S3(ctx context.Context) (engine.S3Endpoint, error) {
 // makes the run's user. A failed start stops what it started.
 func (d *DB) startGateway(ctx context.Context) (_ engine.S3Endpoint, err error) {
 	c := d.cluster
-	port, err := server.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		return engine.S3Endpoint{}, err
 	}

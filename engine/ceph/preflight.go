@@ -5,7 +5,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // programs are what a run starts or calls, each with the Debian package
@@ -48,7 +48,7 @@ func findBinaries() (binaries, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("Ceph is not installed (%s missing): apt-get install %s, or run `make setup`: %w",
-			strings.Join(missing, ", "), packages, server.ErrNotInstalled)
+			strings.Join(missing, ", "), packages, proc.ErrNotInstalled)
 	}
 	return b, nil
 }
@@ -64,7 +64,7 @@ func (Engine) PreflightOptions(options map[string]string) error {
 	if _, err := findBinaries(); err != nil {
 		return err
 	}
-	if _, err := server.RunAs("Ceph's daemons", "ceph-common", cephUser); err != nil {
+	if _, err := proc.RunAs("Ceph's daemons", "ceph-common", cephUser); err != nil {
 		return err
 	}
 	_, err := resolve(options)
@@ -74,6 +74,6 @@ func (Engine) PreflightOptions(options map[string]string) error {
 // ServerUser is the OS user the daemons run as (none when tierbench is not
 // root), for study preflight's check that it can reach the tiers' folders.
 func (Engine) ServerUser() (label, user string) {
-	u, _ := server.RunAs("Ceph's daemons", "ceph-common", cephUser)
+	u, _ := proc.RunAs("Ceph's daemons", "ceph-common", cephUser)
 	return "Ceph", u
 }

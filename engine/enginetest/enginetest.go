@@ -28,7 +28,7 @@ import (
 	"github.com/tierbench/tierbench/engine/mariadb"
 	"github.com/tierbench/tierbench/engine/postgres"
 	"github.com/tierbench/tierbench/engine/redis"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -185,7 +185,7 @@ func OpenConfig(t testing.TB, e SQLEngine, cfg engine.Config) (engine.DB, error)
 		}
 	}
 	db, err := e.Engine.Open(context.Background(), cfg)
-	if errors.Is(err, server.ErrNotInstalled) {
+	if errors.Is(err, proc.ErrNotInstalled) {
 		testenv.Skip(t, err)
 	}
 	return db, err

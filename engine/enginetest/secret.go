@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/secrets"
 )
 
 // WatchSecret scans every process's command line and environment for
@@ -24,8 +24,8 @@ func WatchSecret(t testing.TB, secret, marker string) (stop func()) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
-			s := server.ProcessesShowing(secret, true)
-			found := len(server.ProcessesShowing(marker, false)) > 0
+			s := secrets.ProcessesShowing(secret, true)
+			found := len(secrets.ProcessesShowing(marker, false)) > 0
 			mu.Lock()
 			shown = append(shown, s...)
 			seen = seen || found

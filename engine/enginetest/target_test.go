@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 )
 
 // TestMain removes the servers' shared test folder after the tests.
@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { Main(m, "enginetest") }
 // TestTargetErrors checks the errors of targets that are wrong for the
 // engine or unreachable, and that none shows the password. No server runs.
 func TestTargetErrors(t *testing.T) {
-	port, err := server.FreePort() // nothing listens there
+	port, err := tcpport.Free() // nothing listens there
 	if err != nil {
 		t.Fatal(err)
 	}

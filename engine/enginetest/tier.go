@@ -44,14 +44,14 @@ func ProcessesNaming(dir string) []string {
 
 func within(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
 
-// proc is a live process as /proc shows it.
-type proc struct{ pid, comm, cwd, cmdline string }
+// liveProcess is a live process as /proc shows it.
+type liveProcess struct{ pid, comm, cwd, cmdline string }
 
 // processes lists the live processes whose working folder can be read
 // (not zombies, whose entry is all that is left).
-func processes() []proc {
+func processes() []liveProcess {
 	ents, _ := os.ReadDir("/proc")
-	var out []proc
+	var out []liveProcess
 	for _, e := range ents {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
 			continue
@@ -66,7 +66,7 @@ func processes() []proc {
 		}
 		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
 		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
-		out = append(out, proc{pid: e.Name(), comm: strings.TrimSpace(string(comm)), cwd: cwd,
+		out = append(out, liveProcess{pid: e.Name(), comm: strings.TrimSpace(string(comm)), cwd: cwd,
 			cmdline: strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")})
 	}
 	return out

@@ -6,20 +6,20 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/driver/stream"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
 
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 )
 
 // clientLog is the file in the home folder that collects every client
@@ -109,7 +109,7 @@ func (d *DB) WatchLoad(w driver.LoadWatch) {
 // standard error goes to client.log in the home folder and, on failure,
 // into the error.
 func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin io.Reader, onLine func([]byte)) error {
-	port, err := server.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		return fmt.Errorf("ignite client: %w", err)
 	}
@@ -133,14 +133,14 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin i
 	defer logf.Close()
 	fmt.Fprintf(logf, "==== %s client %s\n", time.Now().Format(time.RFC3339), mode)
 
-	tail := &server.TailWriter{Max: 64 << 10}
+	tail := &logtail.Writer{Max: 64 << 10}
 	cmd := exec.Command(d.java.java, d.java.args(d.set.heap, args...)...)
 	cmd.Dir = d.home
 	// The log is kept as far as its tier lets: a crash run's power cut
 	// fails every write to it while the client reports.
 	cmd.Stderr = io.MultiWriter(keepGoing{logf}, tail)
 	cmd.Stdin = stdin
-	server.OwnGroup(cmd, false)
+	proc.OwnGroup(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("ignite client: %w", err)
@@ -169,7 +169,7 @@ func (d *DB) runClient(ctx context.Context, mode string, extra []string, stdin i
 	go func() {
 		select {
 		case <-ctx.Done():
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
+			_ = proc.KillGroup(pid)
 		case <-exited:
 		}
 	}()

@@ -11,16 +11,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/driver/stream"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/tcpport"
 
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 )
 
 // podSub is something a pod gets from Kubernetes or its image (a
@@ -93,7 +93,7 @@ func TestPodCommandLines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ports, err := server.FreePorts(3) // the server's discovery and communication ports, the client's communication port
+	ports, err := tcpport.FreeN(3) // the server's discovery and communication ports, the client's communication port
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestPodCommandLines(t *testing.T) {
 		defer f.Close()
 		*dst = f
 	}
-	server.OwnGroup(cmd, false)
+	proc.OwnGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestPodCommandLines(t *testing.T) {
 	var exitErr error
 	go func() { exitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = proc.KillGroup(cmd.Process.Pid)
 		<-exited
 	})
 	for ready := false; !ready; {
@@ -181,7 +181,7 @@ func TestPodCommandLines(t *testing.T) {
 	}
 	defer f.Close()
 	ccmd.Stderr = f
-	server.OwnGroup(ccmd, true)
+	proc.OwnGroup(ccmd)
 	stdout, err := ccmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

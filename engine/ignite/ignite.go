@@ -48,12 +48,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -250,7 +251,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if d.home, err = homeDir(cfg, &d.closers); err != nil {
 		return nil, err
 	}
-	ports, err := server.FreePorts(2 * set.nodes)
+	ports, err := tcpport.FreeN(2 * set.nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +361,6 @@ func (d *DB) killClients() {
 	defer d.mu.Unlock()
 	d.closed = true
 	for pid := range d.clients {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = proc.KillGroup(pid)
 	}
 }

@@ -33,6 +33,10 @@ import (
 	"github.com/tierbench/tierbench/engine/mariadb/mywire"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
+	"github.com/tierbench/tierbench/host/secrets"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -158,15 +162,15 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	mariadbd, err := server.Find("mariadb-server", mariadbdPaths...)
+	mariadbd, err := proc.Find("mariadb-server", mariadbdPaths...)
 	if err != nil {
 		return nil, err
 	}
-	installDB, err := server.Find("mariadb-server", installDBPaths...)
+	installDB, err := proc.Find("mariadb-server", installDBPaths...)
 	if err != nil {
 		return nil, err
 	}
-	runAs, err := server.RunAs("mariadbd", "mariadb-server", serverUser)
+	runAs, err := proc.RunAs("mariadbd", "mariadb-server", serverUser)
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +211,14 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 	if runAs != "" {
-		if err := server.ChownAll(runAs, dataDir, redoDir, filepath.Dir(socket)); err != nil {
+		if err := proc.ChownAll(runAs, dataDir, redoDir, filepath.Dir(socket)); err != nil {
 			return nil, err
 		}
-		if err := server.CheckReachable(ctx, "MariaDB", runAs, dataDir, redoDir); err != nil {
+		if err := reach.Check(ctx, "MariaDB", runAs, dataDir, redoDir); err != nil {
 			return nil, err
 		}
 	}
-	port, err := server.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +255,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err := d.proc.WaitReady(ctx, readyTimeout, adminDB.PingContext); err != nil {
 		return nil, err
 	}
-	password, err := server.NewSecret()
+	password, err := secrets.New()
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -25,7 +25,7 @@ func needServer(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root (runs mariadbd as user mysql)")
 	}
-	if _, err := server.Find("mariadb-server", "mariadbd", "/usr/sbin/mariadbd"); err != nil {
+	if _, err := proc.Find("mariadb-server", "mariadbd", "/usr/sbin/mariadbd"); err != nil {
 		testenv.Skip(t, err)
 	}
 }

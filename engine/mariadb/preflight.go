@@ -3,7 +3,7 @@ package mariadb
 import (
 	"fmt"
 
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // Preflight reports whether the MariaDB server and its install tool are
@@ -11,7 +11,7 @@ import (
 // it creates anything rather than storing every run failed for want of them.
 func (Engine) Preflight() error {
 	for _, cands := range [][]string{mariadbdPaths, installDBPaths} {
-		if _, err := server.Find("mariadb-server", cands...); err != nil {
+		if _, err := proc.Find("mariadb-server", cands...); err != nil {
 			return fmt.Errorf("%w (or run `make setup`)", err)
 		}
 	}
@@ -21,6 +21,6 @@ func (Engine) Preflight() error {
 // ServerUser is the OS user mariadbd runs as (none when tierbench is not
 // root), for study preflight's check that it can reach the tiers' folders.
 func (Engine) ServerUser() (label, user string) {
-	u, _ := server.RunAs("mariadbd", "mariadb-server", serverUser)
+	u, _ := proc.RunAs("mariadbd", "mariadb-server", serverUser)
 	return "MariaDB", u
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // redoFile is the InnoDB redo log (one file since MariaDB 10.5).
@@ -46,7 +47,7 @@ func template(installDB, mariadbd, runAs, dir string) server.Template {
 			args = append(args, "--user="+runAs)
 		}
 		installs.Add(1)
-		if err := server.Run(ctx, "", installDB, args...); err != nil {
+		if err := proc.Run(ctx, "", installDB, args...); err != nil {
 			return "", fmt.Errorf("mariadb template: %w", err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, redoFile)); err != nil {

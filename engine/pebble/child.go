@@ -20,13 +20,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 const (
@@ -64,13 +64,15 @@ func openChild(ctx context.Context, cfg engine.Config) (engine.DB, error) {
 	mine, theirs := os.NewFile(uintptr(fds[0]), "pebble-control"), os.NewFile(uintptr(fds[1]), "pebble-control-child")
 	defer theirs.Close()
 	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{os.Args[0], childArg},
-		Env:         append(os.Environ(), childEnv+"=1"),
-		Stderr:      os.Stderr,
-		ExtraFiles:  []*os.File{theirs},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Path:       "/proc/self/exe",
+		Args:       []string{os.Args[0], childArg},
+		Env:        append(os.Environ(), childEnv+"=1"),
+		Stderr:     os.Stderr,
+		ExtraFiles: []*os.File{theirs},
 	}
+	// Its own group, which Crash kills whole; not killed with tierbench,
+	// since it closes Pebble itself once its control socket closes.
+	proc.OwnGroupOutliving(cmd)
 	// The child's stderr goes to a log in the study's scratch folder:
 	// Pebble's background errors at a power cut (every file operation
 	// fails from that instant) are expected, and errors quote its end.
@@ -195,7 +197,7 @@ func (d *childDB) Check() error {
 }
 
 func (d *childDB) kill() {
-	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	_ = proc.KillGroup(d.cmd.Process.Pid)
 	<-d.exited
 	d.untrack()
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 )
 
 // How a run's server keeps other local users out: who may log in how
@@ -59,7 +61,7 @@ func socketFolder(scratch string) (string, error) {
 	if len(scratch)+len("/"+socketPrefix)+10+len("/.s.PGSQL.65535") > maxSocketPath {
 		parent = ""
 	}
-	dir, err := server.PrivateDir(parent, socketPrefix, osUser)
+	dir, err := secrets.PrivateDir(parent, socketPrefix, osUser)
 	if err != nil {
 		return "", fmt.Errorf("socket folder: %w", err)
 	}
@@ -107,7 +109,7 @@ func setPassword(ctx context.Context, psql, sockDir string, port int, password s
 		return err
 	}
 	sql := fmt.Sprintf("ALTER ROLE %s PASSWORD '%s';\n", osUser, verifier)
-	if err := server.RunInput(ctx, osUser, sql, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1",
+	if err := proc.RunInput(ctx, osUser, sql, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1",
 		"-h", sockDir, "-p", strconv.Itoa(port), "-U", osUser, "-d", database); err != nil {
 		return fmt.Errorf("set the run's password: %w", err)
 	}
@@ -120,7 +122,7 @@ const scramIterations = 4096
 // scramVerifier computes what PostgreSQL stores for a scram-sha-256
 // password (RFC 5802, 7677; PostgreSQL's scram_build_secret):
 // SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>. A password of
-// ASCII letters and digits, as NewSecret makes, is its own SASLprep form.
+// ASCII letters and digits, as secrets.New makes, is its own SASLprep form.
 func scramVerifier(password string) (string, error) {
 	salt := make([]byte, 16)
 	if _, err := rand.Read(salt); err != nil {

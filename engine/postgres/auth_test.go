@@ -17,7 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -101,7 +101,7 @@ func TestLocalUsersLockedOut(t *testing.T) {
 	}
 
 	// (c) The password is on no command line and in no environment.
-	if shown := server.ProcessesShowing(d.password, true); len(shown) > 0 {
+	if shown := secrets.ProcessesShowing(d.password, true); len(shown) > 0 {
 		t.Errorf("processes showing the run's password: %q", shown)
 	}
 

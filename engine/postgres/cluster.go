@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
 )
 
 // prepareCluster makes dataDir and walDir the run's cluster: a copy of the
@@ -24,7 +26,7 @@ func prepareCluster(ctx context.Context, tmpl string, pg osAccount, dataDir, wal
 			return fmt.Errorf("folder for the cluster: %w", err)
 		}
 	}
-	if err := server.CheckReachable(ctx, "PostgreSQL", osUser, dataDir, walDir); err != nil {
+	if err := reach.Check(ctx, "PostgreSQL", osUser, dataDir, walDir); err != nil {
 		return err
 	}
 	pgWAL := filepath.Join(dataDir, "pg_wal")
@@ -58,7 +60,7 @@ func prepareCluster(ctx context.Context, tmpl string, pg osAccount, dataDir, wal
 	if err := os.Symlink(walDir, pgWAL); err != nil {
 		return fmt.Errorf("link pg_wal to the wal folder: %w", err)
 	}
-	if err := server.ChownAll(osUser, dataDir, walDir); err != nil {
+	if err := proc.ChownAll(osUser, dataDir, walDir); err != nil {
 		return err
 	}
 	// Flush the copies now: their ~40MB of dirty pages would otherwise be

@@ -44,6 +44,8 @@ import (
 	_ "github.com/tierbench/tierbench/engine/postgres/pgwire"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/engine/sqlrecords"
+	"github.com/tierbench/tierbench/host/secrets"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -247,7 +249,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err := prepareCluster(ctx, tmpl, pg, dataDir, walDir); err != nil {
 		return nil, err
 	}
-	if d.port, err = server.FreePort(); err != nil {
+	if d.port, err = tcpport.Free(); err != nil {
 		return nil, err
 	}
 	if d.sockDir, err = socketFolder(scratch); err != nil {
@@ -260,7 +262,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 			return nil, err
 		}
 	}
-	if d.password, err = server.NewSecret(); err != nil {
+	if d.password, err = secrets.New(); err != nil {
 		return nil, err
 	}
 

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // syncFS flushes the filesystem holding dir (syncfs(2)): one call instead

@@ -10,6 +10,9 @@ import (
 	"sync"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
+	"github.com/tierbench/tierbench/host/secrets"
 )
 
 // What a run starts from: PostgreSQL's programs (one installation's
@@ -32,7 +35,7 @@ func findBinaries() (binaries, error) {
 	for _, d := range dirs {
 		candidates = append(candidates, filepath.Join(d, "postgres"))
 	}
-	pgPath, err := server.Find("postgresql", candidates...)
+	pgPath, err := proc.Find("postgresql", candidates...)
 	if err != nil {
 		return binaries{}, err
 	}
@@ -46,7 +49,7 @@ func findBinaries() (binaries, error) {
 	}{{&b.initdb, "initdb", "postgresql"}, {&b.psql, "psql", "postgresql-client"}} {
 		*tool.path = filepath.Join(filepath.Dir(pgPath), tool.name)
 		if _, err := os.Stat(*tool.path); err != nil {
-			if *tool.path, err = server.Find(tool.pkg, tool.name); err != nil {
+			if *tool.path, err = proc.Find(tool.pkg, tool.name); err != nil {
 				return binaries{}, err
 			}
 		}
@@ -65,7 +68,7 @@ type osAccount struct {
 }
 
 func lookupOSUser() (osAccount, error) {
-	uid, gid, err := server.LookupUser(osUser)
+	uid, gid, err := proc.LookupUser(osUser)
 	if err != nil {
 		return osAccount{}, fmt.Errorf("PostgreSQL runs as OS user %s, which does not exist (apt-get install postgresql creates it): %w", osUser, err)
 	}
@@ -90,7 +93,7 @@ func template(bins binaries, pg osAccount, dir string) server.Template {
 		if err := os.Chown(dir, pg.uid, pg.gid); err != nil {
 			return "", fmt.Errorf("create template folder: %w", err)
 		}
-		if err := server.CheckReachable(ctx, "PostgreSQL", osUser, dir); err != nil {
+		if err := reach.Check(ctx, "PostgreSQL", osUser, dir); err != nil {
 			return "", err
 		}
 		initdbRuns.Lock()
@@ -109,20 +112,20 @@ func template(bins binaries, pg osAccount, dir string) server.Template {
 // private folder, never from its command line. --no-sync: the template is
 // never used in place; each run's copy is flushed (prepareCluster).
 func initdb(ctx context.Context, bins binaries, scratch, tmpl string) error {
-	pwDir, err := server.PrivateDir(scratch, "initdb-", osUser)
+	pwDir, err := secrets.PrivateDir(scratch, "initdb-", osUser)
 	if err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
 	defer os.RemoveAll(pwDir)
-	password, err := server.NewSecret()
+	password, err := secrets.New()
 	if err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
 	pwFile := filepath.Join(pwDir, "pwfile")
-	if err := server.WriteSecretFile(pwFile, []byte(password+"\n"), osUser); err != nil {
+	if err := secrets.WriteFile(pwFile, []byte(password+"\n"), osUser); err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
-	if err := server.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,
+	if err := proc.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,
 		"--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
 		"--locale=C", "--no-instructions", "--no-sync"); err != nil {
 		return fmt.Errorf("initdb template: %w", err)

@@ -14,7 +14,9 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -72,7 +74,7 @@ func TestLocalUsersLockedOut(t *testing.T) {
 	ctx := context.Background()
 
 	// (e) Not root: the Debian package's user.
-	uid, _, err := server.LookupUser(serverUsers[0])
+	uid, _, err := proc.LookupUser(serverUsers[0])
 	if err != nil {
 		testenv.Skip(t, err)
 	}
@@ -120,7 +122,7 @@ func TestLocalUsersLockedOut(t *testing.T) {
 
 	// (c) The password is on no command line, in no environment, and its
 	// config file is gone.
-	if shown := server.ProcessesShowing(db.password, true); len(shown) > 0 {
+	if shown := secrets.ProcessesShowing(db.password, true); len(shown) > 0 {
 		t.Errorf("processes showing the run's password: %q", shown)
 	}
 	if left, _ := filepath.Glob(filepath.Join(db.scratch, "redis-conf-*")); len(left) > 0 {
@@ -158,7 +160,7 @@ func TestUnreachableFolder(t *testing.T) {
 		t.Fatal("opened a data folder user redis cannot reach")
 	}
 	t.Log(err)
-	if !strings.Contains(err.Error(), "chmod o+x "+private) || !errors.Is(err, server.ErrUnreachable) {
+	if !strings.Contains(err.Error(), "chmod o+x "+private) || !errors.Is(err, reach.ErrUnreachable) {
 		t.Errorf("error does not name the folder and the fix: %v", err)
 	}
 }

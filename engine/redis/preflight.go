@@ -3,14 +3,14 @@ package redis
 import (
 	"fmt"
 
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // Preflight reports whether redis-server is installed, so a study is
 // refused before it creates anything rather than storing every run failed
 // for want of it.
 func (Engine) Preflight() error {
-	if _, err := server.Find("redis-server", binaries...); err != nil {
+	if _, err := proc.Find("redis-server", binaries...); err != nil {
 		return fmt.Errorf("%w (or run `make setup`)", err)
 	}
 	return nil
@@ -20,6 +20,6 @@ func (Engine) Preflight() error {
 // not root), for study preflight's check that it can reach the tiers'
 // folders.
 func (Engine) ServerUser() (label, user string) {
-	u, _ := server.RunAs("redis-server", "redis-server", serverUsers...)
+	u, _ := proc.RunAs("redis-server", "redis-server", serverUsers...)
 	return "Redis", u
 }

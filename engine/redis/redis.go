@@ -42,6 +42,9 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -137,18 +140,18 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	path, err := server.Find("redis-server", binaries...)
+	path, err := proc.Find("redis-server", binaries...)
 	if err != nil {
 		return nil, err
 	}
-	runAs, err := server.RunAs("redis-server", "redis-server", serverUsers...)
+	runAs, err := proc.RunAs("redis-server", "redis-server", serverUsers...)
 	if err != nil {
 		return nil, err
 	}
 	if err := prepareDir(ctx, dir, runAs); err != nil {
 		return nil, err
 	}
-	password, err := server.NewSecret()
+	password, err := secrets.New()
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +160,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 	defer os.RemoveAll(confDir) // read at start; the password stays in memory only
-	port, err := server.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		return nil, err
 	}

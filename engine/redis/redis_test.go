@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -22,7 +22,7 @@ const nFields = 10
 
 func needRedis(t *testing.T) {
 	t.Helper()
-	if _, err := server.Find("redis-server", binaries...); err != nil {
+	if _, err := proc.Find("redis-server", binaries...); err != nil {
 		testenv.Skip(t, "redis-server is not installed (apt-get install redis-server)")
 	}
 }
@@ -482,7 +482,7 @@ func TestMissingBinary(t *testing.T) {
 	binaries = []string{"/nonexistent/redis-server"}
 	defer func() { binaries = saved }()
 	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: t.TempDir()}, Durability: engine.Sync})
-	if err == nil || !strings.Contains(err.Error(), "apt-get install redis-server") || !errors.Is(err, server.ErrNotInstalled) {
+	if err == nil || !strings.Contains(err.Error(), "apt-get install redis-server") || !errors.Is(err, proc.ErrNotInstalled) {
 		t.Errorf("Open without redis-server = %v", err)
 	}
 	t.Logf("Open: %v", err)

@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
+	"github.com/tierbench/tierbench/host/secrets"
 )
 
 // What starting a redis-server needs beside its arguments: a data folder
@@ -28,10 +31,10 @@ func prepareDir(ctx context.Context, dir, runAs string) error {
 	if runAs == "" {
 		return nil
 	}
-	if err := server.ChownAll(runAs, dir); err != nil {
+	if err := proc.ChownAll(runAs, dir); err != nil {
 		return fmt.Errorf("data folder: %w", err)
 	}
-	return server.CheckReachable(ctx, "Redis", runAs, dir)
+	return reach.Check(ctx, "Redis", runAs, dir)
 }
 
 // writeConf writes the server's config file, which holds only the run's
@@ -41,18 +44,18 @@ func prepareDir(ctx context.Context, dir, runAs string) error {
 // folder (or there is none), the private folder goes in the system's
 // temporary folder, which every user may enter. The caller removes it.
 func writeConf(ctx context.Context, scratch, runAs, password string) (string, error) {
-	dir, err := server.PrivateDir(scratch, "redis-conf-", runAs)
+	dir, err := secrets.PrivateDir(scratch, "redis-conf-", runAs)
 	if err != nil {
 		return "", fmt.Errorf("config file: %w", err)
 	}
-	if scratch != "" && server.CheckReachable(ctx, "Redis", runAs, dir) != nil {
+	if scratch != "" && reach.Check(ctx, "Redis", runAs, dir) != nil {
 		os.Remove(dir)
-		if dir, err = server.PrivateDir("", "tierbench-redis-conf-", runAs); err != nil {
+		if dir, err = secrets.PrivateDir("", "tierbench-redis-conf-", runAs); err != nil {
 			return "", fmt.Errorf("config file: %w", err)
 		}
 	}
 	text := "# Written by tierbench for one run; removed once the server has read it.\nrequirepass " + password + "\n"
-	if err := server.WriteSecretFile(filepath.Join(dir, confName), []byte(text), runAs); err != nil {
+	if err := secrets.WriteFile(filepath.Join(dir, confName), []byte(text), runAs); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("config file: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // What a node is started from: the bundled build of java/opensearch (the
@@ -39,7 +40,7 @@ func findJava() (string, error) {
 	if home := os.Getenv("JAVA_HOME"); home != "" {
 		cands = append([]string{filepath.Join(home, "bin", "java")}, cands...)
 	}
-	return server.Find("openjdk-17-jre-headless", cands...)
+	return proc.Find("openjdk-17-jre-headless", cands...)
 }
 
 // javaHome is the JDK folder of a java binary (its symlinks followed), for
@@ -57,7 +58,7 @@ func runAs() (string, error) {
 	if os.Geteuid() != 0 {
 		return "", nil
 	}
-	if _, _, err := server.LookupUser(serverUser); err != nil {
+	if _, _, err := proc.LookupUser(serverUser); err != nil {
 		return "", fmt.Errorf("search nodes run as OS user %s, which does not exist: run `make setup`, or useradd --system --user-group --no-create-home --shell /usr/sbin/nologin %s", serverUser, serverUser)
 	}
 	return serverUser, nil
@@ -87,7 +88,7 @@ func findBuilt(parts ...string) (string, bool) {
 // errNotBuilt says how to get the bundled node.
 func errNotBuilt(what string) error {
 	return fmt.Errorf("%s is not built: run `make setup` (mvn package in java/opensearch) and, for an installed tierbench, `make install`; or set %s to the folder holding it: %w",
-		what, buildDirEnv, server.ErrNotInstalled)
+		what, buildDirEnv, proc.ErrNotInstalled)
 }
 
 // launch is how one node is started: the runner (dist nil) or a

@@ -19,6 +19,10 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/reach"
+	"github.com/tierbench/tierbench/host/secrets"
+	"github.com/tierbench/tierbench/host/tcpport"
 )
 
 // ConsoleLog is the node's standard output and error, in its logs folder:
@@ -27,7 +31,7 @@ const ConsoleLog = "console.log"
 
 // freePort picks a free loopback port; a variable so a test can hand out
 // a taken one.
-var freePort = server.FreePort
+var freePort = tcpport.Free
 
 // DB is a running node.
 type DB struct {
@@ -100,7 +104,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	// Neither OpenSearch without its security plugin nor Elasticsearch
 	// OSS can require a password: the kernel keeps other local users off
 	// both ports instead.
-	uid, _, err := server.LookupUser(user)
+	uid, _, err := proc.LookupUser(user)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +175,7 @@ func (l launch) prepare(n node, user string) (path string, args, env []string, e
 		path, args, env = l.dist.distCommand(n)
 	}
 	if err == nil && user != "" {
-		err = server.ChownAll(user, n.private)
+		err = proc.ChownAll(user, n.private)
 	}
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("run config: %w", err)
@@ -191,10 +195,10 @@ func prepareDirs(ctx context.Context, user string, dirs ...string) error {
 	if user == "" {
 		return nil
 	}
-	if err := server.ChownAll(user, dirs...); err != nil {
+	if err := proc.ChownAll(user, dirs...); err != nil {
 		return fmt.Errorf("component folder: %w", err)
 	}
-	return server.CheckReachable(ctx, "the search node", user, dirs...)
+	return reach.Check(ctx, "the search node", user, dirs...)
 }
 
 // checkInstall checks that the node's user can enter the folder it starts
@@ -205,7 +209,7 @@ func checkInstall(ctx context.Context, user string, l launch) error {
 	if l.dist != nil {
 		dir = l.dist.home
 	}
-	return server.CheckEnterable(ctx, "the search node", user, filepath.Join(dir, "lib"))
+	return reach.CheckEnterable(ctx, "the search node", user, filepath.Join(dir, "lib"))
 }
 
 // privateDir makes the run's private folder (0700, the node's user's) in
@@ -213,15 +217,15 @@ func checkInstall(ctx context.Context, user string, l launch) error {
 // user cannot reach that (or there is none). The caller removes it.
 func privateDir(ctx context.Context, scratch, user string) (string, error) {
 	if scratch != "" {
-		dir, err := server.PrivateDir(scratch, "search-", user)
-		if err == nil && server.CheckReachable(ctx, "the search node", user, dir) == nil {
+		dir, err := secrets.PrivateDir(scratch, "search-", user)
+		if err == nil && reach.Check(ctx, "the search node", user, dir) == nil {
 			return dir, nil
 		}
 		if err == nil {
 			os.Remove(dir)
 		}
 	}
-	dir, err := server.PrivateDir("", "tierbench-search-", user)
+	dir, err := secrets.PrivateDir("", "tierbench-search-", user)
 	if err != nil {
 		return "", fmt.Errorf("run folder: %w", err)
 	}

@@ -58,7 +58,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -226,7 +226,7 @@ func (e Engine) PreflightOptions(options map[string]string) error {
 		return err
 	}
 	// nft closes the node's ports to other local users (server.LockPorts).
-	if _, err := server.Find("nftables", "nft", "/usr/sbin/nft"); err != nil {
+	if _, err := proc.Find("nftables", "nft", "/usr/sbin/nft"); err != nil {
 		return err
 	}
 	if home := options[optHome]; home != "" {

@@ -1,21 +1,21 @@
 // Package server is the kit server engines are written against, so that an
 // adapter holds only what is specific to its engine. It starts and
-// supervises a database server process for one run: in its own process
-// group, killed if tierbench dies (parent-death signal), tracked for
-// cleanup, bound to 127.0.0.1 by its engine's arguments, with its output in
-// a log file whose tail explains a failed start or a crash, and whose
-// errors are typed (engine.ErrServerDied, engine.ErrDiskFull). Beside it:
-// finding binaries, users and ownership, helper commands (this file); run
-// folders, scratch folders and copies of a template (open.go); the
-// per-study template made once under a file lock (template.go); the
-// closers an Open collects and Close releases (closers.go); the check that
-// a server's OS user can reach its folders (reach.go); per-run secrets and
-// the private folders and files that hold them (secret.go); and servers
-// tierbench did not start (target.go).
+// supervises a database server process for one run on host/proc (in its
+// own process group, killed if tierbench dies), tracked for cleanup, bound
+// to 127.0.0.1 by its engine's arguments, with its output in a log file
+// whose tail explains a failed start or a crash, and whose errors are
+// typed (engine.ErrServerDied, engine.ErrDiskFull): readiness (WaitReady,
+// Handshake), stop and crash (this file). Beside it: run folders, scratch
+// folders and copies of a template (open.go); the per-study template made
+// once under a file lock (template.go); the closers an Open collects and
+// Close releases (closers.go); the ports of a server that cannot require a
+// secret, locked through the study's ledger (lockports.go); where the
+// project's Java builds are (builds.go); and servers tierbench did not
+// start (target.go). What is not about servers (process groups, users,
+// helper commands, secrets, ports) is the host kit's, under host/.
 package server
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -25,19 +25,16 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
-	"path/filepath"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/host/proc"
 
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
 )
 
 // Spec says how to start a server.
@@ -72,14 +69,10 @@ type Spec struct {
 // Process is a running server.
 type Process struct {
 	spec    Spec
-	cmd     *exec.Cmd
+	run     *proc.Running
 	logf    *os.File
-	done    chan struct{}
 	untrack func()
 	stopped sync.Once
-	mu      sync.Mutex
-	err     error
-	exited  bool
 }
 
 // Start starts the server.
@@ -98,29 +91,21 @@ func Start(spec Spec) (*Process, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = spec.Dir, logf, logf
 	cmd.Env = append(os.Environ(), spec.Env...)
-	// Own process group: Stop signals the server and everything it forks.
-	// Pdeathsig: the kernel kills it if tierbench dies, even by kill -9.
-	attr, err := procAttr(spec.User)
+	// Own process group: Stop signals the server and everything it forks;
+	// the kernel kills it if tierbench dies, even by kill -9.
+	if err := proc.OwnGroupAs(cmd, spec.User); err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+	}
+	run, err := proc.Start(cmd)
 	if err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	}
-	cmd.SysProcAttr = attr
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
-	}
-	p := &Process{spec: spec, cmd: cmd, logf: logf, done: make(chan struct{}), untrack: func() {}}
+	p := &Process{spec: spec, run: run, logf: logf, untrack: func() {}}
 	if spec.Track != nil {
-		p.untrack = spec.Track(cmd.Process.Pid)
+		p.untrack = spec.Track(run.PID())
 	}
-	go func() {
-		err := cmd.Wait()
-		p.mu.Lock()
-		p.err, p.exited = err, true
-		p.mu.Unlock()
-		close(p.done)
-	}()
 	return p, nil
 }
 
@@ -131,18 +116,14 @@ func (p *Process) PID() int {
 	if p == nil {
 		return 0
 	}
-	return p.cmd.Process.Pid
+	return p.run.PID()
 }
 
 // Done is closed when the server exits.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *Process) Done() <-chan struct{} { return p.run.Done() }
 
 // Exited reports whether the server has exited, and how.
-func (p *Process) Exited() (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.exited, p.err
-}
+func (p *Process) Exited() (bool, error) { return p.run.Exited() }
 
 // Died returns an error with the log's tail if the server has exited,
 // which wraps engine.ErrServerDied (and engine.ErrDiskFull when the log
@@ -223,7 +204,7 @@ func (p *Process) WaitReady(ctx context.Context, timeout time.Duration, ready fu
 		select {
 		case <-ctx.Done():
 			return p.WithLog(fmt.Errorf("%s did not accept connections within %s (%v)", p.spec.Name, timeout, last))
-		case <-p.done:
+		case <-p.run.Done():
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -257,21 +238,15 @@ func (p *Process) Stop(grace time.Duration, sig ...syscall.Signal) error {
 		p.logf.Close()
 		p.untrack()
 	})
-	if exited, _ := p.Exited(); exited {
-		return nil // crashed or died: only the log and record to release
-	}
 	s := syscall.SIGTERM
 	if len(sig) > 0 {
 		s = sig[0]
 	}
-	_ = syscall.Kill(-p.PID(), s)
-	select {
-	case <-p.done:
+	// For a server that crashed or died, only its log and record (above)
+	// are left to release.
+	if !p.run.Stop(grace, s) {
 		return nil
-	case <-time.After(grace):
 	}
-	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
-	<-p.done
 	return fmt.Errorf("stop %s: not stopped %s after SIG%s; killed", p.spec.Name, grace, strings.ToUpper(s.String()))
 }
 
@@ -283,17 +258,10 @@ func (p *Process) Crash() error {
 	if p == nil {
 		return errors.New("a server tierbench did not start cannot be crashed")
 	}
-	if err := syscall.Kill(-p.PID(), syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("crash %s: %w", p.spec.Name, err)
-	}
-	<-p.done
 	// The leader's children (PostgreSQL's backends) die with it, but a
 	// restart must not find one still holding the old shared memory.
-	for deadline := time.Now().Add(10 * time.Second); syscall.Kill(-p.PID(), 0) == nil; {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("crash %s: processes of group %d still alive 10s after SIGKILL", p.spec.Name, p.PID())
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := p.run.Kill(10 * time.Second); err != nil {
+		return fmt.Errorf("crash %s: %w", p.spec.Name, err)
 	}
 	return nil
 }
@@ -335,26 +303,11 @@ func ConnLost(err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, &op)
 }
 
-// procAttr puts a child in its own process group (so a stop reaches all it
-// forks), has the kernel kill it if tierbench dies (even by kill -9), and
-// runs it as userName when given.
-func procAttr(userName string) (*syscall.SysProcAttr, error) {
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if userName != "" {
-		uid, gid, err := LookupUser(userName)
-		if err != nil {
-			return nil, err
-		}
-		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-	}
-	return attr, nil
-}
-
 // inGroup wraps spec's program so it starts in spec.Memory, delegated to
 // the server's user, who moves itself in before anything runs.
 func inGroup(spec Spec) (string, []string, error) {
 	if spec.User != "" {
-		uid, gid, err := LookupUser(spec.User)
+		uid, gid, err := proc.LookupUser(spec.User)
 		if err != nil {
 			return "", nil, err
 		}
@@ -365,141 +318,3 @@ func inGroup(spec Spec) (string, []string, error) {
 	path, args := spec.Memory.Command(spec.Path, spec.Args)
 	return path, args, nil
 }
-
-// FreePort returns a TCP port on 127.0.0.1 that is free now.
-func FreePort() (int, error) {
-	ports, err := FreePorts(1)
-	if err != nil {
-		return 0, err
-	}
-	return ports[0], nil
-}
-
-// FreePorts returns n distinct TCP ports on 127.0.0.1 that are free now.
-// It holds each port open until it has them all: the kernel may hand a
-// port it just freed to the next bind, and two servers told the same port
-// fail as if someone else had it.
-func FreePorts(n int) ([]int, error) {
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// LookupUser resolves a user name to uid and gid.
-func LookupUser(name string) (uid, gid int, err error) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return 0, 0, fmt.Errorf("user %s: %w", name, err)
-	}
-	uid, _ = strconv.Atoi(u.Uid)
-	gid, _ = strconv.Atoi(u.Gid)
-	return uid, gid, nil
-}
-
-// RunAs picks the OS user a server runs as: as root, the first of users
-// that exists (a server other local users can reach must not hold root);
-// otherwise tierbench's own user (""), which then owns every folder
-// already. pkg is the package whose install creates users[0], for the
-// error when none exists.
-func RunAs(program, pkg string, users ...string) (string, error) {
-	if os.Geteuid() != 0 {
-		return "", nil
-	}
-	for _, u := range users {
-		if _, _, err := LookupUser(u); err == nil {
-			return u, nil
-		}
-	}
-	return "", fmt.Errorf("%s must not run as root, and none of the OS users %s exists (apt-get install %s creates user %s)",
-		program, strings.Join(users, ", "), pkg, users[0])
-}
-
-// ChownAll gives folders (recursively) to the user a server runs as.
-func ChownAll(userName string, dirs ...string) error {
-	uid, gid, err := LookupUser(userName)
-	if err != nil {
-		return err
-	}
-	for _, d := range dirs {
-		cmd := exec.Command("chown", "-R", fmt.Sprintf("%d:%d", uid, gid), d)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("chown %s to %s: %v: %s", d, userName, err, out)
-		}
-	}
-	return nil
-}
-
-// Run runs a helper command (initdb, mysql_install_db) as user, returning
-// its output in the error when it fails.
-func Run(ctx context.Context, userName, path string, args ...string) error {
-	return RunInput(ctx, userName, "", path, args...)
-}
-
-// RunInput is Run with input on the command's standard input: what a
-// helper must be told but other local users must not see, which a command
-// line would show them (SQL that sets a password).
-func RunInput(ctx context.Context, userName, input, path string, args ...string) error {
-	cmd := exec.CommandContext(ctx, path, args...)
-	if input != "" {
-		cmd.Stdin = strings.NewReader(input)
-	}
-	attr, err := procAttr(userName)
-	if err != nil {
-		return err
-	}
-	cmd.SysProcAttr = attr
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s %s: %v:\n%s", path, strings.Join(args, " "), err, logtail.Lines(out, 15))
-	}
-	return nil
-}
-
-// Output runs a client tool (ceph, rbd) in its own process group, killed
-// with it, with its connection arguments conn (kept out of errors: they
-// name keyrings) and args, and returns its standard output; a failure
-// quotes the last lines of its standard error.
-func Output(ctx context.Context, path string, conn []string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, path, append(slices.Clip(conn), args...)...)
-	var out bytes.Buffer
-	errs := &TailWriter{Max: 4096}
-	cmd.Stdout, cmd.Stderr = &out, errs
-	OwnGroup(cmd, true)
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		if tail := errs.Last(5); tail != "" {
-			err = fmt.Errorf("%w: %s", err, tail)
-		}
-		return nil, fmt.Errorf("%s %s: %w", filepath.Base(path), strings.Join(args, " "), err)
-	}
-	return out.Bytes(), nil
-}
-
-// Find locates a server binary among candidates, or names the package to
-// install.
-func Find(pkg string, candidates ...string) (string, error) {
-	for _, c := range candidates {
-		if strings.Contains(c, "/") {
-			if _, err := os.Stat(c); err == nil {
-				return c, nil
-			}
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("%s is not installed: apt-get install %s: %w", candidates[0], pkg, ErrNotInstalled)
-}
-
-// ErrNotInstalled marks a missing server binary.
-var ErrNotInstalled = errors.New("not installed")

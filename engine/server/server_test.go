@@ -89,19 +89,3 @@ func TestExplainDiskFull(t *testing.T) {
 		t.Errorf("a target's Explain = %v", err)
 	}
 }
-
-// TestFreePortsAreDistinct asks for more ports at once than a bind that
-// freed each port before the next could ever be trusted to keep apart.
-func TestFreePortsAreDistinct(t *testing.T) {
-	ports, err := FreePorts(200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[int]bool{}
-	for _, p := range ports {
-		if seen[p] {
-			t.Fatalf("port %d handed out twice in %v", p, ports)
-		}
-		seen[p] = true
-	}
-}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/tierbench/tierbench/host/reach"
 )
 
 // Template is a folder a server engine makes once per study, in the
@@ -61,7 +63,7 @@ func (t Template) Ensure(ctx context.Context) (string, error) {
 		if err := addSearch(scratch); err != nil {
 			return "", fmt.Errorf("let user %s enter the scratch folder: %w", t.User, err)
 		}
-		if err := CheckEnterable(ctx, t.Label, t.User, scratch); err != nil {
+		if err := reach.CheckEnterable(ctx, t.Label, t.User, scratch); err != nil {
 			return "", err
 		}
 	}

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/mountinfo"
+	"github.com/tierbench/tierbench/host/mountinfo"
 )
 
 // fusectlDir is where the fusectl filesystem shows one folder per FUSE

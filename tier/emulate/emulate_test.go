@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/mountinfo"
+	"github.com/tierbench/tierbench/host/mountinfo"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"

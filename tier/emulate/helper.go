@@ -17,7 +17,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/mountinfo"
+	"github.com/tierbench/tierbench/host/mountinfo"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // helperArg, as the first argument, together with helperEnv=1 in the
@@ -187,14 +188,17 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	if opt.Crashable {
 		args = append(args, "-crashable")
 	}
-	return &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        append(args, backing, mountPoint),
-		Env:         append(os.Environ(), helperEnv+"=1"),
-		Stderr:      stderr,
-		ExtraFiles:  files,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	cmd := &exec.Cmd{
+		Path:       "/proc/self/exe",
+		Args:       append(args, backing, mountPoint),
+		Env:        append(os.Environ(), helperEnv+"=1"),
+		Stderr:     stderr,
+		ExtraFiles: files,
 	}
+	// Its own group, not killed with tierbench: the helper watches its
+	// owner and unmounts when it dies.
+	proc.OwnGroupOutliving(cmd)
+	return cmd
 }
 
 // awaitReady reads the helper's readiness message.
@@ -224,7 +228,7 @@ func (s *Server) awaitReady(dec *json.Decoder) (readyMsg, error) {
 // kernel then aborts the FUSE connection, and a mount it made is left dead
 // until unmounted.
 func (s *Server) kill() {
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = proc.KillGroup(s.cmd.Process.Pid)
 	<-s.exited
 	_ = unix.Unmount(s.mountPoint, unix.MNT_DETACH)
 	if s.ctl != nil {

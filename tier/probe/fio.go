@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // testFile is the one file every job shares, laid out once so that reads
@@ -239,8 +241,7 @@ func (r *runner) run(ctx context.Context, args []string, limit time.Duration) (f
 		defer cancel()
 	}
 	cmd := exec.CommandContext(ctx, r.fio, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	proc.OwnGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

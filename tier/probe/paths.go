@@ -2,15 +2,13 @@ package probe
 
 import (
 	"cmp"
-	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/mountinfo"
+	"github.com/tierbench/tierbench/host/mountinfo"
 )
 
 // dataFS are the filesystems that hold data worth benchmarking on. tmpfs
@@ -39,16 +37,11 @@ type mountEntry struct {
 // as root that is none of them, as a user it is most except /dev/shm.
 
 func DefaultPaths() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	if err != nil {
-		return nil, fmt.Errorf("list mounts: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	mounts, err := parseMounts(f)
-	if err != nil {
-		return nil, fmt.Errorf("list mounts: %w", err)
-	}
-	paths := dataPaths(mounts, folderFor)
+	paths := dataPaths(mountEntries(ms), folderFor)
 	for _, p := range paths {
 		if p == "/dev/shm" {
 			return paths, nil
@@ -171,16 +164,12 @@ func usableDir(p string) bool {
 	return err == nil && st.IsDir() && unix.Access(p, unix.W_OK|unix.X_OK) == nil
 }
 
-// parseMounts reads mountinfo lines with the tier package's parser.
-func parseMounts(r io.Reader) ([]mountEntry, error) {
-	ms, err := mountinfo.Parse(r)
-	if err != nil {
-		return nil, err
-	}
+// mountEntries are the fields of a mount table the probe reads.
+func mountEntries(ms []mountinfo.Mount) []mountEntry {
 	out := make([]mountEntry, len(ms))
 	for i, m := range ms {
 		out[i] = mountEntry{devID: m.DevID, point: m.Point, fsType: m.FSType, source: m.Source,
 			mountOpts: m.MountOptions, superOpts: m.SuperOptions}
 	}
-	return out, nil
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/host/mountinfo"
 )
 
 // A mount table with what DefaultPaths must skip: pseudo filesystems, a
@@ -32,10 +34,11 @@ const mountTable = `22 27 0:21 / /proc rw,relatime - proc proc rw
 `
 
 func TestDataPaths(t *testing.T) {
-	ms, err := parseMounts(strings.NewReader(mountTable))
+	all, err := mountinfo.Parse(strings.NewReader(mountTable))
 	if err != nil {
 		t.Fatal(err)
 	}
+	ms := mountEntries(all)
 	everyFolder := func(point string) string {
 		if point == "/" {
 			return "/var/tmp"
@@ -72,10 +75,11 @@ func TestDataPaths(t *testing.T) {
 }
 
 func TestParseMountsUnescapes(t *testing.T) {
-	ms, err := parseMounts(strings.NewReader(mountTable))
+	all, err := mountinfo.Parse(strings.NewReader(mountTable))
 	if err != nil {
 		t.Fatal(err)
 	}
+	ms := mountEntries(all)
 	for _, m := range ms {
 		if m.devID == "259:1" {
 			if m.point != "/mnt/fast disk" || m.fsType != "xfs" || m.source != "/dev/nvme0n1p1" ||

@@ -3,7 +3,7 @@ package throttle
 import (
 	"testing"
 
-	"github.com/tierbench/tierbench/cgroupfs"
+	"github.com/tierbench/tierbench/host/cgroupfs"
 )
 
 func TestLimitsString(t *testing.T) {

@@ -39,7 +39,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/cgroupfs"
+	"github.com/tierbench/tierbench/host/cgroupfs"
 )
 
 // LedgerKind is the tier.Resource kind of a throttle cgroup; its Path is

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/cgroupfs"
+	"github.com/tierbench/tierbench/host/cgroupfs"
 	"github.com/tierbench/tierbench/testenv"
 )
 

@@ -33,8 +33,10 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/tpcb"
 )
@@ -82,7 +84,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	if cfg.TargetRate > 0 {
 		return nil, errors.New("pgbench: open loop (target_rate) is not supported with driver pgbench; use the builtin driver")
 	}
-	bin, err := server.Find("postgresql-client", pgbenchCandidates...)
+	bin, err := proc.Find("postgresql-client", pgbenchCandidates...)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +112,8 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 	cmd.Dir = dir
 	cmd.Env = append(withoutEnv(os.Environ(), "PGPASSWORD", "PGPASSFILE"),
 		"PGPASSFILE="+passFile, "PGCONNECT_TIMEOUT=10", "PGAPPNAME=tierbench-pgbench")
-	server.OwnGroup(cmd, true)
-	out := server.TailWriter{Max: tailBytes}
+	proc.OwnGroup(cmd)
+	out := logtail.Writer{Max: tailBytes}
 	cmd.Stdout = &out
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -121,7 +123,7 @@ func (r *run) Drive(ctx context.Context, cfg driver.Config, clients int) (*drive
 		return nil, fmt.Errorf("start pgbench: %w", err)
 	}
 	waited := driver.WatchCmd(r.watch, "pgbench", cmd)
-	errTail := server.TailWriter{Max: tailBytes}
+	errTail := logtail.Writer{Max: tailBytes}
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		line := sc.Text()
@@ -168,7 +170,7 @@ func writePassFile(dir string, ep engine.Endpoint) (string, error) {
 	if ep.Password != "" {
 		line = "*:*:*:*:" + strings.NewReplacer(`\`, `\\`, ":", `\:`).Replace(ep.Password) + "\n"
 	}
-	if err := server.WriteSecretFile(path, []byte(line), ""); err != nil {
+	if err := secrets.WriteFile(path, []byte(line), ""); err != nil {
 		return "", fmt.Errorf("pgbench: password file: %w", err)
 	}
 	return path, nil

@@ -3,7 +3,7 @@ package pgbench
 import (
 	"fmt"
 
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // pgbenchCandidates are where pgbench is looked for: PATH, then Debian's
@@ -14,7 +14,7 @@ var pgbenchCandidates = []string{"pgbench",
 // Preflight reports whether pgbench is installed, so a study with driver:
 // pgbench is refused before it creates anything.
 func Preflight() error {
-	if _, err := server.Find("postgresql-client", pgbenchCandidates...); err != nil {
+	if _, err := proc.Find("postgresql-client", pgbenchCandidates...); err != nil {
 		return fmt.Errorf("%w (or run `make setup`)", err)
 	}
 	return nil

@@ -60,7 +60,8 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/radosload"
 )
@@ -91,7 +92,7 @@ func Check(engineName, workloadName string) error {
 // Preflight reports whether the rados CLI is installed, so a study with
 // driver rados-bench is refused before it creates anything.
 func Preflight() error {
-	if _, err := server.Find("ceph-common", "rados"); err != nil {
+	if _, err := proc.Find("ceph-common", "rados"); err != nil {
 		return fmt.Errorf("%w (or run `make setup`)", err)
 	}
 	return nil
@@ -110,7 +111,7 @@ func New(req tool.Request) (driver.External, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	bin, err := server.Find("ceph-common", "rados")
+	bin, err := proc.Find("ceph-common", "rados")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
@@ -269,7 +270,7 @@ func (d *Driver) run(ctx context.Context, logf io.Writer, b bench, clients int, 
 	args := d.Args(b, clients)
 	cmdline := "rados " + strings.Join(args, " ")
 	cmd := exec.CommandContext(runCtx, d.Bin, args...)
-	server.OwnGroup(cmd, true)
+	proc.OwnGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -281,7 +282,7 @@ func (d *Driver) run(ctx context.Context, logf io.Writer, b bench, clients int, 
 	}
 	var (
 		mu   sync.Mutex // the log, tail and parser, written from both pipes
-		tail = server.TailWriter{Max: 8 << 10}
+		tail = logtail.Writer{Max: 8 << 10}
 		p    parser
 	)
 	fmt.Fprintf(logf, "$ %s\n", cmdline)

@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/searchload"
@@ -178,8 +178,8 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 // its processes, and returns the end of its output and how it ended.
 // Cancelling ctx kills unshare and the tool, and with the tool its
 // namespace.
-func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*server.TailWriter, error) {
-	tail := &server.TailWriter{Max: tailBytes}
+func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*logtail.Writer, error) {
+	tail := &logtail.Writer{Max: tailBytes}
 	logf, err := os.Create(filepath.Join(dir, d.Name+".log"))
 	if err != nil {
 		return tail, fmt.Errorf("log: %w", err)
@@ -192,7 +192,7 @@ func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*ser
 	cmd.Stdout = io.MultiWriter(logf, tail)
 	cmd.Stderr = cmd.Stdout
 	cmd.WaitDelay = 5 * time.Second
-	server.OwnGroup(cmd, true)
+	proc.OwnGroup(cmd)
 	if len(argv) == 1 {
 		fmt.Fprintf(logf, "tierbench: no PID namespace for %s here (unshare missing or not permitted): its actor processes, a daemon of their own, may outlive it if it is killed\n", d.Name)
 	}
@@ -209,7 +209,7 @@ func (d *Driver) run(ctx context.Context, dir, home string, args []string) (*ser
 	<-logDone
 	// The namespace died with the tool; without one, its group at least
 	// goes, whatever the tool did on the way out.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = proc.KillGroup(cmd.Process.Pid)
 	waited()
 	return tail, err
 }
@@ -312,7 +312,7 @@ func toolEnv(home string) []string {
 
 // tails quotes the end of the tool's output and of its log file, for an
 // error.
-func (d *Driver) tails(out *server.TailWriter, home string) string {
+func (d *Driver) tails(out *logtail.Writer, home string) string {
 	s := "\nlast lines of its output:\n" + indent(out.Last(25))
 	for _, l := range toolLogs {
 		b, err := os.ReadFile(filepath.Join(home, l))

@@ -14,7 +14,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
@@ -159,7 +159,7 @@ func TestDriveFailures(t *testing.T) {
 	}
 
 	t.Setenv("PATH", t.TempDir())
-	if _, err := New(req); err == nil || !strings.Contains(err.Error(), "install sysbench (apt-get install sysbench)") || !errors.Is(err, server.ErrNotInstalled) {
+	if _, err := New(req); err == nil || !strings.Contains(err.Error(), "install sysbench (apt-get install sysbench)") || !errors.Is(err, proc.ErrNotInstalled) {
 		t.Errorf("no sysbench: %v", err)
 	}
 	if _, err := New(tool.Request{Engine: "pebble", WorkloadName: oltp.ReadWrite}); err == nil || !strings.Contains(err.Error(), "not engine pebble") {

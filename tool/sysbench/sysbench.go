@@ -46,7 +46,8 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/oltp"
 )
@@ -92,7 +93,7 @@ func New(req tool.Request) (driver.External, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sysbench: %w", err)
 	}
-	bin, err := server.Find("sysbench", "sysbench")
+	bin, err := proc.Find("sysbench", "sysbench")
 	if err != nil {
 		return nil, fmt.Errorf("sysbench driver: install sysbench (apt-get install sysbench): %w", err)
 	}
@@ -184,7 +185,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 		optionsFile = filepath.Join(dir, "sysbench-options")
 		os.Remove(optionsFile) // an earlier Drive's, had it been killed
 		line := d.DBDriver + "-password=" + d.Endpoint.Password + "\n"
-		if err := server.WriteSecretFile(optionsFile, []byte(line), ""); err != nil {
+		if err := secrets.WriteFile(optionsFile, []byte(line), ""); err != nil {
 			return nil, fmt.Errorf("sysbench: options file: %w", err)
 		}
 		defer os.Remove(optionsFile)
@@ -206,7 +207,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 	args := d.Args(warmupS, durationS, clients, optionsFile)
 	cmd := exec.CommandContext(runCtx, d.Bin, args...)
 	cmd.Dir = dir
-	server.OwnGroup(cmd, true)
+	proc.OwnGroup(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	tail := &tailLines{max: tailMax}
 	cmd.Stderr = io.MultiWriter(logf, tail)

@@ -21,7 +21,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
 	"github.com/tierbench/tierbench/engine/pebble"
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 	"github.com/tierbench/tierbench/workload"
 )
 

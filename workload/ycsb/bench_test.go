@@ -8,7 +8,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/procfs"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // instantStore is a records session that returns at once, as go-ycsb's

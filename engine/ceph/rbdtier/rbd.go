@@ -60,6 +60,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph"
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 )
@@ -388,7 +389,7 @@ log_file = %s
 func (c client) rbd(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, imageTimeout)
 	defer cancel()
-	out, err := output(ctx, "rbd", []string{"--conf", c.conf, "--id", c.rados.ID}, args...)
+	out, err := proc.Output(ctx, "rbd", []string{"--conf", c.conf, "--id", c.rados.ID}, args...)
 	return string(out), err
 }
 

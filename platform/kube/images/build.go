@@ -13,6 +13,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // Build makes r's docker-archive tarball in cacheDir, once:
@@ -172,7 +175,7 @@ func debianLayer(ctx context.Context, r Recipe, tmp string, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("mmdebstrap: %w", err)
 	}
-	log := &tail{max: 16 << 10}
+	log := &logtail.Writer{Max: 16 << 10}
 	cmd.Stderr = log
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -180,7 +183,7 @@ func debianLayer(ctx context.Context, r Recipe, tmp string, w io.Writer) error {
 	}
 	// Whatever the end, nothing of the build runs on: the processes
 	// mmdebstrap left would write into tmp while it is removed.
-	defer func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }()
+	defer func() { _ = proc.KillGroup(cmd.Process.Pid) }()
 	werr := writeLayer(w, out, r.Files)
 	if werr != nil {
 		cancel() // mmdebstrap would block on a pipe no one reads
@@ -193,9 +196,9 @@ func debianLayer(ctx context.Context, r Recipe, tmp string, w io.Writer) error {
 		return fmt.Errorf("mmdebstrap %s stopped after %s: %w", r.Suite, took, context.Cause(ctx))
 	case err != nil && werr != nil:
 		// Which came first? Both, and the log, say.
-		return fmt.Errorf("mmdebstrap %s after %s: %w (layer: %v)\n%s", r.Suite, took, err, werr, log.lines(30))
+		return fmt.Errorf("mmdebstrap %s after %s: %w (layer: %v)\n%s", r.Suite, took, err, werr, log.Last(30))
 	case err != nil:
-		return fmt.Errorf("mmdebstrap %s after %s: %w\n%s", r.Suite, took, err, log.lines(30))
+		return fmt.Errorf("mmdebstrap %s after %s: %w\n%s", r.Suite, took, err, log.Last(30))
 	}
 	return werr
 }
@@ -247,32 +250,8 @@ func mmdebstrap(ctx context.Context, r Recipe, tmp string) *exec.Cmd {
 	// Its own process group, so that a cancel stops apt, dpkg and the
 	// maintainer scripts too: mmdebstrap alone would wait for them to
 	// end their step first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	proc.OwnGroupOutliving(cmd)
+	cmd.Cancel = func() error { return proc.SignalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
 	return cmd
-}
-
-// tail keeps the last max bytes written to it: the end of a long
-// build's log, where its error is.
-type tail struct {
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(p), nil
-}
-
-// lines is the last n lines kept.
-func (t *tail) lines(n int) string {
-	l := strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
 }

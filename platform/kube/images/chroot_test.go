@@ -17,7 +17,8 @@ import (
 	"testing"
 	"time"
 
-	engineserver "github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/tcpport"
 )
 
 // imageCache is where the Debian images' tarballs are kept across test
@@ -155,7 +156,7 @@ func startServer(t *testing.T, root string, env []string, args ...string) *serve
 	s := &server{out: &syncBuffer{}, done: make(chan struct{})}
 	s.cmd = chrootCmd(context.Background(), root, env, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proc.OwnGroupOutliving(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,14 +173,14 @@ func (s *server) stop(t *testing.T, sig syscall.Signal) {
 	select {
 	case <-s.done:
 	default:
-		_ = syscall.Kill(-pgid, sig)
+		_ = proc.SignalGroup(pgid, sig)
 		select {
 		case <-s.done:
 		case <-time.After(30 * time.Second):
 			t.Errorf("%s did not stop on %v", s.cmd.Args[2:], sig)
 		}
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL) // its forks, if any are left
+	_ = proc.KillGroup(pgid) // its forks, if any are left
 }
 
 // exited tells whether the server has ended.
@@ -215,7 +216,7 @@ func waitReady(t *testing.T, s *server, root string, env []string, want string, 
 // freePort is a TCP port on 127.0.0.1 that nothing listens on now.
 func freePort(t *testing.T) int {
 	t.Helper()
-	port, err := engineserver.FreePort()
+	port, err := tcpport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}

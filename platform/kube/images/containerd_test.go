@@ -1,7 +1,6 @@
 package images
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/host/mountinfo"
 )
 
 // throwawayContainerd starts a containerd of the test's own, with its
@@ -91,21 +92,15 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 // that removing dir removes only what is in it.
 func unmountUnder(t *testing.T, dir string) {
 	t.Helper()
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		t.Errorf("listing mounts: %v", err)
 		return
 	}
-	defer f.Close()
 	var points []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) > 4 {
-			p := unescapeMount(fields[4])
-			if p == dir || strings.HasPrefix(p, dir+"/") {
-				points = append(points, p)
-			}
+	for _, m := range mounts {
+		if m.Point == dir || strings.HasPrefix(m.Point, dir+"/") {
+			points = append(points, m.Point)
 		}
 	}
 	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
@@ -114,21 +109,4 @@ func unmountUnder(t *testing.T, dir string) {
 			t.Errorf("unmounting %s: %v", p, err)
 		}
 	}
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var n int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%o", &n); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/host/mountinfo"
 )
 
 // TestBuildFailures checks that a failed or cancelled mmdebstrap says
@@ -56,12 +58,14 @@ func leftNothing(t *testing.T, cache string) {
 			t.Errorf("the failed build left %s", e.Name())
 		}
 	}
-	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(mounts), cache) {
-		t.Errorf("the failed build left mounts under %s", cache)
+	for _, m := range mounts {
+		if strings.HasPrefix(m.Point, cache) {
+			t.Errorf("the failed build left mount %s", m.Point)
+		}
 	}
 }
 

@@ -31,10 +31,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/engine/server"
-	"github.com/tierbench/tierbench/logtail"
+	"github.com/tierbench/tierbench/host/logtail"
+	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/platform/kube/node"
-	"github.com/tierbench/tierbench/portlock"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -55,7 +55,7 @@ type ControlPlane struct {
 	dir    string
 	table  string // the nftables table that closes the ports
 	ports  []int  // closed by table
-	procs  []*proc
+	procs  []*process
 }
 
 // Start starts a control plane that stops when t ends. It skips t when
@@ -75,15 +75,15 @@ func Start(t testing.TB) *ControlPlane {
 	}
 	sweepLocks()
 	dir := t.TempDir()
-	ports, err := server.FreePorts(3) // etcd client, etcd peer, API server
+	ports, err := tcpport.FreeN(3) // etcd client, etcd peer, API server
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := portlock.Table(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
-	if err := portlock.Lock(table, ports, nil); err != nil {
+	table := tcpport.LockTable(lockPrefix + strconv.Itoa(os.Getpid()) + "-" + strconv.Itoa(ports[2]))
+	if err := tcpport.Lock(table, ports, nil); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { portlock.Unlock(table) })
+	t.Cleanup(func() { tcpport.Unlock(table) })
 
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
@@ -99,7 +99,7 @@ func Start(t testing.TB) *ControlPlane {
 	if err := os.WriteFile(tokens, []byte(token+`,admin,admin,"system:masters"`+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token: token, dir: dir, table: table, ports: ports, procs: []*proc{etcdProc}}
+	cp := &ControlPlane{Server: fmt.Sprintf("https://127.0.0.1:%d", ports[2]), token: token, dir: dir, table: table, ports: ports, procs: []*process{etcdProc}}
 	cp.procs = append(cp.procs, start(t, dir, "kube-apiserver", apiserver, "--etcd-servers", etcdURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(ports[2]),
 		"--cert-dir", filepath.Join(dir, "certs"), "--token-auth-file", tokens, "--authorization-mode", "RBAC",
@@ -127,35 +127,30 @@ current-context: test
 	return cp
 }
 
-// proc is a running control-plane process.
-type proc struct {
+// process is a running control-plane process.
+type process struct {
 	name, log string
-	done      chan struct{} // closed when it exits
-	err       error         // its exit, once done is closed
+	run       *proc.Running
 }
 
 // start runs a control-plane process in its own process group, logging to
 // dir/name.log; it is killed when t ends.
-func start(t testing.TB, dir, name, path string, args ...string) *proc {
+func start(t testing.TB, dir, name, path string, args ...string) *process {
 	t.Helper()
-	p := &proc{name: name, log: filepath.Join(dir, name+".log"), done: make(chan struct{})}
+	p := &process{name: name, log: filepath.Join(dir, name+".log")}
 	logf, err := os.Create(p.log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	proc.OwnGroup(cmd)
+	if p.run, err = proc.Start(cmd); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+		_ = proc.KillGroup(p.run.PID())
+		<-p.run.Done()
 		logf.Close()
 	})
 	return p
@@ -165,10 +160,8 @@ func start(t testing.TB, dir, name, path string, args ...string) *proc {
 // exited, with the end of its log; "" while all run.
 func (cp *ControlPlane) exited() string {
 	for _, p := range cp.procs {
-		select {
-		case <-p.done:
-			return fmt.Sprintf("%s exited (%v); the end of its log:\n%s", p.name, p.err, logtail.File(p.log, 20))
-		default:
+		if exited, err := p.run.Exited(); exited {
+			return fmt.Sprintf("%s exited (%v); the end of its log:\n%s", p.name, err, logtail.File(p.log, 20))
 		}
 	}
 	return ""
@@ -258,12 +251,12 @@ func (cp *ControlPlane) Nodes(t testing.TB, names ...string) {
 			testenv.Skipf(t, "%s is not built (%v): run make setup", b, err)
 		}
 	}
-	ports, err := server.FreePorts(3)
+	ports, err := tcpport.FreeN(3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cp.ports = append(cp.ports, ports...)
-	if err := portlock.Lock(cp.table, cp.ports, nil); err != nil {
+	if err := tcpport.Lock(cp.table, cp.ports, nil); err != nil {
 		t.Fatal(err)
 	}
 	saKey := filepath.Join(cp.dir, "sa.key")
@@ -471,7 +464,7 @@ func sweepLocks() {
 	if err != nil {
 		return
 	}
-	prefix := portlock.Table(lockPrefix)
+	prefix := tcpport.LockTable(lockPrefix)
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 || f[0] != "table" || f[1] != "inet" || !strings.HasPrefix(f[2], prefix) {
@@ -479,7 +472,7 @@ func sweepLocks() {
 		}
 		pid, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(f[2], prefix), "_", 2)[0])
 		if err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
-			portlock.Unlock(f[2])
+			tcpport.Unlock(f[2])
 		}
 	}
 }

@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/engine/server"
+	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/tier"
 )
@@ -130,7 +130,7 @@ func Serve(ctx context.Context, spec Spec, ready func(Info)) (err error) {
 	if err != nil {
 		return err
 	}
-	ps := &procs{logs: l.logs(), died: make(chan *proc, 16)}
+	ps := &procs{logs: l.logs(), died: make(chan *program, 16)}
 	var ws *tier.Workspace
 	n := &starting{spec: spec, l: l, ps: ps, ip: ip, ledger: ledger}
 	defer func() {
@@ -179,7 +179,7 @@ func Serve(ctx context.Context, spec Spec, ready func(Info)) (err error) {
 		case <-ctx.Done():
 			return nil
 		case pr := <-ps.died:
-			return fmt.Errorf("%s ended (%v); its log ends:\n%s", pr.name, pr.err, ps.logTail(pr.name))
+			return fmt.Errorf("%s ended (%v); its log ends:\n%s", pr.name, pr.exit(), ps.logTail(pr.name))
 		case <-tick.C:
 			if err := recycle(ctx, api); err != nil && ctx.Err() == nil {
 				fmt.Fprintln(os.Stderr, "recycle volumes:", err)
@@ -275,7 +275,7 @@ func (n *starting) start(ctx context.Context, ws *tier.Workspace) (Info, *kube.C
 		return Info{}, nil, err
 	}
 	names := []string{"etcd", "etcd-peer", "apiserver", "scheduler", "controller-manager", "proxy-metrics", "proxy-healthz"}
-	free, err := server.FreePorts(len(names))
+	free, err := tcpport.FreeN(len(names))
 	if err != nil {
 		return Info{}, nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // procs are the node's running programs, each in its own process group,
@@ -18,19 +20,26 @@ import (
 type procs struct {
 	logs string
 	mu   sync.Mutex
-	list []*proc
+	list []*program
 	// died receives a program that ended while the node runs.
-	died chan *proc
+	died chan *program
 }
 
-type proc struct {
+// program is one of the node's programs, in a process group of its own.
+// The group is not killed with the process serving the node: stop ends
+// it, and the node's ledger record and sweep undo what a killed node left.
+type program struct {
 	name string
-	cmd  *exec.Cmd
-	err  error // how it ended, once done is closed
-	done chan struct{}
+	run  *proc.Running
 }
 
-func (p *procs) start(name, path string, args ...string) (*proc, error) {
+// exit is how the program ended, once it has.
+func (pr *program) exit() error {
+	_, err := pr.run.Exited()
+	return err
+}
+
+func (p *procs) start(name, path string, args ...string) (*program, error) {
 	if err := os.MkdirAll(p.logs, 0o700); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
@@ -40,16 +49,16 @@ func (p *procs) start(name, path string, args ...string) (*proc, error) {
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	proc.OwnGroupOutliving(cmd)
+	run, err := proc.Start(cmd)
+	if err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	pr := &proc{name: name, cmd: cmd, done: make(chan struct{})}
+	pr := &program{name: name, run: run}
 	go func() {
-		pr.err = cmd.Wait()
+		<-run.Done()
 		logf.Close()
-		close(pr.done)
 		select {
 		case p.died <- pr:
 		default:
@@ -80,27 +89,20 @@ func (p *procs) stop(grace time.Duration) {
 	p.list = nil
 	p.mu.Unlock()
 	for i := len(list) - 1; i >= 0; i-- {
-		pr := list[i]
-		_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGTERM)
-		select {
-		case <-pr.done:
-		case <-time.After(grace):
-			_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
-			<-pr.done
-		}
+		list[i].run.Stop(grace, syscall.SIGTERM)
 	}
 }
 
 // waitUntil polls ok every 300 ms until it is true, the program that
 // should make it true ends, or timeout passes.
-func (p *procs) waitUntil(ctx context.Context, pr *proc, what string, timeout time.Duration, ok func() bool) error {
+func (p *procs) waitUntil(ctx context.Context, pr *program, what string, timeout time.Duration, ok func() bool) error {
 	deadline := time.Now().Add(timeout)
 	for !ok() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-pr.done:
-			return fmt.Errorf("%s: %s ended (%v); its log ends:\n%s", what, pr.name, pr.err, p.logTail(pr.name))
+		case <-pr.run.Done():
+			return fmt.Errorf("%s: %s ended (%v); its log ends:\n%s", what, pr.name, pr.exit(), p.logTail(pr.name))
 		case <-time.After(300 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {

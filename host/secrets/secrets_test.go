@@ -1,4 +1,4 @@
-package server
+package secrets
 
 import (
 	"errors"
@@ -10,15 +10,16 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
-func TestNewSecret(t *testing.T) {
-	a, err := NewSecret()
+func TestNew(t *testing.T) {
+	a, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := NewSecret()
+	b, _ := New()
 	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(a) || a == b {
 		t.Errorf("secrets %q, %q: want two different 32-digit hex strings", a, b)
 	}
@@ -31,7 +32,7 @@ func TestPrivateFiles(t *testing.T) {
 	userName, uid := "", os.Geteuid()
 	if os.Geteuid() == 0 {
 		var err error
-		if uid, _, err = LookupUser("nobody"); err != nil {
+		if uid, _, err = proc.LookupUser("nobody"); err != nil {
 			testenv.Skip(t, err)
 		}
 		userName = "nobody"
@@ -41,7 +42,7 @@ func TestPrivateFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "secret")
-	if err := WriteSecretFile(path, []byte("s3cret\n"), userName); err != nil {
+	if err := WriteFile(path, []byte("s3cret\n"), userName); err != nil {
 		t.Fatal(err)
 	}
 	for p, mode := range map[string]os.FileMode{dir: 0o700, path: 0o600} {
@@ -62,7 +63,7 @@ func TestPrivateFiles(t *testing.T) {
 	if err := os.Symlink(victim, link); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSecretFile(link, []byte("x"), userName); err == nil {
+	if err := WriteFile(link, []byte("x"), userName); err == nil {
 		t.Error("wrote a secret through a planted symlink")
 	}
 	if _, err := os.Stat(victim); !errors.Is(err, os.ErrNotExist) {
@@ -73,7 +74,7 @@ func TestPrivateFiles(t *testing.T) {
 // TestProcessesShowing checks that a secret on a command line is found and
 // shown redacted.
 func TestProcessesShowing(t *testing.T) {
-	secret, _ := NewSecret()
+	secret, _ := New()
 	// The shell waits in its read builtin on a pipe kept open: a shell that
 	// forked a child (sleep) would show the secret twice while the child
 	// has not yet exec'd.

@@ -1,5 +1,6 @@
-// Package mountinfo reads the kernel's mount table (/proc/self/mountinfo),
-// the one parser every tierbench package that needs mounts shares.
+// Package mountinfo reads the kernel's mount table: the one place that
+// opens /proc/self/mountinfo and the one parser of its lines, which every
+// tierbench package that needs mounts (tiers, cgroups, probes) shares.
 package mountinfo
 
 import (

@@ -3,6 +3,8 @@ package cgroupfs
 import (
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/host/mountinfo"
 )
 
 const hybridMountinfo = `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -31,11 +33,11 @@ func TestPick(t *testing.T) {
 		{"nothing", "31 23 0:28 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n", "io", "blkio", "memory pids\n", Hierarchy{}, false},
 	}
 	for _, c := range cases {
-		ms, err := parseCgroupMounts(strings.NewReader(c.mountinfo))
+		all, err := mountinfo.Parse(strings.NewReader(c.mountinfo))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, ok := pick(ms, c.v2, c.v1, ctrl(c.controllers))
+		got, ok := pick(cgroupOnly(all), c.v2, c.v1, ctrl(c.controllers))
 		if ok != c.ok || got != c.want {
 			t.Errorf("%s: got %+v, %v; want %+v, %v", c.name, got, ok, c.want, c.ok)
 		}

@@ -1,4 +1,4 @@
-package server
+package reach
 
 import (
 	"context"
@@ -8,21 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
 )
 
-// TestCheckReachable checks, as root, the error for a folder user nobody
+// TestCheck checks, as root, the error for a folder user nobody
 // cannot reach: it names the blocking folder and the fix, and is typed;
 // and that a folder nobody may enter but not write in passes
-// CheckEnterable and fails CheckReachable.
-func TestCheckReachable(t *testing.T) {
+// CheckEnterable and fails Check.
+func TestCheck(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root: the check runs as another user")
 	}
-	if _, _, err := LookupUser("nobody"); err != nil {
+	if _, _, err := proc.LookupUser("nobody"); err != nil {
 		testenv.Skip(t, err)
 	}
-	root, err := os.MkdirTemp("/var/tmp", "tierbench-server-test-")
+	root, err := os.MkdirTemp("/var/tmp", "tierbench-reach-test-")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +44,14 @@ func TestCheckReachable(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if err := CheckReachable(ctx, "Test", "nobody", open); err != nil {
+	if err := Check(ctx, "Test", "nobody", open); err != nil {
 		t.Errorf("open folder: %v", err)
 	}
-	err = CheckReachable(ctx, "Test", "nobody", inner)
+	err = Check(ctx, "Test", "nobody", inner)
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "chmod o+x "+closed) {
 		t.Errorf("closed folder: %v", err)
 	}
-	if err := CheckReachable(ctx, "Test", "", inner); err != nil {
+	if err := Check(ctx, "Test", "", inner); err != nil {
 		t.Errorf("tierbench's own user: %v", err)
 	}
 	err = CheckEnterable(ctx, "Test", "nobody", inner)
@@ -60,7 +61,7 @@ func TestCheckReachable(t *testing.T) {
 	if err := CheckEnterable(ctx, "Test", "nobody", root); err != nil {
 		t.Errorf("enter a 0755 folder: %v", err)
 	}
-	err = CheckReachable(ctx, "Test", "nobody", root)
+	err = Check(ctx, "Test", "nobody", root)
 	if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "cannot write in "+root) {
 		t.Errorf("write in a 0755 folder of root's: %v", err)
 	}

@@ -1,4 +1,9 @@
-package server
+// Package secrets keeps a run's password from other local users: a random
+// secret per run, private folders and files that hold it (or a server's
+// Unix socket) owned by the user a server runs as, and, for tests, the
+// processes that show it (ProcessesShowing). A server that cannot require
+// a secret has its ports locked instead (host/tcpport).
+package secrets
 
 import (
 	"bytes"
@@ -9,20 +14,14 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/portlock"
+	"github.com/tierbench/tierbench/host/proc"
 )
 
-// What the server engines share to keep a run's server closed to other
-// local users: a random secret per run, private folders and files that
-// hold it (or a server's Unix socket), and, for a server that cannot
-// require a secret, ports the kernel closes to other users (LockPorts).
-
-// NewSecret returns a random password for one run: 32 hex digits (128
+// New returns a random password for one run: 32 hex digits (128
 // bits). Hex needs no quoting in any configuration syntax (redis.conf,
 // .pgpass, SQL string literals, sysbench options), so it is never mangled
 // on its way to the server or a tool.
-func NewSecret() (string, error) {
+func New() (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("make a run password: %w", err)
@@ -48,11 +47,11 @@ func PrivateDir(parent, pattern, userName string) (string, error) {
 	return dir, nil
 }
 
-// WriteSecretFile writes data to path, a new file (O_EXCL: never through a
+// WriteFile writes data to path, a new file (O_EXCL: never through a
 // file or symlink someone put there) of mode 0600 owned by userName
 // (tierbench's own user when empty): a password file for a server or a
 // tool. Put it in a PrivateDir.
-func WriteSecretFile(path string, data []byte, userName string) (err error) {
+func WriteFile(path string, data []byte, userName string) (err error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("write secret file: %w", err)
@@ -80,7 +79,7 @@ func own(path, userName string) error {
 	if userName == "" {
 		return nil
 	}
-	uid, gid, err := LookupUser(userName)
+	uid, gid, err := proc.LookupUser(userName)
 	if err != nil {
 		return err
 	}
@@ -120,19 +119,4 @@ func ProcessesShowing(secret string, environ bool) []string {
 		}
 	}
 	return out
-}
-
-// LockPorts closes a server's loopback TCP ports to every local user but
-// root and uids, for a server that cannot require a password (OpenSearch
-// OSS): through cfg.LockPorts, which records the lock for cleanup, or
-// directly when the engine runs outside a study (tests).
-func LockPorts(cfg engine.Config, name string, ports, uids []int) (unlock func() error, err error) {
-	if cfg.LockPorts != nil {
-		return cfg.LockPorts(name, ports, uids)
-	}
-	table := portlock.Table(name)
-	if err := portlock.Lock(table, ports, uids); err != nil {
-		return nil, err
-	}
-	return func() error { return portlock.Unlock(table) }, nil
 }

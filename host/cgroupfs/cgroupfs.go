@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/mountinfo"
+	"github.com/tierbench/tierbench/host/mountinfo"
 )
 
 // Hierarchy is a mounted cgroup hierarchy.
@@ -44,27 +44,22 @@ const LeafName = "tierbench-leaf"
 
 // cgroupMounts lists this process's mounted cgroup hierarchies (v1 and v2).
 func cgroupMounts() ([]mountinfo.Mount, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	all, err := mountinfo.Read()
 	if err != nil {
-		return nil, fmt.Errorf("list mounts: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	return parseCgroupMounts(f)
+	return cgroupOnly(all), nil
 }
 
-// parseCgroupMounts keeps the cgroup and cgroup2 mounts of mountinfo text.
-func parseCgroupMounts(r io.Reader) ([]mountinfo.Mount, error) {
-	all, err := mountinfo.Parse(r)
-	if err != nil {
-		return nil, fmt.Errorf("read mountinfo: %w", err)
-	}
+// cgroupOnly keeps the cgroup and cgroup2 mounts of a mount table.
+func cgroupOnly(all []mountinfo.Mount) []mountinfo.Mount {
 	var out []mountinfo.Mount
 	for _, m := range all {
 		if m.FSType == "cgroup" || m.FSType == "cgroup2" {
 			out = append(out, m)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // hasWord reports whether the space- or comma-separated list s holds w.

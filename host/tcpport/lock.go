@@ -1,10 +1,4 @@
-// Package portlock closes a server's loopback TCP ports to every local
-// user but root and the server's own, with an nftables table per lock: how
-// a server without authentication of its own (OpenSearch without its
-// security plugin, Elasticsearch OSS) is kept from other local users. It
-// imports nothing of tierbench's, so the engines' kit and the tiers'
-// ledger, which records each lock for cleanup, both stand on it.
-package portlock
+package tcpport
 
 import (
 	"fmt"
@@ -49,7 +43,7 @@ func Lock(table string, ports, uids []int) error {
 	return nil
 }
 
-// Unlock removes a Lock table; one already gone is fine.
+// Unlock removes a Lock's table; one already gone is fine.
 func Unlock(table string) error {
 	out, err := exec.Command("nft", "delete", "table", "inet", table).CombinedOutput()
 	if err != nil && !strings.Contains(string(out), "No such file or directory") {
@@ -58,9 +52,9 @@ func Unlock(table string) error {
 	return nil
 }
 
-// Table names the nftables table of a lock: letters, digits and
-// underscores only.
-func Table(name string) string {
+// LockTable names the nftables table of a lock on name's ports: letters,
+// digits and underscores only.
+func LockTable(name string) string {
 	return "tierbench_" + strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
 			return r

@@ -1,4 +1,9 @@
-package server
+// Package reach checks, as the OS user a server runs as, that it can
+// reach the folders it works in (tiers, run folders, the study's scratch
+// folder), and names the folder that blocks it and the fix when it cannot:
+// the engines check before they start a server, and a study's preflight
+// before it runs.
+package reach
 
 import (
 	"context"
@@ -6,24 +11,26 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/tierbench/tierbench/host/proc"
 )
 
 // ErrUnreachable marks a folder the server's OS user cannot reach: the
 // fix is the user's (open a parent folder), not a retry.
 var ErrUnreachable = errors.New("folder not reachable by the server's OS user")
 
-// CheckReachable checks, as OS user userName, that it can enter and write
+// Check checks, as OS user userName, that it can enter and write
 // in each folder: the folders a server works in. When it cannot, the error
 // names the parent folder that blocks it and the fix, rather than leaving
 // the server (labelled label: "PostgreSQL", "Redis") to fail with a bare
 // "Permission denied". Checking as the user (not from mode bits) gets
 // ACLs, supplementary groups and mount options right. An empty userName is
 // tierbench's own user, which made the folders: nothing to check.
-func CheckReachable(ctx context.Context, label, userName string, dirs ...string) error {
+func Check(ctx context.Context, label, userName string, dirs ...string) error {
 	return checkAccess(ctx, `test -w "$1" && test -x "$1"`, label, userName, dirs)
 }
 
-// CheckEnterable is CheckReachable for folders the server's user only
+// CheckEnterable is Check for folders the server's user only
 // passes through or reads (a study's scratch folder, on the way to its
 // template): it checks that the user can enter them.
 func CheckEnterable(ctx context.Context, label, userName string, dirs ...string) error {
@@ -35,7 +42,7 @@ func checkAccess(ctx context.Context, test, label, userName string, dirs []strin
 		return nil
 	}
 	for _, d := range dirs {
-		if err := Run(ctx, userName, "/bin/sh", "-c", test, "sh", d); err == nil {
+		if err := proc.Run(ctx, userName, "/bin/sh", "-c", test, "sh", d); err == nil {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -66,7 +73,7 @@ func firstClosed(ctx context.Context, dir, userName string) string {
 		}
 	}
 	for i := len(parents) - 1; i >= 0; i-- {
-		if Run(ctx, userName, "/bin/sh", "-c", `test -x "$1"`, "sh", parents[i]) != nil {
+		if proc.Run(ctx, userName, "/bin/sh", "-c", `test -x "$1"`, "sh", parents[i]) != nil {
 			return parents[i]
 		}
 	}

@@ -1,6 +1,7 @@
-// Package logtail reads the end of a log: the lines that explain why a
-// server or a helper program failed. It sits below both the engines' kit
-// and the tiers, which both quote their programs' logs in errors.
+// Package logtail reads the end of a log, and keeps the end of a
+// program's output as it is written (Writer): the lines that explain why a
+// server, a tool or a helper program failed. host/proc, the engines, the
+// tiers and the tools quote them in errors.
 package logtail
 
 import (
