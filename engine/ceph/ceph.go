@@ -61,7 +61,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -70,8 +69,6 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
-	"github.com/tierbench/tierbench/host/reach"
-	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -153,7 +150,7 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareDirs(ctx, runAs, dirs...); err != nil {
+	if err := server.OwnFolders(ctx, "Ceph", runAs, dirs...); err != nil {
 		return nil, err
 	}
 	devs, err := planDevices(dirs[0], dirs[1], dirs[2], s)
@@ -169,7 +166,7 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 	if err != nil {
 		return nil, err
 	}
-	private, err := privateDir(ctx, scratch, runAs)
+	private, err := server.PrivateFolder(ctx, "Ceph", scratch, "ceph", runAs)
 	if err != nil {
 		return nil, err
 	}
@@ -184,38 +181,6 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 		return nil, err
 	}
 	return d, nil
-}
-
-// prepareDirs closes the components' folders to other users and gives
-// them to runAs, whose OSDs make their device files there, then checks as
-// runAs that it can reach them.
-func prepareDirs(ctx context.Context, runAs string, dirs ...string) error {
-	for _, d := range dirs {
-		if err := os.Chmod(d, 0o700); err != nil {
-			return fmt.Errorf("component folder: %w", err)
-		}
-	}
-	if runAs == "" {
-		return nil
-	}
-	if err := proc.ChownAll(runAs, dirs...); err != nil {
-		return fmt.Errorf("component folder: %w", err)
-	}
-	return reach.Check(ctx, "Ceph", runAs, dirs...)
-}
-
-// privateDir makes the run's private folder under scratch, or, when the
-// daemons' user cannot reach scratch, in the system's temporary folder.
-func privateDir(ctx context.Context, scratch, runAs string) (string, error) {
-	dir, err := secrets.PrivateDir(scratch, "ceph-", runAs)
-	if err != nil {
-		return "", err
-	}
-	if reach.Check(ctx, "Ceph", runAs, dir) == nil {
-		return dir, nil
-	}
-	os.Remove(dir)
-	return secrets.PrivateDir("", "tierbench-ceph-", runAs)
 }
 
 // start makes and starts the daemons in order, each handed to d.closers

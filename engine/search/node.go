@@ -21,7 +21,6 @@ import (
 	"github.com/tierbench/tierbench/engine/server"
 	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/reach"
-	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
 )
 
@@ -81,7 +80,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareDirs(ctx, user, dirs...); err != nil {
+	if err := server.OwnFolders(ctx, "the search node", user, dirs...); err != nil {
 		return nil, err
 	}
 	if err := checkInstall(ctx, user, l); err != nil {
@@ -90,7 +89,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	d := &DB{flavor: e.flavor, set: set}
 	defer d.closers.CloseOnError(&err)
 	n := node{java: java, data: dirs[0], logs: dirs[1], heap: set.heapOpts()}
-	if n.private, err = privateDir(ctx, cfg.Scratch, user); err != nil {
+	if n.private, err = server.PrivateFolder(ctx, "the search node", cfg.Scratch, "search", user); err != nil {
 		return nil, err
 	}
 	d.closers.RemoveAll(n.private)
@@ -183,24 +182,6 @@ func (l launch) prepare(n node, user string) (path string, args, env []string, e
 	return path, args, env, nil
 }
 
-// prepareDirs closes the component folders to other users (0700: they
-// hold every document) and gives them to the node's user, then checks, as
-// that user, that it can reach them through the tiers' parents.
-func prepareDirs(ctx context.Context, user string, dirs ...string) error {
-	for _, d := range dirs {
-		if err := os.Chmod(d, 0o700); err != nil {
-			return fmt.Errorf("component folder: %w", err)
-		}
-	}
-	if user == "" {
-		return nil
-	}
-	if err := proc.ChownAll(user, dirs...); err != nil {
-		return fmt.Errorf("component folder: %w", err)
-	}
-	return reach.Check(ctx, "the search node", user, dirs...)
-}
-
 // checkInstall checks that the node's user can enter the folder it starts
 // from (the build in a root-only home folder would fail with a bare
 // ClassNotFoundException).
@@ -210,26 +191,6 @@ func checkInstall(ctx context.Context, user string, l launch) error {
 		dir = l.dist.home
 	}
 	return reach.CheckEnterable(ctx, "the search node", user, filepath.Join(dir, "lib"))
-}
-
-// privateDir makes the run's private folder (0700, the node's user's) in
-// the study's scratch folder, or in the system's temporary folder when the
-// user cannot reach that (or there is none). The caller removes it.
-func privateDir(ctx context.Context, scratch, user string) (string, error) {
-	if scratch != "" {
-		dir, err := secrets.PrivateDir(scratch, "search-", user)
-		if err == nil && reach.Check(ctx, "the search node", user, dir) == nil {
-			return dir, nil
-		}
-		if err == nil {
-			os.Remove(dir)
-		}
-	}
-	dir, err := secrets.PrivateDir("", "tierbench-search-", user)
-	if err != nil {
-		return "", fmt.Errorf("run folder: %w", err)
-	}
-	return dir, nil
 }
 
 // clusterName names the cluster after its data folder, which is the
