@@ -81,6 +81,39 @@ func TestResumeRunsOnlyCellsWithoutAnOkRun(t *testing.T) {
 	}
 }
 
+// TestResumeWithNothingLeftKeepsTheEngineVersion stores a study as a kill
+// after its last run leaves it (its record as it began, without the
+// engine version, then marked interrupted by cleanup): the resume runs
+// nothing and stores the study done with its runs' engine version.
+func TestResumeWithNothingLeftKeepsTheEngineVersion(t *testing.T) {
+	root := t.TempDir()
+	st := tinyStudy(t, map[string]string{"disk": filepath.Join(root, "disk")},
+		[]study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	first, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store})
+	if err != nil || first.OK != 1 {
+		t.Fatalf("first attempt: %+v, %v", first, err)
+	}
+	killed := *first.Study
+	killed.Status, killed.EngineVersion, killed.Rounds, killed.StopReason = results.StudyInterrupted, "", 0, ""
+	if err := store.PutStudy(ctx, &killed); err != nil {
+		t.Fatal(err)
+	}
+	lines := &syncWriter{}
+	if _, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines), Resume: &killed}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := store.Study(ctx, killed.ID)
+	if got.Status != results.StudyDone || got.EngineVersion == "" || got.EngineVersion != first.Study.EngineVersion {
+		t.Errorf("resumed study %s with engine version %q, want done with %q\n%s", got.Status, got.EngineVersion, first.Study.EngineVersion, lines)
+	}
+}
+
 // TestCleanupMarksAKilledStudyInterrupted leaves a study record in the
 // ledger under a dead owner, as a kill -9 does: cleanup marks the stored
 // study interrupted, in one pass.
