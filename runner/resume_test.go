@@ -191,6 +191,46 @@ func TestRunNeverRemovesAFolderItDidNotCreate(t *testing.T) {
 	}
 }
 
+// TestResumeReplacesAFailedRun resumes a study whose second run failed
+// (someone else's folder was in its way, since removed): the resume runs
+// that cell again, and its ok run takes the failed one's place.
+func TestResumeReplacesAFailedRun(t *testing.T) {
+	root := t.TempDir()
+	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := filepath.Join(root, "disk")
+	st := tinyStudy(t, map[string]string{"disk": disk}, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
+	st.Clients = []int{1, 2}
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	squat := &squatter{t: t, disk: disk}
+	first, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger, Progress: squat})
+	if err != nil || first.OK != 1 || first.Failed != 1 {
+		t.Fatalf("first attempt: %+v, %v; want one run failed", first, err)
+	}
+	if err := os.RemoveAll(squat.dir); err != nil {
+		t.Fatal(err)
+	}
+	killed := *first.Study
+	killed.Status = results.StudyInterrupted
+	if err := store.PutStudy(ctx, &killed); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger, Resume: &killed}); err != nil || sum.OK != 2 {
+		t.Fatalf("resume: %+v, %v", sum, err)
+	}
+	runs, _ := store.Runs(ctx, killed.ID)
+	if len(runs) != 2 || runs[0].Status != results.RunOK || runs[1].Status != results.RunOK || runs[1].ID != RunID(killed.ID, 2) {
+		t.Errorf("runs after the resume: %+v; want both ok, the second in the failed one's place", runs)
+	}
+}
+
 // squatter creates the second run's folder when the first run is reported.
 type squatter struct {
 	t        *testing.T
