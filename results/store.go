@@ -152,7 +152,19 @@ func (s *Store) PutStudy(ctx context.Context, st *Study) error {
 }
 
 // AddRun stores a run and its histograms in one transaction.
-func (s *Store) AddRun(ctx context.Context, r *Run, hists []Histogram) (err error) {
+func (s *Store) AddRun(ctx context.Context, r *Run, hists []Histogram) error {
+	return s.putRun(ctx, r, hists, false)
+}
+
+// ReplaceRun stores a run and its histograms in place of a stored run
+// with its id, if there is one (a resumed study's new attempt at a cell
+// whose run failed), in one transaction: a kill leaves the old run or the
+// new one, never neither.
+func (s *Store) ReplaceRun(ctx context.Context, r *Run, hists []Histogram) error {
+	return s.putRun(ctx, r, hists, true)
+}
+
+func (s *Store) putRun(ctx context.Context, r *Run, hists []Histogram, replace bool) (err error) {
 	doc, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode run %s: %w", r.ID, err)
@@ -166,6 +178,13 @@ func (s *Store) AddRun(ctx context.Context, r *Run, hists []Histogram) (err erro
 			tx.Rollback()
 		}
 	}()
+	if replace {
+		for _, q := range []string{`DELETE FROM histograms WHERE run_id = ?`, `DELETE FROM runs WHERE id = ?`} {
+			if _, err = tx.ExecContext(ctx, q, r.ID); err != nil {
+				return fmt.Errorf("replace run %s: %w", r.ID, err)
+			}
+		}
+	}
 	if _, err = tx.ExecContext(ctx, `INSERT INTO runs (id, study_id, seq, placement, durability, clients, repeat, status, error, throughput, doc)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.StudyID, r.Seq, r.Placement, r.Durability, r.Clients, r.Repeat, r.Status, r.Error, r.ThroughputOpsS, string(doc)); err != nil {
@@ -179,17 +198,6 @@ func (s *Store) AddRun(ctx context.Context, r *Run, hists []Histogram) (err erro
 	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store run %s: %w", r.ID, err)
-	}
-	return nil
-}
-
-// DeleteRun removes a run and its histograms (a resumed study replaces a
-// failed run of a cell with its new attempt); a missing run is no error.
-func (s *Store) DeleteRun(ctx context.Context, runID string) error {
-	for _, q := range []string{`DELETE FROM histograms WHERE run_id = ?`, `DELETE FROM runs WHERE id = ?`} {
-		if _, err := s.db.ExecContext(ctx, q, runID); err != nil {
-			return fmt.Errorf("delete run %s: %w", runID, err)
-		}
 	}
 	return nil
 }

@@ -95,6 +95,29 @@ func TestStoreRoundTrip(t *testing.T) {
 	if err := s.AddRun(ctx, dup, nil); err == nil {
 		t.Error("duplicate run id accepted")
 	}
+
+	// A replacement takes the old run's place with its own histograms; one
+	// that fails (a histogram twice) leaves the old run as it was.
+	again := &Run{ID: "r1", StudyID: "20261122-100000-aaaaaa", Seq: 1, Placement: "p", Durability: "sync", Clients: 4, Repeat: 1, Status: RunFailed}
+	twice := []Histogram{{Op: OpAll, Kind: KindLatency, Phase: "measured", Encoded: enc}, {Op: OpAll, Kind: KindLatency, Phase: "measured", Encoded: enc}}
+	if err := s.ReplaceRun(ctx, again, twice); err == nil {
+		t.Error("a replacement with a histogram twice stored")
+	}
+	if runs, _ := s.Runs(ctx, "20261122-100000-aaaaaa"); len(runs) != 2 || runs[0].Status != RunOK {
+		t.Errorf("a failed replacement changed the runs: %+v", runs)
+	}
+	if h, err := s.Histogram(ctx, "r1", OpAll, KindLatency, "measured"); err != nil || h.TotalCount() != 1 {
+		t.Errorf("a failed replacement lost the old histogram: %v", err)
+	}
+	if err := s.ReplaceRun(ctx, again, nil); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _ := s.Runs(ctx, "20261122-100000-aaaaaa"); len(runs) != 2 || runs[0].Status != RunFailed {
+		t.Errorf("after the replacement: %+v", runs)
+	}
+	if _, err := s.Histogram(ctx, "r1", OpAll, KindLatency, "measured"); err == nil {
+		t.Error("the replaced run's histogram is still there")
+	}
 }
 
 func TestOpenExistingDoesNotCreate(t *testing.T) {

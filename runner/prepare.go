@@ -104,11 +104,13 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			return s, err
 		}
 	}
-	if err := opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec); err != nil {
-		return s, err
-	}
+	// The ledger's record comes first: a kill after the record is stored
+	// as running must leave cleanup a record to mark it interrupted by.
 	if s.forget, err = recordStudy(opt.Ledger, opt.Store, s.rec.ID); err != nil {
 		s.forget = func() {}
+		return s, err
+	}
+	if err := opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec); err != nil {
 		return s, err
 	}
 	for _, t := range st.Tiers {

@@ -16,7 +16,10 @@ var ErrNotResumable = errors.New("study cannot be resumed")
 
 // resumed takes up the stored record of an interrupted study: the same id
 // and start, marked running again, and the cells that already have an ok
-// run, which are not run again.
+// run, which are not run again. A study killed before its end stored its
+// record only as it began, without the engine version its first run
+// learnt: that comes from its stored runs, since a resume with no cell
+// left to run learns none.
 func resumed(ctx context.Context, store *results.Store, prev *results.Study) (*results.Study, map[int]bool, error) {
 	if err := Resumable(prev); err != nil {
 		return nil, nil, err
@@ -25,13 +28,16 @@ func resumed(ctx context.Context, store *results.Store, prev *results.Study) (*r
 	if err != nil {
 		return nil, nil, err
 	}
+	rec := *prev
 	done := map[int]bool{}
 	for _, r := range runs {
 		if r.Status == results.RunOK {
 			done[r.Seq] = true
 		}
+		if rec.EngineVersion == "" {
+			rec.EngineVersion = r.EngineVersion
+		}
 	}
-	rec := *prev
 	rec.Status, rec.FinishedAt = results.StudyRunning, nil
 	rec.ResumedAt = append(append([]time.Time(nil), prev.ResumedAt...), time.Now().UTC())
 	return &rec, done, nil

@@ -81,6 +81,39 @@ func TestResumeRunsOnlyCellsWithoutAnOkRun(t *testing.T) {
 	}
 }
 
+// TestResumeWithNothingLeftKeepsTheEngineVersion stores a study as a kill
+// after its last run leaves it (its record as it began, without the
+// engine version, then marked interrupted by cleanup): the resume runs
+// nothing and stores the study done with its runs' engine version.
+func TestResumeWithNothingLeftKeepsTheEngineVersion(t *testing.T) {
+	root := t.TempDir()
+	st := tinyStudy(t, map[string]string{"disk": filepath.Join(root, "disk")},
+		[]study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	first, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store})
+	if err != nil || first.OK != 1 {
+		t.Fatalf("first attempt: %+v, %v", first, err)
+	}
+	killed := *first.Study
+	killed.Status, killed.EngineVersion, killed.Rounds, killed.StopReason = results.StudyInterrupted, "", 0, ""
+	if err := store.PutStudy(ctx, &killed); err != nil {
+		t.Fatal(err)
+	}
+	lines := &syncWriter{}
+	if _, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Progress: progress.NewPlain(lines), Resume: &killed}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := store.Study(ctx, killed.ID)
+	if got.Status != results.StudyDone || got.EngineVersion == "" || got.EngineVersion != first.Study.EngineVersion {
+		t.Errorf("resumed study %s with engine version %q, want done with %q\n%s", got.Status, got.EngineVersion, first.Study.EngineVersion, lines)
+	}
+}
+
 // TestCleanupMarksAKilledStudyInterrupted leaves a study record in the
 // ledger under a dead owner, as a kill -9 does: cleanup marks the stored
 // study interrupted, in one pass.
@@ -155,6 +188,46 @@ func TestRunNeverRemovesAFolderItDidNotCreate(t *testing.T) {
 	}
 	if left, _ := ledger.All(); len(left) != 0 {
 		t.Errorf("ledger after the study: %v", left)
+	}
+}
+
+// TestResumeReplacesAFailedRun resumes a study whose second run failed
+// (someone else's folder was in its way, since removed): the resume runs
+// that cell again, and its ok run takes the failed one's place.
+func TestResumeReplacesAFailedRun(t *testing.T) {
+	root := t.TempDir()
+	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := filepath.Join(root, "disk")
+	st := tinyStudy(t, map[string]string{"disk": disk}, []study.Placement{{Name: "p", Components: map[string]string{"data": "disk", "wal": "disk"}}})
+	st.Clients = []int{1, 2}
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	squat := &squatter{t: t, disk: disk}
+	first, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger, Progress: squat})
+	if err != nil || first.OK != 1 || first.Failed != 1 {
+		t.Fatalf("first attempt: %+v, %v; want one run failed", first, err)
+	}
+	if err := os.RemoveAll(squat.dir); err != nil {
+		t.Fatal(err)
+	}
+	killed := *first.Study
+	killed.Status = results.StudyInterrupted
+	if err := store.PutStudy(ctx, &killed); err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := Run(ctx, st, Options{Catalog: catalog.Default(), Store: store, Ledger: ledger, Resume: &killed}); err != nil || sum.OK != 2 {
+		t.Fatalf("resume: %+v, %v", sum, err)
+	}
+	runs, _ := store.Runs(ctx, killed.ID)
+	if len(runs) != 2 || runs[0].Status != results.RunOK || runs[1].Status != results.RunOK || runs[1].ID != RunID(killed.ID, 2) {
+		t.Errorf("runs after the resume: %+v; want both ok, the second in the failed one's place", runs)
 	}
 }
 

@@ -107,7 +107,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 }
 
 // store adds a finished run to the study, even after Ctrl-C; on resume it
-// replaces a failed attempt of the same cell.
+// replaces a failed attempt of the same cell, in the same transaction.
 func (s *studyRun) store(ctx context.Context, r *run) error {
 	ctx = context.WithoutCancel(ctx)
 	if s.rec.EngineVersion == "" {
@@ -117,9 +117,7 @@ func (s *studyRun) store(ctx context.Context, r *run) error {
 		s.opt.Progress.Line(fmt.Sprintf("[%d/%d] bottleneck: %s", r.cell.Seq, r.total, s.opt.Explain(r.rec, s.rec)))
 	}
 	if s.opt.Resume != nil {
-		if err := s.opt.Store.DeleteRun(ctx, r.rec.ID); err != nil {
-			return err
-		}
+		return s.opt.Store.ReplaceRun(ctx, r.rec, r.hists)
 	}
 	return s.opt.Store.AddRun(ctx, r.rec, r.hists)
 }
