@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/tierbench/tierbench/mountinfo"
+	"github.com/tierbench/tierbench/host/mountinfo"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
 )
