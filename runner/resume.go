@@ -81,14 +81,22 @@ func recordStudy(ledger *tier.Ledger, store *results.Store, id string) (forget f
 // leaves nothing to mark.
 func MarkInterrupted(r tier.Resource) error {
 	store, err := results.OpenExisting(r.Path)
-	if err != nil {
+	if errors.Is(err, results.ErrNoStudy) {
 		return nil // the results were removed with their folder
+	}
+	if err != nil {
+		// Locked, or unreadable: keep the record, so that a later
+		// cleanup marks the study once the store opens.
+		return fmt.Errorf("mark study %s interrupted: %w", r.Study, err)
 	}
 	defer store.Close()
 	ctx := context.Background()
 	st, err := store.Study(ctx, r.Study)
-	if err != nil {
+	if errors.Is(err, results.ErrNoStudy) {
 		return nil // not in this store any more
+	}
+	if err != nil {
+		return fmt.Errorf("mark study %s interrupted: %w", r.Study, err)
 	}
 	if st.Status != results.StudyRunning {
 		return nil

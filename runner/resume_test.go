@@ -265,3 +265,21 @@ func deadPID(t *testing.T) int {
 	p.Wait()
 	return p.Pid
 }
+
+// TestMarkInterruptedKeepsWhatItCannotMark: cleanup forgets a study's
+// record when its results are gone, but keeps it (an error) when the
+// store is there and cannot be read, so a later cleanup can mark it.
+func TestMarkInterruptedKeepsWhatItCannotMark(t *testing.T) {
+	gone := tier.Resource{Kind: tier.KindStudy, Path: filepath.Join(t.TempDir(), "removed"), Study: "20261128-130000-aaaaaa"}
+	if err := MarkInterrupted(gone); err != nil {
+		t.Errorf("results removed with their folder: %v, want nil (nothing to mark)", err)
+	}
+	unreadable := t.TempDir()
+	if err := os.WriteFile(filepath.Join(unreadable, results.DBFile), []byte("not a database, long enough to be read as a header by sqlite"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := tier.Resource{Kind: tier.KindStudy, Path: unreadable, Study: "20261128-130000-aaaaaa"}
+	if err := MarkInterrupted(r); err == nil || !strings.Contains(err.Error(), "mark study 20261128-130000-aaaaaa interrupted") {
+		t.Errorf("an unreadable store: %v, want an error that keeps the record", err)
+	}
+}
