@@ -2,12 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,9 +74,14 @@ const ycsbSmall = "{name: ycsb-a, records: 2000}"
 // PostgreSQL (its WAL on a second class, long enough a window for the
 // kubelet's CPU figures), MariaDB, Redis, Ignite (3 pods) and OpenSearch,
 // each from an image made here from Debian's packages, driven by
-// tierbench drive in an image of this build; render's objects applied and removed by their run label; a kill
-// -9 of tierbench during a run, then cleanup. cluster down must then
-// leave nothing: no process, mount, volume folder or ledger record.
+// tierbench drive in an image of this build; a study naming no image
+// (cluster up's); pods that cannot start (an image that cannot be pulled,
+// an engine that exits at once), each run failed by name; render's
+// objects applied and removed by their run label; then faults under a
+// run: a kill -9 of tierbench then cleanup, the node restarted under a
+// killed run's objects, the kubelet killed, cluster serve killed. cluster
+// down must then leave nothing: no process, mount, volume folder or
+// ledger record.
 func TestRealNode(t *testing.T) {
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "a node needs root")
@@ -184,6 +191,52 @@ func TestRealNode(t *testing.T) {
 		kill9OnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s"))
 	})
 
+	// The node restarted under a run's objects: tierbench killed in a
+	// run (its objects stay), the node taken down and brought up again;
+	// cleanup then forgets the objects, which went with the old node.
+	t.Run("node restarted", func(t *testing.T) {
+		st := study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s")
+		killRunWhenMeasuring(t, exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-restarted")))
+		if r := tierbench(t, "cluster", "down"); r.code != 0 {
+			t.Fatalf("cluster down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if r := tierbench(t, "cluster", "up", writeStudy(t, dir, nodeStudy)); r.code != 0 {
+			t.Fatalf("cluster up again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r := tierbench(t, "cleanup")
+		if r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
+			t.Errorf("cleanup after the node's restart: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		t.Logf("cleanup: %s", r.stdout)
+		if o, _ := kubectl(t, kubeconfig, "get", runKinds, "-l", "app.kubernetes.io/managed-by=tierbench", "-o", "name"); strings.TrimSpace(o) != "" {
+			t.Errorf("left after cleanup:\n%s", o)
+		}
+	})
+	// The kubelet killed under a run: cluster serve, which watches the
+	// node's processes, takes the node down, so the run fails by name at
+	// once; cluster down and up give a fresh node.
+	t.Run("kubelet killed", func(t *testing.T) {
+		st := study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s")
+		runKillingUnder(t, exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-kubelet")), func() error {
+			out, err := exec.Command("pkill", "-KILL", "-f", filepath.Join(node.BinDir(), "kubelet")).CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("pkill kubelet: %v: %s", err, out)
+			}
+			return nil
+		})
+		r := tierbench(t, "cluster", "down")
+		if r.code != 0 {
+			t.Errorf("cluster down after the kubelet's kill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if r := tierbench(t, "cluster", "up", writeStudy(t, dir, nodeStudy)); r.code != 0 {
+			t.Fatalf("cluster up again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		// The run could not delete its objects from the node that went
+		// down; cleanup forgets them, as after a restart.
+		if r := tierbench(t, "cleanup"); r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
+			t.Errorf("cleanup after the kubelet's kill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	})
 	// Last, the node's own process killed under a run: cluster serve dies
 	// by SIGKILL while a run's pods run. The node's processes outlive it
 	// (the kubelet, containerd and the pods are not its children's group),
@@ -202,7 +255,10 @@ func TestRealNode(t *testing.T) {
 	if r := tierbench(t, "cleanup"); !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("the ledger kept something after cluster down:\n%s", r.stdout)
 	}
-	if out, _ := exec.Command("pgrep", "-af", "tierbench-containerd|kubelet|kube-apiserver|containerd-shim").Output(); len(out) > 0 {
+	// The node's programs by their paths (the test's own command line
+	// names subtests such as kubelet_killed).
+	pattern := "tierbench-containerd|containerd-shim|" + filepath.Join(node.BinDir(), "kube")
+	if out, _ := exec.Command("pgrep", "-af", pattern).Output(); len(out) > 0 {
 		t.Errorf("processes left after cluster down:\n%s", out)
 	}
 	if r := tierbench(t, "cluster", "down"); r.code != 0 || !strings.Contains(r.stdout, "no node runs") {
@@ -270,23 +326,7 @@ func renderOnNode(t *testing.T, dir, kubeconfig, st string) {
 // node; cleanup must then leave no object, pod or claim of it, and its
 // volumes must become available again.
 func kill9OnNode(t *testing.T, dir, kubeconfig, st string) {
-	cmd := exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-kill9"))
-	var errb strings.Builder
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for !strings.Contains(errb.String(), "measured") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("the run never measured:\n%s", errb.String())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
+	killRunWhenMeasuring(t, exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-kill9")))
 	r := tierbench(t, "cleanup")
 	if r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
 		t.Errorf("cleanup: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -295,7 +335,7 @@ func kill9OnNode(t *testing.T, dir, kubeconfig, st string) {
 		t.Errorf("left after cleanup:\n%s", o)
 	}
 	// The node gives the run's volumes back (released, emptied, available).
-	deadline = time.Now().Add(time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	for {
 		o, _ := kubectl(t, kubeconfig, "get", "pv", "-o", "jsonpath={.items[*].status.phase}")
 		if !strings.Contains(o, "Released") && !strings.Contains(o, "Bound") {
@@ -310,12 +350,64 @@ func kill9OnNode(t *testing.T, dir, kubeconfig, st string) {
 }
 
 // serveKilledOnNode kills cluster serve with SIGKILL while a run's pods
-// run on the node: the run must fail by name and the study end (exit 3),
-// and one cleanup must undo the node.
+// run on the node; the run must end, and cluster down undo the node.
 func serveKilledOnNode(t *testing.T, dir, st string) {
-	cmd := exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-serve-killed"))
-	var errb strings.Builder
-	cmd.Stderr = &errb
+	runKillingUnder(t, exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-serve-killed")), func() error {
+		info, ok := node.Running()
+		if !ok {
+			return errors.New("no node runs")
+		}
+		return syscall.Kill(info.PID, syscall.SIGKILL)
+	})
+	r := tierbench(t, "cluster", "down")
+	if r.code != 0 || !strings.Contains(r.stdout, "single-node Kubernetes cluster") || !strings.Contains(r.stdout, "the node's process was gone") {
+		t.Errorf("cluster down after the node's kill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	t.Logf("cluster down: %s", r.stdout)
+}
+
+// runKillingUnder starts a run, kills part of the node with kill once the
+// run measures, and checks the run then ends within 5 minutes, measured
+// (exit 0, ok) or failed by name (exit 1 or 3, FAILED), never hanging.
+func runKillingUnder(t *testing.T, cmd *exec.Cmd, kill func() error) {
+	t.Helper()
+	errb, ended := startRun(t, cmd)
+	if err := kill(); err != nil {
+		cmd.Process.Kill()
+		<-ended
+		t.Fatal(err)
+	}
+	start := time.Now()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Minute):
+		cmd.Process.Kill()
+		<-ended
+		t.Fatalf("the run still waited 5 minutes after the kill:\n%s", errb.String())
+	}
+	code := cmd.ProcessState.ExitCode()
+	failed := (code == exitRunsFailed || code == exitNothingMeasured) && strings.Contains(errb.String(), "FAILED")
+	if !(code == 0 && strings.Contains(errb.String(), " ok: ")) && !failed {
+		t.Errorf("run: exit %d, want 0 with the run ok, or %d or %d with it FAILED by name:\n%s", code, exitRunsFailed, exitNothingMeasured, errb.String())
+	}
+	t.Logf("run after the kill: exit %d %s later: %s", code, time.Since(start).Round(time.Second), grepLines(errb.String(), " ok: ", "FAILED"))
+}
+
+// killRunWhenMeasuring kills a run's tierbench with SIGKILL once it
+// measures, leaving its objects on the cluster.
+func killRunWhenMeasuring(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	_, ended := startRun(t, cmd)
+	cmd.Process.Kill()
+	<-ended
+}
+
+// startRun starts cmd and waits until its run measures; ended says when
+// it exits.
+func startRun(t *testing.T, cmd *exec.Cmd) (*syncBuffer, chan error) {
+	t.Helper()
+	errb := &syncBuffer{}
+	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -323,38 +415,36 @@ func serveKilledOnNode(t *testing.T, dir, st string) {
 	go func() { ended <- cmd.Wait() }()
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(errb.String(), "measured") {
+		select {
+		case <-ended:
+			t.Fatalf("the run ended before it measured:\n%s", errb.String())
+		case <-time.After(200 * time.Millisecond):
+		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
 			<-ended
 			t.Fatalf("the run never measured:\n%s", errb.String())
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	info, ok := node.Running()
-	if !ok {
-		t.Fatal("no node runs")
-	}
-	if err := syscall.Kill(info.PID, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ended:
-	case <-time.After(5 * time.Minute):
-		cmd.Process.Kill()
-		<-ended
-		t.Fatalf("the run still waited 5 minutes after its node died:\n%s", errb.String())
-	}
-	// The run ended, measured or failed by name.
-	code := cmd.ProcessState.ExitCode()
-	if !(code == 0 && strings.Contains(errb.String(), " ok: ")) && !(code == exitNothingMeasured && strings.Contains(errb.String(), "FAILED")) {
-		t.Errorf("run: exit %d, want 0 with the run ok or %d with it FAILED by name:\n%s", code, exitNothingMeasured, errb.String())
-	}
-	t.Logf("run after the node's kill: exit %d: %s", code, grepLines(errb.String(), " ok: ", "FAILED"))
-	r := tierbench(t, "cluster", "down")
-	if r.code != 0 || !strings.Contains(r.stdout, "single-node Kubernetes cluster") || !strings.Contains(r.stdout, "the node's process was gone") {
-		t.Errorf("cluster down after the node's kill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	t.Logf("cluster down: %s", r.stdout)
+	return errb, ended
+}
+
+// syncBuffer is a strings.Builder a command writes while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // grepLines are text's lines that contain any of subs.
