@@ -8,6 +8,11 @@ import "context"
 // assertion; an engine without one gets the behaviour the ability's doc
 // names. Data models (Records, SQL, Search, Objects, Cache) are in their
 // own files: a workload needs one, an engine serves it.
+//
+// One Engine ability is declared by who asks for it: images.LabImager
+// (platform/kube/images), the image of the lab node `tierbench cluster up`
+// makes for an engine that runs on a cluster, so that this package
+// imports no image code.
 
 // Preflighter is an optional Engine ability: it says, before a study
 // creates anything, whether what every run needs is on this machine (a

@@ -16,8 +16,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tierbench/tierbench/catalog"
-	"github.com/tierbench/tierbench/engine/ignite"
-	"github.com/tierbench/tierbench/engine/search"
 	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/platform/kube/images"
 	"github.com/tierbench/tierbench/platform/kube/node"
@@ -252,22 +250,11 @@ func nodeSpec(path string) (node.Spec, error) {
 	if err != nil {
 		return node.Spec{}, err
 	}
-	recipes := map[string]images.Recipe{"pause": pause, "tierbench": self,
-		"postgres": images.Postgres(), "mariadb": images.MariaDB(), "redis": images.Redis()}
-	// Ignite's image holds the Ignite jars of this machine's launcher
-	// build; without that build the node has no Ignite image (up says
-	// which images it has).
-	if libs, err := ignite.LibDir(); err == nil {
-		if recipes["ignite"], err = images.Ignite(libs, ignite.ImageLibDir); err != nil {
-			return node.Spec{}, err
-		}
+	recipes, err := engineImages(catalog.Default())
+	if err != nil {
+		return node.Spec{}, err
 	}
-	// OpenSearch's likewise holds this machine's runner build.
-	if dir, err := search.RunnerDir(); err == nil {
-		if recipes["opensearch"], err = images.OpenSearch(search.RunnerImage, dir, search.RunnerJar, search.RunnerPodDir); err != nil {
-			return node.Spec{}, err
-		}
-	}
+	recipes["pause"], recipes["tierbench"] = pause, self
 	for _, name := range slices.Sorted(maps.Keys(recipes)) {
 		r := recipes[name]
 		spec.Images = append(spec.Images, node.Image{Name: name, Ref: r.Name, Build: func(ctx context.Context, scratch string) (string, error) {
@@ -280,6 +267,31 @@ func nodeSpec(path string) (node.Spec, error) {
 		}})
 	}
 	return spec, nil
+}
+
+// engineImages are the images of cat's engines on the node, by engine
+// name (a study on the node runs its engine's): each engine that runs on
+// the node declares its own. One this machine cannot make (Ignite's and
+// OpenSearch's hold this machine's Java builds) is left out, and up says
+// which images the node has.
+func engineImages(cat *catalog.Catalog) (map[string]images.Recipe, error) {
+	recipes := map[string]images.Recipe{}
+	for _, name := range cat.EngineNames() {
+		e, _ := cat.Engine(name)
+		li, ok := e.(images.LabImager)
+		if !ok {
+			continue
+		}
+		r, err := li.LabImage()
+		if errors.Is(err, images.ErrNoLabImage) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		recipes[name] = r
+	}
+	return recipes, nil
 }
 
 // clusterUp checks, then starts `tierbench cluster serve` in a session of

@@ -41,15 +41,26 @@ type SQLEngine struct {
 	Components []string
 }
 
+// The server engines these tests run on are listed here, not taken from
+// catalog: catalog imports every engine and workload, and the tests of
+// those packages (ceph's, search's, the SQL workloads', sysbench's and
+// pgbench's) import this package, so importing catalog here would be an
+// import cycle. Ceph and the search engines have test kits of their own
+// (cephtest, searchtest), Ignite its package's tests. Each entry's name and
+// components are its Spec's.
+
 // sqlEngines are the SQL servers the integration tests run on; PostgreSQL
 // first (OpenPostgres).
-var sqlEngines = []SQLEngine{
-	{"postgres", postgres.Engine{}, []string{postgres.Data, postgres.WAL}},
-	{"mariadb", mariadb.Engine{}, []string{mariadb.Data, mariadb.Redo}},
-}
+var sqlEngines = []SQLEngine{server(postgres.Engine{}), server(mariadb.Engine{})}
 
 // redisEngine is the one server engine that is not SQL.
-var redisEngine = SQLEngine{"redis", redis.Engine{}, []string{redis.Data}}
+var redisEngine = server(redis.Engine{})
+
+// server is e with its Spec's name and every component.
+func server(e engine.Engine) SQLEngine {
+	s := e.Spec()
+	return SQLEngine{Name: s.Name, Engine: e, Components: s.ComponentNames()}
+}
 
 // shared.root is a 0755 folder under /var/tmp: the servers run as their own
 // OS users, which cannot enter t.TempDir()'s 0700 parents. It holds one

@@ -25,8 +25,8 @@ const (
 )
 
 // RunnerImage is the image tierbench cluster up makes for OpenSearch
-// (package platform/kube/images): Debian's Java 17, curl, and this
-// machine's build of the runner (java/opensearch) in runnerPod. With it as
+// (LabImage): Debian's Java 17, curl, and this machine's build of the
+// runner (java/opensearch) in RunnerPodDir. With it as
 // engine_image a pod runs the runner's command line, the one a local
 // node runs, instead of the distribution's entrypoint.
 const RunnerImage = "tierbench.local/opensearch:2.19.1"
@@ -38,16 +38,6 @@ const (
 	runnerPodFiles   = "/opt/tierbench-files"
 	runnerPodPrivate = "/tmp/opensearch"
 )
-
-// RunnerJar is the runner's jar in RunnerDir.
-const RunnerJar = jarName
-
-// RunnerDir is the runner's build (its jar and lib/), which cluster up
-// puts into RunnerImage.
-func RunnerDir() (string, error) {
-	l, err := OpenSearch().bundled()
-	return l.runnerDir, err
-}
 
 var _ engine.Containerizer = Engine{}
 

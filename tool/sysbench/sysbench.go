@@ -55,7 +55,12 @@ import (
 // Name is the tool's name in studies and results.
 const Name = "sysbench"
 
-// engines maps the engines sysbench can drive to its --db-driver.
+// engines maps the engines sysbench can drive to its --db-driver. It is
+// keyed by name, not derived from each engine's wire protocol (its
+// Endpoint's scheme, known once its server runs): Check answers study
+// validation, which names the engine only (tool.Tool.Check), before any
+// server starts. An engine of another name that speaks the PostgreSQL or
+// MySQL protocol is added here.
 var engines = map[string]string{"postgres": "pgsql", "mariadb": "mysql"}
 
 // Tool returns sysbench as a tool.Tool.

@@ -279,41 +279,6 @@ func TestBuildRejects(t *testing.T) {
 	}
 }
 
-func TestImport(t *testing.T) {
-	ctr := throwawayContainerd(t)
-	ctx := context.Background()
-	r := filesRecipe()
-	path, err := Build(ctx, r, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if has, err := ctr.Has(ctx, r.Name); err != nil || has {
-		t.Fatalf("Has before Import: %v, %v", has, err)
-	}
-	if err := ctr.Import(ctx, path); err != nil {
-		t.Fatal(err)
-	}
-	if has, err := ctr.Has(ctx, r.Name); err != nil || !has {
-		t.Fatalf("Has after Import: %v, %v", has, err)
-	}
-	if has, err := ctr.Has(ctx, "tierbench.local/filestest"); err != nil || has {
-		t.Errorf("Has of another name: %v, %v", has, err)
-	}
-	// Unpacked for overlayfs: a one-layer image's snapshot is named by
-	// its layer's diff id.
-	a := readArchive(t, path)
-	if _, err := ctr.run(ctx, "snapshots", "--snapshotter", "overlayfs", "info", a.config.RootFS.DiffIDs[0]); err != nil {
-		t.Errorf("no overlayfs snapshot of the layer: %v", err)
-	}
-	// Importing again is harmless (cluster up imports at every start).
-	if err := ctr.Import(ctx, path); err != nil {
-		t.Errorf("second Import: %v", err)
-	}
-	if err := ctr.Import(ctx, filepath.Join(t.TempDir(), "none.tar")); err == nil || !strings.Contains(err.Error(), "none.tar") {
-		t.Errorf("Import of a missing tarball: %v", err)
-	}
-}
-
 func must[T any](v T, err error) T {
 	if err != nil {
 		panic(err)

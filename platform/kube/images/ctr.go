@@ -20,7 +20,7 @@ type Ctr struct {
 // starts from the snapshot as it finds it. Importing an image again is
 // harmless.
 func (c Ctr) Import(ctx context.Context, tarball string) error {
-	if _, err := c.run(ctx, "images", "import", "--snapshotter", "overlayfs", tarball); err != nil {
+	if _, err := c.Run(ctx, "images", "import", "--snapshotter", "overlayfs", tarball); err != nil {
 		return fmt.Errorf("importing %s: %w", tarball, err)
 	}
 	return nil
@@ -29,7 +29,7 @@ func (c Ctr) Import(ctx context.Context, tarball string) error {
 // Has tells whether containerd has an image named name (a full
 // reference, as Recipe.Name).
 func (c Ctr) Has(ctx context.Context, name string) (bool, error) {
-	out, err := c.run(ctx, "images", "ls", "-q")
+	out, err := c.Run(ctx, "images", "ls", "-q")
 	if err != nil {
 		return false, fmt.Errorf("listing images: %w", err)
 	}
@@ -41,9 +41,10 @@ func (c Ctr) Has(ctx context.Context, name string) (bool, error) {
 	return false, nil
 }
 
-// run runs ctr with c's address and namespace; its error carries what
-// ctr wrote on stderr.
-func (c Ctr) run(ctx context.Context, args ...string) (string, error) {
+// Run runs ctr with c's address and namespace, for what Import and Has
+// do not cover (a test's ctr run); its error carries what ctr wrote on
+// stderr.
+func (c Ctr) Run(ctx context.Context, args ...string) (string, error) {
 	full := []string{}
 	if c.Address != "" {
 		full = append(full, "--address", c.Address)

@@ -13,13 +13,13 @@ const Suite = "bookworm"
 // StdPath is PATH in the engine images, as in the official ones.
 const StdPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-// setIDHook is a customize hook that gives the Debian user and group
-// name the id id, which the official images use (999) and pods run as,
-// in place of the system id the package's postinst picked, and gives
-// what the old ids owned to the new. It edits the root's passwd and
-// group from outside, so that it needs no passwd tools in the image,
-// and stops if id is taken by anyone else.
-func setIDHook(name string, id int) string {
+// SetIDHook is a customize hook (Recipe.Hooks) that gives the Debian
+// user and group name the id id, which the official images use (999)
+// and pods run as, in place of the system id the package's postinst
+// picked, and gives what the old ids owned to the new. It edits the
+// root's passwd and group from outside, so that it needs no passwd
+// tools in the image, and stops if id is taken by anyone else.
+func SetIDHook(name string, id int) string {
 	n, i := strconv.Quote(name), strconv.Itoa(id)
 	return fmt.Sprintf(`set -eu
 r=$1
@@ -40,10 +40,10 @@ if [ "$og" != %[2]s ]; then find "$r" -xdev -gid "$og" -exec chgrp -h %[2]s {} +
 `, n, i)
 }
 
-// addUserHook is a customize hook that adds the system user and group
-// name with id id, for packages (the -core ones) whose postinst makes
-// no user.
-func addUserHook(name string, id int, home string) string {
+// AddUserHook is a customize hook (Recipe.Hooks) that adds the system
+// user and group name with id id, for packages (the -core ones) whose
+// postinst makes no user.
+func AddUserHook(name string, id int, home string) string {
 	return fmt.Sprintf(`set -eu
 r=$1
 echo '%[1]s:x:%[2]d:%[2]d::%[3]s:/usr/sbin/nologin' >>"$r/etc/passwd"

@@ -1,4 +1,4 @@
-package images
+package images_test
 
 import (
 	"context"
@@ -9,29 +9,33 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/host/mountinfo"
+	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
 )
 
 // TestBuildFailures checks that a failed or cancelled mmdebstrap says
 // why (apt's complaint; the context's error) and leaves nothing behind:
 // no tarball, no build folder, nothing mounted, no process.
 func TestBuildFailures(t *testing.T) {
-	imageCache(t) // the same conditions as the Debian images
+	imagestest.Cache(t) // the same conditions as the Debian images
 	cache := t.TempDir()
 	// A missing suite fails at once; a missing package would fail the
 	// same way, after the essential packages' half minute.
-	bad := Recipe{Name: "tierbench.local/bad:1", Suite: "tierbench-no-such-suite", Packages: []string{"hello"}}
-	_, err := Build(context.Background(), bad, cache)
+	bad := images.Recipe{Name: "tierbench.local/bad:1", Suite: "tierbench-no-such-suite", Packages: []string{"hello"}}
+	_, err := images.Build(context.Background(), bad, cache)
 	if err == nil || !strings.Contains(err.Error(), "mmdebstrap") || !strings.Contains(err.Error(), "tierbench-no-such-suite") {
 		t.Errorf("a missing suite: %v; want mmdebstrap's complaint", err)
 	}
 	t.Logf("a missing suite: %v", err)
 	leftNothing(t, cache)
 
-	// Cancelled while dpkg runs: mmdebstrap unmounts and stops.
+	// Cancelled while dpkg runs (PostgreSQL's packages take longer than
+	// the timeout): mmdebstrap unmounts and stops.
+	big := images.Recipe{Name: "tierbench.local/cancelled:1", Suite: images.Suite, Packages: []string{"postgresql-15"}}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	start := time.Now()
-	_, err = Build(ctx, Postgres(), cache)
+	_, err = images.Build(ctx, big, cache)
 	if err == nil {
 		t.Fatalf("a cancelled build succeeded")
 	}

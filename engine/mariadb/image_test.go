@@ -1,4 +1,4 @@
-package images
+package mariadb
 
 import (
 	"context"
@@ -12,20 +12,25 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
 )
 
-// TestMariaDB runs the image's entrypoint as the engine's pod does:
+// TestLabImage runs the image's entrypoint as the engine's pod does:
 // uid 999, a fresh datadir, the server's arguments in full, the user's
 // password from the environment; checks the readiness probe, that the
 // user logs in over TCP with the password only, and that root does not
 // over TCP; then starts it again on the same data.
-func TestMariaDB(t *testing.T) {
-	r := MariaDB()
-	root := unpackRoot(t, buildCached(t, r))
-	volume(t, root, "/var/lib/mysql-data")
-	port := freePort(t)
-	password := secret()
-	env := imageEnv(r,
+func TestLabImage(t *testing.T) {
+	r, err := Engine{}.LabImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := imagestest.UnpackRoot(t, imagestest.Build(t, r))
+	imagestest.Volume(t, root, "/var/lib/mysql-data")
+	port := imagestest.FreePort(t)
+	password := imagestest.Secret()
+	env := imagestest.Env(r,
 		"MARIADB_DATABASE=bench",
 		"MARIADB_USER=bench",
 		"MARIADB_PASSWORD="+password,
@@ -51,10 +56,10 @@ func TestMariaDB(t *testing.T) {
 	probe := []string{"mariadb-admin", "ping", "-h", "127.0.0.1", "-P", fmt.Sprint(port)}
 
 	start := time.Now()
-	s := startServer(t, root, env, args...)
-	waitReady(t, s, root, env, "", probe...)
+	s := imagestest.Start(t, root, env, args...)
+	imagestest.WaitReady(t, s, root, env, "", probe...)
 	t.Logf("first start (install-db) ready in %s", time.Since(start).Round(time.Millisecond))
-	if strings.Contains(s.out.String(), password) {
+	if strings.Contains(s.Output(), password) {
 		t.Errorf("the entrypoint printed the password")
 	}
 	if _, err := os.Stat(filepath.Join(root, "var/lib/mysql-data/redo/ib_logfile0")); err != nil {
@@ -75,7 +80,7 @@ func TestMariaDB(t *testing.T) {
 	defer db.Close()
 	var one int
 	if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
-		t.Fatalf("SELECT 1 as the user: %d, %v\n%s", one, err, s.out)
+		t.Fatalf("SELECT 1 as the user: %d, %v\n%s", one, err, s.Output())
 	}
 	var charset string
 	if err := db.QueryRowContext(ctx, "SELECT @@character_set_server").Scan(&charset); err != nil || charset != "utf8mb4" {
@@ -104,13 +109,13 @@ func TestMariaDB(t *testing.T) {
 	}
 
 	// The second start finds mysql/ and only runs the server.
-	s.stop(t, syscall.SIGTERM)
+	s.Stop(t, syscall.SIGTERM)
 	start = time.Now()
-	s = startServer(t, root, env, args...)
-	waitReady(t, s, root, env, "", probe...)
+	s = imagestest.Start(t, root, env, args...)
+	imagestest.WaitReady(t, s, root, env, "", probe...)
 	t.Logf("second start ready in %s", time.Since(start).Round(time.Millisecond))
-	if strings.Contains(s.out.String(), "initializing") {
-		t.Errorf("the second start initialized again:\n%s", s.out)
+	if strings.Contains(s.Output(), "initializing") {
+		t.Errorf("the second start initialized again:\n%s", s.Output())
 	}
 	db, err = sql.Open("mysql", dsn("bench", password))
 	if err != nil {

@@ -1,4 +1,4 @@
-package images
+package imagestest
 
 import (
 	"context"
@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/host/mountinfo"
+	"github.com/tierbench/tierbench/platform/kube/images"
 )
 
-// throwawayContainerd starts a containerd of the test's own, with its
+// Containerd starts a containerd of the test's own, with its
 // root, state and socket under a temporary folder and no CRI plugin,
 // and stops it, unmounting whatever it left under that folder, when the
 // test ends. The system's containerd (/run/containerd,
 // /var/lib/containerd) is not touched.
-func throwawayContainerd(t *testing.T) Ctr {
+func Containerd(t *testing.T) images.Ctr {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("containerd needs root")
@@ -73,10 +74,10 @@ disabled_plugins = ["io.containerd.grpc.v1.cri", "io.containerd.snapshotter.v1.a
 		logf.Close()
 		unmountUnder(t, dir)
 	})
-	c := Ctr{Address: sock, Namespace: "k8s.io"}
+	c := images.Ctr{Address: sock, Namespace: "k8s.io"}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := c.run(context.Background(), "version")
+		_, err := c.Run(context.Background(), "version")
 		if err == nil {
 			return c
 		}

@@ -1,4 +1,4 @@
-package images
+package redis
 
 import (
 	"context"
@@ -10,16 +10,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
 )
 
-// TestRedis runs the server as the engine's pod does: uid 999, a
+// TestLabImage runs the server as the engine's pod does: uid 999, a
 // configuration file that holds the password, the arguments after it;
 // checks the readiness probe (redis-cli with REDISCLI_AUTH) and that
 // the server refuses a client without the password.
-func TestRedis(t *testing.T) {
-	r := Redis()
-	root := unpackRoot(t, buildCached(t, r))
-	password := secret()
+func TestLabImage(t *testing.T) {
+	r, err := Engine{}.LabImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := imagestest.UnpackRoot(t, imagestest.Build(t, r))
+	password := imagestest.Secret()
 	conf := filepath.Join(root, "etc/tierbench/redis.conf")
 	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
 		t.Fatal(err)
@@ -27,47 +32,50 @@ func TestRedis(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("requirepass %q\nsave \"\"\n", password)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	volume(t, root, "/data/redis")
-	port := fmt.Sprint(freePort(t))
-	env := imageEnv(r)
+	imagestest.Volume(t, root, "/data/redis")
+	port := fmt.Sprint(imagestest.FreePort(t))
+	env := imagestest.Env(r)
 	args := append(r.Config.Entrypoint, "redis-server", "/etc/tierbench/redis.conf", "--dir", "/data/redis", "--bind", "127.0.0.1", "--port", port)
 	start := time.Now()
-	s := startServer(t, root, env, args...)
+	s := imagestest.Start(t, root, env, args...)
 	authed := append(env, "REDISCLI_AUTH="+password)
-	waitReady(t, s, root, authed, "PONG", "redis-cli", "-p", port, "ping")
+	imagestest.WaitReady(t, s, root, authed, "PONG", "redis-cli", "-p", port, "ping")
 	t.Logf("ready in %s", time.Since(start).Round(time.Millisecond))
 
 	ctx := context.Background()
-	out, err := chrootCmd(ctx, root, authed, "redis-cli", "-p", port, "set", "k", "v").CombinedOutput()
+	out, err := imagestest.Chroot(ctx, root, authed, "redis-cli", "-p", port, "set", "k", "v").CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "OK" {
 		t.Errorf("SET with the password: %v, %s", err, out)
 	}
-	out, _ = chrootCmd(ctx, root, env, "redis-cli", "-p", port, "get", "k").CombinedOutput()
+	out, _ = imagestest.Chroot(ctx, root, env, "redis-cli", "-p", port, "get", "k").CombinedOutput()
 	if !strings.Contains(string(out), "NOAUTH") {
 		t.Errorf("GET without the password: %s, want NOAUTH", out)
 	}
 	wrong := append(env, "REDISCLI_AUTH=wrong")
-	out, _ = chrootCmd(ctx, root, wrong, "redis-cli", "-p", port, "get", "k").CombinedOutput()
+	out, _ = imagestest.Chroot(ctx, root, wrong, "redis-cli", "-p", port, "get", "k").CombinedOutput()
 	if strings.TrimSpace(string(out)) == "v" {
 		t.Errorf("GET with a wrong password: %s", out)
 	}
-	out, err = chrootCmd(ctx, root, authed, "redis-cli", "-p", port, "config", "get", "dir").CombinedOutput()
+	out, err = imagestest.Chroot(ctx, root, authed, "redis-cli", "-p", port, "config", "get", "dir").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "/data/redis") {
 		t.Errorf("dir: %v, %s", err, out)
 	}
-	s.stop(t, syscall.SIGTERM)
-	if strings.Contains(s.out.String(), password) {
+	s.Stop(t, syscall.SIGTERM)
+	if strings.Contains(s.Output(), password) {
 		t.Errorf("the server printed the password")
 	}
 }
 
-// TestImportRedis imports a Debian image (hard links, setgid folders,
+// TestLabImageImport imports a Debian image (hard links, setgid folders,
 // a big layer) into a throwaway containerd and runs it there with runc,
 // as the kubelet would: the config's user, PATH and entrypoint apply.
-func TestImportRedis(t *testing.T) {
-	r := Redis()
-	tarball := buildCached(t, r)
-	ctr := throwawayContainerd(t)
+func TestLabImageImport(t *testing.T) {
+	r, err := Engine{}.LabImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tarball := imagestest.Build(t, r)
+	ctr := imagestest.Containerd(t)
 	if _, err := exec.LookPath("containerd-shim-runc-v2"); err != nil {
 		t.Skip("no containerd-shim-runc-v2")
 	}
@@ -83,7 +91,7 @@ func TestImportRedis(t *testing.T) {
 	id := fmt.Sprintf("tierbench-images-test-%d", os.Getpid())
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	out, err := ctr.run(ctx, "run", "--rm", "--snapshotter", "overlayfs", r.Name, id, "docker-entrypoint.sh", "sh", "-c", "id -u; id -g; pwd; redis-server --version")
+	out, err := ctr.Run(ctx, "run", "--rm", "--snapshotter", "overlayfs", r.Name, id, "docker-entrypoint.sh", "sh", "-c", "id -u; id -g; pwd; redis-server --version")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,13 @@
-package images
+// Package imagestest is what the tests of the lab node's images share:
+// the machine's image cache (Debian images are built once per machine),
+// an image's root unpacked into a folder to chroot into, a server run
+// there as its pod would run it, and a containerd of the test's own to
+// import an image into. The engines' tests of their own images
+// (LabImage) and package images' use it; it skips a test where images
+// cannot be built (-short, not root, no mmdebstrap).
+//
+// Only tests import it: it calls t.Skip and t.Fatal.
+package imagestest
 
 import (
 	"archive/tar"
@@ -19,12 +28,13 @@ import (
 
 	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
+	"github.com/tierbench/tierbench/platform/kube/images"
 )
 
-// imageCache is where the Debian images' tarballs are kept across test
+// Cache is where the Debian images' tarballs are kept across test
 // runs, so that only the first run pays for mmdebstrap. It skips the
 // test where they cannot be built: -short, not root, no mmdebstrap.
-func imageCache(t *testing.T) string {
+func Cache(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds a Debian image: not with -short")
@@ -47,12 +57,12 @@ func imageCache(t *testing.T) string {
 	return dir
 }
 
-// buildCached builds r into the test cache and logs how long it took
-// and how big the tarball is.
-func buildCached(t *testing.T, r Recipe) string {
+// Build builds r into the cache, unless an earlier run did (same
+// Recipe.Key), and logs how long it took and how big the tarball is.
+func Build(t *testing.T, r images.Recipe) string {
 	t.Helper()
 	start := time.Now()
-	path, err := Build(context.Background(), r, imageCache(t))
+	path, err := images.Build(context.Background(), r, Cache(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +74,10 @@ func buildCached(t *testing.T, r Recipe) string {
 	return path
 }
 
-// unpackRoot lays the image's layer out in a new folder, as the
+// UnpackRoot lays the image's layer out in a new folder, as the
 // runtime's snapshot would hold it, with the few device nodes a
 // container's /dev has (no mounts: nothing to undo), and returns it.
-func unpackRoot(t *testing.T, tarball string) string {
+func UnpackRoot(t *testing.T, tarball string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "root")
 	if err := os.Mkdir(root, 0o755); err != nil {
@@ -116,14 +126,14 @@ func unpackRoot(t *testing.T, tarball string) string {
 	return root
 }
 
-// imageEnv is the environment the image's config gives, then env.
-func imageEnv(r Recipe, env ...string) []string {
+// Env is the environment the image's config gives, then env.
+func Env(r images.Recipe, env ...string) []string {
 	return append(append([]string{}, r.Config.Env...), env...)
 }
 
-// volume makes a fresh folder in root owned by 999, as a pod's empty
+// Volume makes a fresh folder in root owned by 999, as a pod's empty
 // volume with fsGroup 999 is.
-func volume(t *testing.T, root, path string) {
+func Volume(t *testing.T, root, path string) {
 	t.Helper()
 	p := filepath.Join(root, path)
 	if err := os.MkdirAll(p, 0o755); err != nil {
@@ -134,40 +144,40 @@ func volume(t *testing.T, root, path string) {
 	}
 }
 
-// chrootCmd runs args in root as uid and gid 999 with env, as the pod's
+// Chroot runs args in root as uid and gid 999 with env, as the pod's
 // container would.
-func chrootCmd(ctx context.Context, root string, env []string, args ...string) *exec.Cmd {
+func Chroot(ctx context.Context, root string, env []string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "chroot", append([]string{"--userspec=999:999", root}, args...)...)
 	cmd.Env = env
 	return cmd
 }
 
-// server is a process started in a root, in a process group of its own
+// Server is a process started in a root, in a process group of its own
 // so that the test stops it and all it forked.
-type server struct {
+type Server struct {
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
 }
 
-// startServer starts args in root and stops it when the test ends.
-func startServer(t *testing.T, root string, env []string, args ...string) *server {
+// Start starts args in root and stops it when the test ends.
+func Start(t *testing.T, root string, env []string, args ...string) *Server {
 	t.Helper()
-	s := &server{out: &syncBuffer{}, done: make(chan struct{})}
-	s.cmd = chrootCmd(context.Background(), root, env, args...)
+	s := &Server{out: &syncBuffer{}, done: make(chan struct{})}
+	s.cmd = Chroot(context.Background(), root, env, args...)
 	s.cmd.Stdout, s.cmd.Stderr = s.out, s.out
 	proc.OwnGroupOutliving(s.cmd)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() { s.stop(t, syscall.SIGTERM) })
+	t.Cleanup(func() { s.Stop(t, syscall.SIGTERM) })
 	return s
 }
 
-// stop signals the server's process group, waits for its leader, and
+// Stop signals the server's process group, waits for its leader, and
 // kills what is left.
-func (s *server) stop(t *testing.T, sig syscall.Signal) {
+func (s *Server) Stop(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	pgid := s.cmd.Process.Pid
 	select {
@@ -183,8 +193,11 @@ func (s *server) stop(t *testing.T, sig syscall.Signal) {
 	_ = proc.KillGroup(pgid) // its forks, if any are left
 }
 
+// Output is what the server wrote so far, on stdout and stderr.
+func (s *Server) Output() string { return s.out.String() }
+
 // exited tells whether the server has ended.
-func (s *server) exited() bool {
+func (s *Server) exited() bool {
 	select {
 	case <-s.done:
 		return true
@@ -193,28 +206,28 @@ func (s *server) exited() bool {
 	}
 }
 
-// waitReady runs probe (a readiness probe's command) in root until it
+// WaitReady runs probe (a readiness probe's command) in root until it
 // succeeds and its output has want, as the kubelet would, and fails the
 // test if the server ends or a minute goes by first.
-func waitReady(t *testing.T, s *server, root string, env []string, want string, probe ...string) {
+func WaitReady(t *testing.T, s *Server, root string, env []string, want string, probe ...string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		out, err := chrootCmd(ctx, root, env, probe...).CombinedOutput()
+		out, err := Chroot(ctx, root, env, probe...).CombinedOutput()
 		cancel()
 		if err == nil && strings.Contains(string(out), want) {
 			return
 		}
 		if s.exited() || time.Now().After(deadline) {
-			t.Fatalf("%s never ready (%v: %s); server's output:\n%s", probe[0], err, out, s.out)
+			t.Fatalf("%s never ready (%v: %s); server's output:\n%s", probe[0], err, out, s.Output())
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
 }
 
-// freePort is a TCP port on 127.0.0.1 that nothing listens on now.
-func freePort(t *testing.T) int {
+// FreePort is a TCP port on 127.0.0.1 that nothing listens on now.
+func FreePort(t *testing.T) int {
 	t.Helper()
 	port, err := tcpport.Free()
 	if err != nil {
@@ -223,9 +236,9 @@ func freePort(t *testing.T) int {
 	return port
 }
 
-// secret is a password for one test: with quotes and a backslash, which
+// Secret is a password for one test: with quotes and a backslash, which
 // an entrypoint must pass through intact.
-func secret() string {
+func Secret() string {
 	return fmt.Sprintf(`pw'"\%d`, time.Now().UnixNano())
 }
 
@@ -248,7 +261,7 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// urlEscape escapes a password for a URL's user information.
-func urlEscape(s string) string {
+// URLEscape escapes a password for a URL's user information.
+func URLEscape(s string) string {
 	return url.UserPassword("u", s).String()[2:]
 }

@@ -1,4 +1,4 @@
-package images
+package postgres
 
 import (
 	"context"
@@ -11,20 +11,25 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
 )
 
-// TestPostgres runs the image's entrypoint as the engine's pod does:
+// TestLabImage runs the image's entrypoint as the engine's pod does:
 // uid 999, fresh PGDATA and WAL folders, the password from the
 // environment; checks that the readiness probe passes and that a TCP
 // login needs the password; then starts it again on the same data.
-func TestPostgres(t *testing.T) {
-	r := Postgres()
-	root := unpackRoot(t, buildCached(t, r))
-	volume(t, root, "/var/lib/postgresql/data")
-	volume(t, root, "/var/lib/postgresql/wal")
-	port := freePort(t)
-	password := secret()
-	env := imageEnv(r,
+func TestLabImage(t *testing.T) {
+	r, err := Engine{}.LabImage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := imagestest.UnpackRoot(t, imagestest.Build(t, r))
+	imagestest.Volume(t, root, "/var/lib/postgresql/data")
+	imagestest.Volume(t, root, "/var/lib/postgresql/wal")
+	port := imagestest.FreePort(t)
+	password := imagestest.Secret()
+	env := imagestest.Env(r,
 		"PGDATA=/var/lib/postgresql/data/pgdata",
 		"POSTGRES_INITDB_WALDIR=/var/lib/postgresql/wal/pg_wal",
 		"POSTGRES_USER=postgres",
@@ -37,10 +42,10 @@ func TestPostgres(t *testing.T) {
 	probe := []string{"pg_isready", "-h", "127.0.0.1", "-p", fmt.Sprint(port), "-U", "postgres", "-d", "postgres"}
 
 	start := time.Now()
-	s := startServer(t, root, env, args...)
-	waitReady(t, s, root, env, "accepting connections", probe...)
+	s := imagestest.Start(t, root, env, args...)
+	imagestest.WaitReady(t, s, root, env, "accepting connections", probe...)
 	t.Logf("first start (initdb) ready in %s", time.Since(start).Round(time.Millisecond))
-	if strings.Contains(s.out.String(), password) {
+	if strings.Contains(s.Output(), password) {
 		t.Errorf("the entrypoint printed the password")
 	}
 	if link, err := os.Readlink(filepath.Join(root, "var/lib/postgresql/data/pgdata/pg_wal")); err != nil || link != "/var/lib/postgresql/wal/pg_wal" {
@@ -54,9 +59,9 @@ func TestPostgres(t *testing.T) {
 	url := func(user, pass, db string) string {
 		return fmt.Sprintf("postgres://%s:%s@127.0.0.1:%d/%s?sslmode=disable", user, pass, port, db)
 	}
-	conn, err := pgx.Connect(ctx, url("postgres", urlEscape(password), "bench"))
+	conn, err := pgx.Connect(ctx, url("postgres", imagestest.URLEscape(password), "bench"))
 	if err != nil {
-		t.Fatalf("login with the password: %v\n%s", err, s.out)
+		t.Fatalf("login with the password: %v\n%s", err, s.Output())
 	}
 	var one int
 	if err := conn.QueryRow(ctx, "SELECT 1").Scan(&one); err != nil || one != 1 {
@@ -78,15 +83,15 @@ func TestPostgres(t *testing.T) {
 	}
 
 	// The second start finds PG_VERSION and only runs the server.
-	s.stop(t, syscall.SIGINT)
+	s.Stop(t, syscall.SIGINT)
 	start = time.Now()
-	s = startServer(t, root, env, args...)
-	waitReady(t, s, root, env, "accepting connections", probe...)
+	s = imagestest.Start(t, root, env, args...)
+	imagestest.WaitReady(t, s, root, env, "accepting connections", probe...)
 	t.Logf("second start ready in %s", time.Since(start).Round(time.Millisecond))
-	if strings.Contains(s.out.String(), "init process complete") {
-		t.Errorf("the second start ran initdb again:\n%s", s.out)
+	if strings.Contains(s.Output(), "init process complete") {
+		t.Errorf("the second start ran initdb again:\n%s", s.Output())
 	}
-	conn, err = pgx.Connect(ctx, url("postgres", urlEscape(password), "bench"))
+	conn, err = pgx.Connect(ctx, url("postgres", imagestest.URLEscape(password), "bench"))
 	if err != nil {
 		t.Fatalf("login after a restart: %v", err)
 	}
