@@ -78,8 +78,9 @@ const ycsbSmall = "{name: ycsb-a, records: 2000}"
 // (cluster up's); pods that cannot start (an image that cannot be pulled,
 // an engine that exits at once), each run failed by name; render's
 // objects applied and removed by their run label; then faults under a
-// run: a kill -9 of tierbench then cleanup, the node restarted under a
-// killed run's objects, the kubelet killed, cluster serve killed. cluster
+// run: a kill -9 of tierbench then cleanup, the kubelet killed (the node
+// goes down and is restarted under the run's objects), cluster serve
+// killed. cluster
 // down must then leave nothing: no process, mount, volume folder or
 // ledger record.
 func TestRealNode(t *testing.T) {
@@ -191,30 +192,10 @@ func TestRealNode(t *testing.T) {
 		kill9OnNode(t, dir, kubeconfig, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s"))
 	})
 
-	// The node restarted under a run's objects: tierbench killed in a
-	// run (its objects stay), the node taken down and brought up again;
-	// cleanup then forgets the objects, which went with the old node.
-	t.Run("node restarted", func(t *testing.T) {
-		st := study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s")
-		killRunWhenMeasuring(t, exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-restarted")))
-		if r := tierbench(t, "cluster", "down"); r.code != 0 {
-			t.Fatalf("cluster down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		if r := tierbench(t, "cluster", "up", writeStudy(t, dir, nodeStudy)); r.code != 0 {
-			t.Fatalf("cluster up again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		r := tierbench(t, "cleanup")
-		if r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
-			t.Errorf("cleanup after the node's restart: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-		}
-		t.Logf("cleanup: %s", r.stdout)
-		if o, _ := kubectl(t, kubeconfig, "get", runKinds, "-l", "app.kubernetes.io/managed-by=tierbench", "-o", "name"); strings.TrimSpace(o) != "" {
-			t.Errorf("left after cleanup:\n%s", o)
-		}
-	})
 	// The kubelet killed under a run: cluster serve, which watches the
 	// node's processes, takes the node down, so the run fails by name at
-	// once; cluster down and up give a fresh node.
+	// once, its objects left on the node that went; cluster down and up
+	// give a fresh node, and cleanup forgets those objects.
 	t.Run("kubelet killed", func(t *testing.T) {
 		st := study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s")
 		runKillingUnder(t, exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results-kubelet")), func() error {
@@ -232,9 +213,13 @@ func TestRealNode(t *testing.T) {
 			t.Fatalf("cluster up again: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		// The run could not delete its objects from the node that went
-		// down; cleanup forgets them, as after a restart.
-		if r := tierbench(t, "cleanup"); r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
-			t.Errorf("cleanup after the kubelet's kill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		// down; cleanup forgets them on the restarted one.
+		r = tierbench(t, "cleanup")
+		if r.code != 0 || !strings.Contains(r.stdout, "undone: Kubernetes objects tierbench.io/run=") {
+			t.Errorf("cleanup after the node's restart: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if o, _ := kubectl(t, kubeconfig, "get", runKinds, "-l", "app.kubernetes.io/managed-by=tierbench", "-o", "name"); strings.TrimSpace(o) != "" {
+			t.Errorf("left after cleanup:\n%s", o)
 		}
 	})
 	// Last, the node's own process killed under a run: cluster serve dies
@@ -243,7 +228,7 @@ func TestRealNode(t *testing.T) {
 	// so the run ends as it would have; cluster down then undoes the node
 	// it left.
 	t.Run("serve killed", func(t *testing.T) {
-		serveKilledOnNode(t, dir, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "30s"))
+		serveKilledOnNode(t, dir, study("postgres", "  all-slow: {data: slow, wal: fast}", ycsbSmall, "8s"))
 	})
 	if _, ok := node.Running(); ok {
 		down := tierbench(t, "cluster", "down")
