@@ -9,11 +9,16 @@ import (
 	"github.com/tierbench/tierbench/stats"
 )
 
-// Document is the JSON of `tierbench show --format json`.
+// Document is the JSON of `tierbench show --format json` and `export
+// --format json`, which follows results' JSON Schema (results/schema,
+// docs/results-schema.md).
 type Document struct {
-	Study  *results.Study `json:"study"`
-	Runs   []results.Run  `json:"runs"`
-	Groups []*stats.Group `json:"groups"`
+	// SchemaVersion is the version of that schema the document follows
+	// (results.SchemaVersion), so a reader can tell which it has.
+	SchemaVersion int            `json:"schema_version"`
+	Study         *results.Study `json:"study"`
+	Runs          []results.Run  `json:"runs"`
+	Groups        []*stats.Group `json:"groups"`
 	// Verdicts are the answer sentences, one per durability mode.
 	Verdicts []string `json:"verdicts"`
 	// CrashCosts is the crash trade-off (CrashCosts) of a study that
@@ -28,6 +33,15 @@ type Document struct {
 
 // JSON writes a study, its runs and its per-group statistics.
 func JSON(w io.Writer, st *results.Study, runs []results.Run) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(Build(st, runs))
+}
+
+// Build analyses a study as every output does and returns the document
+// JSON writes; the CSV tables of `export` are read from it too, so they
+// hold the same figures.
+func Build(st *results.Study, runs []results.Run) Document {
 	if runs == nil {
 		runs = []results.Run{}
 	}
@@ -35,17 +49,21 @@ func JSON(w io.Writer, st *results.Study, runs []results.Run) error {
 	view, viewRuns := results.SeriesView(st, runs)
 	a := stats.Analyze(view, viewRuns)
 	crashes := CrashCosts(st, runs)
-	doc := Document{Study: withAnalysis(st, a), Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, 0), CrashCosts: crashes,
+	doc := Document{SchemaVersion: results.SchemaVersion, Study: withAnalysis(st, a), Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, 0), CrashCosts: crashes,
 		Answer: answerLines(view, a, viewRuns, crashes), Comparisons: a.Comparisons}
+	if doc.Groups == nil {
+		doc.Groups = []*stats.Group{}
+	}
 	if doc.Verdicts == nil {
 		doc.Verdicts = []string{}
+	}
+	if doc.Answer == nil {
+		doc.Answer = []string{}
 	}
 	if doc.Comparisons == nil {
 		doc.Comparisons = []*stats.Judged{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return doc
 }
 
 // withAnalysis is a copy of st holding what its analysis says of it as a
