@@ -4,6 +4,7 @@ package hostenv
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -36,6 +37,36 @@ func Capture() Env {
 	e.MemoryBytes = MemoryBytes()
 	e.CPUModel = cpuModel()
 	return e
+}
+
+// SameMachine reports whether e and o describe the same machine: the
+// same hostname, CPU model and CPU count, so that studies run on them may
+// be compared. A fact either left empty (unreadable, or not recorded
+// when the study ran) is not compared. Kernel, memory and versions are
+// left out: they change on one machine (an upgrade, a resized VM) and a
+// comparison across them may be the very point.
+func (e Env) SameMachine(o Env) bool {
+	differ := func(a, b string) bool { return a != "" && b != "" && a != b }
+	return !differ(e.Hostname, o.Hostname) && !differ(e.CPUModel, o.CPUModel) && !(e.CPUs > 0 && o.CPUs > 0 && e.CPUs != o.CPUs)
+}
+
+// Machine names the machine for messages: "ci-7 (4 CPUs, AMD EPYC 7B13)".
+func (e Env) Machine() string {
+	name := e.Hostname
+	if name == "" {
+		name = "an unnamed host"
+	}
+	var facts []string
+	if e.CPUs > 0 {
+		facts = append(facts, fmt.Sprintf("%d CPUs", e.CPUs))
+	}
+	if e.CPUModel != "" {
+		facts = append(facts, e.CPUModel)
+	}
+	if len(facts) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(facts, ", ") + ")"
 }
 
 // MemoryBytes is the machine's memory, 0 when it cannot be read.

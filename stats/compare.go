@@ -232,7 +232,9 @@ func groupLabel(placement, durability string, clients int, omitPlacement bool) s
 }
 
 // Comparable explains why two studies should not be compared: a different
-// engine, workload or record count. Empty when they are comparable.
+// engine, workload, record count or machine (hostenv.Env.SameMachine:
+// between machines a difference may be the machine's, not the change's).
+// Empty when they are comparable.
 func Comparable(a, b *results.Study) []string {
 	var why []string
 	if a.Engine != b.Engine {
@@ -243,6 +245,9 @@ func Comparable(a, b *results.Study) []string {
 	}
 	if ra, rb := a.WorkloadParams["records"], b.WorkloadParams["records"]; ra != rb {
 		why = append(why, fmt.Sprintf("record count differs: %s has %s, %s has %s", a.ID, ra, b.ID, rb))
+	}
+	if !a.Env.SameMachine(b.Env) {
+		why = append(why, fmt.Sprintf("host differs: %s ran on %s, %s on %s", a.ID, a.Env.Machine(), b.ID, b.Env.Machine()))
 	}
 	return why
 }

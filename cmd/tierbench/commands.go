@@ -427,47 +427,86 @@ func newEnginesCmd() *cobra.Command {
 }
 
 func newCompareCmd() *cobra.Command {
-	var resultsDir, placements, durability, format string
+	var resultsDir, placements, durability, format, failOn string
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "compare STUDY_A STUDY_B [STUDY_C ...] | compare STUDY --placements BASE,OTHER[,...] | compare STUDY --durability BASE,OTHER[,...]",
-		Short: "Compare studies (the first is the baseline), or placements or durability modes of one study, with 95% CIs",
+		Short: "Compare studies (the first is the baseline), or placements or durability modes of one study, with 95% CIs; --fail-on gates a CI job",
 		Args:  args(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			if format != "table" && format != "json" {
 				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
 			}
-			store, err := results.OpenExisting(absResults(resultsDir))
-			if err != nil {
-				return storedOrBad(err)
+			if _, err := stats.JudgeGate(nil, failOn); failOn != "" && err != nil {
+				return badInput(err)
 			}
-			defer store.Close()
-			base, contenders, err := compareSides(cmd.Context(), store, a, placements, durability, force)
-			if err != nil {
-				return err
+			// compare changes nothing: on SIGINT or SIGTERM it stops where it is.
+			err := interruptible(cmd.Context(), func() error {
+				return compare(cmd.Context(), resultsDir, a, placements, durability, format, failOn, force)
+			})
+			var ee *exitError
+			if failOn != "" && err != nil && !errors.As(err, &ee) {
+				// Under the gate, 1 means a regression and nothing else.
+				return &exitError{code: exitGateError, err: fmt.Errorf("%w; the gate judged nothing", err)}
 			}
-			rows := stats.Compare(base, contenders)
-			if len(rows) == 0 {
-				return badInput(errors.New("nothing to compare: the two sides share no placement x durability x clients group with ok runs"))
-			}
-			if format == "json" {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					Baseline string      `json:"baseline"`
-					Rows     []stats.Row `json:"rows"`
-				}{base.Label, rows})
-			}
-			report.CompareTable(os.Stdout, base.Label, rows, isTerminal(os.Stdout))
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory")
 	cmd.Flags().StringVar(&placements, "placements", "", "with one study: the placements to compare, baseline first (placement/driver when the study ran several drivers)")
 	cmd.Flags().StringVar(&durability, "durability", "", "with one study: the durability modes to compare on each placement, baseline first, e.g. async,sync")
-	cmd.Flags().BoolVar(&force, "force", false, "compare studies even if engine, workload or record count differ")
+	cmd.Flags().BoolVar(&force, "force", false, "compare studies even if engine, workload, record count or host differ")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&failOn, "fail-on", "", "a regression gate: exit 1 when any comparison is worse (worse) or not judged equivalent (not-equivalent), naming each; errors then exit 2, 4 or 5, never 1")
 	return cmd
+}
+
+// compare prints the comparison the arguments name and, with failOn,
+// judges it as a regression gate: a failed gate exits exitGateFailed.
+func compare(ctx context.Context, resultsDir string, a []string, placements, durability, format, failOn string, force bool) error {
+	store, err := results.OpenExisting(absResults(resultsDir))
+	if err != nil {
+		return storedOrBad(err)
+	}
+	defer store.Close()
+	base, contenders, err := compareSides(ctx, store, a, placements, durability, force)
+	if err != nil {
+		return err
+	}
+	rows := stats.Compare(base, contenders)
+	if len(rows) == 0 {
+		return badInput(errors.New("nothing to compare: the two sides share no placement x durability x clients group with ok runs"))
+	}
+	// The gate's lines follow the table; beside JSON they go to stderr,
+	// so that stdout stays one document.
+	gateOut := os.Stdout
+	if format == "json" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Baseline string      `json:"baseline"`
+			Rows     []stats.Row `json:"rows"`
+		}{base.Label, rows}); err != nil {
+			return err
+		}
+		gateOut = os.Stderr
+	} else {
+		report.CompareTable(os.Stdout, base.Label, rows, isTerminal(os.Stdout))
+	}
+	if failOn == "" {
+		return nil
+	}
+	gate, err := stats.JudgeGate(rows, failOn)
+	if err != nil {
+		return badInput(err)
+	}
+	fmt.Fprintln(gateOut)
+	report.GateText(gateOut, base.Label, gate)
+	if !gate.Passed() {
+		return &exitError{code: exitGateFailed, err: fmt.Errorf("regression gate failed: %d of %d comparisons %s (--fail-on %s)",
+			len(gate.Failed), gate.Rows+len(gate.NoData), map[string]string{stats.FailOnWorse: "worse", stats.FailOnNotEquivalent: "not equivalent"}[failOn], failOn)}
+	}
+	return nil
 }
 
 // compareSides loads the sides of a comparison from the command's arguments.

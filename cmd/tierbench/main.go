@@ -33,7 +33,15 @@ const (
 	// exitNothingStored: list, show, report and compare found no study in
 	// the results folder (none there, or no such id).
 	exitNothingStored = 4
-	exitInterrupt     = 130
+	// exitGateFailed: compare --fail-on found a comparison that fails the
+	// gate (worse, or not equivalent). Under --fail-on, compare exits 1
+	// for nothing else, so a CI job can tell a regression from an error.
+	exitGateFailed = 1
+	// exitGateError: compare --fail-on could not judge, for an error that
+	// is neither bad input (2) nor nothing stored (4): the results store
+	// could not be read.
+	exitGateError = 5
+	exitInterrupt = 130
 )
 
 // exitError carries an exit code to main.
@@ -107,7 +115,7 @@ placement with the baseline.`,
 	}
 	root.SetVersionTemplate(fmt.Sprintf("tierbench {{.Version}} (%s, %s/%s)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd(), newInitCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newExportCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd(), newInitCmd())
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultCompletionCmd() // now, so that it too refuses unknown shells
 	refuseUnknownCommands(root)

@@ -1,0 +1,208 @@
+package main
+
+// export writes a stored study's figures for spreadsheets and notebooks.
+// Each kind of output has a flag of its own and an exporter below, and
+// export writes every one its flags ask for: --format csv|json (with
+// --what and -o) is one; another (HDR interval logs, --hdr DIR) adds its
+// flag, a field of exportOptions and one line in exporters.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tierbench/tierbench/report"
+	"github.com/tierbench/tierbench/results"
+)
+
+// exportOptions are export's flags.
+type exportOptions struct {
+	resultsDir string
+	// format (csv or json), what (the CSV table) and out (-o, stdout
+	// when empty) are the --format output's.
+	format, what, out string
+}
+
+// exported is what an exporter reads: the study, its runs, and the store
+// they came from (for what runs' records do not hold, such as histograms).
+type exported struct {
+	store *results.Store
+	study *results.Study
+	runs  []results.Run
+}
+
+// exporter writes one kind of output of a loaded study.
+type exporter func(ctx context.Context, ex exported) error
+
+// csvTables are the tables --format csv writes, chosen by --what.
+var csvTables = map[string]func(io.Writer, report.Document) error{
+	"runs":        func(w io.Writer, doc report.Document) error { return results.WriteCSV(w, doc.Runs) },
+	"groups":      report.GroupsCSV,
+	"comparisons": report.ComparisonsCSV,
+}
+
+func newExportCmd() *cobra.Command {
+	var o exportOptions
+	cmd := &cobra.Command{
+		Use:   "export [STUDY_ID|latest] --format csv|json [--what runs|groups|comparisons] [-o FILE]",
+		Short: "Write a stored study's runs, groups and comparisons as CSV or JSON, for spreadsheets and notebooks (exit 4 when none is stored)",
+		Long: `Write a stored study's figures, the same ones show --format json has.
+
+--format json writes that document (runs, groups, comparisons, the answer),
+which follows the JSON Schema in results/schema (docs/results-schema.md).
+--format csv writes one table with a header row: --what runs (one row per
+run, the default), groups (one row per placement x durability x clients,
+with its ratio to the baseline and verdict) or comparisons (every
+comparison the study judged, with raw and adjusted p values). -o FILE
+writes a file (.csv or .json names the format), else standard output.`,
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, a []string) error {
+			outs, err := o.exporters(cmd)
+			if err != nil {
+				return badInput(err)
+			}
+			ctx := cmd.Context()
+			var ex exported
+			// Reading changes nothing: on SIGINT or SIGTERM it stops where it is.
+			err = interruptible(ctx, func() error {
+				var err error
+				ex.store, ex.study, ex.runs, err = loadStudy(ctx, o.resultsDir, a)
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			defer ex.store.Close()
+			for _, out := range outs {
+				if err := out(ctx, ex); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&o.resultsDir, "results", defaultResults, "results directory")
+	cmd.Flags().StringVar(&o.format, "format", "", "csv (one table, see --what) or json (the document show --format json prints); default: from -o's extension")
+	cmd.Flags().StringVar(&o.what, "what", "runs", "with --format csv, the table: runs (one row per run), groups (per placement x durability x clients) or comparisons (every comparison judged)")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "", "write to this file (.csv or .json sets the format) instead of standard output")
+	return cmd
+}
+
+// exporters are the outputs export's flags ask for, each written in turn;
+// none is bad input.
+func (o *exportOptions) exporters(cmd *cobra.Command) ([]exporter, error) {
+	var outs []exporter
+	if o.format != "" || o.out != "" {
+		out, err := o.tableExporter(cmd.Flags().Changed("what"))
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, out)
+	}
+	if len(outs) == 0 {
+		return nil, errors.New("say what to write: --format csv (one table: --what runs, groups or comparisons) or --format json; see `tierbench export --help`")
+	}
+	return outs, nil
+}
+
+// exportFormatByExt is the format an output file's extension means.
+var exportFormatByExt = map[string]string{".csv": "csv", ".json": "json"}
+
+// tableExporter checks the --format output's flags and returns its
+// exporter: the study's document, as JSON or as one CSV table.
+func (o *exportOptions) tableExporter(whatGiven bool) (exporter, error) {
+	if o.out != "" {
+		byExt, known := exportFormatByExt[strings.ToLower(filepath.Ext(o.out))]
+		switch {
+		case known && o.format != "" && byExt != o.format:
+			return nil, fmt.Errorf("-o %s is a %s file name but --format is %s: name the file .%s, or drop --format", o.out, byExt, o.format, o.format)
+		case known:
+			o.format = byExt
+		case o.format == "":
+			return nil, fmt.Errorf("-o %s: cannot tell the format from its name; end it in .csv or .json, or give --format csv or --format json", o.out)
+		}
+		if err := checkExportFile(o.out); err != nil {
+			return nil, err
+		}
+	}
+	table := csvTables[o.what]
+	switch {
+	case o.format != "csv" && o.format != "json":
+		return nil, fmt.Errorf("unknown --format %q: use csv or json", o.format)
+	case o.format == "json" && whatGiven:
+		return nil, errors.New("--what picks a CSV table; --format json writes runs, groups and comparisons in one document: drop --what, or give --format csv")
+	case table == nil:
+		return nil, fmt.Errorf("unknown --what %q: use runs, groups or comparisons", o.what)
+	}
+	format, out := o.format, o.out
+	return func(ctx context.Context, ex exported) error {
+		var buf bytes.Buffer
+		// Analysing writes nothing yet: an interrupt leaves no file behind.
+		err := interruptible(ctx, func() error {
+			if format == "json" {
+				return report.JSON(&buf, ex.study, ex.runs)
+			}
+			return table(&buf, report.Build(ex.study, ex.runs))
+		})
+		if err != nil {
+			return err
+		}
+		if out == "" {
+			_, err := os.Stdout.Write(buf.Bytes())
+			return err
+		}
+		return writeExportFile(out, buf.Bytes())
+	}, nil
+}
+
+// checkExportFile refuses an output file whose folder is missing, or that
+// is a folder, before anything is read.
+func checkExportFile(out string) error {
+	dir := filepath.Dir(out)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("cannot write %s: folder %s does not exist; create it or give another -o", out, dir)
+	}
+	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot write %s: it is a folder; give a file name such as %s", out, filepath.Join(out, "runs.csv"))
+	}
+	return nil
+}
+
+// writeExportFile writes data to a temporary file beside out and renames
+// it into place, so a failure leaves no half-written file.
+func writeExportFile(out string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(out), ".tierbench-export-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the temporary file's name means nothing to the user
+		}
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	if err = os.Rename(tmp.Name(), out); err != nil {
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package stats
+
+import (
+	"fmt"
+	"strings"
+)
+
+// A regression gate (`compare --fail-on`) turns a compare's verdicts into
+// pass or fail for a CI job. It reads the verdicts as they are, judged
+// together over every row of the compare (Adjust), so a gate over many
+// metrics and groups is no likelier to fail on noise than one over one.
+
+// What fails a gate.
+const (
+	// FailOnWorse fails on any comparison judged worse: a regression
+	// shown at 5% after the guard. An inconclusive one passes.
+	FailOnWorse = "worse"
+	// FailOnNotEquivalent fails on any comparison not judged equivalent
+	// within the study's margin: worse, better, inconclusive, or one
+	// with nothing to compare.
+	FailOnNotEquivalent = "not-equivalent"
+)
+
+// FailOnValues are the values --fail-on takes.
+var FailOnValues = []string{FailOnWorse, FailOnNotEquivalent}
+
+// Gate is a gate's judgement of a compare's rows.
+type Gate struct {
+	FailOn string
+	// Rows counts the comparisons judged, with an interval or not.
+	Rows int
+	// Failed are the rows that fail the gate, in the compare's order.
+	Failed []Row
+	// NoData are the rows with nothing to compare (a side without an ok
+	// run): they fail not-equivalent, and under worse are named, since a
+	// group that did not run cannot show a regression.
+	NoData []Row
+}
+
+// Passed reports whether no row failed the gate.
+func (g Gate) Passed() bool { return len(g.Failed) == 0 }
+
+// JudgeGate judges rows (stats.Compare's, adjusted together) under
+// failOn, one of FailOnValues.
+func JudgeGate(rows []Row, failOn string) (Gate, error) {
+	fails := map[string]func(Row) bool{
+		FailOnWorse:         func(r Row) bool { return r.Verdict == Worse },
+		FailOnNotEquivalent: func(r Row) bool { return r.Verdict != Equivalent },
+	}[failOn]
+	if fails == nil {
+		return Gate{}, fmt.Errorf("unknown --fail-on %q: use %s", failOn, strings.Join(FailOnValues, " or "))
+	}
+	g := Gate{FailOn: failOn}
+	for _, r := range rows {
+		if r.Verdict == NoData {
+			g.NoData = append(g.NoData, r)
+		} else {
+			g.Rows++
+		}
+		if fails(r) {
+			g.Failed = append(g.Failed, r)
+		}
+	}
+	return g, nil
+}
+
+// Ratio is the row's ratio of contender to baseline, with its 95% CI
+// (nil without one): what its Diff % is read from.
+func (r Row) Ratio() (ratio float64, ci *[2]float64) {
+	ratio = 1 + r.DiffPct/100
+	if r.DiffPctCI != nil {
+		ci = &[2]float64{1 + r.DiffPctCI[0]/100, 1 + r.DiffPctCI[1]/100}
+	}
+	return ratio, ci
+}
