@@ -14,11 +14,11 @@ import (
 // adjusted p its verdict was judged on, the verdict), then the groups
 // with nothing to compare, which the verdicts could not reach.
 func GateText(w io.Writer, baseLabel string, g stats.Gate) {
-	guard := fmt.Sprintf("verdicts judged together over all %d (Holm)", g.Rows)
+	const guard = "verdicts judged together over all of them (Holm)"
 	if g.Passed() {
-		fmt.Fprintf(w, "gate --fail-on %s: passed: none of %d comparisons %s; %s\n", g.FailOn, g.Rows, failWord(g.FailOn), guard)
+		fmt.Fprintf(w, "gate --fail-on %s: passed: none of %d comparison%s %s; %s\n", g.FailOn, g.Rows, plural(g.Rows), g.Condition(), guard)
 	} else {
-		fmt.Fprintf(w, "gate --fail-on %s: FAILED: %d of %d comparisons %s; %s\n", g.FailOn, len(g.Failed), g.Rows, failWord(g.FailOn), guard)
+		fmt.Fprintf(w, "gate --fail-on %s: FAILED: %d of %d comparison%s %s; %s\n", g.FailOn, len(g.Failed), g.Rows, plural(g.Rows), g.Condition(), guard)
 	}
 	for _, r := range g.Failed {
 		if r.Verdict == stats.NoData {
@@ -33,14 +33,6 @@ func GateText(w io.Writer, baseLabel string, g stats.Gate) {
 		}
 		fmt.Fprintf(w, "%s %s: %s\n", mark, rowWhat(baseLabel, r), r.Note)
 	}
-}
-
-// failWord says what fails the gate, for its first line.
-func failWord(failOn string) string {
-	if failOn == stats.FailOnNotEquivalent {
-		return "not equivalent"
-	}
-	return "worse"
 }
 
 // rowWhat names a compare row: "throughput (ops/s, higher is better) of

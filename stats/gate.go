@@ -27,7 +27,8 @@ var FailOnValues = []string{FailOnWorse, FailOnNotEquivalent}
 // Gate is a gate's judgement of a compare's rows.
 type Gate struct {
 	FailOn string
-	// Rows counts the comparisons judged, with an interval or not.
+	// Rows counts the compare's rows, those with nothing to compare
+	// included.
 	Rows int
 	// Failed are the rows that fail the gate, in the compare's order.
 	Failed []Row
@@ -36,6 +37,9 @@ type Gate struct {
 	// group that did not run cannot show a regression.
 	NoData []Row
 }
+
+// Condition says in words what fails the gate: "worse", "not equivalent".
+func (g Gate) Condition() string { return strings.ReplaceAll(g.FailOn, "-", " ") }
 
 // Passed reports whether no row failed the gate.
 func (g Gate) Passed() bool { return len(g.Failed) == 0 }
@@ -50,12 +54,10 @@ func JudgeGate(rows []Row, failOn string) (Gate, error) {
 	if fails == nil {
 		return Gate{}, fmt.Errorf("unknown --fail-on %q: use %s", failOn, strings.Join(FailOnValues, " or "))
 	}
-	g := Gate{FailOn: failOn}
+	g := Gate{FailOn: failOn, Rows: len(rows)}
 	for _, r := range rows {
 		if r.Verdict == NoData {
 			g.NoData = append(g.NoData, r)
-		} else {
-			g.Rows++
 		}
 		if fails(r) {
 			g.Failed = append(g.Failed, r)

@@ -31,7 +31,7 @@ func TestJudgeGate(t *testing.T) {
 		for _, r := range g.Failed {
 			got.WriteString(r.Group)
 		}
-		if got.String() != c.failed || g.Passed() != c.passed || g.Rows != 4 || len(g.NoData) != 1 {
+		if got.String() != c.failed || g.Passed() != c.passed || g.Rows != 5 || len(g.NoData) != 1 {
 			t.Errorf("--fail-on %s: failed %q (want %q), passed %v, %d rows judged, %d with no data", c.failOn, got.String(), c.failed, g.Passed(), g.Rows, len(g.NoData))
 		}
 	}
