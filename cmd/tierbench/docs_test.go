@@ -39,6 +39,9 @@ import (
 //   - A block that shows a mistake is marked by the line <!-- invalid -->
 //     before it (blank lines aside), and must then be refused (a fragment
 //     by every engine tried).
+//   - A block with a top-level jobs: key is a CI workflow (GitHub Actions'
+//     form), not a study: the lines of its steps' run: scripts are
+//     command lines, checked as a shell block's are.
 //
 // Folder tiers are checked as validate checks them, on this machine, so
 // snippets name folders every Linux has a parent of (/dev/shm/...,
@@ -90,7 +93,7 @@ func TestDocsStudySnippets(t *testing.T) {
 // and what is wrong with them, each message naming its page and line.
 func snippetProblems(cat *catalog.Catalog, page docPage) (n int, out []string) {
 	for _, b := range page.blocks {
-		if b.lang != "yaml" && b.lang != "yml" {
+		if _, workflow := isWorkflow(b); workflow || (b.lang != "yaml" && b.lang != "yml") {
 			continue
 		}
 		n++
@@ -646,6 +649,9 @@ func TestDocsCheckersCatchDrift(t *testing.T) {
 		{"a valid fragment marked invalid", "<!-- invalid -->\n\n```yaml\nclients: [2]\n```\n", []string{"x.md:3: the snippet is marked"}},
 		{"YAML that does not parse", "```yaml\ntiers: {a: [\n```\n", []string{"x.md:"}},
 
+		{"a CI workflow", "```yaml\non: [pull_request]\njobs:\n  gate:\n    steps:\n      - run: make\n      - run: |\n          bin/tierbench run a.yaml --results r\n          bin/tierbench compare A B --results r --fail-on worse\n```\n", nil},
+		{"a CI workflow's wrong flag", "```yaml\njobs:\n  gate:\n    steps:\n      - run: tierbench show --json\n      - run: |\n          echo\n          tierbench compare A B --fail-at worse\n```\n",
+			[]string{"x.md:5: `tierbench show --json`", "x.md:8: `tierbench compare A B --fail-at worse`: unknown flag: --fail-at"}},
 		{"a command line", "```sh\nbin/tierbench show latest --format json  # the answer\n```\n", nil},
 		{"an unknown flag", "```sh\nbin/tierbench show --formt json\n```\n", []string{"x.md:2: ", "unknown flag: --formt"}},
 		{"a flag value of the wrong type", "```bash\ntierbench report --clients many\n```\n", []string{`invalid argument "many" for "--clients"`}},

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 // docPage is what the tests read of one Markdown page.
@@ -100,6 +102,9 @@ func scanPage(name, text string) docPage {
 		if slices.Contains(shellLangs, b.lang) {
 			page.commands = append(page.commands, blockCommands(b)...)
 		}
+		if steps, ok := workflowCommands(b); ok {
+			page.commands = append(page.commands, steps...)
+		}
 	}
 	endPara()
 	return page
@@ -131,6 +136,47 @@ func blockCommands(b fencedBlock) []commandLine {
 		}
 	}
 	return out
+}
+
+// isWorkflow reports whether a block is a CI workflow (GitHub Actions'
+// form: YAML with a top-level jobs: key) rather than a study, and returns
+// its document.
+func isWorkflow(b fencedBlock) (*yaml.Node, bool) {
+	if b.lang != "yaml" && b.lang != "yml" {
+		return nil, false
+	}
+	var root yaml.Node
+	if yaml.Unmarshal([]byte(strings.Join(b.body, "\n")), &root) != nil || len(root.Content) != 1 {
+		return nil, false
+	}
+	return root.Content[0], slices.Contains(mappingKeys(root.Content[0]), "jobs")
+}
+
+// workflowCommands returns the tierbench command lines of a CI workflow's
+// steps: the lines of each run: script, read as a shell block's, at their
+// lines in the page. ok is false for a block that is not a workflow.
+func workflowCommands(b fencedBlock) (out []commandLine, ok bool) {
+	doc, ok := isWorkflow(b)
+	if !ok {
+		return nil, false
+	}
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		for i, c := range n.Content {
+			if n.Kind == yaml.MappingNode && i%2 == 1 && n.Content[i-1].Value == "run" && c.Kind == yaml.ScalarNode {
+				first := c.Line // a plain or quoted script starts on its key's line
+				if c.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+					first++ // a block script, on the lines after run: |
+				}
+				script := fencedBlock{line: b.line + first - 1, body: strings.Split(strings.TrimRight(c.Value, "\n"), "\n"), invalid: b.invalid}
+				out = append(out, blockCommands(script)...)
+				continue
+			}
+			walk(c)
+		}
+	}
+	walk(doc)
+	return out, true
 }
 
 // spanCommands returns the tierbench command lines in the code spans of
