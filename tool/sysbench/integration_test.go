@@ -84,8 +84,13 @@ func TestDrive(t *testing.T) {
 		if m.Ops <= 0 || len(m.ByOp) != 1 || m.ByOp[0].Name != oltp.OpTransaction || m.ByOp[0].Ops != m.Ops {
 			t.Fatalf("measured %+v", m)
 		}
-		if h := m.ByOp[0].Latency; h.TotalCount() == 0 || h.TotalCount() < m.Ops*99/100 || h.TotalCount() > m.Ops*101/100 {
-			t.Errorf("histogram holds %d transactions, measured %d", h.TotalCount(), m.Ops)
+		// The histogram and the per-second reports may differ by the
+		// transactions each client had in flight at the window's edges
+		// (two each, at most), which at a few dozen tps on a loaded
+		// machine is more than 1%.
+		slack := max(m.Ops/100, 2*2)
+		if h := m.ByOp[0].Latency; h.TotalCount() == 0 || h.TotalCount() < m.Ops-slack || h.TotalCount() > m.Ops+slack {
+			t.Errorf("histogram holds %d transactions, measured %d (within %d)", h.TotalCount(), m.Ops, slack)
 		} else {
 			t.Logf("%s: p50 %v, p99 %v", name, time.Duration(h.ValueAtQuantile(50)), time.Duration(h.ValueAtQuantile(99)))
 		}
