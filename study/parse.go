@@ -379,7 +379,7 @@ var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "dur
 // when it is unknown those checks are skipped rather than flooding the user
 // with consequences of one typo.
 func (p *parser) study(root *yaml.Node) *Study {
-	s := &Study{Repeat: 1, Arrival: "constant", Options: map[string]string{}, Probe: ProbeCached, Caches: []string{CacheWarm}}
+	s := &Study{Repeat: defaultRounds, Arrival: "constant", Options: map[string]string{}, Probe: ProbeCached, Caches: []string{CacheWarm}}
 	ents, ok := p.entries(root, "the study", "write the study as key: value lines such as name: my-study")
 	if !ok {
 		return nil
