@@ -96,9 +96,9 @@ func (r *run) runSpec() (kube.RunSpec, error) {
 	if durability != r.cell.Durability {
 		r.rec.AppliedDurability = string(durability)
 	}
-	w, err := r.wspec.Build(r.st.Workload.Params)
+	w, err := r.wspec.BuildFrom(r.params)
 	if err != nil {
-		return kube.RunSpec{}, fmt.Errorf("workload %s: %w", r.wspec.Name, err)
+		return kube.RunSpec{}, err
 	}
 	r.w = w
 	return RunSpec(r.st, r.eng, w, r.studyRun.rec.ID, r.rec.ID, r.cell)

@@ -126,9 +126,9 @@ func (r *run) open(ctx context.Context) error {
 // load builds the workload's initial data set (timed and stored, not
 // measured).
 func (r *run) load(ctx context.Context) error {
-	w, err := r.wspec.Build(r.st.Workload.Params)
+	w, err := r.wspec.BuildFrom(r.params)
 	if err != nil {
-		return fmt.Errorf("workload %s: %w", r.wspec.Name, err)
+		return err
 	}
 	r.w = w
 	if r.restored {
