@@ -85,8 +85,8 @@ type Container struct {
 	// ReadyCommand is run in the container to tell when it accepts
 	// clients (the readiness probe); empty: Port accepts connections.
 	ReadyCommand []string
-	// MemoryLimit, set from option memory by the runner, is the
-	// container's memory request and limit in bytes; 0: none.
+	// MemoryLimit, set by the runner from the study's memory setting, is
+	// the container's memory request and limit in bytes; 0: none.
 	MemoryLimit int64
 }
 

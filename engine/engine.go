@@ -226,7 +226,8 @@ type Config struct {
 	// Spec.ResolveOptions.
 	Options map[string]string
 	// Memory, when set, is the memory cgroup the engine's processes start
-	// in (option memory): its limit bounds them, page cache included.
+	// in (the study's memory setting): its limit bounds them, page cache
+	// included.
 	// The runner makes and removes it; server engines hand it to their
 	// kit (server.Spec.Memory).
 	Memory MemoryGroup

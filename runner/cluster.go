@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -118,15 +117,13 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 	}
 	spec := kube.RunSpec{Study: studyID, Run: runID, Namespace: k.Namespace, Engine: st.Engine, Image: k.Image}
 	cfg := engine.ContainerConfig{Durability: cell.Placement.DurabilityIn(cell.Durability),
-		Options: st.OptionsIn(cell.Variant), Image: k.EngineImage, Placement: cell.Placement.Components,
+		Options: st.EngineOptionsIn(cell.Variant), Image: k.EngineImage, Placement: cell.Placement.Components,
 		Name: spec.EngineService()}
 	ctr, err := cz.Container(cfg)
 	if err != nil {
 		return kube.RunSpec{}, err
 	}
-	if v, ok := cfg.Options[engine.MemoryOption.Name]; ok {
-		ctr.MemoryLimit, _ = strconv.ParseInt(v, 10, 64)
-	}
+	ctr.MemoryLimit = cell.Variant.Memory // the run setting memory; 0: none
 	spec.Server = ctr
 	for _, comp := range slices.Sorted(maps.Keys(cell.Placement.Components)) {
 		if _, mounted := ctr.Mounts[comp]; !mounted {

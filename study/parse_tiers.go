@@ -488,7 +488,7 @@ func (p *parser) engineFiles(s *Study) {
 	reported := map[string]bool{}
 	for _, pl := range s.Placements {
 		for _, v := range s.Variants() {
-			for name, need := range p.spec.TierBytes(pl.Components, s.OptionsIn(v)) {
+			for name, need := range p.spec.TierBytes(pl.Components, s.EngineOptionsIn(v)) {
 				t, ok := s.Tier(name)
 				if !ok || reported[name] {
 					continue

@@ -90,7 +90,7 @@ func (c *preflight) engine(m Machine) {
 	if pf, ok := e.(engine.OptionsPreflighter); ok {
 		seen := map[string]bool{}
 		for _, v := range c.s.Variants() {
-			err := pf.PreflightOptions(c.s.OptionsIn(v))
+			err := pf.PreflightOptions(c.s.EngineOptionsIn(v))
 			if err != nil && !seen[err.Error()] {
 				seen[err.Error()] = true
 				c.addf(0, "engine %s cannot start on this machine: %v", c.s.Engine, err)
@@ -112,7 +112,7 @@ func (c *preflight) memory() {
 		return
 	}
 	for _, v := range c.s.Variants() {
-		if _, ok := c.s.OptionsIn(v)[engine.MemoryOption.Name]; ok {
+		if v.Memory > 0 {
 			if _, err := cgroupfs.FindMemory(); err != nil {
 				c.addf(0, "option memory needs a memory cgroup controller: %v", err)
 			}

@@ -94,7 +94,7 @@ func (c *preflight) engineFileSpace(m Machine) {
 	reported := map[string]bool{}
 	for _, pl := range c.s.Placements {
 		for _, v := range c.s.Variants() {
-			for name, files := range spec.TierBytes(pl.Components, c.s.OptionsIn(v)) {
+			for name, files := range spec.TierBytes(pl.Components, c.s.EngineOptionsIn(v)) {
 				t, ok := folders[name]
 				if !ok || reported[name] {
 					continue

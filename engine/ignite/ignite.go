@@ -146,7 +146,6 @@ func (Engine) Spec() engine.Spec {
 			{Name: optBackups, Kind: setting.Int, Default: "0", Min: "0", Max: "8", Doc: "backup copies of each partition"},
 			{Name: optAtomicity, Kind: setting.Enum, Default: "atomic", Values: []string{"atomic", "transactional"}, Doc: "cache atomicityMode: atomic or transactional"},
 			{Name: optHeap, Kind: setting.Size, Memory: true, Default: "512MiB", Min: "128MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
-			engine.MemoryOption,
 		},
 	}
 }

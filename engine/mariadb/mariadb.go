@@ -99,7 +99,6 @@ func (Engine) Spec() engine.Spec {
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "2MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
 			{Name: "redo_log_size", Kind: setting.Size, Default: "96MiB", Min: "4MiB", Doc: "InnoDB redo log size (innodb_log_file_size)"},
 			{Name: "binlog", Kind: setting.Bool, Default: "false", Doc: "write the binary log (in the data folder), as a replicated primary does"},
-			engine.MemoryOption,
 		},
 	}
 }

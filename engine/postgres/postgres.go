@@ -120,7 +120,6 @@ func (Engine) Spec() engine.Spec {
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "128KiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
 			{Name: "max_wal_size", Kind: setting.Size, Default: "1GiB", Min: "32MiB", Doc: "WAL volume that triggers a checkpoint (max_wal_size; PostgreSQL's least is two 16MiB segments)"},
 			{Name: "checkpoint_timeout", Kind: setting.Int, Default: "300", Min: "30", Max: "86400", Unit: "seconds", Doc: "time between timed checkpoints (checkpoint_timeout)"},
-			engine.MemoryOption,
 		},
 	}
 }

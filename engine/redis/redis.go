@@ -120,7 +120,6 @@ func (Engine) Spec() engine.Spec {
 		Options: []setting.Setting{
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "0", Min: "0", Doc: "maxmemory: memory for the dataset, which Redis holds entirely in memory (0 = no limit); with a limit, maxmemory-policy noeviction makes writes fail when full instead of silently evicting records"},
 			{Name: "io_threads", Kind: setting.Int, Default: "1", Min: "1", Max: "128", Doc: "io-threads for socket reads and writes (io-threads-do-reads yes when > 1); commands still run on one thread"},
-			engine.MemoryOption,
 		},
 	}
 }

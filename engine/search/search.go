@@ -125,7 +125,6 @@ func (e Engine) Spec() engine.Spec {
 			{Name: optReplicas, Kind: setting.Int, Default: "0", Min: "0", Max: "8", Doc: "index.number_of_replicas; on one node a replica is never assigned (the index stays yellow)"},
 			{Name: optRefresh, Kind: setting.Duration, Default: "1s", Min: "1ms", Values: []string{refreshNever}, Doc: "index.refresh_interval: how often new documents become searchable (-1: never)"},
 			{Name: optHome, Kind: setting.String, Default: "", Doc: "a distribution folder of your own to start instead of the bundled node (its bin/" + string(e.flavor) + " is run as OS user tierbench; its security plugin is switched off)"},
-			engine.MemoryOption,
 		},
 		MaxClients: 128,
 	}
