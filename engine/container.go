@@ -9,8 +9,8 @@ import (
 type ContainerConfig struct {
 	// Durability is one of the engine's supported modes.
 	Durability Durability
-	// Options are the run's engine options, as Config.Options.
-	Options map[string]string
+	// Options are the run's engine options, resolved as Config.Options.
+	Options Options
 	// Image overrides the engine's default image (empty: Container.Image
 	// is the engine's official one).
 	Image string

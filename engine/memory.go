@@ -16,13 +16,9 @@ type MemoryGroup interface {
 // MemoryNeedOf is what an engine's own settings hold in memory under the
 // given options, and the options that say so: Spec.MemoryNeed, or else the
 // sum of its options marked Memory (caches, heaps).
-func (s Spec) MemoryNeedOf(options map[string]string) (int64, []string) {
+func (s Spec) MemoryNeedOf(o Options) (int64, []string) {
 	if s.MemoryNeed != nil {
-		return s.MemoryNeed(options)
-	}
-	o, err := s.ResolveOptions(options)
-	if err != nil {
-		return 0, nil
+		return s.MemoryNeed(o)
 	}
 	var need int64
 	var what []string

@@ -87,7 +87,11 @@ func (r *run) perform(ctx context.Context) {
 // open makes the run's folders on its tiers (none for a target server,
 // whose placement is the user's) and opens the engine on them.
 func (r *run) open(ctx context.Context) error {
-	r.cfg = engine.Config{Dirs: map[string]string{}, Options: r.st.EngineOptionsIn(r.cell.Variant), Scratch: r.ws.Scratch(),
+	opts, err := r.st.EngineOptions(r.eng.Spec(), r.cell.Variant)
+	if err != nil {
+		return err
+	}
+	r.cfg = engine.Config{Dirs: map[string]string{}, Options: opts, Scratch: r.ws.Scratch(),
 		Track: r.ws.TrackProcess, LockPorts: r.ws.LockPorts, Target: r.st.Target, InChild: r.crashes()}
 	if r.st.Target == "" {
 		f, err := r.ws.RunFolders(r.rec.ID, r.cell.Placement.Components)

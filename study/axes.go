@@ -52,6 +52,32 @@ type Variant struct {
 // the first axis varying slowest. A study that sweeps nothing has one
 // variant with an empty label.
 func (s *Study) Variants() []Variant {
+	out := s.optionVariants()
+	caches := s.Caches
+	if len(caches) == 0 {
+		caches = []string{CacheWarm}
+	}
+	crashes := s.crashesOrNone()
+	var all []Variant
+	for _, v := range out {
+		for _, c := range caches {
+			for _, k := range crashes {
+				w := Variant{Settings: v.Settings, Cache: c, Crash: k, Memory: v.Memory}
+				if ck, ok := engine.FindCrash(k); ok && ck.Nodes {
+					w.CrashNodes = s.CrashNodes
+				}
+				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
+				all = append(all, w)
+			}
+		}
+	}
+	return all
+}
+
+// optionVariants expands the option axes alone: one variant for each
+// combination of swept values, with its memory limit, and no cache state
+// or crash. What depends on the options alone is checked once for each.
+func (s *Study) optionVariants() []Variant {
 	out := []Variant{{}}
 	for _, a := range s.Axes {
 		var next []Variant
@@ -63,26 +89,10 @@ func (s *Study) Variants() []Variant {
 		}
 		out = next
 	}
-	caches := s.Caches
-	if len(caches) == 0 {
-		caches = []string{CacheWarm}
+	for i := range out {
+		out[i].Memory = memoryIn(s.OptionsIn(out[i]))
 	}
-	crashes := s.crashesOrNone()
-	var all []Variant
-	for _, v := range out {
-		memory := memoryIn(s.OptionsIn(v))
-		for _, c := range caches {
-			for _, k := range crashes {
-				w := Variant{Settings: v.Settings, Cache: c, Crash: k, Memory: memory}
-				if ck, ok := engine.FindCrash(k); ok && ck.Nodes {
-					w.CrashNodes = s.CrashNodes
-				}
-				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
-				all = append(all, w)
-			}
-		}
-	}
-	return all
+	return out
 }
 
 // variantLabel names a variant's swept values; the cache state and the
@@ -113,6 +123,48 @@ func (s *Study) OptionsIn(v Variant) map[string]string {
 		out[st.Name] = st.Value
 	}
 	return out
+}
+
+// EngineOptionsIn are the engine's own options of a run in variant v, in
+// normal form: OptionsIn without the run setting memory.
+func (s *Study) EngineOptionsIn(v Variant) map[string]string {
+	out := s.OptionsIn(v)
+	delete(out, Memory.Name)
+	return out
+}
+
+// EngineOptions are the engine's options of a run in variant v resolved
+// against its Spec, every default filled in (engine.Spec.ResolveOptions):
+// the Config.Options of the run's engine. Whoever builds a run's Config
+// calls it once; the study's own checks read optionSets.
+func (s *Study) EngineOptions(spec engine.Spec, v Variant) (engine.Options, error) {
+	return spec.ResolveOptions(s.EngineOptionsIn(v))
+}
+
+// optionSet is one combination of the study's swept values: the engine's
+// options, resolved, and the memory limit.
+type optionSet struct {
+	options engine.Options
+	memory  int64
+}
+
+// resolveOptions resolves the engine's options of each combination of
+// swept values once, for the checks that read them (memory, crashed
+// nodes, the engine's files on tiers). Each value was checked as it was
+// read, so a failure here is a default the engine declares wrong.
+func (p *parser) resolveOptions(s *Study) {
+	if p.spec == nil {
+		return
+	}
+	for _, v := range s.optionVariants() {
+		o, err := s.EngineOptions(*p.spec, v)
+		if err != nil {
+			p.addf(p.line, "%v", err)
+			p.optionSets = nil
+			return
+		}
+		p.optionSets = append(p.optionSets, optionSet{options: o, memory: v.Memory})
+	}
 }
 
 // options checks engine options, and the run setting memory written among
@@ -188,12 +240,12 @@ func (p *parser) memoryFits(s *Study) {
 	if p.spec == nil || !ok {
 		return
 	}
-	for _, v := range s.Variants() {
-		limit := v.Memory
+	for _, set := range p.optionSets {
+		limit := set.memory
 		if limit == 0 {
 			continue // no limit
 		}
-		need, what := p.spec.MemoryNeedOf(s.EngineOptionsIn(v))
+		need, what := p.spec.MemoryNeedOf(set.options)
 		if need > limit {
 			p.addf(e.k.Line, "option memory %s is below what engine %s's own settings hold in memory: %s (%s); raise memory or lower them",
 				humanize.IBytes(uint64(limit)), p.spec.Name, humanize.IBytes(uint64(need)), strings.Join(what, " + "))

@@ -31,14 +31,6 @@ func OptionSettings(spec engine.Spec) []setting.Setting {
 	return append(slices.Clip(spec.Options), Memory)
 }
 
-// EngineOptionsIn are the engine's own options of a run in variant v, in
-// normal form: OptionsIn without the run setting memory.
-func (s *Study) EngineOptionsIn(v Variant) map[string]string {
-	out := s.OptionsIn(v)
-	delete(out, Memory.Name)
-	return out
-}
-
 // memoryIn is the memory limit in bytes of a run of the study's given
 // settings (fixed and swept, in normal form), 0 for none: the one place
 // the study's memory text becomes a size (Variant.Memory).

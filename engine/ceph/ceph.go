@@ -106,8 +106,8 @@ func (Engine) Spec() engine.Spec {
 		TierBytes: tierBytes,
 		// Every OSD sizes its caches to memory_target; the monitor,
 		// manager and gateway come on top.
-		MemoryNeed: func(options map[string]string) (int64, []string) {
-			s, err := resolve(options)
+		MemoryNeed: func(o engine.Options) (int64, []string) {
+			s, err := settingsOf(o)
 			if err != nil {
 				return 0, nil
 			}
@@ -133,7 +133,7 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 	if cfg.Durability != engine.Sync {
 		return nil, durabilityError(cfg.Durability)
 	}
-	s, err := resolve(cfg.Options)
+	s, err := settingsOf(cfg.Options)
 	if err != nil {
 		return nil, err
 	}

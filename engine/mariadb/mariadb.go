@@ -103,18 +103,14 @@ func (Engine) Spec() engine.Spec {
 	}
 }
 
-// options are the study's engine options with the Spec's defaults applied.
+// options are the run's engine options, as MariaDB's settings take them.
 type options struct {
 	cache, redoLogSize int64
 	binlog             bool
 }
 
-func parseOptions(given map[string]string) (options, error) {
-	o, err := Engine{}.Spec().ResolveOptions(given)
-	if err != nil {
-		return options{}, err
-	}
-	return options{cache: o.Size("cache"), redoLogSize: o.Size("redo_log_size"), binlog: o.Bool("binlog")}, nil
+func parseOptions(o engine.Options) options {
+	return options{cache: o.Size("cache"), redoLogSize: o.Size("redo_log_size"), binlog: o.Bool("binlog")}
 }
 
 // flushAtCommit maps a durability mode to innodb_flush_log_at_trx_commit.
@@ -157,10 +153,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	opts, err := parseOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
+	opts := parseOptions(cfg.Options)
 	mariadbd, err := proc.Find("mariadb-server", mariadbdPaths...)
 	if err != nil {
 		return nil, err

@@ -145,10 +145,7 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	default:
 		return s, fmt.Errorf("durability %q is not supported (use sync, async or nosync)", cfg.Durability)
 	}
-	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
-	if err != nil {
-		return s, err
-	}
+	o := cfg.Options
 	s.sharedBuffersKB = o.Size("cache") >> 10
 	s.maxWALSizeMB = o.Size("max_wal_size") >> 20
 	s.checkpointTimeout = o.Int("checkpoint_timeout")

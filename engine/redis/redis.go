@@ -220,10 +220,7 @@ func serverArgs(dir string, cfg engine.Config) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("durability %q is not supported (use sync, async, nosync or nowal)", cfg.Durability)
 	}
-	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
+	o := cfg.Options
 	if n := o.Size("cache"); n > 0 {
 		args = append(args, "--maxmemory", strconv.FormatInt(n, 10), "--maxmemory-policy", "noeviction")
 	}

@@ -219,7 +219,7 @@ func openPebble(t *testing.T, opts map[string]string) engine.DB {
 	db, err := pebble.Engine{}.Open(context.Background(), engine.Config{
 		Dirs:       map[string]string{"data": t.TempDir(), "wal": t.TempDir()},
 		Durability: engine.NoSync,
-		Options:    opts,
+		Options:    pebble.Engine{}.Spec().MustResolveOptions(opts),
 	})
 	if err != nil {
 		t.Fatalf("open pebble: %v", err)
