@@ -42,7 +42,7 @@ type run struct {
 	res     *driver.Result
 	// onCluster is what a run on a cluster made (cluster.go).
 	onCluster *clusterRun
-	// memory is the engine's memory cgroup, with option memory
+	// memory is the engine's memory cgroup, with the run setting memory
 	// (memory.go); removeMemory removes it.
 	memory       *cgroupfs.MemoryGroup
 	removeMemory func() error

@@ -192,7 +192,7 @@ type DB struct {
 	dirs      []string // persistence, wal and archive folders; nil in memory mode
 	home      string   // logs and work directories
 	track     func(pid int) func()
-	memory    engine.MemoryGroup // every node starts in it (option memory)
+	memory    engine.MemoryGroup // every node starts in it (the study's memory)
 	version   string
 	closers   server.Closers // what Open got, given back by Close
 
