@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/tierbench/tierbench/setting"
+	"github.com/tierbench/tierbench/study"
 )
 
 // These tests keep the docs true against the code: every engine, workload,
@@ -51,7 +52,7 @@ func TestDocsNameEveryEngineOption(t *testing.T) {
 				missing = append(missing, "durability mode "+string(m.Durability))
 			}
 		}
-		for _, o := range spec.Options {
+		for _, o := range study.OptionSettings(spec) {
 			if !sec.spans[o.Name] {
 				missing = append(missing, "option "+o.Name)
 			}
@@ -107,7 +108,7 @@ func TestDocsGeneratedTables(t *testing.T) {
 	}{
 		{"engines.md", "option", "engine", c.EngineNames(), func(name string) ([]setting.Setting, bool) {
 			s, ok := c.EngineSpec(name)
-			return s.Options, ok
+			return study.OptionSettings(s), ok // what a study writes under options:
 		}},
 		{"workloads.md", "parameter", "workload", c.WorkloadNames(), func(name string) ([]setting.Setting, bool) {
 			w, ok := c.Workload(name)

@@ -32,7 +32,7 @@ type Preflighter interface {
 //
 // Asked by study.Preflight, instead of Preflight, with each run's options.
 type OptionsPreflighter interface {
-	PreflightOptions(options map[string]string) error
+	PreflightOptions(options Options) error
 }
 
 // ServerUser is an optional Engine ability of a server that runs as an OS

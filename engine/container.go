@@ -9,8 +9,8 @@ import (
 type ContainerConfig struct {
 	// Durability is one of the engine's supported modes.
 	Durability Durability
-	// Options are the run's engine options, as Config.Options.
-	Options map[string]string
+	// Options are the run's engine options, resolved as Config.Options.
+	Options Options
 	// Image overrides the engine's default image (empty: Container.Image
 	// is the engine's official one).
 	Image string
@@ -85,8 +85,8 @@ type Container struct {
 	// ReadyCommand is run in the container to tell when it accepts
 	// clients (the readiness probe); empty: Port accepts connections.
 	ReadyCommand []string
-	// MemoryLimit, set from option memory by the runner, is the
-	// container's memory request and limit in bytes; 0: none.
+	// MemoryLimit, set by the runner from the study's memory setting, is
+	// the container's memory request and limit in bytes; 0: none.
 	MemoryLimit int64
 }
 

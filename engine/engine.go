@@ -136,23 +136,23 @@ type Spec struct {
 	// CrashNodes, set for an engine of several server processes whose DB
 	// is an engine.NodeCrasher, is how many nodes its options run: a
 	// crash of part of the cluster must leave at least one.
-	CrashNodes func(options map[string]string) int
+	CrashNodes func(options Options) int
 	// MaxClients is the most clients a study may run against the engine,
 	// 0 for no limit; MaxClientsWhy says what runs out beyond it, for the
 	// error that refuses a larger count.
 	MaxClients    int
 	MaxClientsWhy string
 	// TierBytes, when set, is what the engine preallocates on each tier a
-	// placement names (component to tier) under the given options (as a
-	// study writes them): ceph's device files, made at full size. A
-	// study whose tier cannot hold them is refused when it is read. Nil
-	// when the options are wrong (their own check says why).
-	TierBytes func(placement, options map[string]string) map[string]int64
+	// placement names (component to tier) under the given options:
+	// ceph's device files, made at full size. A study whose tier cannot
+	// hold them is refused when it is read. Nil when the options are wrong
+	// (their own check says why).
+	TierBytes func(placement map[string]string, options Options) map[string]int64
 	// MemoryNeed, when set, is what the engine's own settings hold in
 	// memory and the options that say so (Ignite: every node's heap and
 	// data region); unset, the sum of its Memory options. A memory limit
 	// below it is refused when the study is read.
-	MemoryNeed func(options map[string]string) (int64, []string)
+	MemoryNeed func(options Options) (int64, []string)
 	// Models are the data models the engine serves (see Model).
 	Models []Model
 	// Image is the engine's official container image, which a study on
@@ -221,12 +221,15 @@ type Config struct {
 	Devices map[string]string
 	// Durability is one of the engine's supported modes.
 	Durability Durability
-	// Options are the engine options the study gave, as the study wrote
-	// them; the engine reads them, with the Spec's defaults, through
-	// Spec.ResolveOptions.
-	Options map[string]string
+	// Options are the run's engine options, resolved against the Spec
+	// (the study's values with every Default) by whoever builds the
+	// Config, with Spec.ResolveOptions: the engine reads them by kind
+	// and resolves nothing itself. The zero Options, which no one
+	// resolved, panics when read.
+	Options Options
 	// Memory, when set, is the memory cgroup the engine's processes start
-	// in (option memory): its limit bounds them, page cache included.
+	// in (the study's memory setting): its limit bounds them, page cache
+	// included.
 	// The runner makes and removes it; server engines hand it to their
 	// kit (server.Spec.Memory).
 	Memory MemoryGroup

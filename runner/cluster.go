@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -96,9 +95,9 @@ func (r *run) runSpec() (kube.RunSpec, error) {
 	if durability != r.cell.Durability {
 		r.rec.AppliedDurability = string(durability)
 	}
-	w, err := r.wspec.Build(r.st.Workload.Params)
+	w, err := r.wspec.BuildFrom(r.params)
 	if err != nil {
-		return kube.RunSpec{}, fmt.Errorf("workload %s: %w", r.wspec.Name, err)
+		return kube.RunSpec{}, err
 	}
 	r.w = w
 	return RunSpec(r.st, r.eng, w, r.studyRun.rec.ID, r.rec.ID, r.cell)
@@ -117,16 +116,18 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 		return kube.RunSpec{}, fmt.Errorf("engine %s cannot run on a cluster", st.Engine)
 	}
 	spec := kube.RunSpec{Study: studyID, Run: runID, Namespace: k.Namespace, Engine: st.Engine, Image: k.Image}
+	opts, err := st.EngineOptions(eng.Spec(), cell.Variant)
+	if err != nil {
+		return kube.RunSpec{}, err
+	}
 	cfg := engine.ContainerConfig{Durability: cell.Placement.DurabilityIn(cell.Durability),
-		Options: st.OptionsIn(cell.Variant), Image: k.EngineImage, Placement: cell.Placement.Components,
+		Options: opts, Image: k.EngineImage, Placement: cell.Placement.Components,
 		Name: spec.EngineService()}
 	ctr, err := cz.Container(cfg)
 	if err != nil {
 		return kube.RunSpec{}, err
 	}
-	if v, ok := cfg.Options[engine.MemoryOption.Name]; ok {
-		ctr.MemoryLimit, _ = strconv.ParseInt(v, 10, 64)
-	}
+	ctr.MemoryLimit = cell.Variant.Memory // the run setting memory; 0: none
 	spec.Server = ctr
 	for _, comp := range slices.Sorted(maps.Keys(cell.Placement.Components)) {
 		if _, mounted := ctr.Mounts[comp]; !mounted {
@@ -155,11 +156,14 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 	for _, name := range slices.Sorted(maps.Keys(st.Workload.Params)) {
 		spec.Drive = append(spec.Drive, "--set", name+"="+st.Workload.Params[name])
 	}
-	// The durability and options reach the client too: an engine whose
-	// client applies them (opensearch's index settings) reads them there.
+	// The durability and the engine's options, as the study gave them,
+	// reach the client too, which resolves them as its Config: an engine
+	// whose client applies them (opensearch's index settings) reads them
+	// there.
 	spec.Drive = append(spec.Drive, "--durability", string(cfg.Durability))
-	for _, name := range slices.Sorted(maps.Keys(cfg.Options)) {
-		spec.Drive = append(spec.Drive, "--option", name+"="+cfg.Options[name])
+	given := st.EngineOptionsIn(cell.Variant)
+	for _, name := range slices.Sorted(maps.Keys(given)) {
+		spec.Drive = append(spec.Drive, "--option", name+"="+given[name])
 	}
 	spec.Drive = append(spec.Drive, "--load", "--loaders", fmt.Sprint(loaders(cell.Clients)),
 		"--clients", fmt.Sprint(cell.Clients), "--warmup", st.WarmupIn(cell).String(), "--duration", st.Duration.String())

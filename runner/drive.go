@@ -140,7 +140,7 @@ func (r *run) externalDriver() (ext driver.External, drop func(), err error) {
 			return nil, drop, fmt.Errorf("driver %s: log folder: %w", t.Name, err)
 		}
 		drop = func() { os.RemoveAll(dir) }
-		ext, err = t.New(tool.Request{Engine: r.st.Engine, WorkloadName: r.st.Workload.Name, Workload: r.w, DB: r.db, Dir: dir})
+		ext, err = t.New(tool.Request{Engine: r.st.Engine, WorkloadName: r.st.Workload.Name, Workload: r.w, Params: r.params, DB: r.db, Dir: dir})
 		if err != nil {
 			return nil, drop, fmt.Errorf("driver %s: %w", t.Name, err)
 		}

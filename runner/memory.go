@@ -2,33 +2,28 @@ package runner
 
 import (
 	"fmt"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/host/cgroupfs"
 	"github.com/tierbench/tierbench/telemetry"
 )
 
-// The memory a run's engine may hold (option memory): a cgroup made before
-// the engine opens, in which every process of it starts, sampled over the
+// The memory a run's engine may hold (the run setting memory, study.Memory,
+// which a study writes among its options and no engine reads): a cgroup
+// made before the engine opens, in which every process of it starts, sampled over the
 // measured window, and removed when the run closes. A run whose engine the
 // kernel kills for the limit fails saying so: that is a finding about the
 // limit, not a crash of tierbench.
 
-// memoryLimit makes the run's memory cgroup when its options set memory;
+// memoryLimit makes the run's memory cgroup when its variant sets memory;
 // the engine's processes start in it (engine.Config.Memory).
 func (r *run) memoryLimit() error {
-	v, ok := r.rec.Options[engine.MemoryOption.Name]
-	if !ok || r.st.Target != "" || r.onCluster != nil {
+	limit := r.cell.Variant.Memory
+	if limit == 0 || r.st.Target != "" || r.onCluster != nil {
 		return nil
-	}
-	limit, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return fmt.Errorf("option memory %q: %w", v, err)
 	}
 	g, remove, err := r.ws.MemoryGroup(r.rec.ID, limit)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/platform/kube"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
@@ -22,7 +23,10 @@ type studyRun struct {
 	opt   Options
 	eng   engine.Engine
 	wspec workload.Spec
-	rec   *results.Study
+	// params are the workload's parameters, resolved once: the record's
+	// effective parameters, and what each run's workload is built from.
+	params setting.Values
+	rec    *results.Study
 	// done holds the cells that already have an ok run (resume).
 	done map[int]bool
 	ws   *tier.Workspace
@@ -51,11 +55,14 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 	if s.wspec, ok = opt.Catalog.Workload(st.Workload.Name); !ok {
 		return nil, fmt.Errorf("unknown workload %q", st.Workload.Name)
 	}
-	// One instance for the record of effective parameters; each run builds
-	// its own, since a workload carries per-run state (the insert counter).
-	w0, err := s.wspec.Build(st.Workload.Params)
+	if s.params, err = s.wspec.Resolve(st.Workload.Params); err != nil {
+		return nil, err
+	}
+	// Each run builds its own instance, since a workload carries per-run
+	// state (the insert counter); this one says whether it loads once.
+	w0, err := s.wspec.BuildFrom(s.params)
 	if err != nil {
-		return nil, fmt.Errorf("workload %s: %w", st.Workload.Name, err)
+		return nil, err
 	}
 	_, once := w0.(workload.LoadedOnce)
 	s.loadOnce = once && st.Target == ""
@@ -68,7 +75,7 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			return nil, &LeftoversError{Resources: left}
 		}
 	}
-	s.rec = newStudyRecord(st, w0.Params())
+	s.rec = newStudyRecord(st, s.params.Map())
 	if opt.Resume != nil {
 		if s.rec, s.done, err = resumed(ctx, opt.Store, opt.Resume); err != nil {
 			return nil, err

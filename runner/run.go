@@ -42,7 +42,7 @@ type run struct {
 	res     *driver.Result
 	// onCluster is what a run on a cluster made (cluster.go).
 	onCluster *clusterRun
-	// memory is the engine's memory cgroup, with option memory
+	// memory is the engine's memory cgroup, with the run setting memory
 	// (memory.go); removeMemory removes it.
 	memory       *cgroupfs.MemoryGroup
 	removeMemory func() error
@@ -87,7 +87,11 @@ func (r *run) perform(ctx context.Context) {
 // open makes the run's folders on its tiers (none for a target server,
 // whose placement is the user's) and opens the engine on them.
 func (r *run) open(ctx context.Context) error {
-	r.cfg = engine.Config{Dirs: map[string]string{}, Options: r.rec.Options, Scratch: r.ws.Scratch(),
+	opts, err := r.st.EngineOptions(r.eng.Spec(), r.cell.Variant)
+	if err != nil {
+		return err
+	}
+	r.cfg = engine.Config{Dirs: map[string]string{}, Options: opts, Scratch: r.ws.Scratch(),
 		Track: r.ws.TrackProcess, LockPorts: r.ws.LockPorts, Target: r.st.Target, InChild: r.crashes()}
 	if r.st.Target == "" {
 		f, err := r.ws.RunFolders(r.rec.ID, r.cell.Placement.Components)
@@ -126,9 +130,9 @@ func (r *run) open(ctx context.Context) error {
 // load builds the workload's initial data set (timed and stored, not
 // measured).
 func (r *run) load(ctx context.Context) error {
-	w, err := r.wspec.Build(r.st.Workload.Params)
+	w, err := r.wspec.BuildFrom(r.params)
 	if err != nil {
-		return fmt.Errorf("workload %s: %w", r.wspec.Name, err)
+		return err
 	}
 	r.w = w
 	if r.restored {

@@ -128,9 +128,12 @@ func TestResolve(t *testing.T) {
 // another kind, is refused loudly rather than read as zero.
 func TestGetterMisuse(t *testing.T) {
 	v := MustResolve("engine x", decls, nil)
+	var unresolved Values // a config built without its settings
 	for name, read := range map[string]func(){
-		"undeclared":   func() { v.Size("memtable") },
-		"another kind": func() { v.Int("cache") },
+		"undeclared":      func() { v.Size("memtable") },
+		"another kind":    func() { v.Int("cache") },
+		"unresolved size": func() { unresolved.Size("cache") },
+		"unresolved has":  func() { unresolved.Has("seed") },
 	} {
 		func() {
 			defer func() {
@@ -140,6 +143,24 @@ func TestGetterMisuse(t *testing.T) {
 			}()
 			read()
 		}()
+	}
+}
+
+// TestWith checks a value set after resolving: parsed as a given value,
+// the original left as it was, and a bad name or value refused.
+func TestWith(t *testing.T) {
+	v := MustResolve("engine x", decls, map[string]string{"cache": "1MiB"})
+	w, err := v.With("cache", "2GiB")
+	if err != nil || w.Size("cache") != 2<<30 || v.Size("cache") != 1<<20 || w.Int("threshold") != 4 {
+		t.Errorf("With: %v (%v), original %v", w.Map(), err, v.Map())
+	}
+	for _, c := range []struct{ name, text, want string }{
+		{"cache", "0", `engine x: cache 0 is out of range: it must be at least 1B; write e.g. cache: 64MiB`},
+		{"cahce", "1", `unknown option "cahce" for engine x (known: binlog, cache, heap, label, limit, mode, proportion, read, refresh, seed, theta, threshold, timeout)`},
+	} {
+		if _, err := v.With(c.name, c.text); err == nil || err.Error() != c.want {
+			t.Errorf("With(%s, %s) = %v, want %s", c.name, c.text, err, c.want)
+		}
 	}
 }
 

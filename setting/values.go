@@ -87,6 +87,7 @@ func (v Values) Map() map[string]string {
 
 // Has reports whether name has a value (given, or a non-empty Default).
 func (v Values) Has(name string) bool {
+	v.mustBeResolved(name)
 	_, ok := v.values[name]
 	return ok
 }
@@ -94,14 +95,43 @@ func (v Values) Has(name string) bool {
 // Text returns name's value in normal form, whatever its kind ("" when
 // unset).
 func (v Values) Text(name string) string {
+	v.mustBeResolved(name)
 	if _, ok := v.decl[name]; !ok {
 		panic(fmt.Sprintf("%s reads setting %q, which it does not declare", v.owner, name))
 	}
 	return v.values[name]
 }
 
+// With returns a copy of v with name set to text, checked as Resolve
+// checks a given value: for a value a program derives from the others
+// (a device sized to hold what the rest put on it).
+func (v Values) With(name, text string) (Values, error) {
+	v.mustBeResolved(name)
+	d, ok := v.decl[name]
+	if !ok {
+		return Values{}, fmt.Errorf("unknown %s %q for %s (known: %s)", noun(v.owner), name, v.owner, strings.Join(slices.Sorted(maps.Keys(v.decl)), ", "))
+	}
+	n, err := d.Parse(text)
+	if err != nil {
+		return Values{}, fmt.Errorf("%s: %w", v.owner, err)
+	}
+	out := v
+	out.values = maps.Clone(v.values)
+	out.values[name] = n
+	return out, nil
+}
+
+// mustBeResolved panics on the zero Values, which no Resolve made: a
+// caller built a config without its settings, a mistake its tests catch.
+func (v Values) mustBeResolved(name string) {
+	if v.decl == nil {
+		panic(fmt.Sprintf("setting %q read from values no Resolve made: resolve them first (setting.Resolve, engine.Spec.ResolveOptions)", name))
+	}
+}
+
 // value returns name's normal form, which is of one of kinds.
 func (v Values) value(name string, kinds ...Kind) string {
+	v.mustBeResolved(name)
 	d, ok := v.decl[name]
 	if !ok || !slices.Contains(kinds, d.Kind) {
 		panic(fmt.Sprintf("%s reads setting %q as a %s, which it does not declare", v.owner, name, kinds[0]))

@@ -405,7 +405,7 @@ func cpuBound(v *view) *results.Bottleneck {
 
 // deviceBound checks each tier's device against its probed IOPS and
 // bandwidth, and its utilisation, and names the one nearest its limit.
-// memoryBound names a run whose memory limit (option memory) was full
+// memoryBound names a run whose memory limit (the study's memory) was full
 // while the engine read its data from the device: what it could not keep
 // in memory it fetched again. A full limit with nothing read back is not
 // a limit on this run (a page cache of writes, reclaimed for free).

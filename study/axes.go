@@ -16,8 +16,8 @@ import (
 	"github.com/tierbench/tierbench/setting"
 )
 
-// Axis is an engine option the study sweeps (`options: {heap: [1g, 2g]}`):
-// one more dimension of the matrix. Every run records the value it ran
+// Axis is an engine option (or the run setting memory) the study sweeps
+// (`options: {heap: [1g, 2g]}`): one more dimension of the matrix. Every run records the value it ran
 // with, and statistics group and compare within the same values.
 type Axis struct {
 	Name string
@@ -42,13 +42,42 @@ type Variant struct {
 	Crash string
 	// CrashNodes is how many nodes a process crash kills; 0: all.
 	CrashNodes int
-	Label      string
+	// Memory is the engine's memory limit in bytes (the run setting
+	// memory, fixed or swept); 0: none.
+	Memory int64
+	Label  string
 }
 
 // Variants expands the option axes and cache states in the study's order,
 // the first axis varying slowest. A study that sweeps nothing has one
 // variant with an empty label.
 func (s *Study) Variants() []Variant {
+	out := s.optionVariants()
+	caches := s.Caches
+	if len(caches) == 0 {
+		caches = []string{CacheWarm}
+	}
+	crashes := s.crashesOrNone()
+	var all []Variant
+	for _, v := range out {
+		for _, c := range caches {
+			for _, k := range crashes {
+				w := Variant{Settings: v.Settings, Cache: c, Crash: k, Memory: v.Memory}
+				if ck, ok := engine.FindCrash(k); ok && ck.Nodes {
+					w.CrashNodes = s.CrashNodes
+				}
+				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
+				all = append(all, w)
+			}
+		}
+	}
+	return all
+}
+
+// optionVariants expands the option axes alone: one variant for each
+// combination of swept values, with its memory limit, and no cache state
+// or crash. What depends on the options alone is checked once for each.
+func (s *Study) optionVariants() []Variant {
 	out := []Variant{{}}
 	for _, a := range s.Axes {
 		var next []Variant
@@ -60,25 +89,10 @@ func (s *Study) Variants() []Variant {
 		}
 		out = next
 	}
-	caches := s.Caches
-	if len(caches) == 0 {
-		caches = []string{CacheWarm}
+	for i := range out {
+		out[i].Memory = memoryIn(s.OptionsIn(out[i]))
 	}
-	crashes := s.crashesOrNone()
-	var all []Variant
-	for _, v := range out {
-		for _, c := range caches {
-			for _, k := range crashes {
-				w := Variant{Settings: v.Settings, Cache: c, Crash: k}
-				if ck, ok := engine.FindCrash(k); ok && ck.Nodes {
-					w.CrashNodes = s.CrashNodes
-				}
-				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
-				all = append(all, w)
-			}
-		}
-	}
-	return all
+	return out
 }
 
 // variantLabel names a variant's swept values; the cache state and the
@@ -97,8 +111,9 @@ func variantLabel(v Variant, cacheSwept, crashSwept bool) string {
 	return strings.Join(parts, " ")
 }
 
-// OptionsIn returns the engine options of a run in variant v: the study's
-// fixed options with the variant's values.
+// OptionsIn returns the options of a run in variant v as its record keeps
+// them: the study's fixed options with the variant's values, the run
+// setting memory among them (EngineOptionsIn leaves it out).
 func (s *Study) OptionsIn(v Variant) map[string]string {
 	out := maps.Clone(s.Options)
 	if out == nil {
@@ -110,12 +125,55 @@ func (s *Study) OptionsIn(v Variant) map[string]string {
 	return out
 }
 
-// options checks engine options by their declared kinds (engine.Option.Parse)
-// and keeps what the study gave in normal form, sizes as decimal bytes, so
-// engines never parse "64MiB" themselves. A list of values makes the option
-// an axis of the matrix. Defaults are not filled in here: the stored study
-// keeps what the user wrote, and every engine gets its defaults from its
-// Spec (engine.Spec.ResolveOptions).
+// EngineOptionsIn are the engine's own options of a run in variant v, in
+// normal form: OptionsIn without the run setting memory.
+func (s *Study) EngineOptionsIn(v Variant) map[string]string {
+	out := s.OptionsIn(v)
+	delete(out, Memory.Name)
+	return out
+}
+
+// EngineOptions are the engine's options of a run in variant v resolved
+// against its Spec, every default filled in (engine.Spec.ResolveOptions):
+// the Config.Options of the run's engine. Whoever builds a run's Config
+// calls it once; the study's own checks read optionSets.
+func (s *Study) EngineOptions(spec engine.Spec, v Variant) (engine.Options, error) {
+	return spec.ResolveOptions(s.EngineOptionsIn(v))
+}
+
+// optionSet is one combination of the study's swept values: the engine's
+// options, resolved, and the memory limit.
+type optionSet struct {
+	options engine.Options
+	memory  int64
+}
+
+// resolveOptions resolves the engine's options of each combination of
+// swept values once, for the checks that read them (memory, crashed
+// nodes, the engine's files on tiers). Each value was checked as it was
+// read, so a failure here is a default the engine declares wrong.
+func (p *parser) resolveOptions(s *Study) {
+	if p.spec == nil {
+		return
+	}
+	for _, v := range s.optionVariants() {
+		o, err := s.EngineOptions(*p.spec, v)
+		if err != nil {
+			p.addf(p.line, "%v", err)
+			p.optionSets = nil
+			return
+		}
+		p.optionSets = append(p.optionSets, optionSet{options: o, memory: v.Memory})
+	}
+}
+
+// options checks engine options, and the run setting memory written among
+// them, by their declared kinds (setting.Setting.Parse) and keeps what the
+// study gave in normal form, sizes as decimal bytes, so engines never parse
+// "64MiB" themselves. A list of values makes the option an axis of the
+// matrix. Defaults are not filled in here: the stored study keeps what the
+// user wrote, and a run's engine options get their defaults from its Spec
+// (engine.Spec.ResolveOptions).
 func (p *parser) options(s *Study) {
 	e, ok := p.top["options"]
 	if !ok {
@@ -133,14 +191,15 @@ func (p *parser) options(s *Study) {
 		if p.spec == nil {
 			continue // the engine's problem is reported; its options cannot be checked
 		}
-		opt, found := p.spec.Option(oe.key)
-		if !found && oe.key == engine.MemoryOption.Name && p.spec.InProcess {
+		known := OptionSettings(*p.spec)
+		opt, found := setting.Find(known, oe.key)
+		if !found && oe.key == Memory.Name && p.spec.InProcess {
 			p.addf(oe.k.Line, "option memory bounds a server's processes, and engine %s runs inside tierbench's own process; remove it, or use a server engine (see tierbench engines)", p.spec.Name)
 			continue
 		}
 		if !found {
 			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q for engine %s", oe.key, p.spec.Name), oe.key,
-				p.spec.OptionNames(), "known options", "remove it")
+				setting.Names(known), "known options", "remove it")
 			continue
 		}
 		fix := fmt.Sprintf("write %s: <value>, or %s: [<value>, ...] to sweep it", oe.key, oe.key)
@@ -181,13 +240,12 @@ func (p *parser) memoryFits(s *Study) {
 	if p.spec == nil || !ok {
 		return
 	}
-	for _, v := range s.Variants() {
-		opts := s.OptionsIn(v)
-		limit, err := strconv.ParseInt(opts[engine.MemoryOption.Name], 10, 64)
-		if err != nil {
+	for _, set := range p.optionSets {
+		limit := set.memory
+		if limit == 0 {
 			continue // no limit
 		}
-		need, what := p.spec.MemoryNeedOf(opts)
+		need, what := p.spec.MemoryNeedOf(set.options)
 		if need > limit {
 			p.addf(e.k.Line, "option memory %s is below what engine %s's own settings hold in memory: %s (%s); raise memory or lower them",
 				humanize.IBytes(uint64(limit)), p.spec.Name, humanize.IBytes(uint64(need)), strings.Join(what, " + "))

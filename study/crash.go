@@ -110,8 +110,8 @@ func (p *parser) cannotCrashNodes(s *Study, kinds []string, nodes int) string {
 	if p.spec.CrashNodes == nil {
 		return fmt.Sprintf("crash: engine %s runs one server, which a process crash kills whole; remove nodes", p.spec.Name)
 	}
-	for _, v := range s.Variants() {
-		if have := p.spec.CrashNodes(s.OptionsIn(v)); nodes >= have {
+	for _, set := range p.optionSets {
+		if have := p.spec.CrashNodes(set.options); nodes >= have {
 			return fmt.Sprintf("crash: nodes %d must leave at least one of engine %s's %d nodes running (a crash of every node is crash: process without nodes); lower nodes or raise the engine's nodes option", nodes, p.spec.Name, have)
 		}
 	}

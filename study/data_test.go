@@ -189,7 +189,11 @@ func showField(t *testing.T, st *Study, field string) []string {
 		out = append(out, fmt.Sprintf("margin: %g", st.Margin))
 	case "variants":
 		for _, v := range st.Variants() {
-			out = append(out, fmt.Sprintf("variant %q: options %s cache %s crash %s", v.Label, showMap(st.OptionsIn(v)), v.Cache, v.Crash))
+			line := fmt.Sprintf("variant %q: options %s cache %s crash %s", v.Label, showMap(st.OptionsIn(v)), v.Cache, v.Crash)
+			if v.Memory > 0 {
+				line += fmt.Sprintf(" memory %d, engine options %s", v.Memory, showMap(st.EngineOptionsIn(v)))
+			}
+			out = append(out, line)
 		}
 	case "matrix":
 		cells := st.Matrix()

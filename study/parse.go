@@ -172,6 +172,10 @@ type parser struct {
 	// built is the workload as the study configures it; nil when the
 	// workload had a problem.
 	built workload.Workload
+	// optionSets are the engine's options of each combination of the
+	// swept values, resolved once for the checks that read them; none
+	// when the engine or its options had a problem.
+	optionSets []optionSet
 }
 
 // addf records a problem at line (at least 1, so output always has the
@@ -379,7 +383,7 @@ var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "dur
 // when it is unknown those checks are skipped rather than flooding the user
 // with consequences of one typo.
 func (p *parser) study(root *yaml.Node) *Study {
-	s := &Study{Repeat: 1, Arrival: "constant", Options: map[string]string{}, Probe: ProbeCached, Caches: []string{CacheWarm}}
+	s := &Study{Repeat: defaultRounds, Arrival: "constant", Options: map[string]string{}, Probe: ProbeCached, Caches: []string{CacheWarm}}
 	ents, ok := p.entries(root, "the study", "write the study as key: value lines such as name: my-study")
 	if !ok {
 		return nil
@@ -444,6 +448,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.maxOps(s)
 	p.options(s)
 	p.boundAxes(s)
+	p.resolveOptions(s)
 	if p.tiersOK && placementsOK && !p.hasTarget {
 		p.engineFiles(s)
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,12 +68,7 @@ var herdSpec = engine.Spec{
 	Modes:      []engine.Mode{{Durability: engine.Sync}},
 	Crashable:  true,
 	Options:    []setting.Setting{{Name: "nodes", Kind: setting.Int, Default: "3", Min: "1"}},
-	CrashNodes: func(o map[string]string) int {
-		if n, err := strconv.Atoi(o["nodes"]); err == nil {
-			return n
-		}
-		return 3
-	},
+	CrashNodes: func(o engine.Options) int { return o.Int("nodes") },
 }
 
 // ycsbSpec declares a few typed parameters, and checks one thing its

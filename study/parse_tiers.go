@@ -487,8 +487,8 @@ func (p *parser) engineFiles(s *Study) {
 	}
 	reported := map[string]bool{}
 	for _, pl := range s.Placements {
-		for _, v := range s.Variants() {
-			for name, need := range p.spec.TierBytes(pl.Components, s.OptionsIn(v)) {
+		for _, set := range p.optionSets {
+			for name, need := range p.spec.TierBytes(pl.Components, set.options) {
 				t, ok := s.Tier(name)
 				if !ok || reported[name] {
 					continue

@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
-	"gopkg.in/yaml.v3"
 )
 
 // workload checks the workload's name and parameters: each against its

@@ -89,8 +89,11 @@ func (c *preflight) engine(m Machine) {
 	}
 	if pf, ok := e.(engine.OptionsPreflighter); ok {
 		seen := map[string]bool{}
-		for _, v := range c.s.Variants() {
-			err := pf.PreflightOptions(c.s.OptionsIn(v))
+		for _, v := range c.s.optionVariants() {
+			o, err := c.s.EngineOptions(e.Spec(), v)
+			if err == nil {
+				err = pf.PreflightOptions(o)
+			}
 			if err != nil && !seen[err.Error()] {
 				seen[err.Error()] = true
 				c.addf(0, "engine %s cannot start on this machine: %v", c.s.Engine, err)
@@ -111,8 +114,8 @@ func (c *preflight) memory() {
 	if c.s.Target != "" || c.s.Kubernetes != nil {
 		return
 	}
-	for _, v := range c.s.Variants() {
-		if _, ok := c.s.OptionsIn(v)[engine.MemoryOption.Name]; ok {
+	for _, v := range c.s.optionVariants() {
+		if v.Memory > 0 {
 			if _, err := cgroupfs.FindMemory(); err != nil {
 				c.addf(0, "option memory needs a memory cgroup controller: %v", err)
 			}

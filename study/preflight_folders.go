@@ -91,10 +91,16 @@ func (c *preflight) engineFileSpace(m Machine) {
 	for _, t := range c.folderTiers() {
 		folders[t.Name] = t
 	}
+	var sets []engine.Options
+	for _, v := range c.s.optionVariants() {
+		if o, err := c.s.EngineOptions(spec, v); err == nil { // else Parse said why
+			sets = append(sets, o)
+		}
+	}
 	reported := map[string]bool{}
 	for _, pl := range c.s.Placements {
-		for _, v := range c.s.Variants() {
-			for name, files := range spec.TierBytes(pl.Components, c.s.OptionsIn(v)) {
+		for _, o := range sets {
+			for name, files := range spec.TierBytes(pl.Components, o) {
 				t, ok := folders[name]
 				if !ok || reported[name] {
 					continue

@@ -27,7 +27,7 @@ func (e serverEngine) ServerUser() (string, string) { return "Rocks", e.user }
 func (e serverEngine) Spec() engine.Spec {
 	s := pebbleSpec
 	if e.files > 0 {
-		s.TierBytes = func(placement, _ map[string]string) map[string]int64 {
+		s.TierBytes = func(placement map[string]string, _ engine.Options) map[string]int64 {
 			return map[string]int64{placement["data"]: e.files}
 		}
 	}

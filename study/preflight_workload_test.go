@@ -27,8 +27,7 @@ func (m workloadMachine) Workload(name string) (workload.Spec, bool) {
 // needyWorkload is a workload whose load needs something installed.
 type needyWorkload struct{ err error }
 
-func (needyWorkload) Ops() []string             { return []string{"read"} }
-func (needyWorkload) Params() map[string]string { return nil }
+func (needyWorkload) Ops() []string { return []string{"read"} }
 func (needyWorkload) Load(context.Context, engine.DB, int) (workload.LoadStats, error) {
 	return workload.LoadStats{}, nil
 }

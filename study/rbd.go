@@ -6,7 +6,6 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/tier"
 )
@@ -103,13 +102,13 @@ func (p *parser) rbdOptions(name string, e entry, into map[string]string) bool {
 	if !ok {
 		return false
 	}
-	// The tier's cluster serves a device, not a run: it takes no memory
-	// limit of its own.
-	names := slices.DeleteFunc(spec.OptionNames(), func(n string) bool { return n == engine.MemoryOption.Name })
+	// Ceph's own options: the tier's cluster serves a device, not a run,
+	// so it takes no memory limit (the run setting memory).
+	names := spec.OptionNames()
 	good := true
 	for _, oe := range ents {
 		opt, found := spec.Option(oe.key)
-		if !found || !slices.Contains(names, oe.key) {
+		if !found {
 			p.unknown(oe.k.Line, fmt.Sprintf("unknown option %q in tier %q options", oe.key, name), oe.key,
 				names, "options of engine ceph", "remove it")
 			good = false

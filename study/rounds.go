@@ -76,10 +76,13 @@ func (p *parser) repeat(s *Study) {
 	}
 }
 
+// defaultRounds is the rounds of a study without repeat: one.
+const defaultRounds = 1
+
 // repeatRounds is a fixed number of rounds; minRounds and maxRounds bound
 // an adaptive study's.
 var (
-	repeatRounds = setting.Setting{Name: "repeat", Kind: setting.Int, Min: "1", Max: maxRoundsText, Default: "3"}
+	repeatRounds = setting.Setting{Name: "repeat", Kind: setting.Int, Min: "1", Max: maxRoundsText, Default: strconv.Itoa(defaultRounds)}
 	minRounds    = setting.Setting{Name: "min", Kind: setting.Int, Min: "2", Max: maxRoundsText, Default: "5",
 		Why: "one round gives no interval to judge; repeat: 1 runs a single round"}
 	maxRounds = setting.Setting{Name: "max", Kind: setting.Int, Min: "2", Max: maxRoundsText, Default: "30"}

@@ -55,8 +55,10 @@ type Study struct {
 	// Arrival is one of driver.ArrivalNames(): "constant" or "poisson"
 	// (open loop only).
 	Arrival string
-	// Options are engine options, validated against the engine's Spec,
-	// in normal form; those given a list of values are Axes instead.
+	// Options are what the study's options: give, validated against the
+	// engine's Spec, in normal form: the engine's options and the run
+	// setting Memory, as the record keeps them; those given a list of
+	// values are Axes instead.
 	Options map[string]string
 	// Axes are the options swept, each one more dimension of the matrix.
 	Axes []Axis

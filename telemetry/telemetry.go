@@ -138,7 +138,7 @@ type Summary struct {
 	// it was sampled.
 	LoadGen *LoadGenSummary `json:"load_generator,omitempty"`
 	// Memory is the engine's memory cgroup over the measured window, in a
-	// run with a memory limit (option memory); absent otherwise.
+	// run with a memory limit (the study's memory setting); absent otherwise.
 	Memory *MemorySummary `json:"memory,omitempty"`
 	// Others is what processes other than tierbench's took from the host
 	// (Config.Others); absent when not followed.

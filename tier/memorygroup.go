@@ -3,7 +3,7 @@ package tier
 import "github.com/tierbench/tierbench/host/cgroupfs"
 
 // KindMemoryGroup is a memory cgroup a run's engine processes start in
-// (option memory; package cgroupfs), removed with whatever is still in it.
+// (the study's memory setting; package cgroupfs), removed with whatever is still in it.
 const KindMemoryGroup = "memory-cgroup"
 
 // MemoryGroup makes the memory cgroup name with limit, recorded in the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -71,9 +72,11 @@ type Tool struct {
 type Request struct {
 	Engine       string
 	WorkloadName string
-	// Workload is the run's configured workload (its Params give the
-	// effective values, such as tpcb's scale).
+	// Workload is the run's configured workload.
 	Workload workload.Workload
+	// Params are the workload's resolved parameters (workload.Spec.Resolve),
+	// the effective values, such as a bulk's size, a tool is told.
+	Params setting.Values
 	// DB is the running server; it implements engine.Served.
 	DB engine.DB
 	// Dir is a folder for the tool's logs, removed after the run.

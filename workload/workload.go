@@ -96,15 +96,29 @@ func (s Spec) ParamNames() []string {
 	return setting.Names(s.Params)
 }
 
-// Build checks the study's overrides (parameter name to value as written)
-// against Params and builds the workload: the one way from a study, a
-// `drive` command line or a test to a Workload.
+// Resolve checks a study's overrides (parameter name to value as written)
+// against Params and fills in every Default: the one rule for a
+// workload's parameters. A study's run resolves them once, records their
+// Map as the workload's effective parameters and builds each run's
+// workload from them (BuildFrom).
+func (s Spec) Resolve(overrides map[string]string) (setting.Values, error) {
+	return setting.Resolve("workload "+s.Name, s.Params, overrides)
+}
+
+// Build resolves overrides and builds the workload: for a `drive` command
+// line, a study's validation or a test, which hold the parameters as
+// written.
 func (s Spec) Build(overrides map[string]string) (Workload, error) {
-	v, err := setting.Resolve("workload "+s.Name, s.Params, overrides)
+	v, err := s.Resolve(overrides)
 	if err != nil {
 		return nil, err
 	}
-	w, err := s.New(v)
+	return s.BuildFrom(v)
+}
+
+// BuildFrom builds the workload from parameters Resolve returned.
+func (s Spec) BuildFrom(params setting.Values) (Workload, error) {
+	w, err := s.New(params)
 	if err != nil {
 		return nil, fmt.Errorf("workload %s: %w", s.Name, err)
 	}
@@ -134,8 +148,6 @@ type Workload interface {
 	// Ops names the operations clients may issue; Client.Do returns an index
 	// into this slice.
 	Ops() []string
-	// Params returns every parameter with its effective value, for the record.
-	Params() map[string]string
 	// Load builds the initial data set on a fresh engine with `loaders`
 	// parallel sessions.
 	Load(ctx context.Context, db engine.DB, loaders int) (LoadStats, error)

@@ -417,6 +417,9 @@ func newEnginesCmd() *cobra.Command {
 				if i > 0 {
 					fmt.Println()
 				}
+				// What a study may write under options: the engine's own,
+				// and the run setting memory for a server.
+				s.Options = study.OptionSettings(s)
 				fmt.Print(engine.Describe(s))
 			}
 			return nil

@@ -144,9 +144,10 @@ func (o driveOptions) check(cat *catalog.Catalog) (driveSetup, error) {
 }
 
 // engineConfig is the durability and options the client applies (an
-// engine whose server holds them ignores them).
+// engine whose server holds them ignores them), the options resolved with
+// the engine's defaults as a study's run resolves them.
 func (o driveOptions) engineConfig(spec engine.Spec) (engine.Config, error) {
-	cfg := engine.Config{Durability: engine.Durability(o.durability), Options: map[string]string{}}
+	cfg := engine.Config{Durability: engine.Durability(o.durability)}
 	var modes []string
 	for _, m := range spec.Modes {
 		modes = append(modes, string(m.Durability))
@@ -163,13 +164,12 @@ func (o driveOptions) engineConfig(spec engine.Spec) (engine.Config, error) {
 	}
 	for name, text := range opts {
 		st, _ := spec.Option(name)
-		v, err := st.Parse(text)
-		if err != nil {
-			return cfg, fmt.Errorf("--option %w", err)
+		if _, err := st.Parse(text); err != nil {
+			return cfg, fmt.Errorf("--option %w", err) // in the flag's words
 		}
-		cfg.Options[name] = v
 	}
-	return cfg, nil
+	cfg.Options, err = spec.ResolveOptions(opts)
+	return cfg, err
 }
 
 // nameValues reads repeated name=value flags, each name one of names and

@@ -788,7 +788,7 @@ func TestTargetServer(t *testing.T) {
 		}
 		os.Chmod(d, 0o755)
 	}
-	db, err := mariadb.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync})
+	db, err := mariadb.Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Options: mariadb.Engine{}.Spec().MustResolveOptions(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,8 +106,8 @@ func (Engine) Spec() engine.Spec {
 		TierBytes: tierBytes,
 		// Every OSD sizes its caches to memory_target; the monitor,
 		// manager and gateway come on top.
-		MemoryNeed: func(options map[string]string) (int64, []string) {
-			s, err := resolve(options)
+		MemoryNeed: func(o engine.Options) (int64, []string) {
+			s, err := settingsOf(o)
 			if err != nil {
 				return 0, nil
 			}
@@ -121,7 +121,6 @@ func (Engine) Spec() engine.Spec {
 			{Name: optWALSize, Kind: setting.Size, Default: "1GiB", Min: "576MiB", Doc: "size of each OSD's block.wal file, when wal has a tier of its own (RocksDB preallocates each WAL file at 282 MiB and holds two while it rolls over)"},
 			{Name: optMemoryTarget, Kind: setting.Size, Memory: true, Default: "1GiB", Min: "512MiB", Doc: "osd_memory_target: memory each OSD sizes its caches to"},
 			{Name: optMedia, Kind: setting.Enum, Values: []string{mediaSSD, mediaHDD}, Default: mediaSSD, Doc: "the device class BlueStore and the OSD tune for, whatever the disk reports: ssd (writes go straight to the main device; 8 op shards x 2 threads) or hdd (writes up to 64KiB go through the WAL first; 5 x 1)"},
-			engine.MemoryOption,
 		},
 	}
 }
@@ -134,7 +133,7 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 	if cfg.Durability != engine.Sync {
 		return nil, durabilityError(cfg.Durability)
 	}
-	s, err := resolve(cfg.Options)
+	s, err := settingsOf(cfg.Options)
 	if err != nil {
 		return nil, err
 	}

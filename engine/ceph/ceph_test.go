@@ -73,7 +73,7 @@ func (tb *testDB) closeNow() error {
 func openTest(t *testing.T, dirs map[string]string, opts map[string]string) *testDB {
 	t.Helper()
 	tracked := map[int]bool{}
-	cfg := engine.Config{Dirs: dirs, Durability: engine.Sync, Options: opts,
+	cfg := engine.Config{Dirs: dirs, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(opts),
 		Track: func(pid int) func() {
 			tracked[pid] = true
 			return func() { delete(tracked, pid) }
@@ -218,7 +218,7 @@ func TestOpenCancelled(t *testing.T) {
 	tracked := map[int]bool{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	db, err := Engine{}.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: tiny, Scratch: scratch,
+	db, err := Engine{}.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(tiny), Scratch: scratch,
 		Track: func(pid int) func() {
 			tracked[pid] = true
 			return func() { delete(tracked, pid) }
@@ -307,18 +307,23 @@ func TestRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dirs := onTiers(t, map[string]string{Block: small, BlockDB: small, BlockWAL: small})
 			t.Cleanup(func() { os.RemoveAll(dirs[Block]); os.RemoveAll(dirs[BlockDB]); os.RemoveAll(dirs[BlockWAL]) })
-			db, err := enginetest.OpenConfig(t, cephEngine, engine.Config{Dirs: dirs, Durability: tc.durability, Options: tc.opts})
+			// An option out of its range is refused where the Config is
+			// built; the rest by Open, and by PreflightOptions before it.
+			o, err := Engine{}.Spec().ResolveOptions(tc.opts)
 			if err == nil {
-				db.Close()
-				t.Fatalf("opened; want %q", tc.want)
+				var db engine.DB
+				if db, err = enginetest.OpenConfig(t, cephEngine, engine.Config{Dirs: dirs, Durability: tc.durability, Options: o}); err == nil {
+					db.Close()
+					t.Fatalf("opened; want %q", tc.want)
+				}
+				if tc.durability == engine.Sync && !strings.Contains(tc.name, "tier") {
+					if perr := (Engine{}).PreflightOptions(o); perr == nil || !strings.Contains(perr.Error(), tc.want) {
+						t.Errorf("PreflightOptions: %v; want %q", perr, tc.want)
+					}
+				}
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q; want %q", err, tc.want)
-			}
-			if tc.durability == engine.Sync && !strings.Contains(tc.name, "tier") {
-				if perr := (Engine{}).PreflightOptions(tc.opts); perr == nil || !strings.Contains(perr.Error(), tc.want) {
-					t.Errorf("PreflightOptions: %v; want %q", perr, tc.want)
-				}
 			}
 		})
 	}

@@ -79,7 +79,7 @@ type cluster struct {
 	monV2      string // 127.0.0.1:P1
 	keys       keys
 	mgrModules []string
-	memory     engine.MemoryGroup // every daemon starts in it (option memory)
+	memory     engine.MemoryGroup // every daemon starts in it (the study's memory)
 }
 
 // path names a file or folder in the private folder.

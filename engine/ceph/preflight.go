@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/host/proc"
 )
 
@@ -55,19 +56,19 @@ func findBinaries() (binaries, error) {
 
 // Preflight reports whether Ceph's programs and its OS user are here, so
 // a study is refused before it creates anything.
-func (e Engine) Preflight() error { return e.PreflightOptions(nil) }
+func (e Engine) Preflight() error { return e.PreflightOptions(e.Spec().MustResolveOptions(nil)) }
 
 // PreflightOptions is Preflight for a run's options, which are checked
 // too (replicas beyond osds, a device too small), so a study is refused
 // before its first run rather than failing every run alike.
-func (Engine) PreflightOptions(options map[string]string) error {
+func (Engine) PreflightOptions(options engine.Options) error {
 	if _, err := findBinaries(); err != nil {
 		return err
 	}
 	if _, err := proc.RunAs("Ceph's daemons", "ceph-common", cephUser); err != nil {
 		return err
 	}
-	_, err := resolve(options)
+	_, err := settingsOf(options)
 	return err
 }
 

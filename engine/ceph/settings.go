@@ -79,13 +79,9 @@ type settings struct {
 	tuning                             mediaTuning
 }
 
-// resolve reads and checks the options given (normal form), with the
-// Spec's defaults: one error naming the option and what to write.
-func resolve(given map[string]string) (settings, error) {
-	o, err := Engine{}.Spec().ResolveOptions(given)
-	if err != nil {
-		return settings{}, err
-	}
+// settingsOf reads a run's options and checks what ties them together:
+// one error naming the option and what to write.
+func settingsOf(o engine.Options) (settings, error) {
 	s := settings{
 		osds: o.Int(optOSDs), replicas: o.Int(optReplicas),
 		blockSize: o.Size(optBlockSize), dbSize: o.Size(optDBSize), walSize: o.Size(optWALSize),
@@ -102,8 +98,8 @@ func resolve(given map[string]string) (settings, error) {
 // tiers placement names, as Open makes them: block.db only on a tier
 // other than block's, block.wal only on one other than db's (or block's,
 // when db goes with it). Tiers are told apart by name.
-func tierBytes(placement, options map[string]string) map[string]int64 {
-	s, err := resolve(options)
+func tierBytes(placement map[string]string, o engine.Options) map[string]int64 {
+	s, err := settingsOf(o)
 	if err != nil {
 		return nil
 	}

@@ -146,7 +146,7 @@ func root(t testing.TB) string {
 // when the engine is not installed.
 func Open(t testing.TB, e SQLEngine) engine.DB {
 	t.Helper()
-	db, err := OpenConfig(t, e, engine.Config{Dirs: Folders(t, e, ""), Durability: engine.Sync})
+	db, err := OpenConfig(t, e, engine.Config{Dirs: Folders(t, e, ""), Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 	if err != nil {
 		t.Fatalf("open %s: %v", e.Name, err)
 	}

@@ -19,7 +19,7 @@ func TestFullTierAtStart(t *testing.T) {
 			tier := MountTmpfs(t, "24m")
 			dirs := Folders(t, e, tier)
 			Fill(t, tier, 1<<20)
-			db, err := OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync})
+			db, err := OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 			if err == nil {
 				db.Close()
 				t.Fatal("opened on a full tier")
@@ -38,7 +38,7 @@ func TestFullTierAtStart(t *testing.T) {
 		tier := MountTmpfs(t, "24m")
 		dirs := Folders(t, e, "")
 		dirs[e.Components[0]] = Folders(t, e, tier)[e.Components[0]]
-		db, err := OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync})
+		db, err := OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 		if err == nil {
 			db.Close()
 			t.Fatal("mariadbd started with no room for its temporary tablespace")

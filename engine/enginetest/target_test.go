@@ -35,7 +35,7 @@ func TestTargetErrors(t *testing.T) {
 		{sqlEngines[1], "mysql://u:s3cret@" + closed + "/x", "connect to target mysql://u:xxxxx@" + closed + "/x"},
 		{redisEngine, "redis://:s3cret@" + closed + "/1", "connect to target redis://:xxxxx@" + closed + "/1"},
 	} {
-		db, err := c.e.Engine.Open(context.Background(), engine.Config{Target: c.target})
+		db, err := c.e.Engine.Open(context.Background(), engine.Config{Target: c.target, Options: c.e.Engine.Spec().MustResolveOptions(nil)})
 		if err == nil {
 			db.Close()
 			t.Errorf("%s opened target %s", c.e.Name, c.target)

@@ -53,7 +53,7 @@ func hereArgs(args []string, subs []podSub) []string {
 func TestPodCommandLines(t *testing.T) {
 	l := needIgnite(t)
 	cfg := engine.ContainerConfig{Durability: engine.Sync, Name: "tb-x-engine",
-		Options:   map[string]string{optNodes: "1", optHeap: "268435456", optRegionSize: "268435456"},
+		Options:   Engine{}.Spec().MustResolveOptions(map[string]string{optNodes: "1", optHeap: "268435456", optRegionSize: "268435456"}),
 		Placement: map[string]string{Persistence: "t", WAL: "t", WALArchive: "t"}}
 	run := engine.ClientRun{Work: engine.CacheWork{Mix: engine.CachePutGet, Keys: 200, ValueSize: 64},
 		Preload: 200, Clients: 2, Warmup: time.Second, Duration: 2 * time.Second}

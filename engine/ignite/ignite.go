@@ -107,13 +107,7 @@ func (Engine) Spec() engine.Spec {
 		Name:      "ignite",
 		Crashable: true,
 		// A crash of part of the cluster leaves node0, which activated it.
-		CrashNodes: func(options map[string]string) int {
-			o, err := Engine{}.Spec().ResolveOptions(options)
-			if err != nil {
-				return 0
-			}
-			return o.Int(optNodes)
-		},
+		CrashNodes: func(o engine.Options) int { return o.Int(optNodes) },
 		MaxClients: 512, MaxClientsWhy: "clients are threads of the one client JVM, each with its own HDR histograms in the client's heap, 512 MiB by default (option heap)",
 		Image:  Image,
 		Models: []engine.Model{engine.ModelCache},
@@ -131,11 +125,7 @@ func (Engine) Spec() engine.Spec {
 			{Durability: engine.Memory, Doc: "native persistence off: data lives only in the nodes' off-heap data regions; nothing is written to the tiers (the persistence folder holds only logs and work files). Every stop or crash loses everything."},
 		},
 		// Every node holds its heap and may fill its data region.
-		MemoryNeed: func(options map[string]string) (int64, []string) {
-			o, err := Engine{}.Spec().ResolveOptions(options)
-			if err != nil {
-				return 0, nil
-			}
+		MemoryNeed: func(o engine.Options) (int64, []string) {
 			return int64(o.Int(optNodes)) * (o.Size(optHeap) + o.Size(optRegionSize)), []string{optNodes + " x (" + optHeap + " + " + optRegionSize + ")"}
 		},
 		Options: []setting.Setting{
@@ -146,7 +136,6 @@ func (Engine) Spec() engine.Spec {
 			{Name: optBackups, Kind: setting.Int, Default: "0", Min: "0", Max: "8", Doc: "backup copies of each partition"},
 			{Name: optAtomicity, Kind: setting.Enum, Default: "atomic", Values: []string{"atomic", "transactional"}, Doc: "cache atomicityMode: atomic or transactional"},
 			{Name: optHeap, Kind: setting.Size, Memory: true, Default: "512MiB", Min: "128MiB", Doc: "JVM heap (-Xms/-Xmx) of each node and of the client"},
-			engine.MemoryOption,
 		},
 	}
 }
@@ -180,10 +169,7 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	default:
 		return s, fmt.Errorf("durability %q is not supported (use sync, async, background, nowal or memory)", cfg.Durability)
 	}
-	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
-	if err != nil {
-		return s, err
-	}
+	o := cfg.Options
 	s.nodes = o.Int(optNodes)
 	s.regionSize, s.walSegmentSize = o.Size(optRegionSize), o.Size(optWALSegmentSize)
 	s.walArchiveSize, s.heap = o.Size(optWALArchiveSize), o.Size(optHeap)
@@ -206,7 +192,7 @@ type DB struct {
 	dirs      []string // persistence, wal and archive folders; nil in memory mode
 	home      string   // logs and work directories
 	track     func(pid int) func()
-	memory    engine.MemoryGroup // every node starts in it (option memory)
+	memory    engine.MemoryGroup // every node starts in it (the study's memory)
 	version   string
 	closers   server.Closers // what Open got, given back by Close
 

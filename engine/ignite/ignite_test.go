@@ -110,7 +110,7 @@ func open(t *testing.T, d engine.Durability, dirs map[string]string, opts map[st
 	t.Helper()
 	tr := &tracker{}
 	start := time.Now()
-	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: d, Options: opts, Track: tr.track})
+	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: d, Options: Engine{}.Spec().MustResolveOptions(opts), Track: tr.track})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -275,7 +275,7 @@ func TestStartFailure(t *testing.T) {
 	}
 	tr := &tracker{}
 	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync,
-		Options: map[string]string{optNodes: "2"}, Track: tr.track})
+		Options: Engine{}.Spec().MustResolveOptions(map[string]string{optNodes: "2"}), Track: tr.track})
 	if err == nil {
 		t.Fatal("Open succeeded with a file as the WAL folder")
 	}
@@ -286,8 +286,9 @@ func TestStartFailure(t *testing.T) {
 	if n := tr.count(); n != 0 {
 		t.Errorf("%d pids still tracked after the failed Open", n)
 	}
-	if _, err := (Engine{}).Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync,
-		Options: map[string]string{optAtomicity: "eventual"}}); err == nil || !strings.Contains(err.Error(), "atomic or transactional") {
+	// A value outside an option's range is refused where the Config is
+	// built (engine.Spec.ResolveOptions), before any Open.
+	if _, err := (Engine{}).Spec().ResolveOptions(map[string]string{optAtomicity: "eventual"}); err == nil || !strings.Contains(err.Error(), "atomic or transactional") {
 		t.Errorf("bad atomicity: %v", err)
 	}
 }

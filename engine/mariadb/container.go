@@ -36,10 +36,7 @@ func (Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) {
 	if err != nil {
 		return engine.Container{}, err
 	}
-	opts, err := parseOptions(cfg.Options)
-	if err != nil {
-		return engine.Container{}, err
-	}
+	opts := parseOptions(cfg.Options)
 	args := serverArgs(dataMount+"/data", redoMount, socketPath, containerPort, flush, opts, cfg.Durability)
 	if i := slices.Index(args, "--bind-address=127.0.0.1"); i >= 0 {
 		args[i] = "--bind-address=0.0.0.0"

@@ -99,23 +99,18 @@ func (Engine) Spec() engine.Spec {
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "2MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
 			{Name: "redo_log_size", Kind: setting.Size, Default: "96MiB", Min: "4MiB", Doc: "InnoDB redo log size (innodb_log_file_size)"},
 			{Name: "binlog", Kind: setting.Bool, Default: "false", Doc: "write the binary log (in the data folder), as a replicated primary does"},
-			engine.MemoryOption,
 		},
 	}
 }
 
-// options are the study's engine options with the Spec's defaults applied.
+// options are the run's engine options, as MariaDB's settings take them.
 type options struct {
 	cache, redoLogSize int64
 	binlog             bool
 }
 
-func parseOptions(given map[string]string) (options, error) {
-	o, err := Engine{}.Spec().ResolveOptions(given)
-	if err != nil {
-		return options{}, err
-	}
-	return options{cache: o.Size("cache"), redoLogSize: o.Size("redo_log_size"), binlog: o.Bool("binlog")}, nil
+func parseOptions(o engine.Options) options {
+	return options{cache: o.Size("cache"), redoLogSize: o.Size("redo_log_size"), binlog: o.Bool("binlog")}
 }
 
 // flushAtCommit maps a durability mode to innodb_flush_log_at_trx_commit.
@@ -158,10 +153,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	opts, err := parseOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
+	opts := parseOptions(cfg.Options)
 	mariadbd, err := proc.Find("mariadb-server", mariadbdPaths...)
 	if err != nil {
 		return nil, err

@@ -62,7 +62,7 @@ func open(t *testing.T, root, scratch string, d engine.Durability, opts map[stri
 		}
 	}
 	db, err := Engine{}.Open(context.Background(), engine.Config{
-		Dirs: map[string]string{Data: r.data, Redo: r.redo}, Durability: d, Options: opts, Scratch: scratch})
+		Dirs: map[string]string{Data: r.data, Redo: r.redo}, Durability: d, Options: Engine{}.Spec().MustResolveOptions(opts), Scratch: scratch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestUnreachableFolder(t *testing.T) {
 	}
 	_, err := Engine{}.Open(context.Background(), engine.Config{
 		Dirs:       map[string]string{Data: filepath.Join(closed, "data"), Redo: filepath.Join(closed, "redo")},
-		Durability: engine.Sync, Scratch: filepath.Join(root, "scratch")})
+		Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil), Scratch: filepath.Join(root, "scratch")})
 	if err == nil || !strings.Contains(err.Error(), "folder "+closed+" is closed") {
 		t.Fatalf("open under a 0700 folder: %v", err)
 	}
@@ -422,14 +422,13 @@ func TestSpecAndOptions(t *testing.T) {
 	if _, err := flushAtCommit(engine.NoWAL); err == nil {
 		t.Error("nowal accepted")
 	}
-	o, err := parseOptions(nil)
-	if err != nil || o.cache != 128<<20 || o.redoLogSize != 96<<20 || o.binlog {
-		t.Errorf("defaults %+v %v", o, err)
+	if o := parseOptions(s.MustResolveOptions(nil)); o.cache != 128<<20 || o.redoLogSize != 96<<20 || o.binlog {
+		t.Errorf("defaults %+v", o)
 	}
-	if o, err := parseOptions(map[string]string{"cache": "64MiB"}); err != nil || o.cache != 64<<20 {
-		t.Errorf("cache 64MiB: %+v %v", o, err)
+	if o := parseOptions(s.MustResolveOptions(map[string]string{"cache": "64MiB"})); o.cache != 64<<20 {
+		t.Errorf("cache 64MiB: %+v", o)
 	}
-	if _, err := parseOptions(map[string]string{"redo_log_size": "1MiB"}); err == nil || !strings.Contains(err.Error(), "at least 4MiB") {
+	if _, err := s.ResolveOptions(map[string]string{"redo_log_size": "1MiB"}); err == nil || !strings.Contains(err.Error(), "at least 4MiB") {
 		t.Errorf("a redo log below MariaDB's least: %v", err)
 	}
 }
@@ -445,7 +444,7 @@ func TestReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	db, err := Engine{}.Open(context.Background(), engine.Config{
-		Dirs: map[string]string{Data: r.data, Redo: r.redo}, Durability: engine.Sync, Scratch: filepath.Join(root, "scratch")})
+		Dirs: map[string]string{Data: r.data, Redo: r.redo}, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil), Scratch: filepath.Join(root, "scratch")})
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}

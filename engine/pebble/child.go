@@ -45,7 +45,8 @@ func init() {
 }
 
 // childConfig is what the child opens, sent as one JSON line on its
-// control socket.
+// control socket; Options are the parent's resolved options in normal
+// form, which the child resolves into its Config as any Config's builder.
 type childConfig struct {
 	Dirs       map[string]string
 	Options    map[string]string
@@ -101,7 +102,7 @@ func openChild(ctx context.Context, cfg engine.Config) (engine.DB, error) {
 		return nil, fmt.Errorf("pebble child: %w", err)
 	}
 	mine.Close()
-	if err := d.handshake(ctx, childConfig{Dirs: cfg.Dirs, Options: cfg.Options, Durability: cfg.Durability}); err != nil {
+	if err := d.handshake(ctx, childConfig{Dirs: cfg.Dirs, Options: cfg.Options.Map(), Durability: cfg.Durability}); err != nil {
 		d.kill()
 		return nil, d.withLog(err)
 	}
@@ -394,7 +395,12 @@ func childMain() int {
 		reply(err)
 		return 1
 	}
-	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: c.Dirs, Options: c.Options, Durability: c.Durability})
+	o, err := Engine{}.Spec().ResolveOptions(c.Options)
+	if err != nil {
+		reply(err)
+		return 1
+	}
+	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: c.Dirs, Options: o, Durability: c.Durability})
 	if err != nil {
 		reply(err)
 		return 1

@@ -24,7 +24,7 @@ func TestChild(t *testing.T) {
 	}
 	var tracked []int
 	scratch := t.TempDir()
-	cfg := engine.Config{Dirs: dirs, Durability: engine.Sync, InChild: true, Scratch: scratch,
+	cfg := engine.Config{Dirs: dirs, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil), InChild: true, Scratch: scratch,
 		Track: func(pid int) func() { tracked = append(tracked, pid); return func() {} }}
 	logs := func() []string {
 		m, _ := filepath.Glob(filepath.Join(scratch, "pebble-child-*.log"))

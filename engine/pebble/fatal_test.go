@@ -33,7 +33,7 @@ func TestFullWALTierFailsTheCallNotTheProcess(t *testing.T) {
 	t.Cleanup(func() { unix.Unmount(wal, unix.MNT_DETACH) })
 	data := t.TempDir()
 	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: data, WAL: wal},
-		Durability: engine.Sync, Options: map[string]string{"memtable": "67108864"}})
+		Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(map[string]string{"memtable": "67108864"})})
 	if err != nil {
 		t.Fatal(err)
 	}

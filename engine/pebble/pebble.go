@@ -74,10 +74,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 	if cfg.InChild {
 		return openChild(ctx, cfg)
 	}
-	o, err := e.Spec().ResolveOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
+	o := cfg.Options
 	l0 := o.Int(optL0CompactionThreshold)
 	cache := pebble.NewCache(o.Size(optCache))
 	defer cache.Unref() // the DB holds its own reference

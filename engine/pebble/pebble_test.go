@@ -21,7 +21,7 @@ func openTest(t *testing.T, d engine.Durability) (*DB, string, string) {
 		}
 	}
 	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: data, WAL: wal}, Durability: d,
-		Options: map[string]string{"cache": "8388608", "memtable": "1048576"}})
+		Options: Engine{}.Spec().MustResolveOptions(map[string]string{"cache": "8388608", "memtable": "1048576"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,31 +132,36 @@ func TestRecordsModel(t *testing.T) {
 	}
 }
 
+// TestOpenRejectsBadConfig: a bad option is refused where the Config is
+// built (engine.Spec.ResolveOptions), a bad folder or mode by Open.
 func TestOpenRejectsBadConfig(t *testing.T) {
 	dir := t.TempDir()
-	withOption := func(name, value string) engine.Config {
-		return engine.Config{Dirs: map[string]string{Data: dir, WAL: dir}, Durability: engine.Sync, Options: map[string]string{name: value}}
-	}
+	both := map[string]string{Data: dir, WAL: dir}
 	cases := []struct {
-		name string
-		cfg  engine.Config
-		want string // the error, when it matters
+		name    string
+		cfg     engine.Config
+		options map[string]string // as given; nil: every default
+		want    string            // the error, when it matters
 	}{
-		{"missing wal folder", engine.Config{Dirs: map[string]string{Data: dir}, Durability: engine.Sync}, ""},
-		{"unsupported durability", engine.Config{Dirs: map[string]string{Data: dir, WAL: dir}, Durability: engine.Async}, ""},
-		{"bad cache", withOption("cache", "lots"), ""},
+		{"missing wal folder", engine.Config{Dirs: map[string]string{Data: dir}, Durability: engine.Sync}, nil, ""},
+		{"unsupported durability", engine.Config{Dirs: both, Durability: engine.Async}, nil, ""},
+		{"bad cache", engine.Config{Dirs: both, Durability: engine.Sync}, map[string]string{"cache": "lots"}, ""},
 		// l0_compaction_threshold is a count, not a size.
-		{"bad l0_compaction_threshold", withOption(optL0CompactionThreshold, "lots"),
+		{"bad l0_compaction_threshold", engine.Config{Dirs: both, Durability: engine.Sync}, map[string]string{optL0CompactionThreshold: "lots"},
 			`engine pebble: l0_compaction_threshold "lots" is not a whole number; write e.g. l0_compaction_threshold: 4`},
-		{"zero l0_compaction_threshold", withOption(optL0CompactionThreshold, "0"),
+		{"zero l0_compaction_threshold", engine.Config{Dirs: both, Durability: engine.Sync}, map[string]string{optL0CompactionThreshold: "0"},
 			"engine pebble: l0_compaction_threshold 0 is out of range: it must be at least 1; write e.g. l0_compaction_threshold: 4"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := (Engine{}).Open(context.Background(), tc.cfg)
-			if err == nil {
-				db.Close()
-				t.Fatal("accepted")
+			cfg := tc.cfg
+			var err error
+			if cfg.Options, err = (Engine{}).Spec().ResolveOptions(tc.options); err == nil {
+				var db engine.DB
+				if db, err = (Engine{}).Open(context.Background(), cfg); err == nil {
+					db.Close()
+					t.Fatal("accepted")
+				}
 			}
 			if tc.want != "" && err.Error() != tc.want {
 				t.Errorf("error = %q, want %q", err, tc.want)

@@ -120,7 +120,6 @@ func (Engine) Spec() engine.Spec {
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "128KiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
 			{Name: "max_wal_size", Kind: setting.Size, Default: "1GiB", Min: "32MiB", Doc: "WAL volume that triggers a checkpoint (max_wal_size; PostgreSQL's least is two 16MiB segments)"},
 			{Name: "checkpoint_timeout", Kind: setting.Int, Default: "300", Min: "30", Max: "86400", Unit: "seconds", Doc: "time between timed checkpoints (checkpoint_timeout)"},
-			engine.MemoryOption,
 		},
 	}
 }
@@ -146,10 +145,7 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	default:
 		return s, fmt.Errorf("durability %q is not supported (use sync, async or nosync)", cfg.Durability)
 	}
-	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
-	if err != nil {
-		return s, err
-	}
+	o := cfg.Options
 	s.sharedBuffersKB = o.Size("cache") >> 10
 	s.maxWALSizeMB = o.Size("max_wal_size") >> 20
 	s.checkpointTimeout = o.Int("checkpoint_timeout")

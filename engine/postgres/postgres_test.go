@@ -89,7 +89,7 @@ func testConfig(t *testing.T, d engine.Durability, opts map[string]string) engin
 	return engine.Config{
 		Dirs:       map[string]string{Data: folder(t, "data"), WAL: folder(t, "wal")},
 		Durability: d,
-		Options:    opts,
+		Options:    Engine{}.Spec().MustResolveOptions(opts),
 		Scratch:    shared.scratch,
 	}
 }
@@ -302,7 +302,7 @@ func TestDurabilityModes(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (Engine{}).Open(context.Background(), engine.Config{Dirs: map[string]string{Data: "/x", WAL: "/y"}, Durability: engine.NoWAL}); err == nil ||
+	if _, err := (Engine{}).Open(context.Background(), engine.Config{Dirs: map[string]string{Data: "/x", WAL: "/y"}, Durability: engine.NoWAL, Options: Engine{}.Spec().MustResolveOptions(nil)}); err == nil ||
 		!strings.Contains(err.Error(), "not supported") {
 		t.Errorf("nowal: %v", err)
 	}
@@ -320,11 +320,13 @@ func TestOptions(t *testing.T) {
 	}
 }
 
+// TestBadOptions: values outside their range are refused where a run's
+// Config is built (engine.Spec.ResolveOptions), before any server starts.
 func TestBadOptions(t *testing.T) {
 	for _, opts := range []map[string]string{
 		{"cache": "1024"}, {"cache": "x"}, {"max_wal_size": "1048576"}, {"checkpoint_timeout": "5"},
 	} {
-		if _, err := parseSettings(engine.Config{Durability: engine.Sync, Options: opts}); err == nil {
+		if _, err := (Engine{}).Spec().ResolveOptions(opts); err == nil {
 			t.Errorf("options %v accepted", opts)
 		}
 	}
@@ -489,7 +491,7 @@ func TestUnreachableFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Scratch: shared.scratch})
+	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil), Scratch: shared.scratch})
 	if err == nil {
 		db.Close()
 		t.Fatal("opened a cluster user postgres cannot reach")

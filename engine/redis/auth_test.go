@@ -154,7 +154,7 @@ func TestUnreachableFolder(t *testing.T) {
 	if err := os.Chmod(private, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: data}, Durability: engine.Sync})
+	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: data}, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil)})
 	if err == nil {
 		db.Close()
 		t.Fatal("opened a data folder user redis cannot reach")
@@ -176,7 +176,7 @@ func TestConfFallsBackToTmp(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := filepath.Glob(filepath.Join(os.TempDir(), "tierbench-redis-conf-*"))
-	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: data}, Durability: engine.Sync, Scratch: t.TempDir()})
+	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: data}, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil), Scratch: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,6 @@ func (Engine) Spec() engine.Spec {
 		Options: []setting.Setting{
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "0", Min: "0", Doc: "maxmemory: memory for the dataset, which Redis holds entirely in memory (0 = no limit); with a limit, maxmemory-policy noeviction makes writes fail when full instead of silently evicting records"},
 			{Name: "io_threads", Kind: setting.Int, Default: "1", Min: "1", Max: "128", Doc: "io-threads for socket reads and writes (io-threads-do-reads yes when > 1); commands still run on one thread"},
-			engine.MemoryOption,
 		},
 	}
 }
@@ -221,10 +220,7 @@ func serverArgs(dir string, cfg engine.Config) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("durability %q is not supported (use sync, async, nosync or nowal)", cfg.Durability)
 	}
-	o, err := Engine{}.Spec().ResolveOptions(cfg.Options)
-	if err != nil {
-		return nil, err
-	}
+	o := cfg.Options
 	if n := o.Size("cache"); n > 0 {
 		args = append(args, "--maxmemory", strconv.FormatInt(n, 10), "--maxmemory-policy", "noeviction")
 	}

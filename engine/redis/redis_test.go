@@ -62,7 +62,7 @@ func openTest(t *testing.T, d engine.Durability, opts map[string]string) *testDB
 		}
 	}
 	tracked := map[int]bool{}
-	cfg := engine.Config{Dirs: map[string]string{Data: data}, Durability: d, Options: opts, Scratch: scratch,
+	cfg := engine.Config{Dirs: map[string]string{Data: data}, Durability: d, Options: Engine{}.Spec().MustResolveOptions(opts), Scratch: scratch,
 		Track: func(pid int) func() {
 			tracked[pid] = true
 			return func() { delete(tracked, pid) }
@@ -351,13 +351,13 @@ func TestOptions(t *testing.T) {
 	load(t, session(t, db), 0, 10)
 
 	needRedis(t)
+	// Bad values are refused where a run's Config is built.
 	for _, opts := range []map[string]string{{"cache": "lots"}, {"io_threads": "0"}, {"io_threads": "x"}} {
-		_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: t.TempDir()}, Durability: engine.Sync, Options: opts})
-		if err == nil {
-			t.Errorf("Open with %v succeeded", opts)
+		if _, err := (Engine{}).Spec().ResolveOptions(opts); err == nil {
+			t.Errorf("options %v accepted", opts)
 		}
 	}
-	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: t.TempDir()}, Durability: "fsync"})
+	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: t.TempDir()}, Durability: "fsync", Options: Engine{}.Spec().MustResolveOptions(nil)})
 	if err == nil || !strings.Contains(err.Error(), "not supported") {
 		t.Errorf("Open with an unknown durability: %v", err)
 	}
@@ -481,7 +481,7 @@ func TestMissingBinary(t *testing.T) {
 	saved := binaries
 	binaries = []string{"/nonexistent/redis-server"}
 	defer func() { binaries = saved }()
-	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: t.TempDir()}, Durability: engine.Sync})
+	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: t.TempDir()}, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil)})
 	if err == nil || !strings.Contains(err.Error(), "apt-get install redis-server") || !errors.Is(err, proc.ErrNotInstalled) {
 		t.Errorf("Open without redis-server = %v", err)
 	}
@@ -500,7 +500,7 @@ func TestBadStartShowsLog(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"), []byte("garbage\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: dir}, Durability: engine.Sync})
+	_, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: dir}, Durability: engine.Sync, Options: Engine{}.Spec().MustResolveOptions(nil)})
 	if err == nil || !strings.Contains(err.Error(), "manifest") {
 		t.Errorf("Open on a bad AOF = %v; want the log naming the manifest", err)
 	}

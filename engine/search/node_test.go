@@ -34,6 +34,9 @@ func TestMain(m *testing.M) { enginetest.Main(m, "search") }
 // testOptions keep the nodes small.
 var testOptions = map[string]string{optHeap: strconv.Itoa(512 << 20)}
 
+// testOptionsOf are testOptions resolved for e, as a run's Config has them.
+func testOptionsOf(e Engine) engine.Options { return e.Spec().MustResolveOptions(testOptions) }
+
 // kind names an engine for enginetest's folders.
 func kind(e Engine) enginetest.SQLEngine {
 	return enginetest.SQLEngine{Name: string(e.flavor), Engine: e, Components: []string{Data, Logs}}
@@ -101,7 +104,7 @@ func TestNodes(t *testing.T) {
 			need(t, tc.e)
 			dirs := twoTiers(t, tc.e)
 			tracked := map[int]bool{}
-			cfg := engine.Config{Dirs: dirs, Durability: tc.d, Options: testOptions, Track: func(pid int) func() {
+			cfg := engine.Config{Dirs: dirs, Durability: tc.d, Options: testOptionsOf(tc.e), Track: func(pid int) func() {
 				tracked[pid] = true
 				return func() { delete(tracked, pid) }
 			}}
@@ -143,7 +146,7 @@ func TestNodes(t *testing.T) {
 			if tc.d == engine.Async {
 				other = engine.Sync
 			}
-			otherSet, err := tc.e.parseSettings(engine.Config{Durability: other, Options: testOptions})
+			otherSet, err := tc.e.parseSettings(engine.Config{Durability: other, Options: testOptionsOf(tc.e)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +167,7 @@ func TestNodes(t *testing.T) {
 			// tierbench drive reaches one on a cluster): the index settings
 			// are the target run's own, its cluster may have any name, and
 			// closing it leaves the node running.
-			target, err := tc.e.Open(context.Background(), engine.Config{Target: d.url, Durability: other, Options: testOptions})
+			target, err := tc.e.Open(context.Background(), engine.Config{Target: d.url, Durability: other, Options: testOptionsOf(tc.e)})
 			if err != nil {
 				t.Fatalf("open as a target: %v", err)
 			}
@@ -176,7 +179,7 @@ func TestNodes(t *testing.T) {
 				t.Errorf("close the target: %v; the node: %v", err, d.Check())
 			}
 			withUser := strings.Replace(d.url, "http://", "http://elastic@", 1)
-			if _, err := tc.e.Open(context.Background(), engine.Config{Target: withUser, Durability: tc.d}); err == nil || !strings.Contains(err.Error(), "no authentication") {
+			if _, err := tc.e.Open(context.Background(), engine.Config{Target: withUser, Durability: tc.d, Options: testOptionsOf(tc.e)}); err == nil || !strings.Contains(err.Error(), "no authentication") {
 				t.Errorf("a target with a user: %v, want it refused", err)
 			}
 
@@ -424,7 +427,7 @@ func TestStartFailures(t *testing.T) {
 				}
 				defer func() { freePort = free }()
 			}
-			db, err := tc.e.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Options: opts})
+			db, err := tc.e.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Options: tc.e.Spec().MustResolveOptions(opts)})
 			if err == nil {
 				db.Close()
 				t.Fatal("opened")
@@ -544,7 +547,7 @@ func TestKill9HelperProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Elasticsearch().Open(context.Background(), engine.Config{Dirs: map[string]string{Data: parts[1], Logs: parts[2]},
-		Durability: engine.Sync, Options: testOptions, Track: track, LockPorts: ledger.LockPorts, Scratch: scratch})
+		Durability: engine.Sync, Options: testOptionsOf(Elasticsearch()), Track: track, LockPorts: ledger.LockPorts, Scratch: scratch})
 	if err != nil {
 		t.Fatal(err)
 	}

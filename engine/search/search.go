@@ -125,7 +125,6 @@ func (e Engine) Spec() engine.Spec {
 			{Name: optReplicas, Kind: setting.Int, Default: "0", Min: "0", Max: "8", Doc: "index.number_of_replicas; on one node a replica is never assigned (the index stays yellow)"},
 			{Name: optRefresh, Kind: setting.Duration, Default: "1s", Min: "1ms", Values: []string{refreshNever}, Doc: "index.refresh_interval: how often new documents become searchable (-1: never)"},
 			{Name: optHome, Kind: setting.String, Default: "", Doc: "a distribution folder of your own to start instead of the bundled node (its bin/" + string(e.flavor) + " is run as OS user tierbench; its security plugin is switched off)"},
-			engine.MemoryOption,
 		},
 		MaxClients: 128,
 	}
@@ -165,10 +164,7 @@ func (e Engine) parseSettings(cfg engine.Config) (settings, error) {
 	default:
 		return s, fmt.Errorf("durability %q is not supported (use sync or async)", cfg.Durability)
 	}
-	o, err := e.Spec().ResolveOptions(cfg.Options)
-	if err != nil {
-		return s, err
-	}
+	o := cfg.Options
 	s.heap, s.shards, s.replicas = o.Size(optHeap), o.Int(optShards), o.Int(optReplicas)
 	s.refresh = o.Text(optRefresh)
 	if d := o.Duration(optRefresh); s.refresh != refreshNever {
@@ -207,7 +203,7 @@ func (s settings) heapOpts() []string {
 // Preflight reports whether java, the OS user the node runs as, nft and
 // the bundled node (make setup) are where Open looks for them, so a study
 // is refused before it creates anything.
-func (e Engine) Preflight() error { return e.PreflightOptions(nil) }
+func (e Engine) Preflight() error { return e.PreflightOptions(e.Spec().MustResolveOptions(nil)) }
 
 // ServerUser is the OS user the node runs as (none when tierbench is not
 // root), for study preflight's check that it can reach the tiers' folders.
@@ -218,7 +214,7 @@ func (Engine) ServerUser() (label, user string) {
 
 // PreflightOptions is Preflight for a run's options: with option home, the
 // named distribution instead of the bundled node.
-func (e Engine) PreflightOptions(options map[string]string) error {
+func (e Engine) PreflightOptions(options engine.Options) error {
 	if _, err := findJava(); err != nil {
 		return err
 	}
@@ -229,7 +225,7 @@ func (e Engine) PreflightOptions(options map[string]string) error {
 	if _, err := proc.Find("nftables", "nft", "/usr/sbin/nft"); err != nil {
 		return err
 	}
-	if home := options[optHome]; home != "" {
+	if home := options.String(optHome); home != "" {
 		_, err := inspect(home, e.flavor)
 		return err
 	}

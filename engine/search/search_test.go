@@ -49,7 +49,13 @@ func TestParseSettings(t *testing.T) {
 		{name: "unknown option", d: engine.Sync, opts: map[string]string{"cache": "1"}, wantErr: "unknown option"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := e.parseSettings(engine.Config{Durability: tc.d, Options: tc.opts})
+			// A bad value is refused where the Config is built, a bad
+			// mode when the settings are made of it.
+			o, err := e.Spec().ResolveOptions(tc.opts)
+			var s settings
+			if err == nil {
+				s, err = e.parseSettings(engine.Config{Durability: tc.d, Options: o})
+			}
 			if !wantError(t, err, tc.wantErr) {
 				return
 			}
@@ -215,7 +221,7 @@ func TestPreflightSeesHome(t *testing.T) {
 		testenv.Skip(t, err)
 	}
 	dir := t.TempDir()
-	err := OpenSearch().PreflightOptions(map[string]string{optHome: dir})
+	err := OpenSearch().PreflightOptions(OpenSearch().Spec().MustResolveOptions(map[string]string{optHome: dir}))
 	if err == nil || !strings.Contains(err.Error(), dir) {
 		t.Errorf("preflight with home %s (not a distribution): %v; want an error naming it", dir, err)
 	}

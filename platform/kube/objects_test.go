@@ -20,7 +20,7 @@ import (
 // runSpec is a postgres run with its data and WAL on two classes.
 func runSpec(t *testing.T) kube.RunSpec {
 	t.Helper()
-	ctr, err := postgres.Engine{}.Container(engine.ContainerConfig{Durability: engine.Async})
+	ctr, err := postgres.Engine{}.Container(engine.ContainerConfig{Durability: engine.Async, Options: postgres.Engine{}.Spec().MustResolveOptions(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestEngineObjects(t *testing.T) {
 		}
 		tested = append(tested, name)
 		for _, mode := range spec.Modes {
-			cfg := engine.ContainerConfig{Durability: mode.Durability, Placement: map[string]string{}, Name: "tb-s-001-engine"}
+			cfg := engine.ContainerConfig{Durability: mode.Durability, Options: spec.MustResolveOptions(nil), Placement: map[string]string{}, Name: "tb-s-001-engine"}
 			for _, comp := range spec.ComponentNames() {
 				cfg.Placement[comp] = "ssd"
 			}
@@ -212,7 +212,7 @@ func TestEngineObjects(t *testing.T) {
 				t.Errorf("%s %s: image %q, mounts %v, uid %d; want the spec's image, components mounted, not root",
 					name, mode.Durability, ctr.Image, ctr.Mounts, ctr.User)
 			}
-			ctr.MemoryLimit = 256 << 20 // option memory: the container's request and limit
+			ctr.MemoryLimit = 256 << 20 // the run setting memory: the container's request and limit
 			rs := kube.RunSpec{Study: "s", Run: "s-001", Namespace: "bench", Engine: name, Server: ctr, Image: "tierbench:1"}
 			for _, comp := range spec.ComponentNames() {
 				if _, ok := ctr.Mounts[comp]; ok {
@@ -263,7 +263,7 @@ func TestClusterEngineObjects(t *testing.T) {
 	defer cancel()
 
 	spec := kube.RunSpec{Study: "20261122-120000-abcdef", Run: "20261122-120000-abcdef-002", Namespace: "bench", Engine: "ignite"}
-	cfg := engine.ContainerConfig{Durability: engine.Sync, Name: spec.EngineService(),
+	cfg := engine.ContainerConfig{Durability: engine.Sync, Name: spec.EngineService(), Options: ignite.Engine{}.Spec().MustResolveOptions(nil),
 		Placement: map[string]string{ignite.Persistence: "ssd", ignite.WAL: "pmem", ignite.WALArchive: "pmem"}}
 	server, err := ignite.Engine{}.Container(cfg)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/host/logtail"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
 	"github.com/tierbench/tierbench/workload/searchload"
@@ -31,9 +32,11 @@ type Driver struct {
 	Program      string
 	Node         engine.SearchNode
 	WorkloadName string
-	// Workload is the run's workload, loaded: its parameters size the
-	// track, and Verify is told what the tool indexed.
+	// Workload is the run's workload, loaded: Verify is told what the
+	// tool indexed.
 	Workload workload.Workload
+	// Params are the workload's resolved parameters, which size the track.
+	Params setting.Values
 	// Dir receives the track, the tool's HOME, its output (<name>.log)
 	// and its CSV summary. Empty: a temporary folder, removed after the
 	// run.
@@ -105,10 +108,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 	if cfg.TargetRate > 0 {
 		return nil, fmt.Errorf("driver %s: drives closed loop only; a target_rate (open loop) is not supported with it", d.Name)
 	}
-	p, err := newPlan(d.WorkloadName, d.Workload.Params(), clients, cfg.Warmup, cfg.Duration)
-	if err != nil {
-		return nil, fmt.Errorf("driver %s: %w", d.Name, err)
-	}
+	p := newPlan(d.WorkloadName, d.Params, clients, cfg.Warmup, cfg.Duration)
 	dir, done, err := tool.WorkDir(d.Dir, d.Name)
 	if err != nil {
 		return nil, err

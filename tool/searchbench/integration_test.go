@@ -49,14 +49,18 @@ func loaded(t *testing.T, b searchbench.Bench, db engine.DB, name string, params
 	if !ok {
 		t.Fatalf("no workload %s", name)
 	}
-	w, err := spec.Build(params)
+	v, err := spec.Resolve(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := spec.BuildFrom(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Load(context.Background(), db, 2); err != nil {
 		t.Fatal(err)
 	}
-	return tool.Request{Engine: b.Engine, WorkloadName: name, Workload: w, DB: db, Dir: t.TempDir()}
+	return tool.Request{Engine: b.Engine, WorkloadName: name, Workload: w, Params: v, DB: db, Dir: t.TempDir()}
 }
 
 // noToolLeft fails t if a process of the tool is left.

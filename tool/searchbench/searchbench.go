@@ -150,5 +150,5 @@ func (b Bench) New(req tool.Request) (driver.External, error) {
 		return nil, err
 	}
 	return &Driver{Bench: b, Program: prog, Node: s.SearchNode(), WorkloadName: req.WorkloadName,
-		Workload: req.Workload, Dir: req.Dir}, nil
+		Workload: req.Workload, Params: req.Params, Dir: req.Dir}, nil
 }

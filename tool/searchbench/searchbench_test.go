@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/searchload"
 )
@@ -191,10 +192,7 @@ func TestTrack(t *testing.T) {
 			"term_clients:2,range_clients:2,date_histogram_clients:2,terms_agg_clients:2,warmup_time_period:2,time_period:5"},
 	} {
 		t.Run(tc.bench.Name+"-"+tc.workload, func(t *testing.T) {
-			p, err := newPlan(tc.workload, tc.params, 8, 2*time.Second, 5*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := newPlan(tc.workload, resolved(t, tc.workload, tc.params), 8, 2*time.Second, 5*time.Second)
 			if p.corpusDocs != tc.wantDocs || p.paramsFlag() != tc.wantParams {
 				t.Errorf("corpus %d docs, params %s; want %d, %s", p.corpusDocs, p.paramsFlag(), tc.wantDocs, tc.wantParams)
 			}
@@ -273,14 +271,28 @@ func TestCorpusSize(t *testing.T) {
 		{time.Minute, 5 * time.Minute, 8, 1000, 504_000}, // maxCorpusDocs, in whole rounds
 		{0, time.Second, 300, 5000, 3_000_000},
 	} {
-		p, err := newPlan(searchload.Ingest, map[string]string{"bulk_size": strconv.Itoa(tc.bulk)}, tc.clients, tc.warmup, tc.duration)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newPlan(searchload.Ingest, resolved(t, searchload.Ingest, map[string]string{"bulk_size": strconv.Itoa(tc.bulk)}), tc.clients, tc.warmup, tc.duration)
 		if p.corpusDocs != tc.want || p.corpusDocs%int64(tc.clients*tc.bulk) != 0 {
 			t.Errorf("%v+%v, %d clients of %d: %d docs, want %d", tc.warmup, tc.duration, tc.clients, tc.bulk, p.corpusDocs, tc.want)
 		}
 	}
+}
+
+// resolved are the parameters of search workload name with overrides, as
+// a run resolves them (workload.Spec.Resolve).
+func resolved(t *testing.T, name string, overrides map[string]string) setting.Values {
+	t.Helper()
+	for _, s := range searchload.Specs() {
+		if s.Name == name {
+			v, err := s.Resolve(overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	t.Fatalf("no search workload %s", name)
+	return setting.Values{}
 }
 
 // TestPreflight: without its virtualenv a tool names the setup command;

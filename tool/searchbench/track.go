@@ -60,25 +60,10 @@ type plan struct {
 // wholeSeconds rounds d to whole seconds, the tools' unit.
 func wholeSeconds(d time.Duration) int64 { return int64(math.Round(d.Seconds())) }
 
-// resolve reads the workload's parameters by the searchload Spec's
-// declarations, as the workload itself read them.
-func resolve(workloadName string, params map[string]string) (setting.Values, error) {
-	for _, s := range searchload.Specs() {
-		if s.Name == workloadName {
-			return setting.Resolve("workload "+s.Name, s.Params, params)
-		}
-	}
-	return setting.Values{}, fmt.Errorf("no search workload %q (the tool drives %s)", workloadName, strings.Join(workloads, ", "))
-}
-
-// newPlan plans the run of workloadName (its effective params) with
-// clients for warmup and duration.
-func newPlan(workloadName string, params map[string]string, clients int, warmup, duration time.Duration) (plan, error) {
+// newPlan plans the run of workloadName (v: its resolved parameters,
+// workload.Spec.Resolve) with clients for warmup and duration.
+func newPlan(workloadName string, v setting.Values, clients int, warmup, duration time.Duration) plan {
 	p := plan{warmupS: wholeSeconds(warmup), periodS: max(wholeSeconds(duration), 1)}
-	v, err := resolve(workloadName, params)
-	if err != nil {
-		return plan{}, err
-	}
 	p.bulkSize = v.Int("bulk_size")
 	seed, seeded := workload.Seed(v, "seed")
 	p.seed = uint64(seed)
@@ -103,7 +88,7 @@ func newPlan(workloadName string, params map[string]string, clients int, warmup,
 		docs := min(max(want, 2*perRound), max(maxCorpusDocs, 2*perRound))
 		p.corpusDocs = (docs + perRound - 1) / perRound * perRound
 	}
-	return p, nil
+	return p
 }
 
 // queryOps are the query types in the builtin mix's order.

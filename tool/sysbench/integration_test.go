@@ -40,14 +40,18 @@ func loaded(t *testing.T, name string, db engine.DB, workloadName string, params
 			spec = s
 		}
 	}
-	w, err := spec.Build(params)
+	v, err := spec.Resolve(params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := spec.BuildFrom(v)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.Load(context.Background(), db, 2); err != nil {
 		t.Fatal(err)
 	}
-	return tool.Request{Engine: name, WorkloadName: workloadName, Workload: w, DB: db, Dir: t.TempDir()}
+	return tool.Request{Engine: name, WorkloadName: workloadName, Workload: w, Params: v, DB: db, Dir: t.TempDir()}
 }
 
 // TestDrive runs the real sysbench on the data tierbench's oltp workload

@@ -94,7 +94,7 @@ func New(req tool.Request) (driver.External, error) {
 	if err != nil {
 		return nil, err
 	}
-	wargs, err := oltp.SysbenchArgs(req.WorkloadName, req.Workload.Params())
+	wargs, err := oltp.SysbenchArgs(req.WorkloadName, req.Params)
 	if err != nil {
 		return nil, fmt.Errorf("sysbench: %w", err)
 	}

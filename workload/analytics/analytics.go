@@ -19,7 +19,6 @@ package analytics
 import (
 	"context"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -81,7 +80,6 @@ func (w *Workload) LoadOnce() {}
 
 // Workload is one configured analytics workload, shared by all clients.
 type Workload struct {
-	params    map[string]string
 	scale     float64
 	scaleText string   // the scale as the cache names it: "1", "0.01"
 	selected  []int    // query numbers, in the order clients walk them
@@ -115,7 +113,7 @@ func newWorkload(p setting.Values) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{params: p.Map(), scale: scale, scaleText: strconv.FormatFloat(scale, 'f', -1, 64), selected: selected,
+	w := &Workload{scale: scale, scaleText: strconv.FormatFloat(scale, 'f', -1, 64), selected: selected,
 		cacheDir: filepath.Join(tier.StateDir(), "tpch")}
 	for _, n := range selected {
 		w.ops = append(w.ops, opName(n))
@@ -154,9 +152,6 @@ func parseQueries(v string) ([]int, error) {
 
 // Ops names the selected queries, q1..q22, in the order clients run them.
 func (w *Workload) Ops() []string { return slices.Clone(w.ops) }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // EstimatedBytes is a lower bound of the data set the load writes: about
 // 1.1 GB per scale factor, what the generator writes.

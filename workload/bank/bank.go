@@ -10,7 +10,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -68,7 +67,6 @@ func Spec() workload.Spec {
 
 // Workload is one configured bank workload, shared by all clients.
 type Workload struct {
-	params   map[string]string
 	accounts int64
 	initial  int64
 	seed     int64
@@ -83,7 +81,7 @@ var (
 )
 
 func newWorkload(p setting.Values) (*Workload, error) {
-	w := &Workload{params: p.Map(), accounts: p.Int64(pAccounts), initial: p.Int64(pInitial)}
+	w := &Workload{accounts: p.Int64(pAccounts), initial: p.Int64(pInitial)}
 	if w.initial > math.MaxInt64/w.accounts {
 		return nil, fmt.Errorf("%s %d: %s x %s overflows a 64-bit total; lower one of them", pInitial, w.initial, pAccounts, pInitial)
 	}
@@ -93,9 +91,6 @@ func newWorkload(p setting.Values) (*Workload, error) {
 
 // Ops names the single operation.
 func (w *Workload) Ops() []string { return []string{OpTransfer} }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // Total is the sum of all balances the load creates and every run keeps.
 func (w *Workload) Total() int64 { return w.accounts * w.initial }

@@ -14,7 +14,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/tierbench/tierbench/driver"
@@ -87,7 +86,6 @@ func Specs() []workload.Spec {
 // Workload is one configured cache workload.
 type Workload struct {
 	kind    kind
-	params  map[string]string
 	work    engine.CacheWork
 	preload int64
 	// acks is a crash run's record of puts (TrackAcks); nil otherwise.
@@ -102,8 +100,7 @@ var (
 )
 
 func newWorkload(k kind, p setting.Values) (*Workload, error) {
-	w := &Workload{kind: k, params: p.Map(),
-		work: engine.CacheWork{Mix: k.mix, Keys: p.Int64(pKeys), ValueSize: int(p.Size(pValueSize))}}
+	w := &Workload{kind: k, work: engine.CacheWork{Mix: k.mix, Keys: p.Int64(pKeys), ValueSize: int(p.Size(pValueSize))}}
 	switch p.Text(pPreload) {
 	case PreloadAll:
 		w.preload = w.work.Keys
@@ -121,9 +118,6 @@ func newWorkload(k kind, p setting.Values) (*Workload, error) {
 
 // Ops names the operations: put, get, or both.
 func (w *Workload) Ops() []string { return append([]string(nil), w.kind.ops...) }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // cache returns db's cache data model or an engine.ErrNoModel that says
 // where the workload runs.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
@@ -63,7 +62,6 @@ func BankSpec() workload.Spec {
 
 // Bank is one configured crdb-bank workload, shared by all clients.
 type Bank struct {
-	params  map[string]string
 	rows    int64
 	payload int
 	seed    int64
@@ -77,16 +75,13 @@ var (
 )
 
 func newBank(p setting.Values) *Bank {
-	w := &Bank{params: p.Map(), rows: p.Int64(pRows), payload: int(p.Size(pPayload))}
+	w := &Bank{rows: p.Int64(pRows), payload: int(p.Size(pPayload))}
 	w.seed, w.seeded = workload.Seed(p, pSeed)
 	return w
 }
 
 // Ops names the single operation.
 func (w *Bank) Ops() []string { return []string{OpTransfer} }
-
-// Params returns every parameter with its effective value.
-func (w *Bank) Params() map[string]string { return maps.Clone(w.params) }
 
 // EstimatedBytes is a lower bound of the data the load writes: id,
 // balance and payload of each account.

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -89,7 +88,6 @@ func KVSpec() workload.Spec {
 // and reads pick a sequence number already claimed, so they ask for keys
 // written (or, for the last few, being written), as cockroach's do.
 type KV struct {
-	params      map[string]string
 	readPercent int
 	blockBytes  int
 	batch       int
@@ -111,7 +109,7 @@ var (
 )
 
 func newKV(p setting.Values) (workload.Workload, error) {
-	w := &KV{params: p.Map(), readPercent: p.Int(pReadPercent), blockBytes: int(p.Size(pBlockBytes)),
+	w := &KV{readPercent: p.Int(pReadPercent), blockBytes: int(p.Size(pBlockBytes)),
 		batch: p.Int(pBatch), dist: p.String(pDistribution)}
 	if w.batch*w.blockBytes > maxStatementBytes {
 		return nil, fmt.Errorf("%s %d x %s %d: more than %d bytes in one upsert (MariaDB's default max_allowed_packet is 16 MiB)",
@@ -123,9 +121,6 @@ func newKV(p setting.Values) (workload.Workload, error) {
 
 // Ops names kv's operations.
 func (w *KV) Ops() []string { return []string{OpRead, OpWrite} }
-
-// Params returns every parameter with its effective value.
-func (w *KV) Params() map[string]string { return maps.Clone(w.params) }
 
 // kvDDL returns the statements that make a fresh, empty kv table.
 func kvDDL(d engine.Dialect) []string {

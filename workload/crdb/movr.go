@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -99,7 +98,6 @@ const (
 
 // Movr is one configured movr workload, shared by all clients.
 type Movr struct {
-	params                                        map[string]string
 	users, vehicles, rides, histories, promoCodes int64
 	seed                                          int64
 	seeded                                        bool
@@ -115,7 +113,7 @@ var (
 )
 
 func newMovr(p setting.Values) *Movr {
-	w := &Movr{params: p.Map(), users: p.Int64(pUsers), vehicles: p.Int64(pVehicles), rides: p.Int64(pRides),
+	w := &Movr{users: p.Int64(pUsers), vehicles: p.Int64(pVehicles), rides: p.Int64(pRides),
 		histories: p.Int64(pHistories), promoCodes: p.Int64(pPromoCodes)}
 	w.seed, w.seeded = workload.Seed(p, pSeed)
 	return w
@@ -123,9 +121,6 @@ func newMovr(p setting.Values) *Movr {
 
 // Ops names movr's operations (movrOps).
 func (w *Movr) Ops() []string { return movrOps[:] }
-
-// Params returns every parameter with its effective value.
-func (w *Movr) Params() map[string]string { return maps.Clone(w.params) }
 
 // EstimatedBytes is a lower bound of the data the load writes: each row's
 // keys and text at their shortest.

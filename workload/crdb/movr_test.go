@@ -55,8 +55,8 @@ func TestMovrRejects(t *testing.T) {
 	if w.EstimatedBytes() < 300_000 {
 		t.Errorf("EstimatedBytes %d for the defaults", w.EstimatedBytes())
 	}
-	if p := w.Params(); p[pUsers] != "50" || p[pSeed] != "" {
-		t.Errorf("params %v", p)
+	if v, _ := MovrSpec().Resolve(nil); v.Text(pUsers) != "50" || v.Has(pSeed) {
+		t.Errorf("recorded parameters %v", v.Map())
 	}
 }
 

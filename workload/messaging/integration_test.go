@@ -84,7 +84,7 @@ func TestOneMessage(t *testing.T) {
 
 func oneMessage(t *testing.T, e enginetest.SQLEngine) {
 	dirs := enginetest.Folders(t, e, "")
-	db, err := enginetest.OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync})
+	db, err := enginetest.OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 	if err != nil {
 		t.Fatalf("open %s: %v", e.Name, err)
 	}

@@ -35,7 +35,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
@@ -116,7 +115,6 @@ func Spec() workload.Spec {
 // Workload is one configured messaging workload, shared by all clients of
 // a run.
 type Workload struct {
-	params   map[string]string
 	services int
 	bytes    int
 	routes   int
@@ -166,7 +164,7 @@ var (
 )
 
 func newWorkload(p setting.Values) (*Workload, error) {
-	w := &Workload{params: p.Map(), services: p.Int(pServices), bytes: int(p.Size(pBytes))}
+	w := &Workload{services: p.Int(pServices), bytes: int(p.Size(pBytes))}
 	transforms, outbound := p.Int(pTransform), p.Int(pOutbound)
 	if transforms != outbound {
 		return nil, fmt.Errorf("%s %d and %s %d: each route transforms the message once and sends it to one outbound interface, so they must be equal",
@@ -193,9 +191,6 @@ func (w *Workload) resetServices() {
 
 // Ops names the three steps.
 func (w *Workload) Ops() []string { return []string{OpInbound, OpTransform, OpOutbound} }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // ObjectsPerMessage is how many message objects one inbound persists: the
 // inbound and one transformed message per route.

@@ -29,16 +29,16 @@ func TestParams(t *testing.T) {
 	if m := Spec().Metric; m == nil || m.Op != OpInbound || m.PerMinute {
 		t.Errorf("Metric = %+v, want inbound messages per second", m)
 	}
-	if got := w.Params(); got[pServices] != "128" || got[pSeed] != "" || len(got) != len(Spec().Params)-1 {
-		t.Errorf("Params() = %v", got)
+	if v, _ := Spec().Resolve(nil); v.Text(pServices) != "128" || v.Has(pSeed) || len(v.Map()) != len(Spec().Params)-1 {
+		t.Errorf("recorded parameters %v", v.Map())
 	}
 	w = newTest(t, map[string]string{pTransform: "2", pOutbound: " 2", pServices: "1", pBytes: "1024"})
 	if w.routes != 2 || w.ObjectsPerMessage() != 3 || w.CommitsPerMessage() != 6 || len(w.idle) != 1 || w.bytes != 1024 {
 		t.Errorf("2 routes, 1 service: %d routes, %d objects, %d commits, %d idle services, %d bytes", w.routes, w.ObjectsPerMessage(), w.CommitsPerMessage(), len(w.idle), w.bytes)
 	}
 	w = newTest(t, map[string]string{pBytes: "1MiB", pTransform: "32", pOutbound: "32", pSeed: "7"})
-	if w.bytes != maxBytes || w.routes != maxRoutes || w.seed != 7 || w.Params()[pSeed] != "7" {
-		t.Errorf("largest: %d bytes, %d routes, seed %d, params %v", w.bytes, w.routes, w.seed, w.Params())
+	if w.bytes != maxBytes || w.routes != maxRoutes || w.seed != 7 {
+		t.Errorf("largest: %d bytes, %d routes, seed %d", w.bytes, w.routes, w.seed)
 	}
 	for _, tc := range []struct {
 		name      string

@@ -13,7 +13,6 @@
 package objects
 
 import (
-	"maps"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -83,7 +82,6 @@ func Spec() workload.Spec {
 // Workload is one configured object-70-30, shared by every client of a
 // run. Its counters tell Verify what the run did.
 type Workload struct {
-	params      map[string]string
 	containers  int
 	objects     int
 	objectSize  int
@@ -111,8 +109,7 @@ var (
 )
 
 func newWorkload(p setting.Values) *Workload {
-	w := &Workload{params: p.Map(),
-		containers: p.Int(pContainers), objects: p.Int(pObjects),
+	w := &Workload{containers: p.Int(pContainers), objects: p.Int(pObjects),
 		objectSize: int(p.Size(pObjectSize)), readPercent: p.Int(pReadPercent),
 	}
 	w.seed, w.seeded = workload.Seed(p, pSeed)
@@ -125,9 +122,6 @@ func newWorkload(p setting.Values) *Workload {
 
 // Ops names the workload's operations.
 func (w *Workload) Ops() []string { return []string{OpRead, OpWrite} }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // EstimatedBytes is the data the load writes: every object's body.
 func (w *Workload) EstimatedBytes() int64 {

@@ -25,7 +25,7 @@ func newTest(t *testing.T, params map[string]string) *Workload {
 func TestParams(t *testing.T) {
 	w := newTest(t, nil)
 	if w.containers != 1 || w.objects != 1000 || w.objectSize != 4096 || w.readPercent != 70 || w.seeded {
-		t.Errorf("defaults: %+v", w.params)
+		t.Errorf("defaults: %+v", w)
 	}
 	if got := w.EstimatedBytes(); got != 1000*4096 {
 		t.Errorf("EstimatedBytes = %d, want %d", got, 1000*4096)
@@ -46,8 +46,8 @@ func TestParams(t *testing.T) {
 		}
 	}
 	w = newTest(t, map[string]string{pContainers: "3", pObjects: "10", pReadPercent: "0", pSeed: "5"})
-	if w.containers != 3 || w.objects != 10 || w.readPercent != 0 || !w.seeded || w.seed != 5 || w.Params()[pSeed] != "5" {
-		t.Errorf("overrides: %+v", w.params)
+	if w.containers != 3 || w.objects != 10 || w.readPercent != 0 || !w.seeded || w.seed != 5 {
+		t.Errorf("overrides: %+v", w)
 	}
 }
 

@@ -20,7 +20,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -156,7 +155,6 @@ type options struct {
 // Workload is one configured oltp workload, shared by all clients.
 type Workload struct {
 	name      string
-	params    map[string]string
 	opt       options
 	readWrite bool
 	dist      distribution
@@ -174,7 +172,7 @@ const (
 )
 
 func newWorkload(name string, p setting.Values) (*Workload, error) {
-	w := &Workload{name: name, params: p.Map(), readWrite: name == ReadWrite}
+	w := &Workload{name: name, readWrite: name == ReadWrite}
 	o := &w.opt
 	ints := []struct {
 		name string
@@ -216,44 +214,31 @@ func onOff(b bool) string {
 }
 
 // SysbenchArgs returns the sysbench options that make sysbench run the
-// workload params describe (the effective parameters, Workload.Params):
-// one --name=value per option of the script, with booleans as on/off, and
-// the distribution and seed as --rand-type and --rand-seed. A seed must fit
+// workload of params (its resolved parameters, Spec.Resolve): one
+// --name=value per option of the script, with booleans as on/off, and the
+// distribution and seed as --rand-type and --rand-seed. A seed must fit
 // sysbench's int and not be 0, which sysbench reads as "seed from the time".
-func SysbenchArgs(workloadName string, params map[string]string) ([]string, error) {
+func SysbenchArgs(workloadName string, params setting.Values) ([]string, error) {
 	spec, ok := specNamed(workloadName)
 	if !ok {
 		return nil, fmt.Errorf("%s is not an oltp workload (%s, %s)", workloadName, ReadWrite, WriteOnly)
 	}
-	known := map[string]string{}
-	for k, v := range params {
-		if _, ok := spec.Param(k); ok {
-			known[k] = v
-		}
-	}
-	ww, err := spec.Build(known)
-	if err != nil {
-		return nil, err
-	}
-	w := ww.(*Workload)
 	var args []string
 	for _, p := range spec.Params {
 		switch p.Name {
-		case pRangeSelects:
-			args = append(args, "--"+p.Name+"="+onOff(w.opt.rangeSelects))
-		case pSkipTrx:
-			args = append(args, "--"+p.Name+"="+onOff(w.opt.skipTrx))
+		case pRangeSelects, pSkipTrx:
+			args = append(args, "--"+p.Name+"="+onOff(params.Bool(p.Name)))
 		case pRandType:
-			args = append(args, "--rand-type="+w.opt.randType)
+			args = append(args, "--rand-type="+params.String(pRandType))
 		case pSeed:
-			if w.opt.seeded {
-				if w.opt.seed <= 0 || w.opt.seed > math.MaxInt32 {
-					return nil, fmt.Errorf("%s %d: sysbench takes a seed from 1 to %d", pSeed, w.opt.seed, math.MaxInt32)
+			if seed, seeded := workload.Seed(params, pSeed); seeded {
+				if seed <= 0 || seed > math.MaxInt32 {
+					return nil, fmt.Errorf("%s %d: sysbench takes a seed from 1 to %d", pSeed, seed, math.MaxInt32)
 				}
-				args = append(args, "--rand-seed="+strconv.FormatInt(w.opt.seed, 10))
+				args = append(args, "--rand-seed="+strconv.FormatInt(seed, 10))
 			}
 		default:
-			args = append(args, "--"+p.Name+"="+strings.TrimSpace(w.params[p.Name]))
+			args = append(args, "--"+p.Name+"="+params.Text(p.Name))
 		}
 	}
 	return args, nil
@@ -270,9 +255,6 @@ func specNamed(name string) (workload.Spec, bool) {
 
 // Ops names the single operation: one whole transaction.
 func (w *Workload) Ops() []string { return []string{OpTransaction} }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // Rows is the number of rows the load puts in all tables together.
 func (w *Workload) Rows() int64 { return w.opt.tables * w.opt.tableSize }

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/workload"
+	"github.com/tierbench/tierbench/setting"
 )
 
 func newW(t testing.TB, name string, overrides map[string]string) *Workload {
@@ -25,6 +25,21 @@ func newW(t testing.TB, name string, overrides map[string]string) *Workload {
 	return w.(*Workload)
 }
 
+// resolved are the parameters of workload name with overrides, as a run
+// resolves them (Spec.Resolve).
+func resolved(t testing.TB, name string, overrides map[string]string) setting.Values {
+	t.Helper()
+	s, ok := specNamed(name)
+	if !ok {
+		t.Fatalf("no spec %s", name)
+	}
+	v, err := s.Resolve(overrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func TestSpecsDefaults(t *testing.T) {
 	specs := Specs()
 	if len(specs) != 2 || specs[0].Name != ReadWrite || specs[1].Name != WriteOnly {
@@ -37,7 +52,7 @@ func TestSpecsDefaults(t *testing.T) {
 		"index_updates": "1", "non_index_updates": "1", "delete_inserts": "1",
 		"range_selects": "true", "skip_trx": "false", "rand_type": "special",
 	}
-	got := rw.Params()
+	got := resolved(t, ReadWrite, nil).Map()
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("read-write %s = %q, want %q", k, got[k], v)
@@ -53,8 +68,8 @@ func TestSpecsDefaults(t *testing.T) {
 		t.Errorf("ops %v", ops)
 	}
 	wo := newW(t, WriteOnly, map[string]string{"tables": "3", "table_size": "500", "skip_trx": "on"})
-	if _, has := wo.Params()["point_selects"]; has {
-		t.Errorf("write-only declares read options: %v", wo.Params())
+	if _, has := specs[1].Param("point_selects"); has {
+		t.Errorf("write-only declares read options: %v", specs[1].ParamNames())
 	}
 	if wo.Rows() != 1500 || wo.readWrite || !wo.opt.skipTrx {
 		t.Errorf("write-only parsed %+v", wo.opt)
@@ -257,8 +272,7 @@ func TestDistributions(t *testing.T) {
 }
 
 func TestSysbenchArgs(t *testing.T) {
-	w := newW(t, ReadWrite, map[string]string{"table_size": "2000", "skip_trx": "false", "seed": "42"})
-	args, err := SysbenchArgs(ReadWrite, w.Params())
+	args, err := SysbenchArgs(ReadWrite, resolved(t, ReadWrite, map[string]string{"table_size": "2000", "skip_trx": "false", "seed": "42"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,8 +282,7 @@ func TestSysbenchArgs(t *testing.T) {
 	if !slices.Equal(args, want) {
 		t.Errorf("args\n%q\nwant\n%q", args, want)
 	}
-	wo := newW(t, WriteOnly, nil)
-	args, err = SysbenchArgs(WriteOnly, wo.Params())
+	args, err = SysbenchArgs(WriteOnly, resolved(t, WriteOnly, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,14 +290,13 @@ func TestSysbenchArgs(t *testing.T) {
 		"--skip_trx=off", "--rand-type=special"}; !slices.Equal(args, want) {
 		t.Errorf("write-only args %q", args)
 	}
-	if _, err := SysbenchArgs(WriteOnly, map[string]string{"seed": "0"}); err == nil {
+	if _, err := SysbenchArgs(WriteOnly, resolved(t, WriteOnly, map[string]string{"seed": "0"})); err == nil {
 		t.Errorf("seed 0 accepted; sysbench reads it as no seed")
 	}
-	if _, err := SysbenchArgs("tpcb", nil); err == nil {
+	if _, err := SysbenchArgs("tpcb", setting.Values{}); err == nil {
 		t.Errorf("tpcb accepted")
 	}
 	if s, ok := Script(WriteOnly); !ok || s != "oltp_write_only" {
 		t.Errorf("script %s", s)
 	}
-	var _ workload.Workload = w
 }

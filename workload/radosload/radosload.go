@@ -14,7 +14,6 @@ package radosload
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strconv"
 
 	"github.com/tierbench/tierbench/engine"
@@ -86,22 +85,19 @@ func (s Settings) Op() string {
 // Workload is one configured rados workload. It has no clients of its own:
 // the tool issues every op.
 type Workload struct {
-	set    Settings
-	params map[string]string
+	set Settings
 }
 
 // New returns the workload of checked parameters (see Spec().Build).
 func New(p setting.Values) (*Workload, error) {
 	set := Settings{ObjectSize: p.Size("object_size"), Mode: Mode(p.String("mode")), Objects: defaultObjects}
-	eff := p.Map()
 	if p.Has("objects") {
 		if set.Mode == Write {
 			return nil, fmt.Errorf("objects sizes the write pass before seq and rand read; mode write writes new objects for the whole run: remove objects or set mode: seq or rand")
 		}
 		set.Objects = p.Int64("objects")
 	}
-	eff["objects"] = strconv.FormatInt(set.Objects, 10)
-	return &Workload{set: set, params: eff}, nil
+	return &Workload{set: set}, nil
 }
 
 // Settings returns the workload's values.
@@ -109,9 +105,6 @@ func (w *Workload) Settings() Settings { return w.set }
 
 // Ops implements workload.Workload: one op, write or read.
 func (w *Workload) Ops() []string { return []string{w.set.Op()} }
-
-// Params implements workload.Workload; object_size is in bytes.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // Load implements workload.Workload. It only checks that the engine is an
 // object store: the objects seq and rand read are written by the tool,

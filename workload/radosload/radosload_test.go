@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"reflect"
-	"strconv"
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
@@ -54,17 +53,9 @@ func TestNew(t *testing.T) {
 			if w.Settings() != c.want || !reflect.DeepEqual(w.Ops(), c.ops) {
 				t.Errorf("settings %+v ops %v, want %+v %v", w.Settings(), w.Ops(), c.want, c.ops)
 			}
-			if got := w.Params()["object_size"]; got == "" || got != itoa(c.want.ObjectSize) {
-				t.Errorf("params object_size = %q, want %d bytes", got, c.want.ObjectSize)
-			}
-			if got := w.Params()["objects"]; got != itoa(c.want.Objects) {
-				t.Errorf("params objects = %q, want %d", got, c.want.Objects)
-			}
 		})
 	}
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // TestNoClientsOfItsOwn: tierbench's driver cannot run it, and an engine
 // that is not an object store is refused at the load.

@@ -13,7 +13,6 @@ package searchload
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -112,7 +111,6 @@ func Specs() []workload.Spec {
 // run. Its counters tell Verify how many documents the index must hold.
 type Workload struct {
 	name          string
-	params        map[string]string
 	bulkSize      int
 	docs          int64 // loaded
 	searchPercent int   // of ops; 0 with no queries, 100 with no bulks
@@ -135,7 +133,7 @@ var (
 )
 
 func newWorkload(name string, p setting.Values) *Workload {
-	w := &Workload{name: name, params: p.Map(), bulkSize: p.Int(pBulkSize)}
+	w := &Workload{name: name, bulkSize: p.Int(pBulkSize)}
 	switch name {
 	case Search:
 		w.searchPercent = 100
@@ -175,9 +173,6 @@ func (w *Workload) opIndexes() (bulk, firstQuery int) {
 	}
 	return 0, 1
 }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // EstimatedBytes is a lower bound of the index the load phase writes:
 // nothing for ingest, whose index starts empty.

@@ -68,8 +68,8 @@ func TestSpecs(t *testing.T) {
 				if s.Metric.Name != "docs/s" || s.Metric.Op != OpBulk || !hasParam(s, s.Metric.PerOpParam) {
 					t.Errorf("metric %+v", s.Metric)
 				}
-				if got := s.Metric.PerOp(w.Params()); got != 1000 {
-					t.Errorf("metric counts %v docs per op with the default bulk_size, want 1000", got)
+				if v, _ := s.Resolve(nil); s.Metric.PerOp(v.Map()) != 1000 {
+					t.Errorf("metric counts %v docs per op with the default bulk_size, want 1000", s.Metric.PerOp(v.Map()))
 				}
 			}
 		})

@@ -12,7 +12,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -91,7 +90,6 @@ func Spec() workload.Spec {
 
 // Workload is one configured tpcb workload, shared by all clients.
 type Workload struct {
-	params map[string]string
 	scale  int64
 	seed   int64
 	seeded bool
@@ -100,16 +98,13 @@ type Workload struct {
 var _ workload.Workload = (*Workload)(nil)
 
 func newWorkload(p setting.Values) *Workload {
-	w := &Workload{params: p.Map(), scale: p.Int64(pScale)}
+	w := &Workload{scale: p.Int64(pScale)}
 	w.seed, w.seeded = workload.Seed(p, pSeed)
 	return w
 }
 
 // Ops names the single operation: one whole transaction.
 func (w *Workload) Ops() []string { return []string{OpTPCB} }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 // Scale is the configured pgbench scale.
 func (w *Workload) Scale() int64 { return w.scale }

@@ -33,9 +33,10 @@ func TestSpec(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	p := w.Params()
+	v, _ := s.Resolve(nil)
+	p := v.Map()
 	if want := []string{pScale}; !slices.Equal(slices.Sorted(maps.Keys(p)), want) {
-		t.Errorf("Params() keys %v, want %v (the seed is unset)", slices.Sorted(maps.Keys(p)), want)
+		t.Errorf("recorded parameters %v, want %v (the seed is unset)", slices.Sorted(maps.Keys(p)), want)
 	}
 	if p[pScale] != "1" || p[pSeed] != "" {
 		t.Errorf("defaults %v, want scale 1 and no seed", p)
@@ -47,9 +48,6 @@ func TestSpec(t *testing.T) {
 	w = newW(t, map[string]string{pScale: " 7 ", pSeed: "42"})
 	if w.Scale() != 7 || w.accounts() != 700000 || w.tellers() != 70 || w.branches() != 7 || !w.seeded || w.seed != 42 {
 		t.Errorf("scale 7 seed 42: %+v", w)
-	}
-	if p := w.Params(); p[pScale] != "7" || p[pSeed] != "42" {
-		t.Errorf("Params() records %v, want scale 7 and seed 42 in normal form", p)
 	}
 	if w := newW(t, map[string]string{pScale: strconv.Itoa(maxScale)}); w.Scale() != maxScale {
 		t.Errorf("largest scale not accepted")

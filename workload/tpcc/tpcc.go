@@ -18,7 +18,6 @@ package tpcc
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
@@ -103,7 +102,6 @@ func Spec() workload.Spec {
 
 // Workload is one configured tpcc workload, shared by all clients.
 type Workload struct {
-	params     map[string]string
 	warehouses int64
 	keying     bool
 	cLastLoad  int64
@@ -141,7 +139,7 @@ var (
 )
 
 func newWorkload(p setting.Values) (*Workload, error) {
-	w := &Workload{params: p.Map(), items: specItems, customers: specCustomers,
+	w := &Workload{items: specItems, customers: specCustomers,
 		warehouses: p.Int64(pWarehouses), keying: p.Bool(pKeying),
 		cLastLoad: p.Int64(pCLastLoad), cLastRun: p.Int64(pCLastRun), cID: p.Int64(pCID), cOLIID: p.Int64(pOLIID)}
 	if !validCLastDelta(w.cLastLoad, w.cLastRun) {
@@ -154,9 +152,6 @@ func newWorkload(p setting.Values) (*Workload, error) {
 
 // Ops names the five transactions.
 func (w *Workload) Ops() []string { return opNames[:] }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string { return maps.Clone(w.params) }
 
 func (w *Workload) districts() int64 { return w.warehouses * districtsPerWarehouse }
 

@@ -29,10 +29,11 @@ func TestSpec(t *testing.T) {
 	if got := w.Ops(); !slices.Equal(got, []string{"new_order", "payment", "order_status", "delivery", "stock_level"}) {
 		t.Errorf("Ops() = %v", got)
 	}
-	p := w.Params()
+	v, _ := s.Resolve(nil)
+	p := v.Map()
 	want := slices.DeleteFunc(s.ParamNames(), func(n string) bool { return n == pSeed }) // unset: random
 	if !slices.Equal(slices.Sorted(maps.Keys(p)), want) {
-		t.Errorf("Params() keys %v, want %v", slices.Sorted(maps.Keys(p)), want)
+		t.Errorf("recorded parameters %v, want %v", slices.Sorted(maps.Keys(p)), want)
 	}
 	if w.warehouses != 1 || w.keying || w.items != 100000 || w.customers != 3000 || w.firstNewOrder() != 2101 || w.newOrders() != 900 {
 		t.Errorf("defaults: %+v", w)

@@ -31,7 +31,7 @@ func TestServerKilledMidRun(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			ctx := context.Background()
 			dirs := enginetest.Folders(t, e, "")
-			db, closeDB := enginetest.OpenClosedByTest(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync})
+			db, closeDB := enginetest.OpenClosedByTest(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 			w := ycsbA(t, 1000)
 			if _, err := w.Load(ctx, db, 2); err != nil {
 				t.Fatal(err)
@@ -152,7 +152,7 @@ func TestTierTooSmall(t *testing.T) {
 			ctx := context.Background()
 			tier := enginetest.MountTmpfs(t, sizes[e.Name])
 			dirs := enginetest.Folders(t, e, tier)
-			db, closeDB := enginetest.OpenClosedByTest(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync})
+			db, closeDB := enginetest.OpenClosedByTest(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 			start := time.Now()
 			st, err := ycsbA(t, 200000).Load(ctx, db, 2)
 			t.Logf("load: %d records in %s: %v", st.Records, time.Since(start).Round(time.Millisecond), err)
@@ -176,7 +176,7 @@ func TestTierTooSmall(t *testing.T) {
 			log := filepath.Join(dirs["data"], "tierbench-postgres.log")
 			roomInLastPage(t, log)
 			enginetest.Fill(t, tier, 0)
-			db, err = enginetest.OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync})
+			db, err = enginetest.OpenConfig(t, e, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 			if err == nil {
 				db.Close()
 				t.Fatal("a cluster started on a full tier")

@@ -65,7 +65,7 @@ func TestTarget(t *testing.T) {
 			if e.Name == "mariadb" && ep.Password == "" {
 				t.Fatalf("mariadb's endpoint has no password: %+v", ep)
 			}
-			db, closeDB := enginetest.OpenClosedByTest(t, e, engine.Config{Target: ep.URL(), Durability: engine.Sync})
+			db, closeDB := enginetest.OpenClosedByTest(t, e, engine.Config{Target: ep.URL(), Durability: engine.Sync, Options: e.Engine.Spec().MustResolveOptions(nil)})
 			if pid := db.(engine.PIDer).PID(); pid != 0 {
 				t.Errorf("PID of a target = %d, want 0", pid)
 			}

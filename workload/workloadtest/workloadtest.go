@@ -102,7 +102,7 @@ func CheckNotSQL(t *testing.T, w workload.Workload) {
 	t.Helper()
 	ctx := context.Background()
 	dirs := map[string]string{pebble.Data: t.TempDir(), pebble.WAL: t.TempDir()}
-	db, err := pebble.Engine{}.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.NoSync})
+	db, err := pebble.Engine{}.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.NoSync, Options: pebble.Engine{}.Spec().MustResolveOptions(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,12 +145,11 @@ type config struct {
 
 // Workload is one configured YCSB workload, shared by all clients.
 type Workload struct {
-	cfg    config
-	params map[string]string
-	ops    []string
-	kinds  []opKind
-	cum    []float64 // cumulative proportions, parallel to kinds
-	total  float64
+	cfg   config
+	ops   []string
+	kinds []opKind
+	cum   []float64 // cumulative proportions, parallel to kinds
+	total float64
 
 	// keyItems is the key space of the zipfian request chooser: records
 	// plus YCSB's expected new keys, plus one because YCSB's max is
@@ -181,7 +180,7 @@ func newWorkload(p setting.Values) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Workload{cfg: cfg, params: p.Map()}
+	w := &Workload{cfg: cfg}
 	for k := kindRead; k <= kindRMW; k++ {
 		if p := cfg.props[k]; p > 0 {
 			w.total += p
@@ -291,15 +290,6 @@ func (w *Workload) EstimatedBytes() int64 {
 // Ops lists the operations with a non-zero proportion, in the order read,
 // update, insert, scan, rmw.
 func (w *Workload) Ops() []string { return w.ops }
-
-// Params returns every parameter with its effective value.
-func (w *Workload) Params() map[string]string {
-	out := make(map[string]string, len(w.params))
-	for k, v := range w.params {
-		out[k] = v
-	}
-	return out
-}
 
 // Acked returns how many keys exist for readers: the loaded records plus
 // every insert acknowledged so far.

@@ -29,7 +29,7 @@ func Open(t *testing.T, tools ...string) engine.DB {
 	}
 	k := enginetest.SQLEngine{Name: "ceph", Engine: e, Components: e.Spec().ComponentNames()}
 	db, closeDB := enginetest.OpenClosedByTest(t, k, engine.Config{Dirs: enginetest.Folders(t, k, ""), Durability: engine.Sync,
-		Options: map[string]string{"block_size": "1073741824", "memory_target": "536870912"}})
+		Options: e.Spec().MustResolveOptions(map[string]string{"block_size": "1073741824", "memory_target": "536870912"})})
 	t.Cleanup(func() {
 		if err := closeDB(); err != nil {
 			t.Error(err)

@@ -73,7 +73,7 @@ import (
 // package catalog).
 type Ceph interface {
 	Spec() engine.Spec
-	PreflightOptions(options map[string]string) error
+	PreflightOptions(options engine.Options) error
 	Open(ctx context.Context, cfg engine.Config) (engine.DB, error)
 }
 
@@ -100,24 +100,16 @@ const (
 	gib                      = int64(1) << 30
 )
 
-// ClusterOptions are the options spec's cluster is opened with: the
-// study's, with block_size, when not given, raised from engine/ceph's
-// default to hold the image (see Check).
-func ClusterOptions(c Ceph, spec Spec) map[string]string {
-	out := map[string]string{}
-	for k, v := range spec.Options {
-		out[k] = v
-	}
-	if _, given := out[optBlockSize]; given {
-		return out
-	}
+// ClusterOptions are the options spec's cluster is opened with, resolved
+// once: the study's, with engine/ceph's defaults and block_size, when not
+// given, raised from its default to hold the image (see Check).
+func ClusterOptions(c Ceph, spec Spec) (engine.Options, error) {
 	o, err := c.Spec().ResolveOptions(spec.Options)
-	if err != nil {
-		return out // Check and the cluster's Open say what is wrong
+	if _, given := spec.Options[optBlockSize]; given || err != nil {
+		return o, err
 	}
 	need := (blockNeeded(spec.Size, o) + gib - 1) / gib * gib
-	out[optBlockSize] = strconv.FormatInt(max(o.Size(optBlockSize), need), 10)
-	return out
+	return o.With(optBlockSize, strconv.FormatInt(max(o.Size(optBlockSize), need), 10))
 }
 
 // blockNeeded is the main device size each OSD needs for its share of an
@@ -130,7 +122,7 @@ func blockNeeded(size int64, o engine.Options) int64 {
 // Check refuses an rbd tier whose options engine/ceph does not take or
 // whose OSDs cannot hold its image (block_size given too small).
 func Check(c Ceph, spec Spec) error {
-	o, err := c.Spec().ResolveOptions(spec.Options)
+	o, err := ClusterOptions(c, spec)
 	if err != nil {
 		return err
 	}
@@ -150,7 +142,11 @@ func Check(c Ceph, spec Spec) error {
 // tiers taken for two filesystems. Nil when the options are wrong (Check
 // says why).
 func DeviceBytes(c Ceph, spec Spec) map[string]int64 {
-	return c.Spec().TierBytes(spec.Cluster, ClusterOptions(c, spec))
+	o, err := ClusterOptions(c, spec)
+	if err != nil {
+		return nil
+	}
+	return c.Spec().TierBytes(spec.Cluster, o)
 }
 
 // kernelRBD reports whether the kernel's rbd driver is loaded.
@@ -181,7 +177,11 @@ func Preflight(c Ceph, spec Spec) error {
 	if err := tier.CheckLoopTools(spec.FS); err != nil {
 		return err
 	}
-	if err := c.PreflightOptions(ClusterOptions(c, spec)); err != nil {
+	o, err := ClusterOptions(c, spec)
+	if err == nil {
+		err = c.PreflightOptions(o)
+	}
+	if err != nil {
 		return fmt.Errorf("its Ceph cluster: %w", err)
 	}
 	return nil
@@ -255,7 +255,11 @@ func (t Tier) serve(ctx context.Context, w *tier.Workspace, p *tier.Provisioner,
 	if err := os.Chmod(private, 0o700); err != nil {
 		return tier.Volume{}, err
 	}
-	db, err := t.Ceph.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: ClusterOptions(t.Ceph, spec),
+	opts, err := ClusterOptions(t.Ceph, spec)
+	if err != nil {
+		return tier.Volume{}, err
+	}
+	db, err := t.Ceph.Open(ctx, engine.Config{Dirs: dirs, Durability: engine.Sync, Options: opts,
 		Scratch: w.Scratch(), Track: w.TrackProcessAs("Ceph daemon of tier " + name)})
 	if err != nil {
 		return tier.Volume{}, fmt.Errorf("start its Ceph cluster: %w", err)

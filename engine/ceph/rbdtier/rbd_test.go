@@ -53,7 +53,11 @@ func TestSizing(t *testing.T) {
 		{"unknown option", Spec{Size: g, Cluster: baseline, Options: map[string]string{"pool": "x"}}, "", nil, `unknown option "pool" for engine ceph`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ClusterOptions(c, tc.spec)["block_size"]; got != tc.blockSize {
+			got := "" // a wrong option: no options (Check says why)
+			if o, err := ClusterOptions(c, tc.spec); err == nil {
+				got = o.Text("block_size")
+			}
+			if got != tc.blockSize {
 				t.Errorf("block_size %q, want %q", got, tc.blockSize)
 			}
 			if got := DeviceBytes(c, tc.spec); !reflect.DeepEqual(got, tc.devices) {

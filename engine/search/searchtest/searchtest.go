@@ -31,7 +31,7 @@ func Open(t *testing.T, e engine.Engine) engine.DB {
 	}
 	k := enginetest.SQLEngine{Name: e.Spec().Name, Engine: e, Components: []string{search.Data, search.Logs}}
 	cfg := engine.Config{Dirs: enginetest.Folders(t, k, ""), Durability: engine.Sync,
-		Options: map[string]string{"heap": strconv.Itoa(512 << 20)}}
+		Options: e.Spec().MustResolveOptions(map[string]string{"heap": strconv.Itoa(512 << 20)})}
 	db, err := e.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
