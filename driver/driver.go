@@ -10,7 +10,9 @@
 // client holds its successful operations' latencies back and records up to
 // holdMax of them under one lock (worker.hold). At each
 // tick the swapped-out interval histograms are merged into per-second figures
-// and into the cumulative histograms of the current phase (warmup or
+// (the second's histogram of all ops kept encoded, for the run's interval
+// log; its histograms per op lent to Config.OnTick, for a live view) and
+// into the cumulative histograms of the current phase (warmup or
 // measured). Recording allocates nothing.
 //
 // Closed loop (the default): each client has one operation in flight and
@@ -139,6 +141,19 @@ type Interval struct {
 	P99     time.Duration `json:"p99_ns"`
 	Max     time.Duration `json:"max_ns"`
 	PerOpOK []int64       `json:"per_op_ops"`
+	// PerOpErr splits Errors by op; nil from a load generator that does
+	// not (its errors then count against the first op, as a client's
+	// that failed before choosing one).
+	PerOpErr []int64 `json:"per_op_errors,omitempty"`
+	// Latency is the interval's latency histogram of all ops in the
+	// standard compressed HDR encoding (hist.Encode), kept for the run's
+	// interval log (tierbench export --hdr); nil when nothing completed
+	// or the load generator reports no histograms.
+	Latency []byte `json:"-"`
+	// ByOp are the interval's latency histograms per op, lent to
+	// Config.OnTick for a live view: the driver reuses them once OnTick
+	// returns, and they are nil in Result.Intervals.
+	ByOp []*hdr.Histogram `json:"-"`
 }
 
 // OpsPerSec is the interval's throughput.
@@ -190,6 +205,9 @@ type Result struct {
 	// Config.Steady rule ended it before its most.
 	WarmupTaken time.Duration
 	Steady      bool
+	// Began is when the driven part began, which Interval.Start counts
+	// from; zero from a load generator that does not say.
+	Began time.Time
 }
 
 // Validate checks a Config.
@@ -242,6 +260,7 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	begin := time.Now()
+	col.result.Began = begin
 	end := begin.Add(cfg.Warmup + cfg.Duration)
 	budget := newOpBudget(cfg.MaxOps, begin.Add(cfg.Warmup), len(clients))
 	var wg sync.WaitGroup

@@ -143,6 +143,8 @@ type collector struct {
 	spareLat [][]*hdr.Histogram
 	spareSvc [][]*hdr.Histogram
 	tickLat  *hdr.Histogram
+	// tickByOp are the interval's histograms per op, lent to OnTick.
+	tickByOp []*hdr.Histogram
 	// scratch counters copied out of a worker under its lock.
 	scratchOps, scratchErrs []int64
 	phases                  map[Phase]*PhaseResult
@@ -151,7 +153,11 @@ type collector struct {
 
 func newCollector(cfg Config, workers []*worker, open bool) *collector {
 	c := &collector{cfg: cfg, workers: workers, tickLat: hist.New(), phases: map[Phase]*PhaseResult{},
-		scratchOps: make([]int64, len(cfg.Ops)), scratchErrs: make([]int64, len(cfg.Ops))}
+		scratchOps: make([]int64, len(cfg.Ops)), scratchErrs: make([]int64, len(cfg.Ops)),
+		tickByOp: make([]*hdr.Histogram, len(cfg.Ops))}
+	for i := range c.tickByOp {
+		c.tickByOp[i] = hist.New()
+	}
 	for _, ph := range []Phase{Warmup, Measured} {
 		pr := &PhaseResult{ByOp: make([]OpResult, len(cfg.Ops))}
 		for i, name := range cfg.Ops {
@@ -179,12 +185,17 @@ func newCollector(cfg Config, workers []*worker, open bool) *collector {
 	return c
 }
 
-// collect closes the interval [start, now) and assigns it to phase.
+// collect closes the interval [start, now) and assigns it to phase. The
+// interval's latency histogram of all ops is kept encoded (Interval.Latency:
+// a few hundred bytes a second, where a histogram is 200 KB).
 func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 	iv := Interval{Index: len(c.result.Intervals), Phase: phase, Start: start, Length: now - start,
-		PerOpOK: make([]int64, len(c.cfg.Ops))}
+		PerOpOK: make([]int64, len(c.cfg.Ops)), PerOpErr: make([]int64, len(c.cfg.Ops))}
 	pr := c.phases[phase]
 	c.tickLat.Reset()
+	for _, h := range c.tickByOp {
+		h.Reset()
+	}
 	for wi, w := range c.workers {
 		lat, svc := c.spareLat[wi], c.spareSvc[wi]
 		ops, errs := c.scratchOps, c.scratchErrs
@@ -208,7 +219,7 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 		for op := range c.cfg.Ops {
 			h := c.spareLat[wi][op]
 			pr.ByOp[op].Latency.Merge(h)
-			c.tickLat.Merge(h)
+			c.tickByOp[op].Merge(h)
 			h.Reset()
 			if svc != nil {
 				s := c.spareSvc[wi][op]
@@ -218,6 +229,7 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 			pr.ByOp[op].Ops += ops[op]
 			pr.ByOp[op].Errors += errs[op]
 			iv.PerOpOK[op] += ops[op]
+			iv.PerOpErr[op] += errs[op]
 			iv.Ops += ops[op]
 			iv.Errors += errs[op]
 		}
@@ -227,14 +239,20 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 	pr.Ops += iv.Ops
 	pr.Errors += iv.Errors
 	pr.Late += iv.Late
+	for _, h := range c.tickByOp {
+		c.tickLat.Merge(h)
+	}
 	if c.tickLat.TotalCount() > 0 {
 		iv.P50 = time.Duration(c.tickLat.ValueAtQuantile(50))
 		iv.P99 = time.Duration(c.tickLat.ValueAtQuantile(99))
 		iv.Max = time.Duration(c.tickLat.Max())
+		iv.Latency, _ = hist.Encode(c.tickLat) // cannot fail: a histogram of our own geometry
 	}
 	c.result.Intervals = append(c.result.Intervals, iv)
 	if c.cfg.OnTick != nil {
-		c.cfg.OnTick(iv)
+		lent := iv
+		lent.ByOp = c.tickByOp
+		c.cfg.OnTick(lent)
 	}
 	return iv
 }

@@ -154,7 +154,7 @@ func (p *Reader) interval(m message) error {
 	}
 	iv := driver.Interval{Index: m.Index, Phase: ph, Start: time.Duration(m.StartNs), Length: time.Duration(m.LengthNs),
 		P50: time.Duration(m.P50Ns), P99: time.Duration(m.P99Ns), Max: time.Duration(m.MaxNs),
-		PerOpOK: make([]int64, len(p.cfg.Ops))}
+		PerOpOK: make([]int64, len(p.cfg.Ops)), PerOpErr: make([]int64, len(p.cfg.Ops))}
 	for name, n := range ops {
 		i, err := p.opIndex(name)
 		if err != nil {
@@ -164,9 +164,11 @@ func (p *Reader) interval(m message) error {
 		iv.Ops += n
 	}
 	for name, n := range errs {
-		if _, err := p.opIndex(name); err != nil {
+		i, err := p.opIndex(name)
+		if err != nil {
 			return err
 		}
+		iv.PerOpErr[i] += n
 		iv.Errors += n
 	}
 	p.intervals = append(p.intervals, iv)

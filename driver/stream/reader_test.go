@@ -175,7 +175,7 @@ func TestIntervalFields(t *testing.T) {
 		t.Fatal(p.bad)
 	}
 	iv := p.intervals[0]
-	want := driver.Interval{Index: 4, Phase: driver.Measured, Start: 1500, Length: 1000, Ops: 9, Errors: 3, P50: 11, P99: 22, Max: 33, PerOpOK: []int64{2, 7}}
+	want := driver.Interval{Index: 4, Phase: driver.Measured, Start: 1500, Length: 1000, Ops: 9, Errors: 3, P50: 11, P99: 22, Max: 33, PerOpOK: []int64{2, 7}, PerOpErr: []int64{1, 2}}
 	if fmt.Sprint(iv) != fmt.Sprint(want) {
 		t.Errorf("interval %+v, want %+v", iv, want)
 	}
