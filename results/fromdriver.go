@@ -14,7 +14,8 @@ import (
 // window's counts, summaries per op and of all ops, the per-second
 // timeline) and returns every histogram to store with it: per op and of all
 // ops, measured and warmup, latency and (open loop) service time, in the
-// standard compressed HDR encoding.
+// standard compressed HDR encoding; then each interval's latency histogram
+// of all ops, where the driver kept one (Histogram.Interval).
 func FromDriver(r *Run, res *driver.Result) ([]Histogram, error) {
 	m := res.Measured
 	r.DurationS = m.Length.Seconds()
@@ -63,12 +64,20 @@ func FromDriver(r *Run, res *driver.Result) ([]Histogram, error) {
 		a, b := hists[i], hists[j]
 		return a.Phase+a.Op+a.Kind < b.Phase+b.Op+b.Kind
 	})
+	began := res.Began
+	if began.IsZero() {
+		began = r.StartedAt
+	}
 	for _, iv := range res.Intervals {
 		r.Timeline = append(r.Timeline, Interval{
 			T: (iv.Start + iv.Length).Seconds(), Length: iv.Length.Seconds(), Phase: string(iv.Phase),
 			Ops: iv.Ops, OpsS: iv.OpsPerSec(), Errors: iv.Errors, Late: iv.Late,
 			P50us: float64(iv.P50) / 1e3, P99us: float64(iv.P99) / 1e3,
 		})
+		if iv.Latency != nil {
+			hists = append(hists, Histogram{Op: OpAll, Kind: KindLatency, Phase: string(iv.Phase), Encoded: iv.Latency,
+				Interval: &Span{Index: iv.Index, Start: began.Add(iv.Start), Length: iv.Length}})
+		}
 	}
 	return hists, nil
 }

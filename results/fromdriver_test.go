@@ -59,9 +59,15 @@ func TestFromDriver(t *testing.T) {
 			}
 
 			var got, want []string
+			var intervals []Histogram
 			for _, h := range hists {
+				if h.Interval != nil {
+					intervals = append(intervals, h)
+					continue
+				}
 				got = append(got, h.Phase+"/"+h.Op+"/"+h.Kind)
 			}
+			checkIntervals(t, res, intervals)
 			for _, phase := range []driver.Phase{driver.Measured, driver.Warmup} {
 				for _, op := range append(ops, OpAll) {
 					for _, k := range tc.kinds {
@@ -77,7 +83,7 @@ func TestFromDriver(t *testing.T) {
 				t.Errorf("histograms\n got %v\nwant %v", got, want)
 			}
 			for _, h := range hists {
-				if h.Phase != string(driver.Measured) || h.Op != OpAll {
+				if h.Phase != string(driver.Measured) || h.Op != OpAll || h.Interval != nil {
 					continue
 				}
 				dec, err := hist.Decode(h.Encoded)
@@ -89,5 +95,37 @@ func TestFromDriver(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkIntervals checks the interval histograms FromDriver returned: one
+// for each interval where an op completed, in order, holding that
+// interval's operations, stamped with its phase and its time.
+func checkIntervals(t *testing.T, res *driver.Result, got []Histogram) {
+	t.Helper()
+	i := 0
+	for _, iv := range res.Intervals {
+		if iv.Ops == 0 {
+			continue
+		}
+		if i >= len(got) {
+			t.Errorf("interval %d (%d ops) has no histogram", iv.Index, iv.Ops)
+			return
+		}
+		h := got[i]
+		i++
+		dec, err := hist.Decode(h.Encoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := h.Interval
+		if sp.Index != iv.Index || h.Phase != string(iv.Phase) || h.Op != OpAll || h.Kind != KindLatency ||
+			dec.TotalCount() != iv.Ops || !sp.Start.Equal(res.Began.Add(iv.Start)) || sp.Length != iv.Length {
+			t.Errorf("interval %d (%s, %d ops at %v for %v): histogram %d %s %s/%s of %d at %v for %v", iv.Index, iv.Phase, iv.Ops,
+				iv.Start, iv.Length, sp.Index, h.Phase, h.Op, h.Kind, dec.TotalCount(), sp.Start.Sub(res.Began), sp.Length)
+		}
+	}
+	if i != len(got) || i == 0 {
+		t.Errorf("%d interval histograms for %d intervals with ops", len(got), i)
 	}
 }

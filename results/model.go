@@ -413,12 +413,16 @@ const (
 	OpAll = "all"
 )
 
-// Histogram is one encoded HDR histogram (nanoseconds) of a run.
+// Histogram is one encoded HDR histogram (nanoseconds) of a run: of a
+// whole phase, or, with Interval set, of one interval of it.
 type Histogram struct {
 	Op      string
 	Kind    string // latency | service
 	Phase   string // measured | warmup
 	Encoded []byte
+	// Interval places the histogram in one tick of the run (intervals.go);
+	// nil for a phase's histogram.
+	Interval *Span
 }
 
 // Bottleneck is a run's likely limit, from its telemetry and the probed

@@ -112,7 +112,7 @@ func open(path, dir string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("results store %s has schema %d, newer than this tierbench (%d): upgrade tierbench", path, v, schemaVersion)
 	}
-	if _, err := db.Exec(schema + probeSchema); err != nil {
+	if _, err := db.Exec(schema + probeSchema + intervalSchema); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("create schema in %s: %w", path, err)
 	}
@@ -179,7 +179,7 @@ func (s *Store) putRun(ctx context.Context, r *Run, hists []Histogram, replace b
 		}
 	}()
 	if replace {
-		for _, q := range []string{`DELETE FROM histograms WHERE run_id = ?`, `DELETE FROM runs WHERE id = ?`} {
+		for _, q := range []string{`DELETE FROM histograms WHERE run_id = ?`, `DELETE FROM interval_histograms WHERE run_id = ?`, `DELETE FROM runs WHERE id = ?`} {
 			if _, err = tx.ExecContext(ctx, q, r.ID); err != nil {
 				return fmt.Errorf("replace run %s: %w", r.ID, err)
 			}
@@ -191,6 +191,12 @@ func (s *Store) putRun(ctx context.Context, r *Run, hists []Histogram, replace b
 		return fmt.Errorf("store run %s: %w", r.ID, err)
 	}
 	for _, h := range hists {
+		if h.Interval != nil {
+			if err = putInterval(ctx, tx, r.ID, h); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err = tx.ExecContext(ctx, `INSERT INTO histograms (run_id, op, kind, phase, hdr) VALUES (?, ?, ?, ?, ?)`,
 			r.ID, h.Op, h.Kind, h.Phase, h.Encoded); err != nil {
 			return fmt.Errorf("store histogram %s/%s of run %s: %w", h.Op, h.Kind, r.ID, err)
