@@ -57,6 +57,10 @@ type Config struct {
 	// took (others.go): a run measured here, not on a cluster or against
 	// a server tierbench did not start.
 	Others bool
+	// OnSample, if set, is handed each reading's new samples as it is
+	// taken, from the sampler's goroutine (reading.go): a live view of
+	// the window. It must return quickly.
+	OnSample func(Reading)
 }
 
 // DiskSample is one interval's figures for a tier's device. Rates are per
@@ -393,12 +397,18 @@ func (s *Sampler) read(final bool) {
 	if final {
 		minSpan = s.cfg.Interval / 10
 	}
+	before := s.marks()
 	if len(s.disks) > 0 {
 		s.readDisks(minSpan)
 	}
 	s.readHost(minSpan)
 	if s.cfg.PID > 0 {
 		s.readEngine(minSpan)
+	}
+	if s.cfg.OnSample != nil {
+		if r, any := s.newSince(before); any {
+			s.cfg.OnSample(r)
+		}
 	}
 	s.readLoad()
 	if s.others != nil {
