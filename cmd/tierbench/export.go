@@ -3,8 +3,8 @@ package main
 // export writes a stored study's figures for spreadsheets and notebooks.
 // Each kind of output has a flag of its own and an exporter below, and
 // export writes every one its flags ask for: --format csv|json (with
-// --what and -o) is one; another (HDR interval logs, --hdr DIR) adds its
-// flag, a field of exportOptions and one line in exporters.
+// --what and -o) is one; HDR interval logs (--hdr DIR, export_hdr.go)
+// another.
 
 import (
 	"bytes"
@@ -28,6 +28,8 @@ type exportOptions struct {
 	// format (csv or json), what (the CSV table) and out (-o, stdout
 	// when empty) are the --format output's.
 	format, what, out string
+	// hdrDir is the folder --hdr writes each run's interval log in.
+	hdrDir string
 }
 
 // exported is what an exporter reads: the study, its runs, and the store
@@ -51,8 +53,8 @@ var csvTables = map[string]func(io.Writer, report.Document) error{
 func newExportCmd() *cobra.Command {
 	var o exportOptions
 	cmd := &cobra.Command{
-		Use:   "export [STUDY_ID|latest] --format csv|json [--what runs|groups|comparisons] [-o FILE]",
-		Short: "Write a stored study's runs, groups and comparisons as CSV or JSON, for spreadsheets and notebooks (exit 4 when none is stored)",
+		Use:   "export [STUDY_ID|latest] --format csv|json [--what runs|groups|comparisons] [-o FILE] [--hdr DIR]",
+		Short: "Write a stored study's runs, groups and comparisons as CSV or JSON, for spreadsheets and notebooks, or its runs' latency per second as HdrHistogram interval logs (exit 4 when none is stored)",
 		Long: `Write a stored study's figures, the same ones show --format json has.
 
 --format json writes that document (runs, groups, comparisons, the answer),
@@ -61,7 +63,12 @@ which follows the JSON Schema in results/schema (docs/results-schema.md).
 run, the default), groups (one row per placement x durability x clients,
 with its ratio to the baseline and verdict) or comparisons (every
 comparison the study judged, with raw and adjusted p values). -o FILE
-writes a file (.csv or .json names the format), else standard output.`,
+writes a file (.csv or .json names the format), else standard output.
+
+--hdr DIR writes each run's latency per second (all ops) as an
+HdrHistogram interval log, DIR/RUN_ID.hlog, which HdrHistogram's own
+tools read: untagged lines are the measured window, lines tagged warmup
+the warmup (docs/live-metrics.md).`,
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, a []string) error {
 			outs, err := o.exporters(cmd)
@@ -92,6 +99,7 @@ writes a file (.csv or .json names the format), else standard output.`,
 	cmd.Flags().StringVar(&o.format, "format", "", "csv (one table, see --what) or json (the document show --format json prints); default: from -o's extension")
 	cmd.Flags().StringVar(&o.what, "what", "runs", "with --format csv, the table: runs (one row per run), groups (per placement x durability x clients) or comparisons (every comparison judged)")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "write to this file (.csv or .json sets the format) instead of standard output")
+	cmd.Flags().StringVar(&o.hdrDir, "hdr", "", "write each run's latency per second (all ops) as an HdrHistogram interval log, DIR/RUN_ID.hlog: untagged lines are the measured window, Tag=warmup lines the warmup")
 	return cmd
 }
 
@@ -106,8 +114,15 @@ func (o *exportOptions) exporters(cmd *cobra.Command) ([]exporter, error) {
 		}
 		outs = append(outs, out)
 	}
+	if cmd.Flags().Changed("hdr") {
+		out, err := o.hdrExporter()
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, out)
+	}
 	if len(outs) == 0 {
-		return nil, errors.New("say what to write: --format csv (one table: --what runs, groups or comparisons) or --format json; see `tierbench export --help`")
+		return nil, errors.New("say what to write: --format csv (one table: --what runs, groups or comparisons), --format json, or --hdr DIR (HdrHistogram interval logs); see `tierbench export --help`")
 	}
 	return outs, nil
 }
