@@ -115,8 +115,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 	return err
 }
 
-// showInterval shows a second of the run on the progress line.
+// showInterval shows a second of the run on the progress line, and
+// tells the live view (Options.Live).
 func (r *run) showInterval(iv driver.Interval) {
+	if r.opt.Live != nil {
+		r.opt.Live.Tick(r.w.Ops(), iv)
+	}
 	r.opt.Progress.Live(fmt.Sprintf("%s %5.1fs %-8s %9.0f ops/s  p50 %-8s p99 %-8s errors %d", r.label,
 		(iv.Start + iv.Length).Seconds(), iv.Phase, iv.OpsPerSec(), fmtDur(iv.P50), fmtDur(iv.P99), iv.Errors))
 }
@@ -172,6 +176,9 @@ func (r *run) telemetryConfig(ext driver.External) telemetry.Config {
 	// Other processes are this host's to judge only where tierbench
 	// started the engine: a target's server is someone else's process.
 	cfg := telemetry.Config{Tiers: devices, Components: r.rec.Dirs, PID: pid, Others: r.st.Target == ""}
+	if r.opt.Live != nil {
+		cfg.OnSample = r.opt.Live.Sampled
+	}
 	if g, ok := r.db.(engine.ProcessGroup); ok {
 		cfg.EnginePIDs = g.EnginePIDs()
 	}

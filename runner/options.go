@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/telemetry"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
@@ -44,12 +46,18 @@ type Options struct {
 	// runner needs no attribution of its own (cmd/tierbench passes
 	// stats.Attribute's text).
 	Explain func(*results.Run, *results.Study) string
+	// Live, when set, is told what the study is doing as it happens
+	// (`run --metrics`); nil tells no one.
+	Live Live
 }
 
 // withDefaults fills the zero values Options documents.
 func (o Options) withDefaults() Options {
 	if o.Progress == nil {
 		o.Progress = discard{}
+	}
+	if o.Live != nil {
+		o.Progress = liveRuns{o.Progress, o.Live}
 	}
 	if o.MaxErrorRatio == 0 {
 		o.MaxErrorRatio = DefaultMaxErrorRatio
@@ -68,6 +76,34 @@ type Observer interface {
 	Live(s string)
 	// Runs says how many of the study's runs are done.
 	Runs(done, total int)
+}
+
+// Live is told what a study is doing as it happens, for a live view
+// (package livemetrics). Its methods are called from the study's, the
+// driver's and the telemetry sampler's goroutines, and must return
+// quickly.
+type Live interface {
+	// RunStarted: a run of study st begins (its record holds the cell);
+	// series names it as show does.
+	RunStarted(st *results.Study, r *results.Run, series string)
+	// Tick: a tick of the run's driver, whose per-op histograms
+	// (iv.ByOp) are lent until Tick returns.
+	Tick(ops []string, iv driver.Interval)
+	// Sampled: a telemetry reading of the run's measured window.
+	Sampled(telemetry.Reading)
+	// Runs: how many of the study's runs are done, of how many planned.
+	Runs(done, planned int)
+}
+
+// liveRuns tells Live what it tells the progress Observer of the runs done.
+type liveRuns struct {
+	Observer
+	live Live
+}
+
+func (l liveRuns) Runs(done, total int) {
+	l.Observer.Runs(done, total)
+	l.live.Runs(done, total)
 }
 
 type discard struct{}

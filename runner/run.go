@@ -67,6 +67,9 @@ func (s *studyRun) newRun(cell study.Cell, total int) *run {
 		rec.Crash = &results.Crash{Kind: k, Nodes: cell.Variant.CrashNodes}
 	}
 	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, s.rec.SeriesOf(*rec), cell.Durability, cell.Clients, cell.Repeat)
+	if s.opt.Live != nil {
+		s.opt.Live.RunStarted(s.rec, rec, s.rec.SeriesOf(*rec))
+	}
 	return &run{studyRun: s, cell: cell, total: total, label: label, rec: rec}
 }
 

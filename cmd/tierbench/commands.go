@@ -33,6 +33,7 @@ const defaultResults = "./tierbench-results"
 func newRunCmd() *cobra.Command {
 	var resultsDir, resume string
 	var keep bool
+	var metrics metricsFlags
 	cmd := &cobra.Command{
 		Use:   "run [STUDY.yaml]",
 		Short: "Run a study (without a file: the built-in default study, at most about three minutes)",
@@ -41,7 +42,11 @@ func newRunCmd() *cobra.Command {
 			cat := catalog.Default()
 			var st *study.Study
 			var prev *results.Study
-			var err error
+			live, err := metrics.serve(cmd) // first: a refused address writes nothing
+			if err != nil {
+				return err
+			}
+			defer metrics.stop()
 			switch {
 			case cmd.Flags().Changed("resume") && strings.TrimSpace(resume) == "":
 				err = errors.New("--resume needs the id of the study to take up (tierbench list shows them)")
@@ -83,7 +88,7 @@ func newRunCmd() *cobra.Command {
 				obs, closeBar = term, term.Close
 			}
 			sum, err := runner.Run(cmd.Context(), st, runner.Options{Catalog: cat, Store: store, Keep: keep, Progress: obs, Ledger: ledger,
-				Resume: prev, Explain: explainRun})
+				Resume: prev, Explain: explainRun, Live: live})
 			closeBar() // before the table, which shares the terminal
 			var left *runner.LeftoversError
 			if errors.As(err, &left) {
@@ -122,6 +127,7 @@ func newRunCmd() *cobra.Command {
 	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory (holds the SQLite store)")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep each run's folders on the tiers instead of removing them")
 	cmd.Flags().StringVar(&resume, "resume", "", "take up an interrupted study: run only its cells without an ok run, into the same study")
+	metrics.bind(cmd)
 	return cmd
 }
 
