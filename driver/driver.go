@@ -147,8 +147,8 @@ type Interval struct {
 	PerOpErr []int64 `json:"per_op_errors,omitempty"`
 	// Latency is the interval's latency histogram of all ops in the
 	// standard compressed HDR encoding (hist.Encode), kept for the run's
-	// interval log (tierbench export --hdr); nil when nothing completed
-	// or the load generator reports no histograms.
+	// interval log (tierbench export --hdr), empty when nothing completed;
+	// nil from a load generator that reports no histograms per interval.
 	Latency []byte `json:"-"`
 	// ByOp are the interval's latency histograms per op, lent to
 	// Config.OnTick for a live view: the driver reuses them once OnTick

@@ -246,8 +246,10 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 		iv.P50 = time.Duration(c.tickLat.ValueAtQuantile(50))
 		iv.P99 = time.Duration(c.tickLat.ValueAtQuantile(99))
 		iv.Max = time.Duration(c.tickLat.Max())
-		iv.Latency, _ = hist.Encode(c.tickLat) // cannot fail: a histogram of our own geometry
 	}
+	// Kept empty too: a second in which nothing completed is a stall the
+	// log must show. Encoding cannot fail on a histogram of our geometry.
+	iv.Latency, _ = hist.Encode(c.tickLat)
 	c.result.Intervals = append(c.result.Intervals, iv)
 	if c.cfg.OnTick != nil {
 		lent := iv
