@@ -96,6 +96,12 @@ if [ ! -f "$search_jar" ] || [ ! -d java/opensearch/target/lib ] ||
 	echo "setup: building java/opensearch (mvn package)"
 	(cd java/opensearch && mvn -q -B -DskipTests package)
 fi
+# HdrHistogram's own jar (Maven Central), whose HistogramLogProcessor the
+# tests run on the interval logs `tierbench export --hdr` writes.
+if [ ! -f "$HOME/.m2/repository/org/hdrhistogram/HdrHistogram/2.2.2/HdrHistogram-2.2.2.jar" ]; then
+	echo "setup: fetching HdrHistogram 2.2.2 (mvn dependency:get)"
+	mvn -q -B dependency:get -Dartifact=org.hdrhistogram:HdrHistogram:2.2.2
+fi
 # The OS user the search nodes run as (Elasticsearch refuses root).
 if [ "$(id -u)" -eq 0 ] && ! id tierbench >/dev/null 2>&1; then
 	echo "setup: adding system user tierbench (search nodes run as it)"
