@@ -15,7 +15,9 @@
 // interrupted. On a Kubernetes cluster (platform: kubernetes) a run's
 // phases are cluster.go's instead: create the run's objects, wait for the
 // engine's pod, read the load generator's pod log, remove the objects;
-// the record is the same. The runner records and does not analyse: bottlenecks and
+// the record is the same. A live view (Options.Live: `run --metrics`) is
+// told of each run, tick and telemetry sample as they happen. The runner
+// records and does not analyse: bottlenecks and
 // statistics are computed from the stored results when they are shown; an
 // adaptive study's stop rule reads them (stats.Widest) but stores nothing
 // of them.

@@ -3,7 +3,9 @@
 // load generator's CPU. A throughput number alone cannot tell a saturated
 // device from a CPU-bound engine, a load generator eating the server's CPU
 // or a noisy neighbour (steal); these per-second samples can, and
-// the run's summary is what `show` prints next to its results.
+// the run's summary is what `show` prints next to its results. Each
+// reading's samples can also be handed out as they are taken
+// (Config.OnSample, reading.go), for a live view.
 //
 // Everything is read from procfs (Linux only), so a run needs no extra tools
 // and no privileges. Sampling happens in one goroutine off the workload's
