@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 )
 
 // TestLabImages checks what cluster up asks of the catalog's engines:

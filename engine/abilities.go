@@ -10,7 +10,7 @@ import "context"
 // own files: a workload needs one, an engine serves it.
 //
 // One Engine ability is declared by who asks for it: images.LabImager
-// (platform/kube/images), the image of the lab node `tierbench cluster up`
+// (images), the image of the lab node `tierbench cluster up`
 // makes for an engine that runs on a cluster, so that this package
 // imports no image code.
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/host/proc"
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"

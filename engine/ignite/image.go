@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 )
 
 var _ images.LabImager = Engine{}

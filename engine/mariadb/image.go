@@ -4,7 +4,7 @@ import (
 	_ "embed"
 	"os"
 
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 )
 
 //go:embed docker-entrypoint.sh

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
+	"github.com/tierbench/tierbench/images/imagestest"
 )
 
 // TestLabImage runs the image's entrypoint as the engine's pod does:

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
+	"github.com/tierbench/tierbench/images/imagestest"
 )
 
 // TestLabImage runs the image's entrypoint as the engine's pod does:

@@ -3,7 +3,7 @@ package redis
 import (
 	_ "embed"
 
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 )
 
 //go:embed docker-entrypoint.sh

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
+	"github.com/tierbench/tierbench/images/imagestest"
 )
 
 // TestLabImage runs the server as the engine's pod does: uid 999, a

@@ -8,7 +8,7 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/engine"
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 )
 
 var _ images.LabImager = Engine{}

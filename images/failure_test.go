@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/host/mountinfo"
-	"github.com/tierbench/tierbench/platform/kube/images"
-	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
+	"github.com/tierbench/tierbench/images"
+	"github.com/tierbench/tierbench/images/imagestest"
 )
 
 // TestBuildFailures checks that a failed or cancelled mmdebstrap says

@@ -28,7 +28,7 @@ import (
 
 	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 )
 
 // Cache is where the Debian images' tarballs are kept across test

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/host/mountinfo"
-	"github.com/tierbench/tierbench/platform/kube/images"
+	"github.com/tierbench/tierbench/images"
 )
 
 // Containerd starts a containerd of the test's own, with its

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tierbench/tierbench/platform/kube/images"
-	"github.com/tierbench/tierbench/platform/kube/images/imagestest"
+	"github.com/tierbench/tierbench/images"
+	"github.com/tierbench/tierbench/images/imagestest"
 )
 
 func TestImport(t *testing.T) {
