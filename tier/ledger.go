@@ -388,6 +388,29 @@ func (l *Ledger) Cleanup() ([]Resource, error) {
 	return done, errors.Join(errs...)
 }
 
+// CleanupOwnedBy undoes, newest first, the leftovers a dead process
+// owner recorded, and forgets each: what one killed process left (a
+// node's serve process), without touching other leftovers.
+func (l *Ledger) CleanupOwnedBy(owner int) ([]Resource, error) {
+	left, err := l.Leftovers()
+	if err != nil {
+		return nil, err
+	}
+	var done []Resource
+	var errs []error
+	for i := len(left) - 1; i >= 0; i-- {
+		if left[i].Owner != owner {
+			continue
+		}
+		if err := l.undo(left[i]); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		done = append(done, left[i])
+	}
+	return done, errors.Join(errs...)
+}
+
 // undo undoes one leftover and forgets it.
 func (l *Ledger) undo(r Resource) error {
 	if err := Undo(r); err != nil {

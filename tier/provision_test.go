@@ -177,3 +177,46 @@ func TestPmemWithoutHardwareSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanupOwnedByLeavesOtherOwners undoes what one dead process left
+// and nothing another dead process left (cluster down after a killed
+// node's serve process).
+func TestCleanupOwnedByLeavesOtherOwners(t *testing.T) {
+	led, err := OpenLedger(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		if _, err := led.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadPID := func() int {
+		cmd := exec.Command("true")
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd.Process.Pid
+	}
+	owners := map[string]int{a: deadPID(), b: deadPID()}
+	if err := led.update(func(rs []Resource) []Resource {
+		for i := range rs {
+			rs[i].Owner = owners[rs[i].Path]
+		}
+		return rs
+	}); err != nil {
+		t.Fatal(err)
+	}
+	done, err := led.CleanupOwnedBy(owners[a])
+	if err != nil || len(done) != 1 || done[0].Path != a {
+		t.Fatalf("undid %v, err %v; want folder a alone", done, err)
+	}
+	if _, err := os.Stat(a); !os.IsNotExist(err) {
+		t.Error("folder a left")
+	}
+	if left, _ := led.Leftovers(); len(left) != 1 || left[0].Path != b {
+		t.Errorf("left %v, want folder b's record alone", left)
+	}
+}

@@ -125,30 +125,12 @@ func undoDeadNode() ([]tier.Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner := 0
 	for _, r := range left {
 		if r.Kind == node.KindNode {
-			owner = r.Owner
+			return ledger.CleanupOwnedBy(r.Owner)
 		}
 	}
-	if owner == 0 {
-		return nil, nil
-	}
-	var done []tier.Resource
-	var errs []error
-	for i := len(left) - 1; i >= 0; i-- {
-		r := left[i]
-		if r.Owner != owner {
-			continue
-		}
-		if err := tier.Undo(r); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		errs = append(errs, ledger.Done(r))
-		done = append(done, r)
-	}
-	return done, errors.Join(errs...)
+	return nil, nil
 }
 
 // newPauseCmd is the pods' sandbox program (the pause image runs
