@@ -58,10 +58,13 @@ type Summary struct {
 	Count int64   `json:"count"`
 	P50   float64 `json:"p50"`
 	P90   float64 `json:"p90"`
-	P99   float64 `json:"p99"`
-	P999  float64 `json:"p999"`
-	Max   float64 `json:"max"`
-	Mean  float64 `json:"mean"`
+	// P95 is absent from runs stored before latency objectives could
+	// bound it.
+	P95  float64 `json:"p95,omitempty"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
 }
 
 // Summarize computes a Summary in microseconds. An empty histogram gives zeros.
@@ -74,6 +77,7 @@ func Summarize(h *hdr.Histogram) Summary {
 		Count: h.TotalCount(),
 		P50:   us(h.ValueAtQuantile(50)),
 		P90:   us(h.ValueAtQuantile(90)),
+		P95:   us(h.ValueAtQuantile(95)),
 		P99:   us(h.ValueAtQuantile(99)),
 		P999:  us(h.ValueAtQuantile(99.9)),
 		Max:   us(h.Max()),

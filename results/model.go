@@ -47,6 +47,15 @@ type Study struct {
 	Status    string               `json:"status"`
 	Env       hostenv.Env          `json:"env"`
 	Tiers     map[string]tier.Info `json:"tiers"`
+	// SLO, when set, makes this a capacity study (capacity.go): each
+	// placement's figure is the highest open-loop rate meeting it, found by
+	// Search; NeedOpsS asks for the cheapest placement carrying that rate,
+	// Costs price the placements, and Dropped are those the search left.
+	SLO      *SLO      `json:"slo,omitempty"`
+	NeedOpsS float64   `json:"need_ops_s,omitempty"`
+	Search   *Search   `json:"search,omitempty"`
+	Costs    *Costs    `json:"costs,omitempty"`
+	Dropped  []Dropped `json:"dropped,omitempty"`
 	// Placements in the study's order, each component -> tier.
 	Placements     []Placement       `json:"placements"`
 	Durability     []string          `json:"durability"`
@@ -350,6 +359,12 @@ type Run struct {
 	Errors    int64   `json:"errors"`
 	Late      int64   `json:"late_ops"`
 	OpenLoop  bool    `json:"open_loop"`
+	// TargetRate is the rate a capacity study's search step asked for
+	// (total ops/s); 0 in other studies, whose rate is the study's.
+	TargetRate float64 `json:"target_rate,omitempty"`
+	// Footprint is the bytes each component's folder held at the end of
+	// the run (blocks allocated), what its tier is priced by.
+	Footprint map[string]int64 `json:"footprint_bytes,omitempty"`
 	// Lanes is how many goroutines tierbench's driver ran the clients on,
 	// pgbench -j style (driver/lane); 0 means a goroutine per client.
 	Lanes          int     `json:"lanes,omitempty"`

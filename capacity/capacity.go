@@ -1,0 +1,207 @@
+// Package capacity holds the rules of a capacity study (slo: in a study
+// file): whether an open-loop run met a latency objective, the next rate
+// a search tries, a search's capacity from its steps, and what a placement
+// costs a month. Each rule is a function of stored runs alone, so the
+// runner steers its search, and show judges old studies, by the same code.
+//
+// A run meets the objective when its latency at the percentile, measured
+// from each operation's intended start, is within the bound, its errors
+// within theirs, and it achieved at least MinAchieved of the rate it was
+// asked for. When a run fails on latency but the engine served its
+// operations within the bound (its service time, from the actual start,
+// meets it), the wait was in tierbench's own clients, not in the engine:
+// the step is generator-bound and the capacity it caps is a lower bound.
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+)
+
+// Percentiles are the latency percentiles an objective may bound.
+var Percentiles = []string{"p50", "p90", "p95", "p99", "p99.9"}
+
+// At is a summary's latency (µs) at one of Percentiles; ok is false for
+// another name.
+func At(s hist.Summary, percentile string) (float64, bool) {
+	switch percentile {
+	case "p50":
+		return s.P50, true
+	case "p90":
+		return s.P90, true
+	case "p95":
+		return s.P95, true
+	case "p99":
+		return s.P99, true
+	case "p99.9":
+		return s.P999, true
+	}
+	return 0, false
+}
+
+// MinAchieved is the share of its target rate a run must achieve to meet
+// an objective: below it the engine fell behind its schedule, whatever
+// the latency of the operations that did finish.
+const MinAchieved = 0.9
+
+// Outcome is what one search step found.
+type Outcome struct {
+	Met bool
+	// GeneratorBound is true when the step failed only because operations
+	// waited in tierbench's clients: raise clients to measure further.
+	GeneratorBound bool
+	// Why says what failed, empty when met: "p99 31.2ms > 20ms".
+	Why string
+}
+
+// Judge says whether run r met slo at its target rate.
+func Judge(slo results.SLO, r results.Run) Outcome {
+	if r.Status != results.RunOK {
+		return Outcome{Why: "run failed"}
+	}
+	if r.Ops == 0 {
+		return Outcome{Why: "no operation finished"}
+	}
+	bound := slo.BoundUs
+	lat, _ := At(r.Latency, slo.Percentile)
+	svc, _ := At(r.ServiceTime, slo.Percentile)
+	errorsOK := true
+	var why string
+	if slo.Errors != nil {
+		if share := float64(r.Errors) / float64(r.Ops+r.Errors); share > *slo.Errors {
+			errorsOK = false
+			why = fmt.Sprintf("errors %.2f%% > %.2f%%", share*100, *slo.Errors*100)
+		}
+	}
+	achieved := r.ThroughputOpsS
+	behind := r.TargetRate > 0 && achieved < MinAchieved*r.TargetRate
+	switch {
+	case !errorsOK:
+		return Outcome{Why: why}
+	case lat > bound:
+		why = fmt.Sprintf("%s %s > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(bound))
+	case behind:
+		why = fmt.Sprintf("achieved %.0f of %.0f ops/s", achieved, r.TargetRate)
+	default:
+		return Outcome{Met: true}
+	}
+	// Served within the bound but late from the intended start, or behind
+	// the schedule: the operations queued in the clients.
+	served := svc > 0 && svc <= bound
+	if served {
+		why += fmt.Sprintf(" while the engine served %s within %s: the wait was in tierbench's clients", slo.Percentile, hist.FormatMicros(svc))
+	}
+	return Outcome{GeneratorBound: served, Why: why}
+}
+
+// Step is one search step: the rate asked and what it found.
+type Step struct {
+	Rate float64
+	Outcome
+}
+
+// Ramp factors: a search with no earlier capacity doubles its rate; one
+// starting from an earlier round's capacity steps by four resolutions, so
+// the bracket is found in one or two steps.
+const coldFactor = 2.0
+
+// warmFactor is the step of a search that starts from an earlier capacity.
+func warmFactor(resolution float64) float64 { return 1 + 4*resolution }
+
+// MinRate is the lowest rate a search tries: a placement that misses the
+// objective there has no capacity.
+const MinRate = 1.0
+
+// Next is the rate a search tries after steps, in the order they ran:
+// start first (the study's from:, or an earlier round's capacity when warm),
+// then up by the ramp factor while the objective holds (down while it does
+// not), then the geometric middle of the bracket until its ends are within
+// the search's resolution. more is false when the search is done. Only the
+// steps decide, so a resumed search takes up where it stopped.
+func Next(s results.Search, start float64, warm bool, steps []Step) (rate float64, more bool) {
+	if len(steps) == 0 {
+		return math.Min(start, s.MaxOpsS), true
+	}
+	factor := coldFactor
+	if warm {
+		factor = warmFactor(s.Resolution)
+	}
+	lo, hi := Bracket(steps)
+	switch {
+	case lo == 0 && hi == 0:
+		return 0, false
+	case lo == 0: // nothing met yet: down
+		if next := hi / factor; next >= MinRate {
+			return next, true
+		}
+		return 0, false
+	case hi == 0: // nothing failed above: up
+		if lo >= s.MaxOpsS {
+			return 0, false
+		}
+		return math.Min(lo*factor, s.MaxOpsS), true
+	case hi/lo <= 1+s.Resolution:
+		return 0, false
+	}
+	return math.Sqrt(lo * hi), true
+}
+
+// Bracket is the highest rate that met the objective (lo) and the lowest
+// that failed above it (hi); 0 when there is none. A failure below lo is
+// noise the higher success outweighs.
+func Bracket(steps []Step) (lo, hi float64) {
+	for _, s := range steps {
+		if s.Met && s.Rate > lo {
+			lo = s.Rate
+		}
+	}
+	for _, s := range steps {
+		if !s.Met && s.Rate > lo && (hi == 0 || s.Rate < hi) {
+			hi = s.Rate
+		}
+	}
+	return lo, hi
+}
+
+// Found is a finished search's capacity: the highest rate that met the
+// objective, 0 when none did. AtLeast is true when the capacity is only a
+// lower bound: the search reached its most, or the step above it failed in
+// the clients rather than the engine.
+type Found struct {
+	OpsS    float64
+	AtLeast bool
+	// Above is why the next rate up did not count: the failed step's Why.
+	Above string
+}
+
+// Capacity is the capacity steps found.
+func Capacity(s results.Search, steps []Step) Found {
+	lo, hi := Bracket(steps)
+	f := Found{OpsS: lo}
+	if hi == 0 {
+		f.AtLeast = lo > 0 && lo >= s.MaxOpsS
+		if f.AtLeast {
+			f.Above = fmt.Sprintf("the search's most, %.0f ops/s, met the objective", s.MaxOpsS)
+		}
+		return f
+	}
+	i := slices.IndexFunc(steps, func(st Step) bool { return !st.Met && st.Rate == hi })
+	f.AtLeast = lo > 0 && steps[i].GeneratorBound
+	f.Above = fmt.Sprintf("%.0f ops/s: %s", hi, steps[i].Why)
+	return f
+}
+
+// StepsOf judges runs, in the order they ran, as search steps.
+func StepsOf(slo results.SLO, runs []results.Run) []Step {
+	steps := make([]Step, 0, len(runs))
+	for _, r := range runs {
+		if r.TargetRate > 0 {
+			steps = append(steps, Step{Rate: r.TargetRate, Outcome: Judge(slo, r)})
+		}
+	}
+	return steps
+}

@@ -1,0 +1,137 @@
+package capacity
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+)
+
+var search = results.Search{FromOpsS: 1000, Resolution: 0.05, MaxOpsS: 1e6}
+
+// TestSearchFindsCapacity runs the search against placements whose true
+// capacity is known (a step meets the objective at or below it) and checks
+// it ends within the resolution below the truth, cold and warm.
+func TestSearchFindsCapacity(t *testing.T) {
+	for _, truth := range []float64{3, 700, 1000, 4321, 99999, 2e6} {
+		for _, warm := range []bool{false, true} {
+			start := search.FromOpsS
+			if warm {
+				start = truth * 1.03 // an earlier round's, a little off
+			}
+			var steps []Step
+			for {
+				rate, more := Next(search, start, warm, steps)
+				if !more {
+					break
+				}
+				if len(steps) > 40 {
+					t.Fatalf("truth %g warm %v: search does not end: %v", truth, warm, steps)
+				}
+				steps = append(steps, Step{Rate: rate, Outcome: Outcome{Met: rate <= truth}})
+			}
+			got := Capacity(search, steps)
+			want := min(truth, search.MaxOpsS)
+			if got.OpsS > want || got.OpsS < want/(1+search.Resolution) {
+				t.Errorf("truth %g warm %v: capacity %g, want within %g%% below %g (steps %v)", truth, warm, got.OpsS, search.Resolution*100, want, steps)
+			}
+			if got.AtLeast != (truth >= search.MaxOpsS) {
+				t.Errorf("truth %g: at least = %v", truth, got.AtLeast)
+			}
+			if warm && len(steps) > 5 {
+				t.Errorf("truth %g: a warm search took %d steps, want at most 5", truth, len(steps))
+			}
+		}
+	}
+}
+
+func TestSearchWithNoCapacity(t *testing.T) {
+	var steps []Step
+	for {
+		rate, more := Next(search, 1000, false, steps)
+		if !more {
+			break
+		}
+		steps = append(steps, Step{Rate: rate, Outcome: Outcome{Why: "p99 too high"}})
+	}
+	if got := Capacity(search, steps); got.OpsS != 0 || got.AtLeast {
+		t.Errorf("capacity %+v, want none", got)
+	}
+	if last := steps[len(steps)-1].Rate; last < MinRate {
+		t.Errorf("searched down to %g ops/s, below %g", last, MinRate)
+	}
+}
+
+func TestBracketIgnoresNoiseBelowSuccess(t *testing.T) {
+	steps := []Step{{Rate: 1000, Outcome: Outcome{Met: true}}, {Rate: 2000}, {Rate: 1414, Outcome: Outcome{Met: true}}, {Rate: 1200}}
+	if lo, hi := Bracket(steps); lo != 1414 || hi != 2000 {
+		t.Errorf("bracket %g..%g, want 1414..2000", lo, hi)
+	}
+}
+
+func TestJudge(t *testing.T) {
+	errs := 0.01
+	slo := results.SLO{Percentile: "p99", BoundUs: 20000, Errors: &errs}
+	run := func(p99, svc99 float64, ops, errors int64, achieved float64) results.Run {
+		return results.Run{Status: results.RunOK, Ops: ops, Errors: errors, TargetRate: 1000, ThroughputOpsS: achieved,
+			Latency: hist.Summary{P99: p99}, ServiceTime: hist.Summary{P99: svc99}}
+	}
+	for _, c := range []struct {
+		name     string
+		r        results.Run
+		met, gen bool
+		whyHolds string
+	}{
+		{"met", run(15000, 9000, 1000, 0, 1000), true, false, ""},
+		{"latency", run(31000, 25000, 1000, 0, 990), false, false, "p99 31.00ms > 20.00ms"},
+		{"queued in clients", run(31000, 2000, 1000, 0, 990), false, true, "tierbench's clients"},
+		{"errors", run(100, 100, 900, 100, 1000), false, false, "errors 10.00%"},
+		{"behind", run(100, 100, 800, 0, 800), false, true, "achieved 800 of 1000"},
+		{"failed", results.Run{Status: results.RunFailed}, false, false, "run failed"},
+	} {
+		got := Judge(slo, c.r)
+		if got.Met != c.met || got.GeneratorBound != c.gen || !strings.Contains(got.Why, c.whyHolds) {
+			t.Errorf("%s: %+v, want met %v generator-bound %v why containing %q", c.name, got, c.met, c.gen, c.whyHolds)
+		}
+	}
+}
+
+func TestCapacityAtLeastWhenClientsBound(t *testing.T) {
+	steps := []Step{{Rate: 1000, Outcome: Outcome{Met: true}}, {Rate: 2000, Outcome: Outcome{GeneratorBound: true, Why: "queued"}}}
+	got := Capacity(search, steps)
+	if got.OpsS != 1000 || !got.AtLeast || !strings.Contains(got.Above, "2000 ops/s: queued") {
+		t.Errorf("capacity %+v", got)
+	}
+}
+
+func TestPlacementCost(t *testing.T) {
+	costs := &results.Costs{
+		Tiers: map[string]results.Cost{"fast": {PerGiBMonth: 0.5}, "disk": {PerMonth: 20}},
+		Host:  &results.Cost{PerMonth: 100},
+		Sizes: map[string]int64{"data": 10 * GiB},
+	}
+	p := results.Placement{Name: "wal-fast", Components: map[string]string{"wal": "fast", "data": "disk"}}
+	runs := []results.Run{{Footprint: map[string]int64{"wal": GiB}}, {Footprint: map[string]int64{"wal": 2 * GiB}}}
+	got, ok := PlacementCost(costs, p, runs)
+	if !ok || got.PerMonth != 2*0.5+20+100 {
+		t.Errorf("cost %+v, want 121", got)
+	}
+	if strings.Join(got.Parts, "; ") != "wal on fast: 2 GiB measured x $0.5/GiB; tier disk: $20; host: $100" {
+		t.Errorf("parts %q", got.Parts)
+	}
+	unpriced, _ := PlacementCost(costs, results.Placement{Components: map[string]string{"data": "nvme"}}, nil)
+	if len(unpriced.Unpriced) != 1 || unpriced.Unpriced[0] != "nvme" {
+		t.Errorf("unpriced %v", unpriced.Unpriced)
+	}
+	if _, ok := PlacementCost(nil, p, runs); ok {
+		t.Error("a study without costs priced a placement")
+	}
+}
+
+func TestPerMillionOps(t *testing.T) {
+	// 730 h at 1000 ops/s is 2628 million operations.
+	if got := PerMillionOps(2628, 1000); got < 0.999 || got > 1.001 {
+		t.Errorf("per million ops %g, want 1", got)
+	}
+}
