@@ -145,6 +145,18 @@ func showField(t *testing.T, st *Study, field string) []string {
 	}
 	var out []string
 	switch field {
+	case "capacity":
+		if st.SLO == nil {
+			return []string{"capacity: none"}
+		}
+		errs := "none"
+		if e := st.SLO.Errors; e != nil {
+			errs = fmt.Sprint(*e)
+		}
+		out = append(out, fmt.Sprintf("slo: %s %gus errors %s", st.SLO.Percentile, st.SLO.BoundUs, errs), fmt.Sprintf("search: %+v", st.Search), fmt.Sprintf("need: %g", st.Need))
+		if c := st.Costs; c != nil {
+			out = append(out, fmt.Sprintf("costs: tiers %v host %v sizes %v currency %q", c.Tiers, c.Host, c.Sizes, c.Currency))
+		}
 	case "tiers":
 		if len(st.Tiers) == 0 {
 			return []string{"tiers: none"}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/workload"
@@ -176,6 +177,12 @@ type parser struct {
 	// swept values, resolved once for the checks that read them; none
 	// when the engine or its options had a problem.
 	optionSets []optionSet
+	// tierCosts are the tiers' costs (cost:), with the lines they are on,
+	// and currency the symbol their prices carry; a capacity study reads
+	// them (slo.go).
+	tierCosts     map[string]results.Cost
+	tierCostLines map[string]int
+	currency      string
 }
 
 // addf records a problem at line (at least 1, so output always has the
@@ -376,7 +383,8 @@ func lineText(data []byte, n int) string {
 
 // topKeys are the keys a study may have, in the order the docs present them.
 var topKeys = []string{"name", "engine", "tiers", "placements", "baseline", "durability",
-	"workload", "clients", "warmup", "duration", "repeat", "order", "margin", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "crash", "driver", "target", "platform"}
+	"workload", "clients", "warmup", "duration", "repeat", "order", "margin", "target_rate", "arrival", "max_ops", "options", "probe", "cache", "crash", "driver", "target", "platform",
+	"slo", "need", "search", "size", "host"}
 
 // study checks the top-level mapping. The engine is resolved first because
 // placements, durability and options are only meaningful relative to it;
@@ -460,6 +468,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.caches(s)
 	p.platform(s)
 	p.crashes(s)
+	p.capacityStudy(s)
 	p.steadyFits(s)
 	p.boundMatrix(s)
 	return s

@@ -112,7 +112,7 @@ var tierKinds = []tierKind{
 
 // tierModifiers make a tier emulate slower storage (or, volume_mode, set
 // a cluster claim's mode).
-var tierModifiers = []string{"latency", "throttle", "volume_mode"}
+var tierModifiers = []string{"latency", "throttle", "volume_mode", "cost"}
 
 // tierKindKeys lists tierKinds' keys.
 func tierKindKeys() []string {
@@ -153,6 +153,9 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		}
 		p.addf(te.k.Line, "tier %q has no path; add path: /absolute/folder (or tmpfs: {size: 1G}, or loop: {backing: ram, size: 1G, fs: ext4})", name)
 		return Tier{}, false
+	}
+	if e, has := mods["cost"]; has {
+		p.tierCost(name, e)
 	}
 	if kind.key == "storage_class" {
 		return p.storageClassTier(name, *kind, mods)

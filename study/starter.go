@@ -169,11 +169,17 @@ var keyDocs = map[string]keyDoc{
 	"max_ops":     {Doc: "Ends each measured window after that many operations, or its duration.", Example: "max_ops: 100000"},
 	"options": {Doc: "Engine options by name (`tierbench engines ENGINE` lists them); a list of values sweeps one.",
 		Example: "options: {...}"},
-	"probe":    {Doc: "fio figures of each tier: cached (default), quick, full or off.", Example: "probe: quick"},
-	"cache":    {Doc: "warm (default), cold (page cache dropped, engine restarted before measuring) or [cold, warm].", Example: "cache: [cold, warm]"},
-	"crash":    {Doc: "Crash each run's engine inside its window and count lost acknowledged writes: none, process, power, or a list (docs/crash-runs.md).", Example: "crash: [none, process]"},
-	"driver":   {Doc: "What generates the load: builtin (default), builtin:lanes=N, or a standard tool; a list compares them.", Example: "driver: builtin"},
-	"target":   {Doc: "Measure a server you run instead of starting one (postgres://, mysql://, redis://, http://).", Example: "target: postgres://user:password@host:5432/db"},
+	"probe":  {Doc: "fio figures of each tier: cached (default), quick, full or off.", Example: "probe: quick"},
+	"cache":  {Doc: "warm (default), cold (page cache dropped, engine restarted before measuring) or [cold, warm].", Example: "cache: [cold, warm]"},
+	"crash":  {Doc: "Crash each run's engine inside its window and count lost acknowledged writes: none, process, power, or a list (docs/crash-runs.md).", Example: "crash: [none, process]"},
+	"driver": {Doc: "What generates the load: builtin (default), builtin:lanes=N, or a standard tool; a list compares them.", Example: "driver: builtin"},
+	"target": {Doc: "Measure a server you run instead of starting one (postgres://, mysql://, redis://, http://).", Example: "target: postgres://user:password@host:5432/db"},
+	"slo": {Doc: "Makes this a capacity study: each round searches every placement's highest open-loop rate whose latency " +
+		"at the percentile (from each operation's intended start) meets the bound (docs/capacity.md).", Example: "slo: {p99: 20ms}"},
+	"need":     {Doc: "The rate (ops/s) the decision asks for: the cheapest placement whose capacity meets it under slo.", Example: "need: 20000"},
+	"search":   {Doc: "How each capacity is searched: the rate to start from, the resolution the bracket closes to, the most tried.", Example: "search: {from: 1000, resolution: 5%}"},
+	"size":     {Doc: "Production sizes of components, which price them on their tiers instead of the footprint measured.", Example: "size: {wal: 16GiB}"},
+	"host":     {Doc: "The host's own cost a month, added to every placement's.", Example: "host: {cost: {per_month: 300}}"},
 	"platform": {Doc: "Where the study runs: local (default) or a Kubernetes cluster (docs/kubernetes.md).", Example: "platform: {kubernetes: {namespace: bench, image: ...}}"},
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
+	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload"
@@ -86,6 +87,14 @@ type Study struct {
 	// Kubernetes, when set, is the cluster the study runs on (platform:
 	// kubernetes): its tiers are storage classes there.
 	Kubernetes *Kubernetes
+	// SLO, when set, makes this a capacity study (slo.go): each round
+	// searches every placement's capacity under it, with Search's steps;
+	// Need is the rate the decision asks for (0: none) and Costs price
+	// the placements (nil: unpriced).
+	SLO    *results.SLO
+	Search results.Search
+	Need   float64
+	Costs  *results.Costs
 	// Source is the study file's text, stored with the results.
 	Source string
 	// File names the study file in problems found after parsing.
