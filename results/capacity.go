@@ -53,6 +53,8 @@ type Costs struct {
 // wholly above its own.
 type Dropped struct {
 	Series     string `json:"placement"`
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
 	AfterRound int    `json:"after_round"`
 	By         string `json:"by"`
 }

@@ -56,7 +56,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 	}
 	dcfg := driver.Config{
 		Ops: r.w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration,
-		TargetRate: r.st.TargetRate, Arrival: driver.Arrival(r.st.Arrival), MaxOps: r.st.MaxOps,
+		TargetRate: r.rate(), Arrival: driver.Arrival(r.st.Arrival), MaxOps: r.st.MaxOps,
 		Lanes:  driver.DefaultLanes(),
 		OnTick: r.showInterval,
 	}

@@ -29,7 +29,10 @@ type studyRun struct {
 	rec    *results.Study
 	// done holds the cells that already have an ok run (resume).
 	done map[int]bool
-	ws   *tier.Workspace
+	// lastSeq is the highest seq stored: a capacity study's steps take
+	// the next ones.
+	lastSeq int
+	ws      *tier.Workspace
 	// forget drops the study's record from the ledger.
 	forget func()
 	// loadOnce is true for a workload.LoadedOnce workload (never on a
@@ -194,8 +197,12 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 	if m := st.Workload.Metric; m != nil {
 		rec.Metric = &results.Metric{Name: m.Name, Op: m.Op, PerMinute: m.PerMinute, PerOp: m.PerOp(params), Elapsed: m.Elapsed}
 	}
-	if st.TargetRate > 0 {
+	if st.TargetRate > 0 || st.SLO != nil {
 		rec.Arrival = st.Arrival
+	}
+	if st.SLO != nil {
+		search := st.Search
+		rec.SLO, rec.NeedOpsS, rec.Search, rec.Costs = st.SLO, st.Need, &search, st.Costs
 	}
 	for _, d := range st.Durability {
 		rec.Durability = append(rec.Durability, string(d))

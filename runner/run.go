@@ -54,23 +54,42 @@ type run struct {
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
+	rec := s.newRecord(cell)
+	// The label names the run's series as reports will ("all-disk/pgbench
+	// heap=2g").
+	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, s.rec.SeriesOf(*rec), cell.Durability, cell.Clients, cell.Repeat)
+	if cell.Rate > 0 {
+		label = fmt.Sprintf("[%d %s %s c=%d #%d at %.0f ops/s]", cell.Seq, s.rec.SeriesOf(*rec), cell.Durability, cell.Clients, cell.Repeat, cell.Rate)
+	}
+	if s.opt.Live != nil {
+		s.opt.Live.RunStarted(s.rec, rec, s.rec.SeriesOf(*rec))
+	}
+	return &run{studyRun: s, cell: cell, total: total, label: label, rec: rec}
+}
+
+// newRecord is the record of cell's run as it starts.
+func (s *studyRun) newRecord(cell study.Cell) *results.Run {
 	rec := &results.Run{
 		ID: RunID(s.rec.ID, cell.Seq), StudyID: s.rec.ID, Seq: cell.Seq,
 		Placement: cell.Placement.Name, Components: cell.Placement.Components,
 		Durability: string(cell.Durability), Clients: cell.Clients, Repeat: cell.Repeat, Driver: cell.Driver,
 		Options: s.st.OptionsIn(cell.Variant), Cache: cell.Variant.Cache,
-		StartedAt: time.Now().UTC(), WarmupS: s.st.WarmupIn(cell).Seconds(), OpenLoop: s.st.TargetRate > 0,
+		StartedAt: time.Now().UTC(), WarmupS: s.st.WarmupIn(cell).Seconds(), OpenLoop: s.st.TargetRate > 0 || cell.Rate > 0,
+		TargetRate: cell.Rate,
 	}
-	// The label names the run's series as reports will ("all-disk/pgbench
-	// heap=2g").
 	if k := cell.Variant.Crash; k != "" && k != study.CrashNone {
 		rec.Crash = &results.Crash{Kind: k, Nodes: cell.Variant.CrashNodes}
 	}
-	label := fmt.Sprintf("[%d/%d %s %s c=%d #%d]", cell.Seq, total, s.rec.SeriesOf(*rec), cell.Durability, cell.Clients, cell.Repeat)
-	if s.opt.Live != nil {
-		s.opt.Live.RunStarted(s.rec, rec, s.rec.SeriesOf(*rec))
+	return rec
+}
+
+// rate is the run's open-loop rate: its search step's, or the study's (0:
+// closed loop).
+func (r *run) rate() float64 {
+	if r.cell.Rate > 0 {
+		return r.cell.Rate
 	}
-	return &run{studyRun: s, cell: cell, total: total, label: label, rec: rec}
+	return r.st.TargetRate
 }
 
 // perform carries out the run's phases in order; the first that fails
@@ -258,6 +277,9 @@ func (r *run) close(ctx context.Context) {
 		if err := r.removeMemory(); err != nil {
 			r.opt.Progress.Line(fmt.Sprintf("%s warning: %v", r.label, err))
 		}
+	}
+	if r.st.SLO != nil && r.rec.Status == results.RunOK {
+		r.rec.Footprint = footprints(r.rec.Dirs)
 	}
 	if r.folders != nil {
 		done := r.folders.Remove

@@ -49,38 +49,31 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	if len(s.done) > 0 {
 		s.opt.Progress.Line(fmt.Sprintf("resuming: %d of %d runs are already ok and are not run again", len(s.done), max(plan.total(), len(s.done))))
 	}
-	finished := len(s.done)
-	s.opt.Progress.Runs(finished, plan.total())
+	prog := &progressCount{sum: sum, plan: plan, finished: len(s.done)}
+	s.opt.Progress.Runs(prog.finished, plan.total())
 	for round := 1; round <= st.Repeat && ctx.Err() == nil; round++ {
 		began := time.Now()
 		ran := false
+		if st.SLO != nil {
+			if ran, err = s.searchRound(ctx, round, prog); err != nil {
+				return sum, err
+			}
+		}
 		for _, cell := range st.Round(round) {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil || st.SLO != nil {
 				break
 			}
 			if s.done[cell.Seq] {
 				continue
 			}
 			ran = true
-			r := s.newRun(cell, plan.total())
-			if s.cluster != nil {
-				r.performOnCluster(ctx)
-			} else {
-				r.perform(ctx)
-			}
-			if r.rec.Status == results.RunInterrupted {
-				break // the unfinished run is not stored
-			}
-			if err := s.store(ctx, r); err != nil {
+			rec, err := s.runStep(ctx, cell, prog)
+			if err != nil {
 				return sum, err
 			}
-			if r.rec.Status == results.RunOK {
-				sum.OK++
-			} else {
-				sum.Failed++
+			if rec == nil {
+				break // interrupted: the unfinished run is not stored
 			}
-			finished++
-			s.opt.Progress.Runs(finished, plan.total())
 		}
 		if ctx.Err() != nil {
 			break
@@ -91,6 +84,9 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		}
 		if plan.stop != "" {
 			break
+		}
+		if err := s.dropDominated(ctx, round); err != nil {
+			return sum, err
 		}
 	}
 	now := time.Now().UTC()
@@ -106,6 +102,44 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		return sum, err
 	}
 	return sum, nil
+}
+
+// progressCount counts the study's finished runs for the progress bar and
+// the summary.
+type progressCount struct {
+	sum      *Summary
+	plan     *roundPlan
+	finished int
+}
+
+// runStep performs cell's run and stores it, returning its record; nil
+// (and no error) when the study was interrupted during it, which is not
+// stored. A capacity study's step takes the next free seq.
+func (s *studyRun) runStep(ctx context.Context, cell study.Cell, prog *progressCount) (*results.Run, error) {
+	if s.st.SLO != nil {
+		s.lastSeq++
+		cell.Seq = s.lastSeq
+	}
+	r := s.newRun(cell, prog.plan.total())
+	if s.cluster != nil {
+		r.performOnCluster(ctx)
+	} else {
+		r.perform(ctx)
+	}
+	if r.rec.Status == results.RunInterrupted {
+		return nil, nil
+	}
+	if err := s.store(ctx, r); err != nil {
+		return nil, err
+	}
+	if r.rec.Status == results.RunOK {
+		prog.sum.OK++
+	} else {
+		prog.sum.Failed++
+	}
+	prog.finished++
+	s.opt.Progress.Runs(prog.finished, max(prog.plan.total(), prog.finished))
+	return r.rec, nil
 }
 
 // store adds a finished run to the study, even after Ctrl-C; on resume it

@@ -234,6 +234,9 @@ type Cell struct {
 	Variant Variant
 	// Repeat counts from 1.
 	Repeat int
+	// Rate is a capacity search step's open-loop rate (total ops/s); 0
+	// runs at the study's target_rate, or closed loop.
+	Rate float64
 }
 
 // drivers returns the study's drivers, tierbench's own when none is named.

@@ -118,6 +118,8 @@ func (p *parser) steadyFits(s *Study) {
 	switch {
 	case s.TargetRate > 0:
 		p.addf(line, "warmup: {steady} watches throughput settle, which target_rate fixes; give warmup a duration (warmup: 5s) or remove target_rate")
+	case s.SLO != nil:
+		p.addf(line, "warmup: {steady} watches throughput settle, which each capacity search step fixes; give warmup a duration (warmup: 5s)")
 	case s.MaxOps > 0:
 		p.addf(line, "warmup: {steady} does not go with max_ops, whose window is one pass from a cold start; remove one of them")
 	case !s.onlyBuiltin():

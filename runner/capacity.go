@@ -1,0 +1,208 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/tierbench/tierbench/capacity"
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+	"github.com/tierbench/tierbench/study"
+)
+
+// A capacity study (slo:) runs each round as searches: for every cell of
+// the matrix, the highest open-loop rate meeting the objective, one run
+// per step (package capacity has the rules). The searches of a block (the
+// cells compared with each other) advance in lockstep, one step each in a
+// shuffled order, so the placements compared share the machine's moments
+// as the cells of a fixed-rate round do. Each step is stored as it ends,
+// and a search's next rate follows from its stored steps alone, so a
+// resumed study takes every search up where it stopped.
+
+// search is one cell's capacity search in a round.
+type search struct {
+	cell  study.Cell
+	key   stats.Key
+	start float64
+	warm  bool
+	steps []capacity.Step
+	done  bool
+}
+
+// stepEstimate is about how many steps a search takes: more from a cold
+// start, fewer from an earlier round's capacity; progress counts with it.
+func stepEstimate(round int) int {
+	if round == 1 {
+		return 10
+	}
+	return 4
+}
+
+// searchRound runs round's searches. ran is false when resume found every
+// search of it finished.
+func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCount) (ran bool, err error) {
+	stored, err := s.opt.Store.Runs(context.WithoutCancel(ctx), s.rec.ID)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range stored {
+		s.lastSeq = max(s.lastSeq, r.Seq)
+	}
+	dropped := map[stats.Key]bool{}
+	for _, d := range s.rec.Dropped {
+		dropped[stats.Key{Series: d.Series, Durability: d.Durability, Clients: d.Clients}] = true
+	}
+	for _, block := range blocks(s.st.Round(round)) {
+		var searches []*search
+		for _, cell := range block {
+			sr := s.newSearch(cell, stored)
+			if dropped[sr.key] {
+				continue
+			}
+			searches = append(searches, sr)
+		}
+		rng := rand.New(rand.NewPCG(s.st.Order.Seed, uint64(round)<<32))
+		for step := 0; ctx.Err() == nil; step++ {
+			var active []*search
+			for _, sr := range searches {
+				if rate, more := capacity.Next(s.st.Search, sr.start, sr.warm, sr.steps); more && !sr.done {
+					sr.cell.Rate = rate
+					active = append(active, sr)
+				} else {
+					sr.done = true
+				}
+			}
+			if len(active) == 0 {
+				break
+			}
+			if !s.st.Order.Fixed {
+				rng.Shuffle(len(active), func(i, j int) { active[i], active[j] = active[j], active[i] })
+			}
+			for _, sr := range active {
+				if ctx.Err() != nil {
+					return ran, nil
+				}
+				ran = true
+				rec, err := s.runStep(ctx, sr.cell, prog)
+				if err != nil || rec == nil {
+					return ran, err
+				}
+				out := capacity.Judge(*s.rec.SLO, *rec)
+				sr.steps = append(sr.steps, capacity.Step{Rate: sr.cell.Rate, Outcome: out})
+				s.opt.Progress.Line(stepLine(s.rec, sr, out))
+			}
+		}
+	}
+	return ran, nil
+}
+
+// newSearch starts cell's search: its steps stored so far in this round
+// (resume), and where it starts, the capacity its series found in the
+// round before, or the study's from.
+func (s *studyRun) newSearch(cell study.Cell, stored []results.Run) *search {
+	probe := s.newRecord(cell)
+	sr := &search{cell: cell, key: stats.Key{Series: s.rec.SeriesOf(*probe), Durability: string(cell.Durability), Clients: cell.Clients}, start: s.st.Search.FromOpsS}
+	var mine, before []results.Run
+	for _, r := range stored {
+		if (stats.Key{Series: s.rec.SeriesOf(r), Durability: r.Durability, Clients: r.Clients}) != sr.key {
+			continue
+		}
+		switch {
+		case r.Repeat == cell.Repeat:
+			mine = append(mine, r)
+		case r.Repeat == cell.Repeat-1:
+			before = append(before, r)
+		}
+	}
+	slices.SortFunc(mine, func(a, b results.Run) int { return a.Seq - b.Seq })
+	slices.SortFunc(before, func(a, b results.Run) int { return a.Seq - b.Seq })
+	sr.steps = capacity.StepsOf(*s.rec.SLO, mine)
+	if c := capacity.Capacity(s.st.Search, capacity.StepsOf(*s.rec.SLO, before)); c.OpsS > 0 {
+		sr.start, sr.warm = c.OpsS, true
+	}
+	return sr
+}
+
+// blocks splits a round's cells into its blocks: consecutive cells of the
+// same durability and client count.
+func blocks(cells []study.Cell) [][]study.Cell {
+	var out [][]study.Cell
+	for i, c := range cells {
+		if i == 0 || c.Durability != cells[i-1].Durability || c.Clients != cells[i-1].Clients {
+			out = append(out, nil)
+		}
+		out[len(out)-1] = append(out[len(out)-1], c)
+	}
+	return out
+}
+
+// stepLine says what a step found: "wal-fast sync c=8 #1 at 4000 ops/s:
+// met (p99 3.2ms <= 20ms)".
+func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
+	verdict := "met"
+	switch {
+	case out.GeneratorBound:
+		verdict = "not counted: " + out.Why
+	case !out.Met:
+		verdict = "missed: " + out.Why
+	default:
+		verdict += fmt.Sprintf(" (%s <= %s)", st.SLO.Percentile, hist.FormatMicros(st.SLO.BoundUs))
+	}
+	return fmt.Sprintf("capacity %s %s c=%d #%d at %.0f ops/s: %s", sr.key.Series, sr.key.Durability, sr.key.Clients, sr.cell.Repeat, sr.cell.Rate, verdict)
+}
+
+// dropDominated stops searching, from the next round on, each placement
+// whose capacity is clearly below another's that costs no more
+// (stats.Dominated), and stores why in the study record.
+func (s *studyRun) dropDominated(ctx context.Context, round int) error {
+	if s.st.SLO == nil || round >= s.st.Repeat {
+		return nil
+	}
+	runs, err := s.opt.Store.Runs(context.WithoutCancel(ctx), s.rec.ID)
+	if err != nil {
+		return err
+	}
+	d := stats.DecideRuns(s.rec, runs)
+	for _, dom := range d.Dominated {
+		x := results.Dropped{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients, AfterRound: round, By: dom.By}
+		same := func(y results.Dropped) bool {
+			return y.Series == x.Series && y.Durability == x.Durability && y.Clients == x.Clients
+		}
+		if !dom.Clear || dom.Series == s.rec.BaselineSeries() || slices.ContainsFunc(s.rec.Dropped, same) {
+			continue
+		}
+		s.rec.Dropped = append(s.rec.Dropped, x)
+		s.opt.Progress.Line(fmt.Sprintf("capacity: %s %s c=%d is no longer searched: %s", dom.Series, dom.Durability, dom.Clients, dom.Why))
+	}
+	return s.opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec)
+}
+
+// footprints are the bytes each component's folder holds: the blocks its
+// files have allocated, as du counts them, which is what a tier priced
+// per GiB is paid for. A folder that cannot be read counts what could be.
+func footprints(dirs map[string]string) map[string]int64 {
+	out := map[string]int64{}
+	for comp, dir := range dirs {
+		var n int64
+		_ = filepath.WalkDir(dir, func(path string, de os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			var st unix.Stat_t
+			if unix.Lstat(path, &st) == nil {
+				n += st.Blocks * 512
+			}
+			return nil
+		})
+		out[comp] = n
+	}
+	return out
+}

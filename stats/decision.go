@@ -1,0 +1,381 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/capacity"
+	"github.com/tierbench/tierbench/results"
+)
+
+// A capacity study ends in a decision, per block (durability x clients):
+// each series' capacity and monthly cost, the frontier of series no other
+// dominates, and, given a need, the cheapest series whose capacity meets
+// it.
+//
+// The rule of dominance: series A dominates B when A costs less and B's
+// capacity is not shown better than A's (their paired comparison is not
+// "better"), or when they cost the same and B's capacity is shown worse.
+// A series that costs more must prove its worth to stay on the frontier.
+// Without prices every series costs the same. These pairwise comparisons
+// are judged at 5% each, outside the study's family: the verdicts against
+// the baseline printed beside them are the guarded ones.
+
+// CapacityEntry is a series' capacity in a block: an element of `capacity`
+// in `show --format json`.
+type CapacityEntry struct {
+	Series     string      `json:"placement"`
+	Durability string      `json:"durability"`
+	Clients    int         `json:"clients"`
+	OpsS       float64     `json:"ops_s"`
+	CI95       *[2]float64 `json:"ci95"`
+	// AtLeast is true when some round's capacity is only a lower bound.
+	AtLeast bool `json:"at_least,omitempty"`
+	Rounds  int  `json:"rounds"`
+	Steps   int  `json:"steps"`
+	// Ratio, RatioCI95 and Verdict compare it with its baseline's, paired
+	// by round and guarded with the study's other comparisons.
+	Ratio     float64     `json:"ratio"`
+	RatioCI95 *[2]float64 `json:"ratio_ci95"`
+	Verdict   string      `json:"verdict"`
+	// CostPerMonth is nil when the study priced nothing.
+	CostPerMonth      *float64 `json:"cost_per_month"`
+	CostPerMillionOps *float64 `json:"cost_per_million_ops,omitempty"`
+	CostParts         []string `json:"cost_parts,omitempty"`
+	Unpriced          []string `json:"unpriced_tiers,omitempty"`
+	// MeetsNeed is "yes" (the CI lies above the need), "may" (it
+	// straddles it, or there is no CI and the capacity is above) or "no";
+	// empty without a need.
+	MeetsNeed string `json:"meets_need,omitempty"`
+	// Dropped says after which round the search stopped running it.
+	Dropped string `json:"dropped,omitempty"`
+
+	group *Group
+}
+
+// Domination is a series on no frontier, and the one that dominates it.
+type Domination struct {
+	Series     string `json:"placement"`
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
+	By         string `json:"by"`
+	Why        string `json:"why"`
+	// Clear is true when its capacity's paired CI lies wholly below the
+	// other's: the search stops running it (runner's racing).
+	Clear bool `json:"-"`
+}
+
+// Frontier is a block's series that no other dominates, cheapest first.
+type Frontier struct {
+	Durability string   `json:"durability"`
+	Clients    int      `json:"clients"`
+	Series     []string `json:"placements"`
+}
+
+// Recommendation is a block's cheapest series meeting the need; Series is
+// nil, with the reason, when none does or no need was given.
+type Recommendation struct {
+	Durability   string   `json:"durability"`
+	Clients      int      `json:"clients"`
+	Series       *string  `json:"placement"`
+	CostPerMonth *float64 `json:"cost_per_month"`
+	CapacityOpsS float64  `json:"capacity_ops_s"`
+	Reason       string   `json:"reason"`
+}
+
+// SearchTime compares the searches' time with a fixed-rate study of the
+// same matrix: as many runs as searches, each as long as the steps' mean.
+type SearchTime struct {
+	Steps           int     `json:"steps"`
+	Searches        int     `json:"searches"`
+	StepsS          float64 `json:"steps_s"`
+	FixedRateRuns   int     `json:"fixed_rate_runs"`
+	FixedRateS      float64 `json:"fixed_rate_s"`
+	DroppedSearches int     `json:"searches_saved_by_dropping,omitempty"`
+	MeanStepSeconds float64 `json:"mean_step_s"`
+	StepsPerSearch  float64 `json:"steps_per_search"`
+}
+
+// Decision is a capacity study's answer.
+type Decision struct {
+	Capacity        []*CapacityEntry
+	Frontiers       []Frontier
+	Recommendations []Recommendation
+	Dominated       []Domination
+	Time            SearchTime
+}
+
+// DecideRuns is the decision of a stored capacity study.
+func DecideRuns(st *results.Study, runs []results.Run) *Decision {
+	view, viewRuns := results.SeriesView(st, runs)
+	return Decide(view, Analyze(view, viewRuns), viewRuns)
+}
+
+// Decide makes a capacity study's decision from its analysis (Analyze of
+// the same study and runs, in series view); nil for another study.
+func Decide(st *results.Study, a *Analysis, runs []results.Run) *Decision {
+	if st.SLO == nil || st.Search == nil {
+		return nil
+	}
+	d := &Decision{}
+	dropped := map[Key]results.Dropped{}
+	for _, x := range st.Dropped {
+		dropped[Key{x.Series, x.Durability, x.Clients}] = x
+	}
+	steps := map[Key]int{}
+	for _, r := range runs {
+		steps[Key{r.Placement, r.Durability, r.Clients}]++
+	}
+	series := map[string]results.Placement{}
+	for _, p := range st.Placements {
+		series[p.Name] = p
+	}
+	for _, g := range a.Groups {
+		e := &CapacityEntry{Series: g.Series, Durability: g.Durability, Clients: g.Clients, OpsS: g.ThroughputMedian, CI95: g.ThroughputCI,
+			Rounds: g.N, Steps: steps[g.Key()], Ratio: g.Ratio, RatioCI95: g.RatioCI, Verdict: g.Verdict, group: g}
+		for _, r := range g.Runs {
+			e.AtLeast = e.AtLeast || slices.ContainsFunc(r.Caveats, func(c string) bool { return strings.HasPrefix(c, "capacity is at least") })
+		}
+		if pr, ok := capacity.PlacementCost(st.Costs, series[g.Series], runsOf(runs, g.Series)); ok {
+			e.CostPerMonth, e.CostParts, e.Unpriced = &pr.PerMonth, pr.Parts, pr.Unpriced
+			if per := capacity.PerMillionOps(pr.PerMonth, e.OpsS); per > 0 {
+				e.CostPerMillionOps = &per
+			}
+		}
+		if x, ok := dropped[g.Key()]; ok {
+			e.Dropped = fmt.Sprintf("after round %d: %s's capacity is clearly above, at no more cost", x.AfterRound, x.By)
+		}
+		if st.NeedOpsS > 0 && g.N > 0 {
+			e.MeetsNeed = meets(e, st.NeedOpsS)
+		}
+		d.Capacity = append(d.Capacity, e)
+	}
+	for _, block := range blocksOf(d.Capacity) {
+		d.decideBlock(st, block)
+	}
+	d.Time = searchTime(st, runs, d.Capacity)
+	return d
+}
+
+// meets says whether e's capacity carries need: its CI above it (yes),
+// straddling it or no CI with the capacity above (may), or not (no).
+func meets(e *CapacityEntry, need float64) string {
+	switch {
+	case e.CI95 != nil && e.CI95[0] >= need:
+		return "yes"
+	case e.CI95 != nil && e.CI95[1] >= need, e.CI95 == nil && e.OpsS >= need:
+		return "may"
+	}
+	return "no"
+}
+
+// blocksOf groups entries by durability and clients, in the study's order.
+func blocksOf(entries []*CapacityEntry) [][]*CapacityEntry {
+	var out [][]*CapacityEntry
+	at := map[[2]string]int{}
+	for _, e := range entries {
+		k := [2]string{e.Durability, fmt.Sprint(e.Clients)}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], e)
+	}
+	return out
+}
+
+// decideBlock finds a block's frontier and recommendation.
+func (d *Decision) decideBlock(st *results.Study, block []*CapacityEntry) {
+	dur, clients := block[0].Durability, block[0].Clients
+	var measured []*CapacityEntry
+	for _, e := range block {
+		if e.group.N > 0 {
+			measured = append(measured, e)
+		}
+	}
+	var frontier []*CapacityEntry
+	for _, b := range measured {
+		if dom, ok := dominated(st, b, measured); ok {
+			d.Dominated = append(d.Dominated, dom)
+			continue
+		}
+		frontier = append(frontier, b)
+	}
+	slices.SortStableFunc(frontier, func(x, y *CapacityEntry) int { return cmpFloat(cost(x), cost(y)) })
+	f := Frontier{Durability: dur, Clients: clients, Series: []string{}}
+	for _, e := range frontier {
+		f.Series = append(f.Series, e.Series)
+	}
+	d.Frontiers = append(d.Frontiers, f)
+	d.Recommendations = append(d.Recommendations, recommend(st, dur, clients, measured))
+}
+
+// cost is an entry's monthly cost; 0 when unpriced (every series the same).
+func cost(e *CapacityEntry) float64 {
+	if e.CostPerMonth == nil {
+		return 0
+	}
+	return *e.CostPerMonth
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// dominated finds a series that dominates b (see the rule above).
+func dominated(st *results.Study, b *CapacityEntry, others []*CapacityEntry) (Domination, bool) {
+	for _, a := range others {
+		if a == b || cost(a) > cost(b) {
+			continue
+		}
+		c := Paired(b.group.Rounds(), a.group.Rounds(), true, a.group.margin)
+		cheaper := cost(a) < cost(b)
+		if c.Verdict == Better || !cheaper && c.Verdict != Worse || c.Pairs == 0 {
+			continue
+		}
+		dom := Domination{Series: b.Series, Durability: b.Durability, Clients: b.Clients, By: a.Series,
+			Clear: c.CI95 != nil && c.CI95[1] < 1}
+		capText := fmt.Sprintf("capacity %s %s's", c.Verdict, a.Series)
+		if c.Verdict == Worse || c.Verdict == Equivalent {
+			capText = fmt.Sprintf("capacity %s [%s-%s] %s's: %s", ratioText(c.Ratio), ratioText(ci(c.CI95, 0)), ratioText(ci(c.CI95, 1)), a.Series, c.Verdict)
+		}
+		if cheaper && st.Costs != nil {
+			dom.Why = fmt.Sprintf("%s costs %s more a month, and its %s", b.Series, capacity.Money(st.Costs, cost(b)-cost(a)), capText)
+		} else {
+			dom.Why = fmt.Sprintf("%s costs no less, and its %s", b.Series, capText)
+		}
+		return dom, true
+	}
+	return Domination{}, false
+}
+
+func ci(c *[2]float64, i int) float64 {
+	if c == nil {
+		return math.NaN()
+	}
+	return c[i]
+}
+
+// ratioText prints a ratio as the answer does: "2.4x".
+func ratioText(r float64) string {
+	if math.IsNaN(r) {
+		return "?"
+	}
+	return fmt.Sprintf("%.2gx", r)
+}
+
+// recommend picks the cheapest series meeting the need, the larger
+// capacity among equal costs.
+func recommend(st *results.Study, dur string, clients int, measured []*CapacityEntry) Recommendation {
+	rec := Recommendation{Durability: dur, Clients: clients}
+	if st.NeedOpsS == 0 {
+		rec.Reason = "no need given: the frontier is the answer"
+		return rec
+	}
+	var yes, may []*CapacityEntry
+	for _, e := range measured {
+		switch e.MeetsNeed {
+		case "yes":
+			yes = append(yes, e)
+		case "may":
+			may = append(may, e)
+		}
+	}
+	if len(yes) == 0 {
+		rec.Reason = fmt.Sprintf("no placement's capacity CI lies above %.0f ops/s", st.NeedOpsS)
+		if len(may) > 0 {
+			var names []string
+			for _, e := range may {
+				names = append(names, e.Series)
+			}
+			rec.Reason += fmt.Sprintf("; %s may meet it (the CI straddles the need, or there are too few rounds for one): run more rounds", strings.Join(names, ", "))
+		}
+		return rec
+	}
+	slices.SortStableFunc(yes, func(x, y *CapacityEntry) int {
+		if c := cmpFloat(cost(x), cost(y)); c != 0 {
+			return c
+		}
+		return cmpFloat(y.OpsS, x.OpsS)
+	})
+	best := yes[0]
+	rec.Series, rec.CostPerMonth, rec.CapacityOpsS = &best.Series, best.CostPerMonth, best.OpsS
+	switch {
+	case st.Costs == nil:
+		rec.Reason = "meets the need with the most capacity; no costs were given, so none is cheaper"
+	case len(yes) == 1:
+		rec.Reason = "the only placement whose capacity CI lies above the need"
+	default:
+		rec.Reason = fmt.Sprintf("the cheapest of %d placements whose capacity CI lies above the need", len(yes))
+	}
+	return rec
+}
+
+// runsOf are the runs of one series.
+func runsOf(runs []results.Run, series string) []results.Run {
+	var out []results.Run
+	for _, r := range runs {
+		if r.Placement == series {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// searchTime sums the steps' wall time and sets it against a fixed-rate
+// study of the same matrix: one run per search that ran or was dropped.
+func searchTime(st *results.Study, runs []results.Run, entries []*CapacityEntry) SearchTime {
+	t := SearchTime{}
+	searches := map[[2]any]bool{}
+	for _, r := range runs {
+		if r.FinishedAt.IsZero() || r.StartedAt.IsZero() {
+			continue
+		}
+		t.Steps++
+		t.StepsS += r.FinishedAt.Sub(r.StartedAt).Seconds()
+		searches[[2]any{Key{r.Placement, r.Durability, r.Clients}, r.Repeat}] = true
+	}
+	t.Searches = len(searches)
+	rounds := 0
+	for _, r := range runs {
+		rounds = max(rounds, r.Repeat)
+	}
+	t.FixedRateRuns = len(entries) * rounds
+	t.DroppedSearches = t.FixedRateRuns - t.Searches
+	if t.Steps > 0 {
+		t.MeanStepSeconds = t.StepsS / float64(t.Steps)
+		t.FixedRateS = t.MeanStepSeconds * float64(t.FixedRateRuns)
+	}
+	if t.Searches > 0 {
+		t.StepsPerSearch = float64(t.Steps) / float64(t.Searches)
+	}
+	return t
+}
+
+// TimeText says how long the search took against a fixed-rate study.
+func (t SearchTime) TimeText() string {
+	if t.Steps == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("The search ran %d steps (%.1f a search) in %s; a fixed-rate study of the same matrix is %d runs, about %s at the steps' mean of %s.",
+		t.Steps, t.StepsPerSearch, dur(t.StepsS), t.FixedRateRuns, dur(t.FixedRateS), dur(t.MeanStepSeconds))
+	if t.DroppedSearches > 0 {
+		s += fmt.Sprintf(" Dropping dominated placements saved %d searches.", t.DroppedSearches)
+	}
+	return s
+}
+
+func dur(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+}
