@@ -27,6 +27,9 @@ import (
 func answerLines(st *results.Study, a *stats.Analysis, runs []results.Run, crashes []CrashCost) []string {
 	cs := st.Clients
 	var out []string
+	if d := stats.Decide(st, a, runs); d != nil {
+		out = decisionLines(st, d)
+	}
 	for _, d := range st.Durability {
 		for _, p := range st.Placements {
 			if st.IsBaseline(p) || p.CrashRun() {

@@ -199,6 +199,9 @@ func buildDoc(in Input) (*doc, error) {
 		}
 	}
 	d.Sections = []chartSection{b.throughputSection(), b.ratioSection(), b.latencySection(), b.timelineSection(), b.telemetrySection()}
+	if b.st.SLO != nil {
+		d.Sections = append([]chartSection{b.capacitySection()}, d.Sections...)
+	}
 	return d, nil
 }
 

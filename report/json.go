@@ -29,6 +29,15 @@ type Document struct {
 	// Comparisons are every comparison the study judged, with raw and
 	// adjusted p values (stats.Judged).
 	Comparisons []*stats.Judged `json:"comparisons"`
+	// A capacity study's decision (stats.Decide): each series' capacity
+	// and cost, per durability x clients block its frontier and the
+	// cheapest series meeting the need, the dominated series and why, and
+	// the search's time against a fixed-rate study's.
+	Capacity       []*stats.CapacityEntry `json:"capacity,omitempty"`
+	Frontier       []stats.Frontier       `json:"frontier,omitempty"`
+	Recommendation []stats.Recommendation `json:"recommendation,omitempty"`
+	Dominated      []stats.Domination     `json:"dominated,omitempty"`
+	SearchTime     *stats.SearchTime      `json:"search_time,omitempty"`
 }
 
 // JSON writes a study, its runs and its per-group statistics.
@@ -51,6 +60,9 @@ func Build(st *results.Study, runs []results.Run) Document {
 	crashes := CrashCosts(st, runs)
 	doc := Document{SchemaVersion: results.SchemaVersion, Study: withAnalysis(st, a), Runs: runs, Groups: a.Groups, Verdicts: Verdicts(view, a, 0), CrashCosts: crashes,
 		Answer: answerLines(view, a, viewRuns, crashes), Comparisons: a.Comparisons}
+	if d := stats.Decide(view, a, viewRuns); d != nil {
+		doc.Capacity, doc.Frontier, doc.Recommendation, doc.Dominated, doc.SearchTime = d.Capacity, d.Frontiers, d.Recommendations, d.Dominated, &d.Time
+	}
 	if doc.Groups == nil {
 		doc.Groups = []*stats.Group{}
 	}

@@ -60,6 +60,9 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 	if st.TargetRate > 0 {
 		mode = fmt.Sprintf("open loop at %.0f ops/s (%s arrivals)", st.TargetRate, st.Arrival)
 	}
+	if st.SLO != nil {
+		mode = fmt.Sprintf("open loop, each round searching every capacity under %s (%s arrivals)", stats.SLOText(st.SLO), st.Arrival)
+	}
 	if note := lanesNote(runs); note != "" {
 		mode += ", " + note
 	}
@@ -113,6 +116,7 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 	}
 	fmt.Fprintln(w)
 	groupTable(w, st, a, opt)
+	capacityTable(w, st, stats.Decide(st, a, runs))
 	if len(st.Dims()) > 0 {
 		fmt.Fprintln(w, "  baseline: "+st.BaselineText())
 	}

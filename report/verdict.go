@@ -485,6 +485,9 @@ func VerifiedText(r results.Run) string {
 // throughputNoun names what the verdicts compare: "throughput", or the
 // workload's own figure ("tpmC", "elapsed time per query set").
 func throughputNoun(st *results.Study) string {
+	if st.SLO != nil {
+		return "capacity under " + stats.SLOText(st.SLO)
+	}
 	if st.Metric != nil {
 		return st.Metric.Name
 	}

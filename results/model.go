@@ -239,7 +239,8 @@ type Metric struct {
 // pass was not whole.
 func (s *Study) Throughput(r Run) float64 {
 	m := s.Metric
-	if m == nil {
+	if m == nil || s.SLO != nil {
+		// A capacity study's figure is the rate its searches found.
 		return r.ThroughputOpsS
 	}
 	if m.Elapsed {
@@ -268,11 +269,11 @@ func (s *Study) Throughput(r Run) float64 {
 
 // HigherIsBetter says which way the study's figure improves: up for a
 // rate, down for an elapsed time.
-func (s *Study) HigherIsBetter() bool { return s.Metric == nil || !s.Metric.Elapsed }
+func (s *Study) HigherIsBetter() bool { return s.Metric == nil || s.SLO != nil || !s.Metric.Elapsed }
 
 // ThroughputUnit names what Throughput returns: "tpmC" or "ops/s".
 func (s *Study) ThroughputUnit() string {
-	if s.Metric == nil {
+	if s.Metric == nil || s.SLO != nil {
 		return "ops/s"
 	}
 	return s.Metric.Name

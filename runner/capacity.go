@@ -1,15 +1,14 @@
 package runner
 
 import (
-	"os"
-	"path/filepath"
-
-	"golang.org/x/sys/unix"
-
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/capacity"
 	"github.com/tierbench/tierbench/hist"

@@ -225,9 +225,6 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	if st.SLO != nil && st.Search != nil {
 		// A capacity study's figure is each search's capacity, in ops/s.
 		runs = capacityRuns(st, runs)
-		v := *st
-		v.Metric = nil
-		st = &v
 	}
 	a := &Analysis{index: map[Key]*Group{}}
 	baselineOf := map[string]string{}

@@ -1,0 +1,236 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tierbench/tierbench/capacity"
+	"github.com/tierbench/tierbench/hist"
+	"github.com/tierbench/tierbench/results"
+	"github.com/tierbench/tierbench/stats"
+)
+
+// This file shows a capacity study's decision (stats.Decide): the lines
+// that open its answer, its capacity table, and the latency-against-rate
+// chart of its search steps.
+
+// decisionLines opens a capacity study's answer, per block: the cheapest
+// placement meeting the need (or the frontier), then each dominated
+// placement and why, then what bounds a capacity and how long the search
+// took.
+func decisionLines(st *results.Study, d *stats.Decision) []string {
+	var out []string
+	slo := stats.SLOText(st.SLO)
+	byName := map[[3]string]*stats.CapacityEntry{}
+	for _, e := range d.Capacity {
+		byName[[3]string{e.Series, e.Durability, fmt.Sprint(e.Clients)}] = e
+	}
+	entry := func(series, dur string, clients int) *stats.CapacityEntry {
+		return byName[[3]string{series, dur, fmt.Sprint(clients)}]
+	}
+	for i, f := range d.Frontiers {
+		block := fmt.Sprintf("%s, %s", f.Durability, clientsText(f.Clients))
+		rec := d.Recommendations[i]
+		switch {
+		case rec.Series != nil:
+			e := entry(*rec.Series, f.Durability, f.Clients)
+			line := fmt.Sprintf("Cheapest meeting %s at %s ops/s (%s): %s, %s, capacity %s", slo, figure(st.NeedOpsS), block, e.Series, costText(st, e), capacityText(e))
+			if base := entry(st.BaselineOf(results.Placement{Name: e.Series}), f.Durability, f.Clients); base != nil && base != e && e.RatioCI95 != nil {
+				line += fmt.Sprintf("; %s %s, %s [%s-%s] its capacity (%s)", costDiff(st, e, base), base.Series, ratioX(e.Ratio), ratioX(e.RatioCI95[0]), ratioX(e.RatioCI95[1]), e.Verdict)
+			}
+			out = append(out, line+".")
+		case st.NeedOpsS > 0:
+			out = append(out, fmt.Sprintf("No placement is shown to meet %s at %s ops/s (%s): %s.", slo, figure(st.NeedOpsS), block, rec.Reason))
+		}
+		var front []string
+		for _, s := range f.Series {
+			e := entry(s, f.Durability, f.Clients)
+			front = append(front, fmt.Sprintf("%s (%s, %s)", s, costText(st, e), capacityText(e)))
+		}
+		if len(front) > 0 {
+			out = append(out, fmt.Sprintf("Capacity under %s (%s): the frontier, cheapest first, is %s.", slo, block, strings.Join(front, "; ")))
+		}
+		for _, dom := range d.Dominated {
+			if dom.Durability == f.Durability && dom.Clients == f.Clients {
+				out = append(out, fmt.Sprintf("%s is dominated by %s (%s): %s.", dom.Series, dom.By, block, dom.Why))
+			}
+		}
+	}
+	for _, e := range d.Capacity {
+		if e.AtLeast {
+			out = append(out, fmt.Sprintf("%s's capacity (%s, %s) is only a lower bound in some rounds: the step above it waited in tierbench's clients or reached the search's most; raise clients or search max to measure further.",
+				e.Series, e.Durability, clientsText(e.Clients)))
+		}
+		if e.Dropped != "" {
+			out = append(out, fmt.Sprintf("%s (%s, %s) was no longer searched %s.", e.Series, e.Durability, clientsText(e.Clients), e.Dropped))
+		}
+	}
+	if t := d.Time.TimeText(); t != "" {
+		out = append(out, t)
+	}
+	return out
+}
+
+// capacityText is "9,800 ops/s [9,500-10,100]", with "at least" when
+// bounded by the clients.
+func capacityText(e *stats.CapacityEntry) string {
+	if e == nil || e.Rounds == 0 {
+		return "no capacity"
+	}
+	t := figure(e.OpsS) + " ops/s"
+	if e.AtLeast {
+		t = "at least " + t
+	}
+	if e.CI95 != nil {
+		t += fmt.Sprintf(" [%s-%s]", figure(e.CI95[0]), figure(e.CI95[1]))
+	}
+	return t
+}
+
+// costText is "$14/month", or "unpriced".
+func costText(st *results.Study, e *stats.CapacityEntry) string {
+	if e == nil || e.CostPerMonth == nil {
+		return "unpriced"
+	}
+	t := capacity.Money(st.Costs, *e.CostPerMonth) + "/month"
+	if len(e.Unpriced) > 0 {
+		t += " (" + strings.Join(e.Unpriced, ", ") + " unpriced)"
+	}
+	return t
+}
+
+// costDiff is "$4/month more than" or "$2/month less than" or "the same
+// cost as".
+func costDiff(st *results.Study, e, base *stats.CapacityEntry) string {
+	if e.CostPerMonth == nil || base.CostPerMonth == nil {
+		return "against"
+	}
+	diff := *e.CostPerMonth - *base.CostPerMonth
+	switch {
+	case diff > 0:
+		return capacity.Money(st.Costs, diff) + "/month more than"
+	case diff < 0:
+		return capacity.Money(st.Costs, -diff) + "/month less than"
+	}
+	return "the same cost as"
+}
+
+// ratioX prints a ratio with two significant figures: "2.4x".
+func ratioX(r float64) string { return fmt.Sprintf("%.2gx", r) }
+
+// capacityTable writes `show`'s capacity table.
+func capacityTable(w io.Writer, st *results.Study, d *stats.Decision) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(w, "\ncapacity under %s (search from %s ops/s to %g%%; each round's capacity is the highest rate met):\n",
+		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  placement\tdurability\tclients\tcapacity ops/s [95% CI]\trounds\tsteps\tvs baseline\tcost/month\tper M ops\tneed\tdecision")
+	for _, e := range d.Capacity {
+		vs := e.Verdict
+		if e.RatioCI95 != nil {
+			vs = fmt.Sprintf("%s [%s-%s] %s", ratioX(e.Ratio), ratioX(e.RatioCI95[0]), ratioX(e.RatioCI95[1]), e.Verdict)
+		}
+		per := "-"
+		if e.CostPerMillionOps != nil {
+			per = capacity.Money(st.Costs, *e.CostPerMillionOps)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", e.Series, e.Durability, e.Clients, capacityText(e), e.Rounds, e.Steps, vs,
+			costText(st, e), per, orDash(e.MeetsNeed), decisionWord(d, e))
+	}
+	tw.Flush()
+	for _, e := range d.Capacity {
+		if len(e.CostParts) > 0 {
+			fmt.Fprintln(w, wrap(fmt.Sprintf("%s costs %s", e.Series, strings.Join(e.CostParts, " + ")), showWidth, "    ", "      "))
+		}
+	}
+}
+
+// decisionWord says where a series stands in its block's decision.
+func decisionWord(d *stats.Decision, e *stats.CapacityEntry) string {
+	for i, f := range d.Frontiers {
+		if f.Durability != e.Durability || f.Clients != e.Clients {
+			continue
+		}
+		if r := d.Recommendations[i].Series; r != nil && *r == e.Series {
+			return "recommended"
+		}
+		if slices.Contains(f.Series, e.Series) {
+			return "frontier"
+		}
+	}
+	for _, dom := range d.Dominated {
+		if dom.Series == e.Series && dom.Durability == e.Durability && dom.Clients == e.Clients {
+			return "dominated by " + dom.By
+		}
+	}
+	return "-"
+}
+
+// capacitySection draws each block's search steps: p50 and p99 against
+// the rate achieved, per placement, with the objective's bound across and
+// each capacity marked: the curve every capacity planner draws.
+func (b *builder) capacitySection() chartSection {
+	s := chartSection{ID: "chart-capacity", Heading: "Latency against throughput, per search step"}
+	if b.st.SLO == nil {
+		return s
+	}
+	d := stats.Decide(b.st, b.a, b.in.Runs)
+	s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved. The horizontal line is the objective's bound; each placement's capacity is marked below the axis. Both axes are logarithmic.", b.st.SLO.Percentile)
+	for _, f := range d.Frontiers {
+		c := &chart{Title: fmt.Sprintf("Latency against throughput, %s, %s", f.Durability, clientsText(f.Clients)),
+			X: axis{Label: "achieved ops/s (log scale)", Scale: log10Scale},
+			Y: axis{Label: "latency (log scale)", Scale: log10Scale, Format: fmtMicrosTick},
+			HRefs: []ref{{At: b.st.SLO.BoundUs, Label: stats.SLOText(b.st.SLO)}}}
+		for _, p := range b.st.Placements {
+			var steps []results.Run
+			for _, r := range b.in.Runs {
+				if r.Placement == p.Name && r.Durability == f.Durability && r.Clients == f.Clients && r.Status == results.RunOK && r.ThroughputOpsS > 0 {
+					steps = append(steps, r)
+				}
+			}
+			if len(steps) == 0 {
+				continue
+			}
+			slices.SortFunc(steps, func(x, y results.Run) int { return cmpF(x.ThroughputOpsS, y.ThroughputOpsS) })
+			pct := line{Name: p.Name + " " + b.st.SLO.Percentile, Color: b.colors[p.Name], Markers: true}
+			p50 := line{Name: p.Name + " p50", Color: b.colors[p.Name], Dash: "4 3", NoLegend: true}
+			for _, r := range steps {
+				at, _ := capacity.At(r.Latency, b.st.SLO.Percentile)
+				out := capacity.Judge(*b.st.SLO, r)
+				pct.Points = append(pct.Points, point{X: r.ThroughputOpsS, Y: at, Tip: fmt.Sprintf("%s #%d asked %.0f ops/s, achieved %.0f: %s %s, %s",
+					p.Name, r.Repeat, r.TargetRate, r.ThroughputOpsS, b.st.SLO.Percentile, hist.FormatMicros(at), metText(out))})
+				p50.Points = append(p50.Points, point{X: r.ThroughputOpsS, Y: r.Latency.P50})
+			}
+			c.Lines = append(c.Lines, pct, p50)
+			for _, e := range d.Capacity {
+				if e.Series == p.Name && e.Durability == f.Durability && e.Clients == f.Clients && e.Rounds > 0 {
+					c.VRefs = append(c.VRefs, ref{At: e.OpsS, Label: p.Name})
+				}
+			}
+		}
+		s.Charts = append(s.Charts, b.render(c, fmt.Sprintf("capacity-%s-%dc", f.Durability, f.Clients), nil))
+	}
+	return s
+}
+
+func metText(o capacity.Outcome) string {
+	if o.Met {
+		return "met"
+	}
+	return "missed: " + o.Why
+}
+
+func cmpF(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
