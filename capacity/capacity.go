@@ -7,16 +7,20 @@
 // A run meets the objective when its latency at the percentile, measured
 // from each operation's intended start, is within the bound, its errors
 // within theirs, and it achieved at least MinAchieved of the rate it was
-// asked for. When a run fails on latency but the engine served its
-// operations within the bound (its service time, from the actual start,
-// meets it), the wait was in tierbench's own clients, not in the engine:
-// the step is generator-bound and the capacity it caps is a lower bound.
+// asked for. When a step misses while the engine's mean service time
+// (from each operation's actual start) stayed near what it was at the
+// search's lowest rate, the engine was not contended: operations waited
+// for one of the study's clients, each of which has one operation in
+// flight. The load generator could not hold the rate, the step is
+// generator-bound, and the capacity it caps is only a lower bound: more
+// clients would measure further.
 package capacity
 
 import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
@@ -51,8 +55,9 @@ const MinAchieved = 0.9
 // Outcome is what one search step found.
 type Outcome struct {
 	Met bool
-	// GeneratorBound is true when the step failed only because operations
-	// waited in tierbench's clients: raise clients to measure further.
+	// GeneratorBound is true when the step missed while the engine's
+	// service time stayed flat (StepsOf): operations waited for a free
+	// client; raise clients to measure further.
 	GeneratorBound bool
 	// Why says what failed, empty when met: "p99 31.2ms > 20ms".
 	Why string
@@ -68,7 +73,6 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 	}
 	bound := slo.BoundUs
 	lat, _ := At(r.Latency, slo.Percentile)
-	svc, _ := At(r.ServiceTime, slo.Percentile)
 	errorsOK := true
 	var why string
 	if slo.Errors != nil {
@@ -83,20 +87,17 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 	case !errorsOK:
 		return Outcome{Why: why}
 	case lat > bound:
-		why = fmt.Sprintf("%s %s > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(bound))
+		return Outcome{Why: fmt.Sprintf("%s %s > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(bound))}
 	case behind:
-		why = fmt.Sprintf("achieved %.0f of %.0f ops/s", achieved, r.TargetRate)
-	default:
-		return Outcome{Met: true}
+		return Outcome{Why: fmt.Sprintf("achieved %.0f of %.0f ops/s", achieved, r.TargetRate)}
 	}
-	// Served within the bound but late from the intended start, or behind
-	// the schedule: the operations queued in the clients.
-	served := svc > 0 && svc <= bound
-	if served {
-		why += fmt.Sprintf(" while the engine served %s within %s: the wait was in tierbench's clients", slo.Percentile, hist.FormatMicros(svc))
-	}
-	return Outcome{GeneratorBound: served, Why: why}
+	return Outcome{Met: true}
 }
+
+// FlatService is how much the engine's mean service time may grow over
+// its value at a search's lowest rate for a missed step to count as
+// generator-bound: within it the engine shows no contention.
+const FlatService = 1.5
 
 // Step is one search step: the rate asked and what it found.
 type Step struct {
@@ -195,13 +196,30 @@ func Capacity(s results.Search, steps []Step) Found {
 	return f
 }
 
-// StepsOf judges runs, in the order they ran, as search steps.
+// StepsOf judges one search's runs, in the order they ran, as its steps,
+// marking the missed steps that are generator-bound: the engine's median
+// service time within FlatService of the one at the search's lowest rate,
+// errors within their bound.
 func StepsOf(slo results.SLO, runs []results.Run) []Step {
 	steps := make([]Step, 0, len(runs))
-	for _, r := range runs {
-		if r.TargetRate > 0 {
-			steps = append(steps, Step{Rate: r.TargetRate, Outcome: Judge(slo, r)})
+	var unloaded *results.Run
+	for i, r := range runs {
+		if r.TargetRate > 0 && r.Status == results.RunOK && r.ServiceTime.Mean > 0 && (unloaded == nil || r.TargetRate < unloaded.TargetRate) {
+			unloaded = &runs[i]
 		}
+	}
+	for _, r := range runs {
+		if r.TargetRate == 0 {
+			continue
+		}
+		st := Step{Rate: r.TargetRate, Outcome: Judge(slo, r)}
+		if !st.Met && unloaded != nil && r.Status == results.RunOK && !strings.HasPrefix(st.Why, "errors") &&
+			r.ServiceTime.Mean > 0 && r.ServiceTime.Mean <= FlatService*unloaded.ServiceTime.Mean {
+			st.GeneratorBound = true
+			st.Why += fmt.Sprintf(", while the engine's mean service time stayed at %s (%s at %.0f ops/s): operations waited for one of the %d clients, not for the engine",
+				hist.FormatMicros(r.ServiceTime.Mean), hist.FormatMicros(unloaded.ServiceTime.Mean), unloaded.TargetRate, r.Clients)
+		}
+		steps = append(steps, st)
 	}
 	return steps
 }

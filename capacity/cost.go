@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dustin/go-humanize"
+
 	"github.com/tierbench/tierbench/results"
 )
 
@@ -48,9 +50,8 @@ func PlacementCost(costs *results.Costs, p results.Placement, runs []results.Run
 		if size == 0 {
 			size, how = footprint(comp, runs), "measured"
 		}
-		gib := float64(size) / GiB
-		pr.PerMonth += gib * c.PerGiBMonth
-		pr.Parts = append(pr.Parts, fmt.Sprintf("%s on %s: %s GiB %s x %s%g/GiB", comp, t, trim(gib), how, cur, c.PerGiBMonth))
+		pr.PerMonth += float64(size) / GiB * c.PerGiBMonth
+		pr.Parts = append(pr.Parts, fmt.Sprintf("%s on %s: %s %s x %s%g/GiB", comp, t, humanize.IBytes(uint64(size)), how, cur, c.PerGiBMonth))
 	}
 	for _, t := range slices.Sorted(maps.Keys(used)) {
 		c, priced := costs.Tiers[t]
@@ -100,9 +101,16 @@ func Money(costs *results.Costs, v float64) string {
 	return Currency(costs) + trim(v)
 }
 
-// trim prints v with at most 2 decimals and none trailing.
+// trim prints v with at most 2 decimals and none trailing, or 2
+// significant figures below 1 (a cost per million operations).
 func trim(v float64) string {
 	s := fmt.Sprintf("%.2f", v)
+	if v != 0 && v < 1 && v > -1 {
+		s = fmt.Sprintf("%.2g", v)
+		if strings.Contains(s, "e") {
+			s = fmt.Sprintf("%.6f", v)
+		}
+	}
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	if s == "-0" {
 		return "0"

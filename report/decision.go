@@ -119,7 +119,7 @@ func costDiff(st *results.Study, e, base *stats.CapacityEntry) string {
 }
 
 // ratioX prints a ratio with two significant figures: "2.4x".
-func ratioX(r float64) string { return fmt.Sprintf("%.2gx", r) }
+func ratioX(r float64) string { return fmt.Sprintf("%.2fx", r) }
 
 // capacityTable writes `show`'s capacity table.
 func capacityTable(w io.Writer, st *results.Study, d *stats.Decision) {
@@ -183,8 +183,8 @@ func (b *builder) capacitySection() chartSection {
 	s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved. The horizontal line is the objective's bound; each placement's capacity is marked below the axis. Both axes are logarithmic.", b.st.SLO.Percentile)
 	for _, f := range d.Frontiers {
 		c := &chart{Title: fmt.Sprintf("Latency against throughput, %s, %s", f.Durability, clientsText(f.Clients)),
-			X: axis{Label: "achieved ops/s (log scale)", Scale: log10Scale},
-			Y: axis{Label: "latency (log scale)", Scale: log10Scale, Format: fmtMicrosTick},
+			X:     axis{Label: "achieved ops/s (log scale)", Scale: log10Scale},
+			Y:     axis{Label: "latency (log scale)", Scale: log10Scale, Format: fmtMicrosTick},
 			HRefs: []ref{{At: b.st.SLO.BoundUs, Label: stats.SLOText(b.st.SLO)}}}
 		for _, p := range b.st.Placements {
 			var steps []results.Run

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -32,6 +33,8 @@ type search struct {
 	key   stats.Key
 	start float64
 	warm  bool
+	// runs are its steps' runs, in the order they ran; steps judge them.
+	runs  []results.Run
 	steps []capacity.Step
 	done  bool
 }
@@ -94,9 +97,9 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 				if err != nil || rec == nil {
 					return ran, err
 				}
-				out := capacity.Judge(*s.rec.SLO, *rec)
-				sr.steps = append(sr.steps, capacity.Step{Rate: sr.cell.Rate, Outcome: out})
-				s.opt.Progress.Line(stepLine(s.rec, sr, out))
+				sr.runs = append(sr.runs, *rec)
+				sr.steps = capacity.StepsOf(*s.rec.SLO, sr.runs)
+				s.opt.Progress.Line(stepLine(s.rec, sr, sr.steps[len(sr.steps)-1].Outcome))
 			}
 		}
 	}
@@ -123,11 +126,26 @@ func (s *studyRun) newSearch(cell study.Cell, stored []results.Run) *search {
 	}
 	slices.SortFunc(mine, func(a, b results.Run) int { return a.Seq - b.Seq })
 	slices.SortFunc(before, func(a, b results.Run) int { return a.Seq - b.Seq })
-	sr.steps = capacity.StepsOf(*s.rec.SLO, mine)
+	sr.runs, sr.steps = mine, capacity.StepsOf(*s.rec.SLO, mine)
 	if c := capacity.Capacity(s.st.Search, capacity.StepsOf(*s.rec.SLO, before)); c.OpsS > 0 {
 		sr.start, sr.warm = c.OpsS, true
 	}
+	sr.start *= 1 + s.st.Search.Resolution*dither(s.st.Order.Seed, cell.Repeat, sr.key)
 	return sr
+}
+
+// dither is a number in [0, 1) drawn from the study's seed, the round and
+// the search: each search starts that share of a resolution above its
+// start. Capacities are found on a grid of rates; a search that started
+// where the round before ended would land on the same grid point, and
+// rounds that agree to the point would give a capacity a zero-width
+// interval it has not earned. Dithered, the rounds' capacities vary
+// within the resolution as the truth allows, and the interval shows it.
+// The same draw on resume keeps a search's steps its own.
+func dither(seed uint64, round int, key stats.Key) float64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", key.Series, key.Durability, key.Clients)
+	return rand.New(rand.NewPCG(seed^h.Sum64(), uint64(round))).Float64()
 }
 
 // blocks splits a round's cells into its blocks: consecutive cells of the

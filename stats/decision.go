@@ -246,7 +246,7 @@ func dominated(st *results.Study, b *CapacityEntry, others []*CapacityEntry) (Do
 		}
 		dom := Domination{Series: b.Series, Durability: b.Durability, Clients: b.Clients, By: a.Series,
 			Clear: c.CI95 != nil && c.CI95[1] < 1}
-		capText := fmt.Sprintf("capacity %s %s's", c.Verdict, a.Series)
+		capText := fmt.Sprintf("capacity is not shown better than %s's (%s)", a.Series, c.Verdict)
 		if c.Verdict == Worse || c.Verdict == Equivalent {
 			capText = fmt.Sprintf("capacity %s [%s-%s] %s's: %s", ratioText(c.Ratio), ratioText(ci(c.CI95, 0)), ratioText(ci(c.CI95, 1)), a.Series, c.Verdict)
 		}
@@ -272,7 +272,7 @@ func ratioText(r float64) string {
 	if math.IsNaN(r) {
 		return "?"
 	}
-	return fmt.Sprintf("%.2gx", r)
+	return fmt.Sprintf("%.2fx", r)
 }
 
 // recommend picks the cheapest series meeting the need, the larger
