@@ -79,6 +79,13 @@ func TestRefusesHostileInput(t *testing.T) {
 			want: []string{"which duration 500ms leaves too little time for; make duration at least 1s"}},
 		{name: "an adaptive budget past the bound", extra: "repeat: {budget: 1000h}", want: []string{"repeat budget 1000h is more than 30 days"}},
 
+		// A capacity study's objective, search and prices (docs/capacity.md).
+		{name: "an slo without a unit", extra: "slo: {p99: 20}", want: []string{`slo p99 "20" is not a latency (it has no unit)`}},
+		{name: "an unknown percentile", extra: "slo: {p97: 20ms}", want: []string{`unknown key "p97" in slo`}},
+		{name: "need without slo", extra: "need: 20000", want: []string{"need is for a capacity study"}},
+		{name: "a price tierbench cannot read", extra: "slo: {p99: 20ms}\nhost: {cost: {per_month: 25/mo}}", want: []string{`host cost per_month "25/mo" is not a price tierbench can read`}},
+		{name: "slo with another driver", extra: "slo: {p99: 20ms}\ndriver: pgbench", want: []string{"driver"}},
+
 		// Lanes where clients never run on lanes.
 		{name: "lanes on pebble", extra: `driver: [builtin, "builtin:lanes=2"]`,
 			want: []string{"driver builtin:lanes=2: engine pebble's clients never run on lanes (only those of mariadb, postgres and redis do), so it would be driver builtin under another name; use driver: builtin"}},
