@@ -44,6 +44,9 @@ func newRoundPlan(st *study.Study) *roundPlan {
 // describe says what the study will run: "24 runs (3 rounds)", or "24 runs
 // a round, 5-30 rounds until ...".
 func (p *roundPlan) describe() string {
+	if p.st.SLO != nil {
+		return fmt.Sprintf("a capacity search of each of %d cells a round (%s), each step a run", p.st.RoundSize(), p.st.RoundsText())
+	}
 	if p.st.Adaptive == nil {
 		return fmt.Sprintf("%d runs (%s)", p.st.RoundSize()*p.st.Repeat, p.st.RoundsText())
 	}
@@ -53,6 +56,9 @@ func (p *roundPlan) describe() string {
 // total is the runs the progress bar counts: every round of a fixed study;
 // of an adaptive one, its minimum or the rounds begun, whichever is more.
 func (p *roundPlan) total() int {
+	if p.st.SLO != nil {
+		return p.st.RoundSize() * (stepEstimate(1) + stepEstimate(2)*(p.st.Repeat-1))
+	}
 	n := p.st.Repeat
 	if a := p.st.Adaptive; a != nil {
 		n = max(a.Min, p.rounds+1)
