@@ -171,51 +171,90 @@ func decisionWord(d *stats.Decision, e *stats.CapacityEntry) string {
 	return "-"
 }
 
-// capacitySection draws each block's search steps: p50 and p99 against
-// the rate achieved, per placement, with the objective's bound across and
-// each capacity marked: the curve every capacity planner draws.
+// capacitySection draws latency against the rate achieved, per block
+// (durability x clients) and placement: a capacity study's search steps,
+// with the objective's bound across and each capacity marked, or the
+// runs of a target_rate axis. It is the curve every capacity planner
+// draws.
 func (b *builder) capacitySection() chartSection {
-	s := chartSection{ID: "chart-capacity", Heading: "Latency against throughput, per search step"}
-	if b.st.SLO == nil {
-		return s
+	s := chartSection{ID: "chart-capacity", Heading: "Latency against throughput"}
+	pct := "p99"
+	var d *stats.Decision
+	if b.st.SLO != nil {
+		pct = b.st.SLO.Percentile
+		d = stats.Decide(b.st, b.a, b.in.Runs)
+		s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved. The horizontal line is the objective's bound; each placement's capacity is marked below the axis. Both axes are logarithmic.", pct)
+	} else {
+		s.Intro = "Each point is one run of the target_rate axis: its p50 (dashed) and p99 (solid) latency, from the intended start, against the rate it achieved. Both axes are logarithmic."
 	}
-	d := stats.Decide(b.st, b.a, b.in.Runs)
-	s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved. The horizontal line is the objective's bound; each placement's capacity is marked below the axis. Both axes are logarithmic.", b.st.SLO.Percentile)
-	for _, f := range d.Frontiers {
-		c := &chart{Title: fmt.Sprintf("Latency against throughput, %s, %s", f.Durability, clientsText(f.Clients)),
-			X:     axis{Label: "achieved ops/s (log scale)", Scale: log10Scale},
-			Y:     axis{Label: "latency (log scale)", Scale: log10Scale, Format: fmtMicrosTick},
-			HRefs: []ref{{At: b.st.SLO.BoundUs, Label: stats.SLOText(b.st.SLO)}}}
-		for _, p := range b.st.Placements {
-			var steps []results.Run
-			for _, r := range b.in.Runs {
-				if r.Placement == p.Name && r.Durability == f.Durability && r.Clients == f.Clients && r.Status == results.RunOK && r.ThroughputOpsS > 0 {
-					steps = append(steps, r)
-				}
-			}
-			if len(steps) == 0 {
-				continue
-			}
-			slices.SortFunc(steps, func(x, y results.Run) int { return cmpF(x.ThroughputOpsS, y.ThroughputOpsS) })
-			pct := line{Name: p.Name + " " + b.st.SLO.Percentile, Color: b.colors[p.Name], Markers: true}
-			p50 := line{Name: p.Name + " p50", Color: b.colors[p.Name], Dash: "4 3", NoLegend: true}
-			for _, r := range steps {
-				at, _ := capacity.At(r.Latency, b.st.SLO.Percentile)
-				out := capacity.Judge(*b.st.SLO, r)
-				pct.Points = append(pct.Points, point{X: r.ThroughputOpsS, Y: at, Tip: fmt.Sprintf("%s #%d asked %.0f ops/s, achieved %.0f: %s %s, %s",
-					p.Name, r.Repeat, r.TargetRate, r.ThroughputOpsS, b.st.SLO.Percentile, hist.FormatMicros(at), metText(out))})
-				p50.Points = append(p50.Points, point{X: r.ThroughputOpsS, Y: r.Latency.P50})
-			}
-			c.Lines = append(c.Lines, pct, p50)
-			for _, e := range d.Capacity {
-				if e.Series == p.Name && e.Durability == f.Durability && e.Clients == f.Clients && e.Rounds > 0 {
-					c.VRefs = append(c.VRefs, ref{At: e.OpsS, Label: p.Name})
-				}
+	// A series of a rate axis is a placement at one rate: its line is the
+	// placement's (Placement.Of, less the rate).
+	of := map[string]string{}
+	var placements []string
+	for _, p := range b.st.Placements {
+		name := p.Name
+		if len(b.st.TargetRates) > 1 && p.Of != "" {
+			name = p.Of
+		}
+		of[p.Name] = name
+		if !slices.Contains(placements, name) {
+			placements = append(placements, name)
+			if _, ok := b.colors[name]; !ok {
+				b.colors[name] = b.colors[p.Name]
 			}
 		}
-		s.Charts = append(s.Charts, b.render(c, fmt.Sprintf("capacity-%s-%dc", f.Durability, f.Clients), nil))
+	}
+	for _, dur := range b.st.Durability {
+		for _, cl := range b.st.Clients {
+			c := &chart{Title: fmt.Sprintf("Latency against throughput, %s, %s", dur, clientsText(cl)),
+				X: axis{Label: "achieved ops/s (log scale)", Scale: log10Scale},
+				Y: axis{Label: "latency (log scale)", Scale: log10Scale, Format: fmtMicrosTick}}
+			if b.st.SLO != nil {
+				c.HRefs = []ref{{At: b.st.SLO.BoundUs, Label: stats.SLOText(b.st.SLO)}}
+			}
+			for _, name := range placements {
+				b.rateLines(c, name, of, dur, cl, pct)
+			}
+			if d != nil {
+				for _, e := range d.Capacity {
+					if e.Durability == dur && e.Clients == cl && e.Rounds > 0 {
+						c.VRefs = append(c.VRefs, ref{At: e.OpsS, Label: e.Series})
+					}
+				}
+			}
+			if len(c.Lines) > 0 {
+				s.Charts = append(s.Charts, b.render(c, fmt.Sprintf("capacity-%s-%dc", dur, cl), nil))
+			}
+		}
 	}
 	return s
+}
+
+// rateLines adds placement name's runs of one block to c: its latency at
+// pct and its p50, against the rate each run achieved.
+func (b *builder) rateLines(c *chart, name string, of map[string]string, dur string, clients int, pct string) {
+	var runs []results.Run
+	for _, r := range b.in.Runs {
+		if of[r.Placement] == name && r.Durability == dur && r.Clients == clients && r.Status == results.RunOK && r.ThroughputOpsS > 0 {
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	slices.SortFunc(runs, func(x, y results.Run) int { return cmpF(x.ThroughputOpsS, y.ThroughputOpsS) })
+	top := line{Name: name + " " + pct, Color: b.colors[name], Markers: true}
+	p50 := line{Name: name + " p50", Color: b.colors[name], Dash: "4 3", NoLegend: true}
+	for _, r := range runs {
+		at, _ := capacity.At(r.Latency, pct)
+		tip := fmt.Sprintf("%s #%d asked %.0f ops/s, achieved %.0f: %s %s", name, r.Repeat, r.TargetRate, r.ThroughputOpsS, pct, hist.FormatMicros(at))
+		if b.st.SLO != nil {
+			tip += ", " + metText(capacity.Judge(*b.st.SLO, r))
+		}
+		top.Points = append(top.Points, point{X: r.ThroughputOpsS, Y: at, Tip: tip})
+		p50.Points = append(p50.Points, point{X: r.ThroughputOpsS, Y: r.Latency.P50})
+	}
+	c.Lines = append(c.Lines, top, p50)
 }
 
 func metText(o capacity.Outcome) string {

@@ -199,7 +199,7 @@ func buildDoc(in Input) (*doc, error) {
 		}
 	}
 	d.Sections = []chartSection{b.throughputSection(), b.ratioSection(), b.latencySection(), b.timelineSection(), b.telemetrySection()}
-	if b.st.SLO != nil {
+	if b.st.SLO != nil || len(b.st.TargetRates) > 1 {
 		d.Sections = append([]chartSection{b.capacitySection()}, d.Sections...)
 	}
 	return d, nil

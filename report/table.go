@@ -60,6 +60,9 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 	if st.TargetRate > 0 {
 		mode = fmt.Sprintf("open loop at %.0f ops/s (%s arrivals)", st.TargetRate, st.Arrival)
 	}
+	if len(st.TargetRates) > 1 {
+		mode = fmt.Sprintf("open loop at each of %v ops/s (%s arrivals)", st.TargetRates, st.Arrival)
+	}
 	if st.SLO != nil {
 		mode = fmt.Sprintf("open loop, each round searching every capacity under %s (%s arrivals)", stats.SLOText(st.SLO), st.Arrival)
 	}

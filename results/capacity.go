@@ -1,5 +1,7 @@
 package results
 
+import "strconv"
+
 // This file holds what a capacity study (slo:) stores beyond a fixed-rate
 // one: the objective, the search's settings, what each placement costs,
 // and the placements its search stopped running. Each search step is an
@@ -58,3 +60,11 @@ type Dropped struct {
 	AfterRound int    `json:"after_round"`
 	By         string `json:"by"`
 }
+
+// RateLabel names a rate of a target_rate axis in a series: "rate=2000".
+func RateLabel(rate float64) string {
+	return "rate=" + strconv.FormatFloat(rate, 'f', -1, 64)
+}
+
+// RateDim names the target_rate axis.
+const RateDim = "target rate"

@@ -108,6 +108,9 @@ type Study struct {
 	// (EquivalenceMargin gives the default).
 	Margin     float64 `json:"margin,omitempty"`
 	TargetRate float64 `json:"target_rate,omitempty"`
+	// TargetRates are the rates of a target_rate axis, each a swept
+	// value (RateDim); TargetRate is then the first.
+	TargetRates []float64 `json:"target_rates,omitempty"`
 	// MaxOps ends each run's measured window after that many operations.
 	MaxOps        int64  `json:"max_ops,omitempty"`
 	Arrival       string `json:"arrival,omitempty"`

@@ -109,6 +109,13 @@ func (s *Study) Dims() []Dim {
 		}
 		out = append(out, d)
 	}
+	if len(s.TargetRates) > 1 {
+		d := Dim{Name: RateDim}
+		for _, r := range s.TargetRates {
+			d.Labels = append(d.Labels, RateLabel(r))
+		}
+		out = append(out, d)
+	}
 	return out
 }
 
@@ -159,6 +166,9 @@ func (s *Study) VariantOf(r Run) string {
 	}
 	if len(s.Crashes) > 1 {
 		set = append(set, "crash="+r.CrashKind())
+	}
+	if len(s.TargetRates) > 1 {
+		set = append(set, RateLabel(r.TargetRate))
 	}
 	return strings.Join(set, " ")
 }

@@ -166,7 +166,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		StartedAt: now, Status: results.StudyRunning, Env: hostenv.Capture(),
 		Clients: st.Clients, WorkloadParams: params, Options: st.Options,
 		WarmupS: st.Warmup.Seconds(), DurationS: st.Duration.Seconds(), Repeat: st.Repeat,
-		TargetRate: st.TargetRate, MaxOps: st.MaxOps, Source: st.Source, Drivers: st.Drivers,
+		TargetRate: st.TargetRate, TargetRates: st.TargetRates, MaxOps: st.MaxOps, Source: st.Source, Drivers: st.Drivers,
 	}
 	if st.Target != "" {
 		rec.Target = engine.RedactTarget(st.Target)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hostenv"
+	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/setting"
 )
 
@@ -45,7 +46,10 @@ type Variant struct {
 	// Memory is the engine's memory limit in bytes (the run setting
 	// memory, fixed or swept); 0: none.
 	Memory int64
-	Label  string
+	// Rate is the open-loop rate of a study whose target_rate is a list
+	// (an axis); 0 otherwise.
+	Rate  float64
+	Label string
 }
 
 // Variants expands the option axes and cache states in the study's order,
@@ -58,16 +62,22 @@ func (s *Study) Variants() []Variant {
 		caches = []string{CacheWarm}
 	}
 	crashes := s.crashesOrNone()
+	rates := s.TargetRates
+	if len(rates) == 0 {
+		rates = []float64{0}
+	}
 	var all []Variant
 	for _, v := range out {
 		for _, c := range caches {
 			for _, k := range crashes {
-				w := Variant{Settings: v.Settings, Cache: c, Crash: k, Memory: v.Memory}
-				if ck, ok := engine.FindCrash(k); ok && ck.Nodes {
-					w.CrashNodes = s.CrashNodes
+				for _, rate := range rates {
+					w := Variant{Settings: v.Settings, Cache: c, Crash: k, Memory: v.Memory, Rate: rate}
+					if ck, ok := engine.FindCrash(k); ok && ck.Nodes {
+						w.CrashNodes = s.CrashNodes
+					}
+					w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
+					all = append(all, w)
 				}
-				w.Label = variantLabel(w, len(s.Caches) > 1, len(crashes) > 1)
-				all = append(all, w)
 			}
 		}
 	}
@@ -107,6 +117,9 @@ func variantLabel(v Variant, cacheSwept, crashSwept bool) string {
 	}
 	if crashSwept {
 		parts = append(parts, "crash="+v.Crash+nodesText(v.CrashNodes))
+	}
+	if v.Rate > 0 {
+		parts = append(parts, results.RateLabel(v.Rate))
 	}
 	return strings.Join(parts, " ")
 }

@@ -136,7 +136,7 @@ func equalLines(a, b []string) bool {
 func showField(t *testing.T, st *Study, field string) []string {
 	plain := map[string]any{
 		"baseline": st.Baseline, "durability": st.Durability, "clients": st.Clients, "warmup": st.WarmupText(),
-		"duration": st.Duration, "repeat": st.Repeat, "target_rate": st.TargetRate, "arrival": st.Arrival,
+		"duration": st.Duration, "repeat": st.Repeat, "target_rate": st.TargetRate, "target_rates": st.TargetRates, "arrival": st.Arrival,
 		"options": showMap(st.Options), "drivers": st.Drivers, "target": st.Target, "max_ops": st.MaxOps,
 		"workload": fmt.Sprintf("%s %s (at least %d bytes)", st.Workload.Name, showMap(st.Workload.Params), st.Workload.EstimatedBytes),
 	}

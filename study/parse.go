@@ -557,15 +557,37 @@ func (p *parser) choice(top map[string]entry, key string, allowed []string, into
 func (p *parser) rate(s *Study) {
 	rateEnt, hasRate := p.top["target_rate"]
 	if hasRate {
-		if v, ok := p.scalar(rateEnt, "write target_rate: <total ops/s> or remove it for closed loop"); ok {
+		const fix = "write target_rate: <total ops/s>, or a list of rates (an axis: target_rate: [1000, 2000, 4000]), or remove it for closed loop"
+		var vals []string
+		if deref(rateEnt.v).Kind == yaml.SequenceNode {
+			items, ok := p.list(rateEnt, "target_rate", fix)
+			if !ok {
+				return
+			}
+			for _, it := range items {
+				vals = append(vals, it.Value)
+			}
+		} else if v, ok := p.scalar(rateEnt, fix); ok {
+			vals = []string{v}
+		}
+		var rates []float64
+		for _, v := range vals {
 			f, err := strconv.ParseFloat(v, 64)
 			switch {
 			case err != nil || math.IsNaN(f) || math.IsInf(f, 0):
 				p.addf(rateEnt.v.Line, "target_rate %q is not a number; write the total ops/s, e.g. target_rate: 20000", v)
 			case f <= 0:
 				p.addf(rateEnt.v.Line, "target_rate must be more than 0, got %s; remove it for closed loop or give the total ops/s", v)
+			case slices.Contains(rates, f):
+				p.addf(rateEnt.v.Line, "target_rate %s is listed twice; remove one", v)
 			default:
-				s.TargetRate = f
+				rates = append(rates, f)
+			}
+		}
+		if len(rates) > 0 && len(rates) == len(vals) {
+			s.TargetRate = rates[0]
+			if len(rates) > 1 {
+				s.TargetRates = rates
 			}
 		}
 	}

@@ -264,7 +264,7 @@ func (s *Study) Round(r int) []Cell {
 			for _, v := range s.Variants() {
 				for _, drv := range s.drivers() {
 					for _, p := range s.Placements {
-						block = append(block, Cell{Placement: p, Durability: d, Clients: c, Driver: drv, Variant: v, Repeat: r})
+						block = append(block, Cell{Placement: p, Durability: d, Clients: c, Driver: drv, Variant: v, Repeat: r, Rate: v.Rate})
 					}
 				}
 			}

@@ -49,7 +49,10 @@ type Study struct {
 	// results.DefaultMargin.
 	Margin float64
 	// TargetRate is the total ops/s in open loop; 0 means closed loop.
-	TargetRate float64
+	// With a list (target_rate: [1000, 2000]), TargetRates holds each,
+	// an axis of the matrix, and TargetRate the first.
+	TargetRate  float64
+	TargetRates []float64
 	// MaxOps, when set, ends each run's measured window after that many
 	// operations, or its duration, whichever comes first.
 	MaxOps int64
