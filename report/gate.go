@@ -26,6 +26,9 @@ func GateText(w io.Writer, baseLabel string, g stats.Gate) {
 		}
 		fmt.Fprintf(w, "  FAIL %s: %s, adjusted p %s: %s\n", rowWhat(baseLabel, r), rowRatio(r), pText(r.PAdjusted), r.Verdict)
 	}
+	for _, r := range g.Tolerated {
+		fmt.Fprintf(w, "  within tolerance %s: %s, adjusted p %s: %s, but its 95%% CI reaches within %g%%\n", rowWhat(baseLabel, r), rowRatio(r), pText(r.PAdjusted), r.Verdict, g.Tolerance*100)
+	}
 	for _, r := range g.NoData {
 		mark := "  not judged"
 		if g.FailOn == stats.FailOnNotEquivalent {

@@ -34,7 +34,7 @@ func TestGateText(t *testing.T) {
 			"  FAIL throughput (ops/s, higher is better) of a sync c=4",
 			"  FAIL throughput (ops/s, higher is better) of a sync c=16, B against A: B: no ok run"}},
 	} {
-		g, err := stats.JudgeGate(rows, c.failOn)
+		g, err := stats.JudgeGate(rows, c.failOn, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestGateText(t *testing.T) {
 			}
 		}
 	}
-	g, _ := stats.JudgeGate(rows[1:2], stats.FailOnWorse)
+	g, _ := stats.JudgeGate(rows[1:2], stats.FailOnWorse, 0)
 	var out strings.Builder
 	GateText(&out, "A", g)
 	if want := "gate --fail-on worse: passed: none of 1 comparison worse"; !strings.HasPrefix(out.String(), want) {

@@ -27,6 +27,13 @@ var FailOnValues = []string{FailOnWorse, FailOnNotEquivalent}
 // Gate is a gate's judgement of a compare's rows.
 type Gate struct {
 	FailOn string
+	// Tolerance, under worse, lets a worse row pass unless its whole 95%
+	// CI lies beyond it (a fraction: 0.05 fails only a regression shown
+	// to exceed 5%): between two studies, run apart, a shift of a few
+	// percent is often real yet no regression of the code.
+	Tolerance float64
+	// Tolerated are the worse rows the tolerance let pass.
+	Tolerated []Row
 	// Rows counts the compare's rows, those with nothing to compare
 	// included.
 	Rows int
@@ -39,31 +46,60 @@ type Gate struct {
 }
 
 // Condition says in words what fails the gate: "worse", "not equivalent".
-func (g Gate) Condition() string { return strings.ReplaceAll(g.FailOn, "-", " ") }
+func (g Gate) Condition() string {
+	c := strings.ReplaceAll(g.FailOn, "-", " ")
+	if g.Tolerance > 0 {
+		c += fmt.Sprintf(" by more than %g%%", g.Tolerance*100)
+	}
+	return c
+}
 
 // Passed reports whether no row failed the gate.
 func (g Gate) Passed() bool { return len(g.Failed) == 0 }
 
 // JudgeGate judges rows (stats.Compare's, adjusted together) under
-// failOn, one of FailOnValues.
-func JudgeGate(rows []Row, failOn string) (Gate, error) {
+// failOn, one of FailOnValues, with a tolerance (a fraction, 0 for none)
+// that only worse takes.
+func JudgeGate(rows []Row, failOn string, tolerance float64) (Gate, error) {
 	fails := map[string]func(Row) bool{
 		FailOnWorse:         func(r Row) bool { return r.Verdict == Worse },
 		FailOnNotEquivalent: func(r Row) bool { return r.Verdict != Equivalent },
 	}[failOn]
-	if fails == nil {
+	switch {
+	case fails == nil:
 		return Gate{}, fmt.Errorf("unknown --fail-on %q: use %s", failOn, strings.Join(FailOnValues, " or "))
+	case tolerance < 0 || tolerance >= 1:
+		return Gate{}, fmt.Errorf("--tolerance %g%% must be from 0%% to below 100%%, e.g. --tolerance 5%%", tolerance*100)
+	case tolerance > 0 && failOn != FailOnWorse:
+		return Gate{}, fmt.Errorf("--tolerance goes with --fail-on worse (not-equivalent judges within the study's margin); remove one")
 	}
-	g := Gate{FailOn: failOn, Rows: len(rows)}
+	g := Gate{FailOn: failOn, Rows: len(rows), Tolerance: tolerance}
 	for _, r := range rows {
 		if r.Verdict == NoData {
 			g.NoData = append(g.NoData, r)
 		}
-		if fails(r) {
+		switch {
+		case !fails(r):
+		case tolerance > 0 && !beyond(r, tolerance):
+			g.Tolerated = append(g.Tolerated, r)
+		default:
 			g.Failed = append(g.Failed, r)
 		}
 	}
 	return g, nil
+}
+
+// beyond reports whether row r's whole 95% CI of its difference lies
+// past tolerance on the worse side.
+func beyond(r Row, tolerance float64) bool {
+	ci := r.DiffPctCI
+	if ci == nil {
+		return false
+	}
+	if r.HigherBest {
+		return ci[1] < -tolerance*100
+	}
+	return ci[0] > tolerance*100
 }
 
 // Ratio is the row's ratio of contender to baseline, with its 95% CI

@@ -23,7 +23,7 @@ func TestJudgeGate(t *testing.T) {
 		{FailOnWorse, "b", false},
 		{FailOnNotEquivalent, "bcde", false},
 	} {
-		g, err := JudgeGate(rows, c.failOn)
+		g, err := JudgeGate(rows, c.failOn, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,11 +36,11 @@ func TestJudgeGate(t *testing.T) {
 		}
 	}
 	for _, ok := range [][]Row{{{Verdict: Equivalent}, {Verdict: Inconclusive}, {Verdict: Better}}, nil} {
-		if g, _ := JudgeGate(ok, FailOnWorse); !g.Passed() {
+		if g, _ := JudgeGate(ok, FailOnWorse, 0); !g.Passed() {
 			t.Errorf("--fail-on worse fails %v", ok)
 		}
 	}
-	if _, err := JudgeGate(rows, "slower"); err == nil || !strings.Contains(err.Error(), "use worse or not-equivalent") {
+	if _, err := JudgeGate(rows, "slower", 0); err == nil || !strings.Contains(err.Error(), "use worse or not-equivalent") {
 		t.Errorf("an unknown condition: %v", err)
 	}
 }
@@ -76,5 +76,29 @@ func TestComparable(t *testing.T) {
 				t.Errorf("got %q, want %q", why, c.want)
 			}
 		})
+	}
+}
+
+// TestGateTolerance: under a tolerance, a worse row fails only when its
+// whole 95% CI lies beyond it, on the worse side of its metric.
+func TestGateTolerance(t *testing.T) {
+	rows := []Row{
+		{Metric: "throughput", Verdict: Worse, HigherBest: true, DiffPctCI: &[2]float64{-4, -1}},
+		{Metric: "throughput", Verdict: Worse, HigherBest: true, DiffPctCI: &[2]float64{-12, -6}},
+		{Metric: "p99", Verdict: Worse, HigherBest: false, DiffPctCI: &[2]float64{2, 9}},
+		{Metric: "p99", Verdict: Worse, HigherBest: false, DiffPctCI: &[2]float64{7, 30}},
+	}
+	g, err := JudgeGate(rows, FailOnWorse, 0.05)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Failed) != 2 || g.Failed[0].DiffPctCI[0] != -12 || g.Failed[1].DiffPctCI[0] != 7 || len(g.Tolerated) != 2 {
+		t.Errorf("failed %v, tolerated %v: want the two rows whose CI lies beyond 5%%", g.Failed, g.Tolerated)
+	}
+	if g.Condition() != "worse by more than 5%" {
+		t.Errorf("condition %q", g.Condition())
+	}
+	if _, err := JudgeGate(rows, FailOnNotEquivalent, 0.05); err == nil {
+		t.Error("a tolerance with not-equivalent was taken")
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -20,8 +22,9 @@ import (
 )
 
 func newCompareCmd() *cobra.Command {
-	var resultsDir, placements, durability, format, failOn string
+	var resultsDir, placements, durability, format, failOn, toleranceText string
 	var force bool
+	var tolerance float64
 	cmd := &cobra.Command{
 		Use:   "compare STUDY_A STUDY_B [STUDY_C ...] | compare STUDY --placements BASE,OTHER[,...] | compare STUDY --durability BASE,OTHER[,...]",
 		Short: "Compare studies (the first is the baseline), or placements or durability modes of one study, with 95% CIs; --fail-on gates a CI job",
@@ -30,14 +33,21 @@ func newCompareCmd() *cobra.Command {
 			if format != "table" && format != "json" {
 				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
 			}
+			if toleranceText != "" {
+				t, err := gateTolerance(toleranceText, failOn)
+				if err != nil {
+					return badInput(err)
+				}
+				tolerance = t
+			}
 			if failOn != "" {
-				if _, err := stats.JudgeGate(nil, failOn); err != nil {
+				if _, err := stats.JudgeGate(nil, failOn, tolerance); err != nil {
 					return badInput(err) // an unknown condition, named with the known ones
 				}
 			}
 			// compare changes nothing: on SIGINT or SIGTERM it stops where it is.
 			err := interruptible(cmd.Context(), func() error {
-				return compare(cmd.Context(), resultsDir, a, placements, durability, format, failOn, force)
+				return compare(cmd.Context(), resultsDir, a, placements, durability, format, failOn, tolerance, force)
 			})
 			var ee *exitError
 			if failOn != "" && err != nil && !errors.As(err, &ee) {
@@ -52,13 +62,14 @@ func newCompareCmd() *cobra.Command {
 	cmd.Flags().StringVar(&durability, "durability", "", "with one study: the durability modes to compare on each placement, baseline first, e.g. async,sync")
 	cmd.Flags().BoolVar(&force, "force", false, "compare studies even if engine, workload, record count or host differ")
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
+	cmd.Flags().StringVar(&toleranceText, "tolerance", "", "with --fail-on worse: fail only on a regression whose whole 95% CI lies beyond this, e.g. 5%")
 	cmd.Flags().StringVar(&failOn, "fail-on", "", "a regression gate: exit 1 when any comparison is worse (worse) or not judged equivalent (not-equivalent), naming each; errors then exit 2, 4 or 5, never 1")
 	return cmd
 }
 
 // compare prints the comparison the arguments name and, with failOn,
 // judges it as a regression gate: a failed gate exits exitGateFailed.
-func compare(ctx context.Context, resultsDir string, a []string, placements, durability, format, failOn string, force bool) error {
+func compare(ctx context.Context, resultsDir string, a []string, placements, durability, format, failOn string, tolerance float64, force bool) error {
 	store, err := results.OpenExisting(absResults(resultsDir))
 	if err != nil {
 		return storedOrBad(err)
@@ -91,7 +102,7 @@ func compare(ctx context.Context, resultsDir string, a []string, placements, dur
 	if failOn == "" {
 		return nil
 	}
-	gate, err := stats.JudgeGate(rows, failOn)
+	gate, err := stats.JudgeGate(rows, failOn, tolerance)
 	if err != nil {
 		return badInput(err)
 	}
@@ -197,4 +208,17 @@ func (w withinStudy) sides(refs []string, list string, load func(string) (*resul
 		sides = append(sides, w.side(st, runs, n))
 	}
 	return sides[0], sides[1:], nil
+}
+
+// gateTolerance reads --tolerance: a percentage, with --fail-on worse.
+func gateTolerance(v, failOn string) (float64, error) {
+	num, ok := strings.CutSuffix(strings.TrimSpace(v), "%")
+	f, err := strconv.ParseFloat(num, 64)
+	switch {
+	case !ok || err != nil || math.IsNaN(f) || math.IsInf(f, 0):
+		return 0, fmt.Errorf("--tolerance %q is not a percentage; write e.g. --tolerance 5%%", v)
+	case failOn == "":
+		return 0, errors.New("--tolerance is the regression gate's; add --fail-on worse or remove --tolerance")
+	}
+	return f / 100, nil
 }
