@@ -376,6 +376,11 @@ type Run struct {
 	ServiceTime hist.Summary         `json:"service_time_us"`
 	ByOp        map[string]OpSummary `json:"by_op"`
 	Timeline    []Interval           `json:"timeline"`
+	// Events are what the engine did on its own during the run
+	// (checkpoints, flushes, compactions: engine.Eventer) and a crash
+	// run's crash and recovery, on the timeline's clock; none for an
+	// engine that tells none, or a run stored before they were kept.
+	Events []Event `json:"events,omitempty"`
 	// Bottleneck names the run's likely limit (see Bottleneck).
 	Bottleneck *Bottleneck `json:"bottleneck,omitempty"`
 	// Verified is true when the workload checked an invariant of the data
