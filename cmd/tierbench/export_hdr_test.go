@@ -219,7 +219,7 @@ func TestExportHdrRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no --hdr", append([]string{"export", old.ID}, in...), exitBadInput, "say what to write: --format csv (one table: --what runs, groups or comparisons), --format json, or --hdr DIR"},
+		{"no --hdr", append([]string{"export", old.ID}, in...), exitBadInput, "say what to write: --format csv (one table: --what runs, groups, comparisons or events), --format json, or --hdr DIR"},
 		{"an empty --hdr", append([]string{"export", old.ID, "--hdr="}, in...), exitBadInput, "--hdr needs a folder"},
 		{"onto a file", append([]string{"export", old.ID, "--hdr", filepath.Join(file, "logs")}, in...), exitBadInput, "is below a file, not a folder; give a folder you can write"},
 		{"no interval kept", append([]string{"export", old.ID, "--hdr", out}, in...), exitNothingStored, "study 20251128-100000-aaaaaa has no run with latency per interval to export"},
