@@ -1,8 +1,9 @@
 // Package results owns tierbench's results: the records of studies and runs,
 // their SQLite store, and the JSON shape `show` prints; FromDriver turns
 // what the driver measured into a run's record and histograms (of each
-// phase, and of each second: intervals.go). It is the only package that
-// knows the schema.
+// phase, and of each second: intervals.go), and AddEvents places the
+// engine's events on its timeline (events.go). It is the only package
+// that knows the schema.
 package results
 
 import (
