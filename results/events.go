@@ -1,6 +1,7 @@
 package results
 
 import (
+	"math"
 	"sort"
 	"time"
 
@@ -25,8 +26,12 @@ type Event struct {
 // starts at began, keeping r.Events in time order.
 func (r *Run) AddEvents(began time.Time, events []engine.Event) {
 	for _, e := range events {
-		r.Events = append(r.Events, Event{T: e.At.Sub(began).Seconds(), At: e.At.UTC(),
-			DurationS: e.Duration.Seconds(), Kind: e.Kind, Detail: e.Detail})
+		r.Events = append(r.Events, Event{T: micros(e.At.Sub(began)), At: e.At.UTC(),
+			DurationS: micros(e.Duration), Kind: e.Kind, Detail: e.Detail})
 	}
 	sort.SliceStable(r.Events, func(i, j int) bool { return r.Events[i].At.Before(r.Events[j].At) })
 }
+
+// micros is d in seconds to the microsecond, which is finer than any
+// engine's log and reads without float noise.
+func micros(d time.Duration) float64 { return math.Round(d.Seconds()*1e6) / 1e6 }

@@ -53,7 +53,7 @@ func checkpoints(sc *bufio.Scanner) []engine.Event {
 		}
 		if reason, ok := strings.CutPrefix(msg, "checkpoint starting: "); ok {
 			out = append(out, engine.Event{At: at, Kind: engine.EventCheckpoint,
-				Detail: strings.TrimSpace(reason) + " (not complete in the log)"})
+				Detail: strings.TrimSpace(reason) + " (not complete when the log was read)"})
 			open = len(out) - 1
 			continue
 		}

@@ -36,7 +36,7 @@ not a log line
 2026-11-28 15:17:03.000 UTC [41] LOG:  checkpoint starting: wal
 `, []engine.Event{
 			{At: at("2026-11-28 15:17:02.000 UTC"), Kind: engine.EventCheckpoint, Detail: "immediate force wait: wrote 0 buffers (0.0%)"},
-			{At: at("2026-11-28 15:17:03.000 UTC"), Kind: engine.EventCheckpoint, Detail: "wal (not complete in the log)"},
+			{At: at("2026-11-28 15:17:03.000 UTC"), Kind: engine.EventCheckpoint, Detail: "wal (not complete when the log was read)"},
 		}},
 		{"a complete without its start", `2026-11-28 15:17:02.000 UTC [41] LOG:  checkpoint complete: wrote 0 buffers (0.0%)
 `, nil},

@@ -64,7 +64,7 @@ func backgroundWrites(sc *bufio.Scanner, loc *time.Location) []engine.Event {
 		}
 		for k, bg := range background {
 			if strings.HasPrefix(msg, bg.start) {
-				out = append(out, engine.Event{At: at, Kind: engine.EventSnapshot, Detail: bg.detail + " (not ended in the log)"})
+				out = append(out, engine.Event{At: at, Kind: engine.EventSnapshot, Detail: bg.detail + " (not ended when the log was read)"})
 				open[k] = len(out)
 				continue
 			}

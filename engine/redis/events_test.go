@@ -37,7 +37,7 @@ func TestBackgroundWritesFromLog(t *testing.T) {
 not a log line
 `, []engine.Event{
 			{At: at("28 Nov 2026 15:17:02.000"), Duration: 500 * time.Millisecond, Kind: engine.EventSnapshot, Detail: "AOF rewrite: Background AOF rewrite terminated with success"},
-			{At: at("28 Nov 2026 15:17:03.000"), Kind: engine.EventSnapshot, Detail: "RDB snapshot (BGSAVE) (not ended in the log)"},
+			{At: at("28 Nov 2026 15:17:03.000"), Kind: engine.EventSnapshot, Detail: "RDB snapshot (BGSAVE) (not ended when the log was read)"},
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
