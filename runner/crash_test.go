@@ -70,6 +70,7 @@ func TestProcessCrash(t *testing.T) {
 				kinds := map[string]int{}
 				for _, e := range r.Events {
 					kinds[e.Kind]++
+					t.Logf("%s event at %.3fs for %.3fs: %s %s", r.Durability, e.T, e.DurationS, e.Kind, e.Detail)
 				}
 				if kinds[engine.EventCrash] != 1 || kinds[engine.EventRecovery] != 1 {
 					t.Errorf("%s: want the crash and the recovery among the run's events, got %+v", r.Durability, r.Events)

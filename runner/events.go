@@ -47,9 +47,12 @@ func (r *run) crashEvents() []engine.Event {
 	}
 	out := []engine.Event{{At: r.crashedAt, Kind: engine.EventCrash, Detail: what}}
 	if !r.restartedAt.IsZero() {
-		detail := c.Replayed
-		if c.RecoveryS == 0 {
+		detail := "from the restart to the first operation it answered"
+		switch {
+		case c.RecoveryS == 0:
 			detail = c.Detail // it did not come back: why
+		case c.Replayed != "":
+			detail += ": " + c.Replayed
 		}
 		out = append(out, engine.Event{At: r.restartedAt, Duration: time.Duration(c.RecoveryS * float64(time.Second)),
 			Kind: engine.EventRecovery, Detail: detail})
