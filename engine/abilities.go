@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // The optional abilities of engines, their DBs and sessions, in one place:
 // what an engine may implement beyond Engine, DB and Session, each with who
@@ -101,6 +104,18 @@ type BufferCounter interface {
 // Asked by the runner, after the measured window: the caveats are stored on the run (and the rbd tier asks its cluster).
 type Caveater interface {
 	Caveats(ctx context.Context) []string
+}
+
+// Eventer is an optional DB ability: the engine's own events between from
+// and to (checkpoints, flushes, compactions), with their times, read from
+// its log or heard in-process, so a run's timeline shows what the engine
+// was doing when its throughput dipped. An engine that cannot tell
+// returns none; it never fails the run.
+//
+// Asked by the runner, after the measured window (and after a crash run's
+// recovery): the events are stored on the run (results.Run.Events).
+type Eventer interface {
+	Events(ctx context.Context, from, to time.Time) []Event
 }
 
 // RecordsSetup is an optional Session ability: engines with a schema create

@@ -282,7 +282,7 @@ func (b *builder) mergedHistogram(g *stats.Group) (*hdr.Histogram, []string) {
 
 func (b *builder) timelineSection() chartSection {
 	s := chartSection{ID: "chart-timeline", Heading: "Throughput over time, per run",
-		Intro: fmt.Sprintf("Operations per second of every ok run, one line per run coloured by placement, each level the rate over one interval the driver reported (a second, the last of a phase shorter). Warmup intervals are grey and dashed; the dashed vertical line marks the end of the %gs warmup. Hover a line to see which run it is.", b.st.WarmupS)}
+		Intro: fmt.Sprintf("Operations per second of every ok run, one line per run coloured by placement, each level the rate over one interval the driver reported (a second, the last of a phase shorter). Warmup intervals are grey and dashed; the dashed vertical line marks the end of the %gs warmup. Hover a line to see which run it is. Dotted vertical marks and light bands are the engine's own events (checkpoints, flushes, compactions; a crash run's crash and recovery) in the first run of each placement, a band spanning the time one took; hover one for what the engine said.", b.st.WarmupS)}
 	for _, d := range b.st.Durability {
 		for _, cl := range b.st.Clients {
 			if c, notes := b.timelineChart(d, cl); c != nil {
@@ -302,7 +302,7 @@ func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
 		X: axis{Label: "seconds since the run started (warmup included)", ZeroBased: true, Tight: true,
 			Format: func(v float64) string { return roundSig(v) + "s" }},
 		Y: axis{Label: "ops/s", ZeroBased: true}}
-	var notes []string
+	var notes, kinds []string
 	warmup := false
 	for _, p := range b.st.Placements {
 		g := b.group(p.Name, d, cl)
@@ -317,6 +317,12 @@ func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
 			if len(r.Timeline) == 0 {
 				notes = append(notes, fmt.Sprintf("%s: run %d has no timeline.", p.Name, r.Seq))
 				continue
+			}
+			if !drawn {
+				// The first run's events: every run's would hide the lines.
+				ms, ks := eventMarks(r)
+				c.Marks = append(c.Marks, ms...)
+				kinds = appendNew(kinds, ks...)
 			}
 			ls := timelineLines(r, b.colors[p.Name])
 			warmup = warmup || len(ls[0].Points) > 0
@@ -337,6 +343,11 @@ func (b *builder) timelineChart(d string, cl int) (*chart, []string) {
 	if b.st.WarmupS > 0 {
 		c.VRefs = []ref{{At: b.st.WarmupS, Label: "warmup ends"}}
 	}
+	if len(c.Marks) > maxMarks {
+		notes = append(notes, fmt.Sprintf("%d engine events; the first %d are drawn.", len(c.Marks), maxMarks))
+		c.Marks = c.Marks[:maxMarks]
+	}
+	c.Legend = append(c.Legend, eventLegend(kinds)...)
 	return c, notes
 }
 

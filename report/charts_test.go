@@ -210,3 +210,48 @@ func TestShortWindowDeviceChart(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineDrawsEngineEvents: the events of the first run of each
+// placement are marks on its timeline, a band for one that took time and
+// a line for a moment, each kind named in the legend and each mark's
+// tooltip saying what the engine said; a study without events has no
+// event in its legend.
+func TestTimelineDrawsEngineEvents(t *testing.T) {
+	f := newFixture(defaultOpts())
+	b := &builder{in: f.input(), st: f.st, a: f.input().Analysis, colors: map[string]string{}, slugs: map[string]int{}}
+	c, _ := b.timelineChart("sync", 4)
+	for _, e := range c.Legend {
+		if strings.HasPrefix(e.Name, "event: ") {
+			t.Errorf("legend names %q of a study without events", e.Name)
+		}
+	}
+	for i := range f.runs {
+		r := &f.runs[i]
+		r.Events = []results.Event{
+			{T: 3, DurationS: 1.5, Kind: "checkpoint", Detail: "time: wrote 42 buffers (0.3%)"},
+			{T: 5.5, Kind: "crash", Detail: "process crash"},
+		}
+	}
+	b = &builder{in: f.input(), st: f.st, a: f.input().Analysis, colors: map[string]string{}, slugs: map[string]int{}}
+	c, _ = b.timelineChart("sync", 4)
+	svg := c.SVG()
+	for _, want := range []string{"event: checkpoint", "event: crash"} {
+		if !hasLegend(c, want) {
+			t.Errorf("legend lacks %q", want)
+		}
+	}
+	placements := 0
+	for _, p := range f.st.Placements {
+		if g := b.group(p.Name, "sync", 4); g != nil && len(g.Runs) > 0 {
+			placements++
+		}
+	}
+	if len(c.Marks) != 2*placements {
+		t.Errorf("%d marks, want the 2 events of the first run of each of %d placements", len(c.Marks), placements)
+	}
+	band := `fill="` + eventColor("checkpoint") + `" fill-opacity="0.18"><title>`
+	line := `stroke="` + eventColor("crash") + `" stroke-width="1.5" stroke-opacity="0.7"`
+	if !strings.Contains(svg, band) || !strings.Contains(svg, line) || !strings.Contains(svg, "time: wrote 42 buffers (0.3%)") {
+		t.Errorf("the chart lacks the checkpoint's band, the crash's line or the checkpoint's detail")
+	}
+}

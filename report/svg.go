@@ -152,12 +152,14 @@ type legendEntry struct {
 // chart is a line chart, a grouped bar chart (Bars over X.Categories), or
 // both on the same axes.
 type chart struct {
-	Title  string
-	X, Y   axis
-	Lines  []line
-	Bars   []barSeries
-	HRefs  []ref
-	VRefs  []ref
+	Title string
+	X, Y  axis
+	Lines []line
+	Bars  []barSeries
+	HRefs []ref
+	VRefs []ref
+	// Marks are engine events along X (marks.go), drawn under the lines.
+	Marks  []mark
 	Legend []legendEntry // nil derives it from Lines and Bars
 
 	lay layout // the layout being drawn
@@ -186,6 +188,7 @@ func (c *chart) render(l layout) string {
 	c.drawLegend(&b, legend, rows)
 	c.drawGrid(&b, p)
 	c.drawBars(&b, p)
+	c.drawMarks(&b, p)
 	c.drawRefs(&b, p)
 	c.drawLines(&b, p)
 	c.drawAxes(&b, p)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // csvHeader names the columns of WriteCSV, one row per run.
@@ -63,4 +64,29 @@ func ComponentsText(m map[string]string) string {
 		parts[i] = k + "=" + m[k]
 	}
 	return strings.Join(parts, ";")
+}
+
+// eventsHeader names the columns of WriteEventsCSV, one row per event.
+var eventsHeader = []string{"study_id", "run_id", "seq", "placement", "durability", "clients", "repeat", "driver",
+	"t_s", "at", "duration_s", "kind", "detail"}
+
+// WriteEventsCSV writes one row per engine event of each run
+// (Run.Events), with the run's cell, for lining events up with the
+// timeline in a spreadsheet.
+func WriteEventsCSV(w io.Writer, runs []Run) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(eventsHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, r := range runs {
+		for _, e := range r.Events {
+			if err := cw.Write([]string{r.StudyID, r.ID, strconv.Itoa(r.Seq), r.Placement, r.Durability, strconv.Itoa(r.Clients),
+				strconv.Itoa(r.Repeat), r.DriverOf(), f(e.T), e.At.Format(time.RFC3339Nano), f(e.DurationS), e.Kind, e.Detail}); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
 }

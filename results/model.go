@@ -1,8 +1,9 @@
 // Package results owns tierbench's results: the records of studies and runs,
 // their SQLite store, and the JSON shape `show` prints; FromDriver turns
 // what the driver measured into a run's record and histograms (of each
-// phase, and of each second: intervals.go). It is the only package that
-// knows the schema.
+// phase, and of each second: intervals.go), and AddEvents places the
+// engine's events on its timeline (events.go). It is the only package
+// that knows the schema.
 package results
 
 import (
@@ -379,6 +380,11 @@ type Run struct {
 	ServiceTime hist.Summary         `json:"service_time_us"`
 	ByOp        map[string]OpSummary `json:"by_op"`
 	Timeline    []Interval           `json:"timeline"`
+	// Events are what the engine did on its own during the run
+	// (checkpoints, flushes, compactions: engine.Eventer) and a crash
+	// run's crash and recovery, on the timeline's clock; none for an
+	// engine that tells none, or a run stored before they were kept.
+	Events []Event `json:"events,omitempty"`
 	// Bottleneck names the run's likely limit (see Bottleneck).
 	Bottleneck *Bottleneck `json:"bottleneck,omitempty"`
 	// Verified is true when the workload checked an invariant of the data

@@ -153,6 +153,7 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 	c := r.rec.Crash
 	r.opt.Progress.Live(r.label + " restarting the engine on what survived the crash...")
 	start := time.Now()
+	r.restartedAt = start
 	db, err := r.restart(ctx)
 	if err != nil {
 		if ctx.Err() != nil {

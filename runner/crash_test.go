@@ -67,6 +67,18 @@ func TestProcessCrash(t *testing.T) {
 				if survives && cr.LostAcked != 0 {
 					t.Errorf("%s promises to survive a process crash, and lost %d acknowledged writes", r.Durability, cr.LostAcked)
 				}
+				kinds := map[string]int{}
+				for _, e := range r.Events {
+					kinds[e.Kind]++
+					t.Logf("%s event at %.3fs for %.3fs: %s %s", r.Durability, e.T, e.DurationS, e.Kind, e.Detail)
+				}
+				if kinds[engine.EventCrash] != 1 || kinds[engine.EventRecovery] != 1 {
+					t.Errorf("%s: want the crash and the recovery among the run's events, got %+v", r.Durability, r.Events)
+				}
+				if c.engine == "postgres" && kinds[engine.EventCheckpoint] == 0 {
+					// The restarted server's end-of-recovery checkpoint.
+					t.Errorf("%s: no checkpoint among the events of a crash run: %+v", r.Durability, r.Events)
+				}
 				if c.engine == "postgres" && !strings.HasPrefix(cr.Replayed, "replayed ") {
 					t.Errorf("%s: PostgreSQL's replay not read from its log: %q", r.Durability, cr.Replayed)
 				}

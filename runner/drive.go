@@ -76,11 +76,13 @@ func (r *run) drive(ctx context.Context) (err error) {
 		dcfg.Lanes = lanes // builtin:lanes=N, checked by the study's parser
 	}
 	dcfg.Cut, dcfg.CutAt = cut, cutAt
+	r.driveStart = time.Now()
 	if ext != nil {
 		r.res, err = ext.Drive(ctx, dcfg, r.cell.Clients)
 	} else {
 		r.res, err = driver.Run(ctx, dcfg, clients)
 	}
+	r.driveEnd = time.Now()
 	if rep := watch.stop(); rep != nil {
 		r.rec.Telemetry, r.rec.TelemetryTimeline = &rep.Summary, rep
 		r.rec.Disturbed, r.rec.DisturbedBy = rep.Summary.Others.Disturbed()

@@ -51,6 +51,12 @@ type run struct {
 	// tierbench failed to do it.
 	crashedAt time.Time
 	crashErr  error
+	// restartedAt is when a crash run's restart began (crash.go).
+	restartedAt time.Time
+
+	// driveStart and driveEnd bound the driven part, for the engine's
+	// events (events.go).
+	driveStart, driveEnd time.Time
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
@@ -97,7 +103,7 @@ func (r *run) rate() float64 {
 // so perform returns no error). Close always follows.
 func (r *run) perform(ctx context.Context) {
 	defer r.close(ctx)
-	for _, phase := range []func(context.Context) error{r.open, r.load, r.coldRestart, r.drive, r.recoverFromCrash, r.verify} {
+	for _, phase := range []func(context.Context) error{r.open, r.load, r.coldRestart, r.drive, r.recoverFromCrash, r.events, r.verify} {
 		if err := phase(ctx); err != nil {
 			r.fail(ctx, err)
 			return

@@ -7,7 +7,8 @@
 // phases on fresh run folders: open, load, cold restart, drive, recover
 // from a crash (crash.go: a crash run crashes its engine inside the
 // measured window, restarts it and checks the acknowledged writes),
-// verify, close; a workload loaded once per study (snapshot.go) is loaded by the
+// events (events.go: what the engine did on its own, on the run's
+// timeline), verify, close; a workload loaded once per study (snapshot.go) is loaded by the
 // first run and copied into later runs' folders instead. Each cell carries
 // its swept option values and cache state (study.Variant), which the run
 // records. A run that fails is stored as failed and the study goes on; a

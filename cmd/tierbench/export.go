@@ -48,12 +48,13 @@ var csvTables = map[string]func(io.Writer, report.Document) error{
 	"runs":        func(w io.Writer, doc report.Document) error { return results.WriteCSV(w, doc.Runs) },
 	"groups":      report.GroupsCSV,
 	"comparisons": report.ComparisonsCSV,
+	"events":      func(w io.Writer, doc report.Document) error { return results.WriteEventsCSV(w, doc.Runs) },
 }
 
 func newExportCmd() *cobra.Command {
 	var o exportOptions
 	cmd := &cobra.Command{
-		Use:   "export [STUDY_ID|latest] --format csv|json [--what runs|groups|comparisons] [-o FILE] [--hdr DIR]",
+		Use:   "export [STUDY_ID|latest] --format csv|json [--what runs|groups|comparisons|events] [-o FILE] [--hdr DIR]",
 		Short: "Write a stored study's runs, groups and comparisons as CSV or JSON, for spreadsheets and notebooks, or its runs' latency per second as HdrHistogram interval logs (exit 4 when none is stored)",
 		Long: `Write a stored study's figures, the same ones show --format json has.
 
@@ -62,7 +63,9 @@ which follows the JSON Schema in results/schema (docs/results-schema.md).
 --format csv writes one table with a header row: --what runs (one row per
 run, the default), groups (one row per placement x durability x clients,
 with its ratio to the baseline and verdict) or comparisons (every
-comparison the study judged, with raw and adjusted p values). -o FILE
+comparison the study judged, with raw and adjusted p values) or events
+(one row per engine event of each run: checkpoints, flushes, compactions,
+a crash run's crash and recovery, on the timeline's clock). -o FILE
 writes a file (.csv or .json names the format), else standard output.
 
 --hdr DIR writes each run's latency per second (all ops) as an
@@ -97,7 +100,7 @@ the warmup (docs/live-metrics.md).`,
 	}
 	cmd.Flags().StringVar(&o.resultsDir, "results", defaultResults, "results directory")
 	cmd.Flags().StringVar(&o.format, "format", "", "csv (one table, see --what) or json (the document show --format json prints); default: from -o's extension")
-	cmd.Flags().StringVar(&o.what, "what", "runs", "with --format csv, the table: runs (one row per run), groups (per placement x durability x clients) or comparisons (every comparison judged)")
+	cmd.Flags().StringVar(&o.what, "what", "runs", "with --format csv, the table: runs (one row per run), groups (per placement x durability x clients), comparisons (every comparison judged) or events (every engine event of each run)")
 	cmd.Flags().StringVarP(&o.out, "output", "o", "", "write to this file (.csv or .json sets the format) instead of standard output")
 	cmd.Flags().StringVar(&o.hdrDir, "hdr", "", "write each run's latency per second (all ops) as an HdrHistogram interval log, DIR/RUN_ID.hlog: untagged lines are the measured window, Tag=warmup lines the warmup")
 	return cmd
@@ -122,7 +125,7 @@ func (o *exportOptions) exporters(cmd *cobra.Command) ([]exporter, error) {
 		outs = append(outs, out)
 	}
 	if len(outs) == 0 {
-		return nil, errors.New("say what to write: --format csv (one table: --what runs, groups or comparisons), --format json, or --hdr DIR (HdrHistogram interval logs); see `tierbench export --help`")
+		return nil, errors.New("say what to write: --format csv (one table: --what runs, groups, comparisons or events), --format json, or --hdr DIR (HdrHistogram interval logs); see `tierbench export --help`")
 	}
 	return outs, nil
 }
@@ -152,9 +155,9 @@ func (o *exportOptions) tableExporter(whatGiven bool) (exporter, error) {
 	case o.format != "csv" && o.format != "json":
 		return nil, fmt.Errorf("unknown --format %q: use csv or json", o.format)
 	case o.format == "json" && whatGiven:
-		return nil, errors.New("--what picks a CSV table; --format json writes runs, groups and comparisons in one document: drop --what, or give --format csv")
+		return nil, errors.New("--what picks a CSV table; --format json writes runs (with their events), groups and comparisons in one document: drop --what, or give --format csv")
 	case table == nil:
-		return nil, fmt.Errorf("unknown --what %q: use runs, groups or comparisons", o.what)
+		return nil, fmt.Errorf("unknown --what %q: use runs, groups, comparisons or events", o.what)
 	}
 	format, out := o.format, o.out
 	return func(ctx context.Context, ex exported) error {

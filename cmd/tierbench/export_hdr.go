@@ -31,21 +31,21 @@ func (o *exportOptions) hdrExporter() (exporter, error) {
 	}
 	return func(ctx context.Context, ex exported) error {
 		logs := map[string]hdrlog.Log{}
-		var skipped []string
+		var skipped skippedRuns
 		for _, r := range ex.runs {
 			l, err := runLog(ctx, ex.store, ex.study, r)
 			if err != nil {
 				return err
 			}
 			if len(l.Intervals) == 0 {
-				skipped = append(skipped, r.ID)
+				skipped.add(noIntervalsWhy(ex.study, r), r.ID)
 				continue
 			}
 			logs[r.ID] = l
 		}
 		if len(logs) == 0 {
-			return &exitError{code: exitNothingStored, err: fmt.Errorf("study %s has no run with latency per interval to export: its runs were stored before tierbench kept it, "+
-				"or measured by a load generator that reports none (pgbench, sysbench, OSB, Rally, rados bench, on a cluster); nothing was written", ex.study.ID)}
+			return &exitError{code: exitNothingStored, err: fmt.Errorf("study %s has no run with latency per interval to export, nothing was written: %s",
+				ex.study.ID, skipped)}
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("--hdr %s: %w", dir, err)
@@ -62,11 +62,58 @@ func (o *exportOptions) hdrExporter() (exporter, error) {
 			fmt.Printf("%s: %s %s c=%d #%d, %d intervals (%s)\n", path, ex.study.SeriesOf(r), r.Durability, r.Clients, r.Repeat,
 				len(l.Intervals), measuredFigures(l))
 		}
-		if len(skipped) > 0 {
-			fmt.Fprintf(os.Stderr, "no latency per interval stored for %d run(s), not exported: %s\n", len(skipped), strings.Join(skipped, ", "))
+		if skipped.n > 0 {
+			fmt.Fprintf(os.Stderr, "no latency per interval stored for %d run(s), not exported: %s\n", skipped.n, skipped)
 		}
 		return nil
 	}, nil
+}
+
+// skippedRuns are the runs --hdr found no interval to export of, by why.
+type skippedRuns struct {
+	whys []string
+	runs map[string][]string
+	n    int
+}
+
+func (s *skippedRuns) add(why, run string) {
+	if s.runs == nil {
+		s.runs = map[string][]string{}
+	}
+	if _, ok := s.runs[why]; !ok {
+		s.whys = append(s.whys, why)
+	}
+	s.runs[why] = append(s.runs[why], run)
+	s.n++
+}
+
+// String says, on one line, each reason and its runs.
+func (s skippedRuns) String() string {
+	parts := make([]string, len(s.whys))
+	for i, why := range s.whys {
+		parts[i] = fmt.Sprintf("%s (%s)", why, strings.Join(s.runs[why], ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// noIntervalsWhy says why run r has no latency histogram per interval:
+// what its load generator reports, or that it was stored before
+// tierbench kept them.
+func noIntervalsWhy(st *results.Study, r results.Run) string {
+	switch d := r.DriverOf(); {
+	case len(r.Timeline) == 0 && r.Status != results.RunOK:
+		return "it " + r.Status + " before its timeline began"
+	case st.Platform != "":
+		return "it ran on a cluster, whose load generator's Job reports no histogram per interval"
+	case d == "sysbench":
+		return "sysbench reports one latency percentile per interval (--report-interval), no histogram: its p99 per second is in the run's timeline"
+	case d == "pgbench":
+		return "stored before tierbench built pgbench's histograms per second from its transaction log (runs since have them)"
+	case d == results.BuiltinDriver || strings.HasPrefix(d, results.BuiltinDriver+":"):
+		return "stored before tierbench kept latency per interval, or driven by the engine's own client (Ignite's), which reports none"
+	default:
+		return "driver " + d + " reports no latency histogram per interval (only figures per second or per run)"
+	}
 }
 
 // runLog is run r's interval log; without intervals when none is stored.

@@ -85,12 +85,82 @@ func TestExportHdrReadByHdrHistogram(t *testing.T) {
 	if err != nil || len(runs) != 2 {
 		t.Fatalf("runs %d, %v", len(runs), err)
 	}
+	checkExportedLogs(t, store, runs, out, r.stdout)
+}
+
+// pgbenchStudy is one run of PostgreSQL driven by pgbench: a second's
+// warmup and 3 s measured.
+const pgbenchStudy = `name: hdr-pgbench
+engine: postgres
+tiers:
+  disk: {path: %q}
+placements:
+  p: {data: disk, wal: disk}
+baseline: p
+durability: [async]
+driver: [pgbench]
+workload: {name: tpcb, scale: 1}
+clients: [2]
+warmup: 1s
+duration: 3s
+probe: off
+`
+
+// TestExportHdrOfPgbenchRun runs real pgbench against a real PostgreSQL:
+// its run keeps a latency histogram per second, built from pgbench's
+// transaction log, which export --hdr writes as an interval log that
+// hdrhistogram-go and HdrHistogram's HistogramLogProcessor read as the
+// run's figures.
+func TestExportHdrOfPgbenchRun(t *testing.T) {
+	if os.Geteuid() != 0 {
+		testenv.Skip(t, "PostgreSQL runs as user postgres, which needs root")
+	}
+	if _, err := exec.LookPath("pgbench"); err != nil {
+		testenv.Skipf(t, "pgbench not installed")
+	}
+	work := serverWork(t, "tierbench-hdr-pgbench-")
+	st := writeStudy(t, work, fmt.Sprintf(pgbenchStudy, filepath.Join(work, "disk")))
+	resultsDir, out := filepath.Join(work, "results"), filepath.Join(work, "hdr")
+	env := []string{"TIERBENCH_STATE_DIR=" + filepath.Join(work, "state")}
+	if r := tierbenchEnv(t, work, env, "run", st, "--results", resultsDir); r.code != 0 {
+		t.Fatalf("run exit %d:\n%s", r.code, r.stderr)
+	}
+	r := tierbenchEnv(t, work, env, "export", "latest", "--results", resultsDir, "--hdr", out)
+	if r.code != 0 {
+		t.Fatalf("export exit %d:\n%s", r.code, r.stderr)
+	}
+	t.Logf("export --hdr:\n%s", r.stdout)
+	store, err := results.OpenExisting(resultsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	stored, err := store.Study(context.Background(), "latest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := store.Runs(context.Background(), stored.ID)
+	if err != nil || len(runs) != 1 || runs[0].DriverOf() != "pgbench" || runs[0].Status != results.RunOK {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	checkExportedLogs(t, store, runs, out, r.stdout)
+}
+
+// checkExportedLogs checks each run's interval log in out: export's
+// output names it, its measured lines hold the run's operations and its
+// warmup lines the warmup's, and, where java and HdrHistogram's jar are
+// here, HdrHistogram's own HistogramLogProcessor finds the run's p50 and
+// p99 in it, up to one operation's rank (the two libraries round a
+// percentile's rank apart).
+func checkExportedLogs(t *testing.T, store *results.Store, runs []results.Run, out, stdout string) {
+	t.Helper()
+	ctx := context.Background()
 	java, javaErr := exec.LookPath("java")
 	_, jarErr := os.Stat(hdrJar())
 	for _, run := range runs {
 		path := filepath.Join(out, run.ID+".hlog")
-		if !strings.Contains(r.stdout, path+": ") {
-			t.Errorf("export's output does not name %s:\n%s", path, r.stdout)
+		if !strings.Contains(stdout, path+": ") {
+			t.Errorf("export's output does not name %s:\n%s", path, stdout)
 		}
 		measured, warmup := readLog(t, path)
 		wantWarmup, err := store.Histogram(ctx, run.ID, results.OpAll, results.KindLatency, "warmup")
@@ -219,10 +289,10 @@ func TestExportHdrRefusals(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no --hdr", append([]string{"export", old.ID}, in...), exitBadInput, "say what to write: --format csv (one table: --what runs, groups or comparisons), --format json, or --hdr DIR"},
+		{"no --hdr", append([]string{"export", old.ID}, in...), exitBadInput, "say what to write: --format csv (one table: --what runs, groups, comparisons or events), --format json, or --hdr DIR"},
 		{"an empty --hdr", append([]string{"export", old.ID, "--hdr="}, in...), exitBadInput, "--hdr needs a folder"},
 		{"onto a file", append([]string{"export", old.ID, "--hdr", filepath.Join(file, "logs")}, in...), exitBadInput, "is below a file, not a folder; give a folder you can write"},
-		{"no interval kept", append([]string{"export", old.ID, "--hdr", out}, in...), exitNothingStored, "study 20251128-100000-aaaaaa has no run with latency per interval to export"},
+		{"no interval kept", append([]string{"export", old.ID, "--hdr", out}, in...), exitNothingStored, "study 20251128-100000-aaaaaa has no run with latency per interval to export, nothing was written: stored before tierbench kept latency per interval, or driven by the engine's own client (Ignite's), which reports none (20251128-100000-aaaaaa-001)"},
 		{"no such study", append([]string{"export", "nosuch", "--hdr", out}, in...), exitNothingStored, `study "nosuch" not found`},
 		{"no store", []string{"export", "--results", filepath.Join(work, "none"), "--hdr", out}, exitNothingStored, "no results in"},
 	} {
@@ -233,6 +303,31 @@ func TestExportHdrRefusals(t *testing.T) {
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
 				t.Errorf("a refused export made %s", out)
+			}
+		})
+	}
+}
+
+// TestNoIntervalsWhy: export --hdr says why each run it skips has no
+// latency per interval, by what drove it.
+func TestNoIntervalsWhy(t *testing.T) {
+	tl := []results.Interval{{T: 1, Length: 1}}
+	for _, c := range []struct {
+		name     string
+		platform string
+		run      results.Run
+		want     string
+	}{
+		{"failed early", "", results.Run{Status: results.RunFailed}, "it failed before its timeline began"},
+		{"sysbench", "", results.Run{Status: results.RunOK, Driver: "sysbench", Timeline: tl}, "sysbench reports one latency percentile per interval"},
+		{"an old pgbench run", "", results.Run{Status: results.RunOK, Driver: "pgbench", Timeline: tl}, "stored before tierbench built pgbench's histograms"},
+		{"rados bench", "", results.Run{Status: results.RunOK, Driver: "radosbench", Timeline: tl}, "driver radosbench reports no latency histogram per interval"},
+		{"an old builtin run", "", results.Run{Status: results.RunOK, Timeline: tl}, "stored before tierbench kept latency per interval"},
+		{"on a cluster", "kind-kind/default", results.Run{Status: results.RunOK, Timeline: tl}, "it ran on a cluster"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := noIntervalsWhy(&results.Study{Platform: c.platform}, c.run); !strings.HasPrefix(got, c.want) {
+				t.Errorf("got %q, want it to start %q", got, c.want)
 			}
 		})
 	}

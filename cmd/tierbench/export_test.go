@@ -30,6 +30,7 @@ clients: [2]
 warmup: 200ms
 duration: 400ms
 repeat: 3
+options: {memtable: 64KiB}
 `
 
 // TestExportAndShowFollowTheSchema runs a real study, then checks that
@@ -55,7 +56,8 @@ func TestExportAndShowFollowTheSchema(t *testing.T) {
 	var doc struct {
 		SchemaVersion int `json:"schema_version"`
 		Runs          []struct {
-			ID string `json:"id"`
+			ID     string            `json:"id"`
+			Events []json.RawMessage `json:"events"`
 		} `json:"runs"`
 		Groups      []map[string]any `json:"groups"`
 		Comparisons []map[string]any `json:"comparisons"`
@@ -73,7 +75,15 @@ func TestExportAndShowFollowTheSchema(t *testing.T) {
 		t.Errorf("export --format json: exit %d, and it is not show's document\n%s", r.code, r.stderr)
 	}
 
-	// Each CSV table: a header row, then one row per run, group or comparison.
+	events := 0
+	for _, r := range doc.Runs {
+		events += len(r.Events)
+	}
+	if events == 0 {
+		t.Errorf("no run of a 64KiB memtable stored a flush: the schema checked no event")
+	}
+	// Each CSV table: a header row, then one row per run, group,
+	// comparison or engine event.
 	for _, c := range []struct {
 		what, first string
 		rows        int
@@ -81,6 +91,7 @@ func TestExportAndShowFollowTheSchema(t *testing.T) {
 		{"runs", "study_id,run_id,seq,placement", len(doc.Runs)},
 		{"groups", "study_id,placement,durability,clients,n,failed", len(doc.Groups)},
 		{"comparisons", "study_id,kind,placement,durability,clients,against", len(doc.Comparisons)},
+		{"events", "study_id,run_id,seq,placement,durability,clients,repeat,driver,t_s,at,duration_s,kind,detail", events},
 	} {
 		r := tierbench(t, "export", "--results", resultsDir, "--format", "csv", "--what", c.what)
 		records, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
@@ -113,7 +124,7 @@ func TestExportAndShowFollowTheSchema(t *testing.T) {
 	}{
 		{"no output asked", nil, exitBadInput, "--format csv"},
 		{"an unknown format", []string{"--format", "xml"}, exitBadInput, "use csv or json"},
-		{"an unknown table", []string{"--format", "csv", "--what", "rounds"}, exitBadInput, "use runs, groups or comparisons"},
+		{"an unknown table", []string{"--format", "csv", "--what", "rounds"}, exitBadInput, "use runs, groups, comparisons or events"},
 		{"a table of the document", []string{"--format", "json", "--what", "groups"}, exitBadInput, "drop --what"},
 		{"a name that contradicts the format", []string{"--format", "json", "-o", filepath.Join(work, "x.csv")}, exitBadInput, "drop --format"},
 		{"a folder that does not exist", []string{"-o", filepath.Join(work, "none", "x.csv")}, exitBadInput, "does not exist"},

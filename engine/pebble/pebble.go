@@ -88,6 +88,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 	}
 	d := &DB{}
 	opts.Logger = fatalLogger{fatal: &d.fatal}
+	opts.EventListener = listener(&d.events)
 	var wo *pebble.WriteOptions
 	switch cfg.Durability {
 	case engine.Sync:
@@ -129,6 +130,8 @@ type DB struct {
 	wo *pebble.WriteOptions
 	// fatal is the first fatal error Pebble reported (see fatal.go).
 	fatal atomic.Pointer[FatalError]
+	// events are the flushes and compactions Pebble reported (events.go).
+	events engine.EventLog
 }
 
 var _ engine.Checker = (*DB)(nil)

@@ -200,7 +200,11 @@ func (s settings) params() [][2]string {
 		{"checkpoint_timeout", fmt.Sprintf("%ds", s.checkpointTimeout)},
 		{"fsync", onOff(s.fsync)},
 		{"synchronous_commit", onOff(s.syncCommit)},
+		// Checkpoints in the log, with times tierbench reads back
+		// (events.go): the default prefix, in UTC whatever the host's zone.
 		{"log_checkpoints", "on"},
+		{"log_line_prefix", "%m [%p] "},
+		{"log_timezone", "UTC"},
 	}
 }
 

@@ -9,8 +9,12 @@
 // per-transaction log (-l), and the log is split at the warmup boundary by
 // each transaction's completion time, as tierbench's driver does. The
 // latency histograms are built from that log (microsecond resolution, the
-// log's); the per-second timeline too. pgbench's -P 1 progress lines only
-// feed the live display.
+// log's); the per-second timeline too, each second with its own latency
+// histogram (the run's HdrHistogram interval log, tierbench export --hdr),
+// a second in which nothing completed at 0 ops/s. The log is read whole
+// once pgbench ends, 24 bytes a transaction in memory; the histograms are
+// bounded whatever the rate. pgbench's -P 1 progress lines only feed the
+// live display.
 package pgbench
 
 import (
@@ -274,6 +278,7 @@ func Summarize(entries []Entry, warmup, duration time.Duration) *driver.Result {
 	for _, e := range entries {
 		t0 = min(t0, e.End-e.Latency)
 	}
+	res.Began = time.UnixMicro(t0)
 	warmUs, endUs := warmup.Microseconds(), (warmup + duration).Microseconds()
 	phases := [2]*phaseAcc{newPhaseAcc(), newPhaseAcc()}
 	var iv *intervalAcc
@@ -296,6 +301,11 @@ func Summarize(entries []Entry, warmup, duration time.Duration) *driver.Result {
 		sec := int(t / 1_000_000)
 		if iv == nil || sec != iv.index {
 			flush()
+			// A second in which nothing completed (a stall) is a second
+			// of the timeline too, at 0 ops/s.
+			for gap := nextIndex(iv); gap < sec; gap++ {
+				res.Intervals = append(res.Intervals, (&intervalAcc{index: gap, h: hist.New()}).interval(warmup))
+			}
 			iv = &intervalAcc{index: sec, h: hist.New()}
 		}
 		if e.Failed {
@@ -334,15 +344,27 @@ type intervalAcc struct {
 	ops, errors int64
 }
 
+// interval is the second's figures and its latency histogram, encoded
+// as the builtin driver keeps it, for the run's interval log (export
+// --hdr) and the report's timeline.
 func (a *intervalAcc) interval(warmup time.Duration) driver.Interval {
 	start := time.Duration(a.index) * time.Second
 	phase := driver.Measured
 	if start < warmup {
 		phase = driver.Warmup
 	}
+	enc, _ := hist.Encode(a.h) // a histogram of hist.New's bounds always encodes
 	return driver.Interval{Index: a.index, Phase: phase, Start: start, Length: time.Second, Ops: a.ops, Errors: a.errors,
 		P50: time.Duration(a.h.ValueAtQuantile(50)), P99: time.Duration(a.h.ValueAtQuantile(99)),
-		Max: time.Duration(a.h.Max()), PerOpOK: []int64{a.ops}}
+		Max: time.Duration(a.h.Max()), PerOpOK: []int64{a.ops}, Latency: enc}
+}
+
+// nextIndex is the second after iv's, 0 before the first.
+func nextIndex(iv *intervalAcc) int {
+	if iv == nil {
+		return 0
+	}
+	return iv.index + 1
 }
 
 // ParseProgress reads a -P line, "progress: 5.0 s, 1234.5 tps, lat 3.236 ms

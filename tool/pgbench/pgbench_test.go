@@ -12,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/tool"
 	"github.com/tierbench/tierbench/workload/tpcb"
 )
@@ -95,6 +96,38 @@ func TestSummarize(t *testing.T) {
 	if l := res.Measured.Length; l < 1400*time.Millisecond || l > 2*time.Second {
 		t.Errorf("measured length %v", l)
 	}
+	if !res.Began.Equal(time.UnixMicro(epoch)) {
+		t.Errorf("began %v, want the first transaction's start %v", res.Began, time.UnixMicro(epoch))
+	}
+	checkIntervalHists(t, res)
+
+	// A second in which nothing completed is on the timeline at 0 ops.
+	gap := Summarize([]Entry{{End: us(0.2), Latency: 1000}, {End: us(2.2), Latency: 1000}}, 0, 3*time.Second)
+	if len(gap.Intervals) != 3 || gap.Intervals[1].Index != 1 || gap.Intervals[1].Ops != 0 || gap.Intervals[2].Ops != 1 {
+		t.Errorf("intervals around a stall: %+v", gap.Intervals)
+	}
+	checkIntervalHists(t, gap)
+}
+
+// checkIntervalHists checks that each interval of res keeps its latency
+// histogram, of as many transactions as it counts, and that the measured
+// intervals' add up to the measured window's (warmup a whole second).
+func checkIntervalHists(t *testing.T, res *driver.Result) {
+	t.Helper()
+	var measured int64
+	for _, iv := range res.Intervals {
+		h, err := hist.Decode(iv.Latency)
+		if err != nil || h.TotalCount() != iv.Ops {
+			t.Errorf("interval %d: %d ops, its histogram %v (%v)", iv.Index, iv.Ops, h, err)
+			continue
+		}
+		if iv.Phase == driver.Measured {
+			measured += h.TotalCount()
+		}
+	}
+	if measured != res.Measured.Ops {
+		t.Errorf("the measured intervals' histograms hold %d transactions, the window %d", measured, res.Measured.Ops)
+	}
 }
 
 func TestCheck(t *testing.T) {
@@ -152,6 +185,7 @@ func TestDrive(t *testing.T) {
 	if ticks < 2 || len(res.Intervals) < 3 {
 		t.Errorf("%d live ticks, %d intervals", ticks, len(res.Intervals))
 	}
+	checkIntervalHists(t, res)
 	if tps := res.Measured.Throughput(); tps <= 0 {
 		t.Errorf("throughput %v", tps)
 	}
