@@ -83,7 +83,21 @@ func TestCapacityKnownAnswer(t *testing.T) {
 	if fast.Rounds == 0 || slow.Rounds == 0 {
 		t.Fatalf("no capacity found: %s", lines)
 	}
-	if fast.Verdict != stats.Better {
+	// The larger capacity, round by round; and better, unless other
+	// processes took the machine during a step: a verdict on disturbed
+	// runs says more of the machine than of the code.
+	fr, sl := roundCapacities(rec, runs, "wal-fast"), roundCapacities(rec, runs, "wal-slow")
+	for round, c := range sl {
+		if fr[round] <= c {
+			t.Errorf("round %d: wal-fast's capacity %.0f ops/s is not above wal-slow's %.0f", round, fr[round], c)
+		}
+	}
+	disturbed := slices.ContainsFunc(runs, func(r results.Run) bool { return r.Disturbed })
+	switch {
+	case fast.Verdict == stats.Better:
+	case disturbed:
+		t.Logf("wal-fast's capacity is %s against wal-slow's with steps disturbed by other processes; not judged", fast.Verdict)
+	default:
 		t.Errorf("wal-fast's capacity is %s than wal-slow's, want better: %.0f against %.0f ops/s", fast.Verdict, fast.OpsS, slow.OpsS)
 	}
 	if f := d.Frontiers[0].Series; slices.Contains(f, "wal-pricey") {
@@ -100,4 +114,14 @@ func TestCapacityKnownAnswer(t *testing.T) {
 	if d.Time.Steps != len(runs) || d.Time.FixedRateRuns != 3*3 {
 		t.Errorf("search time %+v, want %d steps against 9 fixed-rate runs", d.Time, len(runs))
 	}
+}
+
+// roundCapacities maps each round to the capacity series found in it.
+func roundCapacities(st *results.Study, runs []results.Run, series string) map[int]float64 {
+	out := map[int]float64{}
+	a := stats.Analyze(st, runs)
+	if g := a.Group(stats.Key{Series: series, Durability: "sync", Clients: 8}); g != nil {
+		out = g.Rounds()
+	}
+	return out
 }
