@@ -51,6 +51,9 @@ command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing+=(runc)
 [ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
 command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
 command -v iptables >/dev/null 2>&1 || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+# Prometheus scrapes `run --metrics` and runs the Grafana dashboard's
+# queries in cmd/tierbench's TestPrometheusRunsTheDashboard (tests only).
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 # Headless Chromium lays the HTML report out at a desktop's and a phone's
 # width in the report's tests (report/browser_test.go).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
