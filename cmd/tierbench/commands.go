@@ -233,6 +233,9 @@ func validate(ctx context.Context, path string) error {
 		return badInput(err)
 	}
 	printTierNotes(os.Stdout, st)
+	for _, n := range st.ProfileNotes() {
+		fmt.Println("note: " + n)
+	}
 	drivers := ""
 	if len(st.Drivers) > 1 {
 		drivers = fmt.Sprintf(" x %d drivers", len(st.Drivers))
