@@ -306,3 +306,13 @@ func distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Row is one figure of a profile against what a probe of a tier that
+// emulates it achieved: latencies in µs, rates in IOPS or MiB/s. Error is
+// (achieved - asked) / asked.
+type Row struct {
+	Figure   string  `json:"figure"`
+	Asked    float64 `json:"asked"`
+	Achieved float64 `json:"achieved"`
+	Error    float64 `json:"error"`
+}
