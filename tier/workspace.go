@@ -208,6 +208,7 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 		label := "latency (FUSE): "
 		if t.Profile != nil {
 			label = "profile " + t.Profile.Name + ", latency (FUSE): "
+			info.Profile = t.Profile.Name
 		}
 		info.Emulation = joinNonEmpty(info.Emulation, label+t.Latency.String())
 		if c, ok := w.prov.LatencyCalibration(t.Name); ok {

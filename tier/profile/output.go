@@ -92,3 +92,23 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// RowsText is fidelity rows in one line, for a study's report: each
+// figure asked / achieved and the error.
+func RowsText(rows []Row) string {
+	parts := make([]string, len(rows))
+	for i, r := range rows {
+		parts[i] = fmt.Sprintf("%s %s/%s (%+.0f%%)", r.Figure, num(r.Asked), num(r.Achieved), 100*r.Error)
+	}
+	return "asked/achieved: " + strings.Join(parts, ", ")
+}
+
+func num(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
