@@ -3,6 +3,7 @@ package emulate
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +40,13 @@ type delays struct {
 	// fsync is atomic because calibration may stand in a target of its own
 	// when no fsync latency was asked for.
 	fsync atomic.Int64
-	// overhead is the layer's own cost, taken off every wait.
+	// overhead is the layer's own cost around a sleep (the round trip and
+	// the sleep's overshoot), taken off every wait.
 	overhead atomic.Int64
+	// roundTrip is the layer's cost with no sleep (calibration measures
+	// it): a wait too short to sleep through spins for what is left of
+	// the target after it.
+	roundTrip atomic.Int64
 }
 
 func newDelays(l Latency) *delays {
@@ -51,12 +57,46 @@ func newDelays(l Latency) *delays {
 }
 
 // finish waits what is left of target once the backing folder has taken
-// spent, less the layer's own cost.
+// spent, less the layer's own cost. A wait shorter than that cost, which
+// a sleep would overshoot (a wake-up alone takes tens of µs on a VM),
+// spins instead for what is left after the layer's round trip: so a
+// target between the round trip and the sleep's cost (a 50-100 µs SSD
+// read) is met rather than cut to the round trip.
 func (d *delays) finish(target, spent time.Duration) {
 	if target <= 0 {
 		return
 	}
-	pause(target - spent - time.Duration(d.overhead.Load()))
+	if w := target - spent - time.Duration(d.overhead.Load()); w > 0 {
+		pause(w)
+		return
+	}
+	spin(target - spent - time.Duration(d.roundTrip.Load()))
+}
+
+// spinning counts the operations spinning now; at most maxSpinning spin
+// at once (half the CPUs, at least one), and the others sleep, so that a
+// deep queue of short waits (QD32) does not take every CPU from the
+// application and the layer.
+var (
+	spinning    atomic.Int32
+	maxSpinning = int32(max(runtime.NumCPU()/2, 1))
+)
+
+// spin waits d without sleeping, or sleeps when enough others spin; only
+// for waits shorter than a sleep's own cost, so it burns at most that
+// much CPU per operation.
+func spin(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if spinning.Add(1) > maxSpinning {
+		spinning.Add(-1)
+		pause(d)
+		return
+	}
+	defer spinning.Add(-1)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
 }
 
 // timed runs op and waits the rest of a draw around target (spread is
