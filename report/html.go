@@ -21,6 +21,8 @@ import (
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // Input is everything a report needs; it never talks to an engine.
@@ -311,7 +313,7 @@ func (b *builder) tierTable() table {
 			}
 		}
 		t.Rows = append(t.Rows, row{Class: class, Cells: []cell{{Text: n}, {Text: orDash(ti.Path)}, {Text: orDash(ti.FSType)},
-			{Text: orDash(ti.MountPoint)}, {Text: dev}, {Text: orDash(ti.MountOptions)}, {Text: durable}, {Text: emulatedText(ti.Emulated, ti.Emulation, ti.EmulationCheck)},
+			{Text: orDash(ti.MountPoint)}, {Text: dev}, {Text: orDash(ti.MountOptions)}, {Text: durable}, {Text: emulatedText(ti.Emulated, ti.Emulation, ti.EmulationCheck, fidelityText(ti))},
 			{Text: ProbeText(b.st.Probes[n])}}})
 	}
 	return t
@@ -319,9 +321,18 @@ func (b *builder) tierTable() table {
 
 // emulatedText says how a tier is emulated and what checked it (the fsync
 // p50 the probe and the layer measured), as `show` does.
-func emulatedText(emulated bool, how, check string) string {
+// fidelityText is a profiled tier's figures asked against achieved, ""
+// when the study did not probe it.
+func fidelityText(ti tier.Info) string {
+	if len(ti.Fidelity) == 0 {
+		return ""
+	}
+	return "profile " + ti.Profile + " " + profile.RowsText(ti.Fidelity)
+}
+
+func emulatedText(emulated bool, how, check, fidelity string) string {
 	out := yesNo(emulated)
-	for _, s := range []string{how, check} {
+	for _, s := range []string{how, check, fidelity} {
 		if emulated && s != "" {
 			out += "; " + s
 		}

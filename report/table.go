@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // ShowOptions shape `show`'s text.
@@ -104,6 +105,9 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 	for _, n := range names {
 		if p := st.Probes[n]; p != nil {
 			tierNotes = append(tierNotes, n+": "+ProbeText(p))
+		}
+		if t := st.Tiers[n]; len(t.Fidelity) > 0 {
+			tierNotes = append(tierNotes, fmt.Sprintf("%s: profile %s %s", n, t.Profile, profile.RowsText(t.Fidelity)))
 		}
 	}
 	for _, note := range tierNotes {

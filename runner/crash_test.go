@@ -181,11 +181,11 @@ func TestPowerCrash(t *testing.T) {
 // TestPowerCrashWALInRAM runs the smallest study that failed with "crash:
 // wipe .../wal: input/output error" on every power run of its WAL on
 // /dev/shm: Pebble with synced commits, its WAL on a disk folder, on a
-// folder on tmpfs and on a pmem_emulated folder, under a power cut. Every
-// run is ok: the tmpfs WAL is emptied at the cut and every acknowledged
-// write since the load is gone, which is the tier's doing, not a
-// contradiction of sync; the disk and the pmem_emulated WAL keep every
-// one.
+// folder on tmpfs and on a pmem_emulated folder (plain, and with the
+// Optane PMEM profile's latencies), under a power cut. Every run is ok:
+// the tmpfs WAL is emptied at the cut and every acknowledged write since
+// the load is gone, which is the tier's doing, not a contradiction of
+// sync; the disk and the pmem_emulated WALs keep every one.
 func TestPowerCrashWALInRAM(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skipf(t, "no FUSE: %v", err)
@@ -209,10 +209,12 @@ tiers:
   disk: {path: %s}
   ram:  {path: %s}
   pmem: {pmem_emulated: {path: %s}}
+  pmemp: {pmem_emulated: {path: %s}, profile: optane-pmem-100}
 placements:
   all-disk: {data: disk, wal: disk}
   wal-ram:  {data: disk, wal: ram}
   wal-pmem: {data: disk, wal: pmem}
+  wal-pmem-profile: {data: disk, wal: pmemp}
 baseline: all-disk
 durability: sync
 crash: power
@@ -220,14 +222,14 @@ workload: {name: ycsb-a, records: 1000}
 clients: 2
 duration: 1s
 repeat: 1
-`, filepath.Join(root, "disk"), filepath.Join(shm, "ram"), filepath.Join(shm, "pmem"))
+`, filepath.Join(root, "disk"), filepath.Join(shm, "ram"), filepath.Join(shm, "pmem"), filepath.Join(shm, "pmemp"))
 	st, err := study.Parse("wal-in-ram-power.yaml", []byte(src), catalog.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
 	runs := runStoredIn(t, filepath.Join(root, "results"), st, ledger)
-	if len(runs) != 3 {
-		t.Fatalf("%d runs, want 3", len(runs))
+	if len(runs) != 4 {
+		t.Fatalf("%d runs, want 4", len(runs))
 	}
 	for _, r := range runs {
 		cr := r.Crash

@@ -20,6 +20,7 @@ const ProbeMaxAge = 7 * 24 * time.Hour
 // device, filesystem and mount. An emulated tier's record (in tiers) gets
 // the probe's verdict on its emulation (probe.EmulationCheck).
 func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info, opt Options) (map[string]*results.Probe, error) {
+	noteFloor(st, tiers, opt)
 	mode := st.Probe
 	switch mode {
 	case study.ProbeOff:
@@ -54,6 +55,10 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s is emulated (%s): %s", t.Name, info.Emulation, info.EmulationCheck))
 		}
+		if t.Profile != nil {
+			info.Fidelity = probe.Fidelity(*t.Profile, pt.Fio)
+			tiers[t.Name] = info
+		}
 		p := &results.Probe{TakenAt: time.Now().UTC(), MountPoint: info.MountPoint, Quick: quick, Tier: pt}
 		if err := opt.Store.PutProbe(context.WithoutCancel(ctx), *p); err != nil {
 			return nil, err
@@ -65,4 +70,31 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		out[t.Name] = p
 	}
 	return out, nil
+}
+
+// noteFloor adds to the record of each tier with a profile the figures it
+// cannot represent: those below the FUSE layer's floor (measured by
+// tierbench probe --floor on this machine, else assumed), so that the
+// report says so beside every figure from the tier.
+func noteFloor(st *study.Study, tiers map[string]tier.Info, opt Options) {
+	var floor *probe.Floor
+	loaded := false
+	for _, t := range st.Tiers {
+		info, ok := tiers[t.Name]
+		if t.Profile == nil || !ok {
+			continue
+		}
+		if !loaded {
+			var err error
+			if floor, err = probe.LoadFloor(tier.StateDir()); err != nil {
+				opt.Progress.Line(fmt.Sprintf("%v; the assumed floor is used", err))
+			}
+			loaded = true
+		}
+		if b := probe.BelowText(*t.Profile, floor); b != "" {
+			info.Emulation += "; " + b
+			tiers[t.Name] = info
+			opt.Progress.Line(fmt.Sprintf("tier %s: %s", t.Name, b))
+		}
+	}
 }

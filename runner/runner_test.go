@@ -23,6 +23,7 @@ import (
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"
+	"github.com/tierbench/tierbench/tier/profile"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
 
@@ -305,6 +306,14 @@ func TestColdCacheAndBottleneck(t *testing.T) {
 // nothing is left after. Whether the figures are within tolerance is a
 // measurement (see package emulate), not a test.
 func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
+	profiledTier := func(t *testing.T, name string) study.Tier {
+		p, err := profile.Find(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := tier.ApplyProfile(p, true, false)
+		return study.Tier{Spec: tier.Spec{Latency: &a.Latency, Throttle: a.Throttle, Profile: &p}}
+	}
 	if os.Geteuid() != 0 {
 		testenv.Skip(t, "needs root for loop devices, cgroups and FUSE")
 	}
@@ -322,6 +331,9 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 			[]string{"throttled (cgroup): write_iops 1000"}, "4k random write IOPS (qd32)"},
 		{"latency", study.Tier{Spec: tier.Spec{Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}}, emulate.Supported,
 			[]string{"latency (FUSE): fsync 2ms", "measured at mount: fsync p50 "}, "fsync p50"},
+		// A profile sets both, and the tier's record gets its fidelity.
+		{"profile", profiledTier(t, "sata-ssd"), func() error { return errors.Join(emulate.Supported(), throttle.Supported()) },
+			[]string{"profile sata-ssd, latency (FUSE): read p50 110µs p99 300µs", "throttled (cgroup): read_iops 72000"}, "fsync p50"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -376,6 +388,9 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 					t.Errorf("emulation check %q does not give %q", info.EmulationCheck, want)
 				}
 			}
+			if tc.tier.Profile != nil && (info.Profile != tc.tier.Profile.Name || len(info.Fidelity) != 10) {
+				t.Errorf("tier record: profile %q, fidelity %+v; want the profile and its 10 figures asked against achieved", info.Profile, info.Fidelity)
+			}
 			// `show` shows them.
 			var shown strings.Builder
 			runs, _ := store.Runs(context.Background(), stored.ID)
@@ -386,6 +401,9 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 			flat := strings.Join(strings.Fields(shown.String()), " ")
 			if !strings.Contains(flat, info.EmulationCheck) || !strings.Contains(flat, info.Emulation) {
 				t.Errorf("show does not give the tier's emulation and its check:\n%s", shown.String())
+			}
+			if tc.tier.Profile != nil && !strings.Contains(flat, "slow: profile "+tc.tier.Profile.Name+" asked/achieved: read p50") {
+				t.Errorf("show does not give the profile's figures asked against achieved:\n%s", shown.String())
 			}
 			if left, _ := ledger.All(); len(left) != 0 {
 				t.Errorf("left behind: %v", left)

@@ -123,6 +123,14 @@ func indexLines(lines, sub []string, from int) int {
 	return -1
 }
 
+// profileName is the tier's profile's name, "" if it has none.
+func profileName(ti Tier) string {
+	if ti.Profile == nil {
+		return ""
+	}
+	return ti.Profile.Name
+}
+
 func equalLines(a, b []string) bool {
 	for i := range a {
 		if a[i] != b[i] {
@@ -178,6 +186,7 @@ func showField(t *testing.T, st *Study, field string) []string {
 				{"path", ti.Path, ti.Path != ""}, {fmt.Sprint(kind), kindSpec, ti.Kind != nil}, {"latency", ti.Latency, ti.Latency != nil},
 				{"throttle", ti.Throttle, ti.Throttle != nil}, {"crashable", ti.Crashable, ti.Crashable},
 				{"pmem_emulated", ti.PmemEmulated, ti.PmemEmulated},
+				{"profile", profileName(ti), ti.Profile != nil},
 			} {
 				if part.set {
 					s += fmt.Sprintf(" %s %+v", part.name, part.spec)

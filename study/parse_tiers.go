@@ -112,7 +112,7 @@ var tierKinds = []tierKind{
 
 // tierModifiers make a tier emulate slower storage (or, volume_mode, set
 // a cluster claim's mode).
-var tierModifiers = []string{"latency", "throttle", "volume_mode", "cost"}
+var tierModifiers = []string{"latency", "throttle", "profile", "volume_mode", "cost"}
 
 // tierKindKeys lists tierKinds' keys.
 func tierKindKeys() []string {
@@ -124,7 +124,8 @@ func tierKindKeys() []string {
 }
 
 // tier reads one tier: exactly one of path, tmpfs, loop, pmem, pmem_emulated
-// or rbd, and optionally latency and throttle.
+// or rbd, and optionally latency and throttle, or a profile in their place
+// (parse_profile.go).
 func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	var kind *entry
 	mods := map[string]entry{}
@@ -165,6 +166,9 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	if e, has := mods["volume_mode"]; has {
 		p.addf(e.k.Line, "tier %q: volume_mode is for a storage_class tier (a claim's volume mode on a Kubernetes cluster); remove it", name)
 		return Tier{}, false
+	}
+	if e, has := mods["profile"]; has {
+		return p.profiled(name, t, ok, kind.key, e, mods)
 	}
 	if e, has := mods["latency"]; has && kind.key == "rbd" {
 		p.addf(e.k.Line, "tier %q: latency is not supported on an rbd tier, whose speed is its cluster's; place the cluster's components on emulated tiers instead", name)

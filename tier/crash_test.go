@@ -10,6 +10,7 @@ import (
 
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier/emulate"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // shmDir returns a fresh folder on /dev/shm (tmpfs), removed at the end.
@@ -70,7 +71,12 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skipf(t, "no FUSE: %v", err)
 	}
-	ram, pm := shmDir(t, "ram"), shmDir(t, "pmem")
+	ram, pm, pp := shmDir(t, "ram"), shmDir(t, "pmem"), shmDir(t, "pmemp")
+	prof, err := profile.Find("optane-pmem-100")
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := ApplyProfile(prof, false, true)
 	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +84,8 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 	specs := []Spec{
 		{Name: "ram", Path: filepath.Join(ram, "tier"), Crashable: true},
 		{Name: "pmem", Path: filepath.Join(pm, "tier"), Crashable: true, PmemEmulated: true},
+		// The PMEM profile's latencies over the same layer.
+		{Name: "pmemp", Path: filepath.Join(pp, "tier"), Crashable: true, PmemEmulated: true, Latency: &applied.Latency, Profile: &prof},
 	}
 	if os.Geteuid() == 0 { // pmem_emulated: {size: ...} mounts a tmpfs
 		specs = append(specs, Spec{Name: "pmem2", Kind: TmpfsSpec{Size: 16 << 20}, Crashable: true, PmemEmulated: true})
@@ -95,7 +103,7 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 			ws.Close()
 		}
 	})
-	ri, pi := ws.Tiers()["ram"], ws.Tiers()["pmem"]
+	ri, pi, ppi := ws.Tiers()["ram"], ws.Tiers()["pmem"], ws.Tiers()["pmemp"]
 	if ri.FSType != "tmpfs" || ri.Durable || ri.Emulated || ri.PmemEmulated {
 		t.Errorf("tier ram: %+v; want the tmpfs folder itself, not durable, no layer", ri)
 	}
@@ -103,11 +111,14 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 		!strings.Contains(pi.Emulation, "persistent-memory-like") || !strings.Contains(pi.Emulation, "not persistent memory's") {
 		t.Errorf("tier pmem: %+v; want it under the FUSE layer, durable, emulated and labelled persistent-memory-like", pi)
 	}
+	if !ppi.Durable || !ppi.PmemEmulated || !strings.Contains(ppi.Emulation, "profile optane-pmem-100") {
+		t.Errorf("tier pmemp: %+v; want it durable, pmem_emulated and naming its profile", ppi)
+	}
 
-	if err := ws.Settle([]string{"ram", "pmem"}); err != nil {
+	if err := ws.Settle([]string{"ram", "pmem", "pmemp"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, dir := range []string{ri.Path, pi.Path} {
+	for _, dir := range []string{ri.Path, pi.Path, ppi.Path} {
 		if err := os.Mkdir(filepath.Join(dir, "wal"), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -116,12 +127,14 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 	}
 	// Make the folder wal itself durable on the layer: a folder entry
 	// needs an fsync of its parent.
-	if d, err := os.Open(pi.Path); err == nil {
-		d.Sync()
-		d.Close()
+	for _, p := range []string{pi.Path, ppi.Path} {
+		if d, err := os.Open(p); err == nil {
+			d.Sync()
+			d.Close()
+		}
 	}
 
-	lost, err := ws.PowerCut([]string{"ram", "pmem"})
+	lost, err := ws.PowerCut([]string{"ram", "pmem", "pmemp"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,18 +145,20 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 	if err := Wipe(filepath.Join(ri.Path, "wal")); err != nil {
 		t.Errorf("emptying the tmpfs folder at the cut: %v", err)
 	}
-	if err := ws.PowerOn([]string{"ram", "pmem"}); err != nil {
+	if err := ws.PowerOn([]string{"ram", "pmem", "pmemp"}); err != nil {
 		t.Fatal(err)
 	}
 	if left, _ := os.ReadDir(filepath.Join(ri.Path, "wal")); len(left) != 0 {
 		t.Errorf("tmpfs folder after the cut holds %v, want nothing", left)
 	}
-	got, err := os.ReadFile(filepath.Join(pi.Path, "wal", "synced"))
-	if err != nil || string(got) != "acknowledged" {
-		t.Errorf("synced file on the pmem tier after the cut: %q, %v; want it kept", got, err)
-	}
-	if _, err := os.Stat(filepath.Join(pi.Path, "wal", "unsynced")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("unsynced file on the pmem tier after the cut: %v; want it gone", err)
+	for name, p := range map[string]string{"pmem": pi.Path, "pmemp": ppi.Path} {
+		got, err := os.ReadFile(filepath.Join(p, "wal", "synced"))
+		if err != nil || string(got) != "acknowledged" {
+			t.Errorf("synced file on the %s tier after the cut: %q, %v; want it kept", name, got, err)
+		}
+		if _, err := os.Stat(filepath.Join(p, "wal", "unsynced")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("unsynced file on the %s tier after the cut: %v; want it gone", name, err)
+		}
 	}
 	t.Logf("the layer undid: %s", LostText(lost))
 

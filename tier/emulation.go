@@ -10,9 +10,13 @@ import (
 // passthrough), to model slower storage such as SATA, HDD or network block
 // storage. Each is the operation's whole latency as an application sees
 // it, not an amount added to the backing folder's (see package emulate).
-// Zero leaves that operation as fast as the backing folder.
+// Zero leaves that operation as fast as the backing folder. The P99s,
+// when set above their operation's latency, make the layer draw each
+// operation's time from a distribution with that median and 99th
+// percentile (see emulate.Latency); a profile sets them.
 type LatencySpec struct {
-	Read, Write, Fsync time.Duration
+	Read, Write, Fsync          time.Duration
+	ReadP99, WriteP99, FsyncP99 time.Duration
 }
 
 // ThrottleSpec caps a loop tier's device through the block I/O cgroup
@@ -25,10 +29,13 @@ type ThrottleSpec struct {
 func (l LatencySpec) String() string {
 	var parts []string
 	for _, p := range []struct {
-		name string
-		d    time.Duration
-	}{{"read", l.Read}, {"write", l.Write}, {"fsync", l.Fsync}} {
-		if p.d > 0 {
+		name    string
+		d, tail time.Duration
+	}{{"read", l.Read, l.ReadP99}, {"write", l.Write, l.WriteP99}, {"fsync", l.Fsync, l.FsyncP99}} {
+		switch {
+		case p.d > 0 && p.tail > p.d:
+			parts = append(parts, fmt.Sprintf("%s p50 %s p99 %s", p.name, p.d, p.tail))
+		case p.d > 0:
 			parts = append(parts, fmt.Sprintf("%s %s", p.name, p.d))
 		}
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/tierbench/tierbench/host/mountinfo"
 	"github.com/tierbench/tierbench/tier/emulate"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // Info is what tierbench records about a tier.
@@ -51,6 +52,11 @@ type Info struct {
 	// RAM whose Durable holds only under tierbench's power-loss layer, so
 	// reports can say so beside every figure from it.
 	PmemEmulated bool `json:"pmem_emulated,omitempty"`
+	// Profile names the device profile the tier emulates (profile:), and
+	// Fidelity is each of its figures against what the study's probe of
+	// the tier achieved (only when the study probed: probe quick or full).
+	Profile  string        `json:"profile,omitempty"`
+	Fidelity []profile.Row `json:"fidelity,omitempty"`
 }
 
 // volatileFS are filesystems whose contents live only in memory.

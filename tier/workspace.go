@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tierbench/tierbench/tier/profile"
 	"os"
 	"path/filepath"
 )
@@ -18,6 +19,9 @@ type Spec struct {
 	Kind     Kind
 	Latency  *LatencySpec
 	Throttle *ThrottleSpec
+	// Profile is the device profile the tier emulates (profile:), from
+	// which Latency and Throttle were set (ApplyProfile); nil if none.
+	Profile *profile.Profile
 	// Crashable puts the tier under the crash-capable layer (crash:
 	// power), which loses every write not made durable when the power is
 	// cut (see crash.go).
@@ -201,7 +205,12 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 	}
 	if t.Latency != nil {
 		info.Emulated = true
-		info.Emulation = joinNonEmpty(info.Emulation, "latency (FUSE): "+t.Latency.String())
+		label := "latency (FUSE): "
+		if t.Profile != nil {
+			label = "profile " + t.Profile.Name + ", latency (FUSE): "
+			info.Profile = t.Profile.Name
+		}
+		info.Emulation = joinNonEmpty(info.Emulation, label+t.Latency.String())
 		if c, ok := w.prov.LatencyCalibration(t.Name); ok {
 			info.Emulation += " (" + c.String() + ")"
 		}

@@ -266,11 +266,28 @@ func validate(ctx context.Context, path string) error {
 }
 
 // printTierNotes says which tiers were given through a symlink and the real
-// folder tierbench uses (and records) instead.
+// folder tierbench uses (and records) instead, what of each tier's
+// profile is not applied, and warns of a profile faster than the FUSE
+// layer's floor (measured by tierbench probe --floor, else assumed).
 func printTierNotes(w io.Writer, st *study.Study) {
 	for _, t := range st.Tiers {
 		if t.Given != "" {
 			fmt.Fprintf(w, "note: tier %s: %s is a symlink; tierbench uses and records the real folder %s\n", t.Name, t.Given, t.Path)
+		}
+	}
+	for _, n := range st.ProfileNotes() {
+		fmt.Fprintln(w, "note: "+n)
+	}
+	floor, err := probe.LoadFloor(tier.StateDir())
+	if err != nil {
+		fmt.Fprintf(w, "note: %v; the assumed floor is used\n", err)
+	}
+	for _, t := range st.Tiers {
+		if t.Profile == nil {
+			continue
+		}
+		if b := probe.BelowText(*t.Profile, floor); b != "" {
+			fmt.Fprintf(w, "warning: tier %s: %s\n", t.Name, b)
 		}
 	}
 }
@@ -481,66 +498,6 @@ func newCleanupCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-func newProbeCmd() *cobra.Command {
-	var resultsDir, format string
-	var quick bool
-	cmd := &cobra.Command{
-		Use:   "probe [PATH...]",
-		Short: "Characterise storage with fio (default: every writable data filesystem and /dev/shm) and store the figures",
-		RunE: func(cmd *cobra.Command, paths []string) error {
-			if format != "table" && format != "json" {
-				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
-			}
-			if len(paths) == 0 {
-				var err error
-				if paths, err = probe.DefaultPaths(); err != nil {
-					return err
-				}
-			}
-			for _, p := range paths {
-				if err := tier.CheckPath(p); err != nil {
-					return badInput(err)
-				}
-			}
-			if err := probe.Available(); err != nil {
-				return badInput(err)
-			}
-			store, err := results.Open(resultsDir)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			ctx := cmd.Context()
-			var tiers []probe.Tier
-			for _, p := range paths {
-				fmt.Fprintf(os.Stderr, "probing %s with fio...\n", p)
-				pt, err := probe.Probe(ctx, p, probe.Options{Quick: quick})
-				if errors.Is(err, probe.ErrNoFio) {
-					return badInput(err)
-				}
-				if err != nil {
-					pt.Error = err.Error()
-				}
-				tiers = append(tiers, pt)
-				if info, ierr := tier.Inspect(p, p); ierr == nil && err == nil {
-					if err := store.PutProbe(ctx, results.Probe{TakenAt: time.Now().UTC(), MountPoint: info.MountPoint, Quick: quick, Tier: pt}); err != nil {
-						return err
-					}
-				}
-			}
-			if format == "json" {
-				return probe.WriteJSON(os.Stdout, tiers)
-			}
-			probe.WriteTable(os.Stdout, tiers)
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&resultsDir, "results", defaultResults, "results directory (probes are stored for studies with probe: cached)")
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table or json")
-	cmd.Flags().BoolVar(&quick, "quick", false, "short fio jobs: under 30 s per tier")
-	return cmd
 }
 
 // loadStudy opens the results store and loads the study named by args

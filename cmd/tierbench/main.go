@@ -115,7 +115,7 @@ placement with the baseline.`,
 	}
 	root.SetVersionTemplate(fmt.Sprintf("tierbench {{.Version}} (%s, %s/%s)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH))
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newExportCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd(), newInitCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newListCmd(), newShowCmd(), newCompareCmd(), newExportCmd(), newReportCmd(), newWorkloadsCmd(), newEnginesCmd(), newCleanupCmd(), newProbeCmd(), newProfilesCmd(), newDriveCmd(), newRenderCmd(), newClusterCmd(), newPauseCmd(), newInitCmd())
 	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultCompletionCmd() // now, so that it too refuses unknown shells
 	refuseUnknownCommands(root)

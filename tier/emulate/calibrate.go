@@ -23,6 +23,10 @@ type Calibration struct {
 	FsyncP50 time.Duration `json:"fsync_p50_ns,omitempty"`
 	// Samples is the number of fdatasyncs FsyncP50 is the median of.
 	Samples int `json:"samples,omitempty"`
+	// RoundTrip is the median fdatasync through the mount with no delay:
+	// the layer's cost without a sleep, which a wait too short to sleep
+	// through spins on top of.
+	RoundTrip time.Duration `json:"round_trip_ns,omitempty"`
 }
 
 // String says what was measured, for the tier's record.
@@ -55,6 +59,9 @@ const (
 	minSamples = 5
 	maxSamples = 100
 	maxChecked = 100 * time.Millisecond
+	// roundTripSamples undelayed fdatasyncs measure the round trip: a few
+	// ms at most.
+	roundTripSamples = 50
 	// calibrationFile is written through the mount, in its root, and
 	// removed again.
 	calibrationFile = ".tierbench-calibration"
@@ -80,11 +87,18 @@ func (s *fsServer) calibrate(lat Latency) (Calibration, error) {
 	c := &syncer{fd: int(f.Fd()), buf: make([]byte, 4096)}
 
 	at := min(max(lat.Fsync, calibrationMin), calibrationMax)
-	s.delays.fsync.Store(int64(at))
 	defer s.delays.fsync.Store(int64(lat.Fsync))
+	// The round trip first, with a delay that never waits (1ns).
+	s.delays.fsync.Store(1)
 	if _, err := c.p50(minSamples); err != nil { // warm up: file blocks, threads
 		return Calibration{}, err
 	}
+	rt, err := c.p50(roundTripSamples)
+	if err != nil {
+		return Calibration{}, err
+	}
+	s.delays.roundTrip.Store(int64(rt))
+	s.delays.fsync.Store(int64(at))
 	var overhead time.Duration
 	for range calibrationRounds {
 		p50, err := c.p50(samples(at, calibrationSpan))
@@ -94,7 +108,7 @@ func (s *fsServer) calibrate(lat Latency) (Calibration, error) {
 		overhead = min(max(overhead+p50-at, 0), at)
 		s.delays.overhead.Store(int64(overhead))
 	}
-	cal := Calibration{Overhead: overhead}
+	cal := Calibration{Overhead: overhead, RoundTrip: rt}
 	if lat.Fsync == 0 || lat.Fsync > maxChecked {
 		return cal, nil
 	}

@@ -174,7 +174,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -189,52 +188,6 @@ const fsSubtype = "tierbench-latency"
 // FSName is the filesystem type that /proc/self/mountinfo shows for an
 // emulated tier, so tierbench can tell an emulated tier from a real one.
 const FSName = "fuse." + fsSubtype
-
-// Latency is how long each operation takes in all (see the package doc).
-// Zero leaves that operation undelayed.
-type Latency struct {
-	Read, Write, Fsync time.Duration
-}
-
-// passthrough reports whether reads and writes can bypass the server.
-func (l Latency) passthrough() bool { return l.Read == 0 && l.Write == 0 }
-
-// fsyncFdatasync is FUSE_FSYNC_FDATASYNC: the kernel sets it in FsyncIn's
-// flags when the caller used fdatasync(2) rather than fsync(2).
-const fsyncFdatasync = 1
-
-// delays is what every node of one mount shares: the asked latencies and
-// the layer's own cost, which calibration sets while the mount serves.
-type delays struct {
-	read, write time.Duration
-	// fsync is atomic because calibration may stand in a target of its own
-	// when no fsync latency was asked for.
-	fsync atomic.Int64
-	// overhead is the layer's own cost, taken off every wait.
-	overhead atomic.Int64
-}
-
-func newDelays(l Latency) *delays {
-	d := &delays{read: l.Read, write: l.Write}
-	d.fsync.Store(int64(l.Fsync))
-	return d
-}
-
-// finish waits what is left of target once the backing folder has taken
-// spent, less the layer's own cost.
-func (d *delays) finish(target, spent time.Duration) {
-	if target <= 0 {
-		return
-	}
-	pause(target - spent - time.Duration(d.overhead.Load()))
-}
-
-// timed runs op and waits the rest of target.
-func (d *delays) timed(target time.Duration, op func()) {
-	start := time.Now()
-	op()
-	d.finish(target, time.Since(start))
-}
 
 // fsServer is a mount served in this process. Only the helper process
 // (serveHelper) uses it: see the package doc for why.
@@ -426,39 +379,6 @@ func checkEmpty(dir string) error {
 	return nil
 }
 
-// pause waits d.
-//
-// It sleeps the OS thread in clock_nanosleep(2) until an absolute deadline,
-// with the thread's timer slack at its minimum, rather than in time.Sleep:
-// the Go timer wakes up about 0.15 ms late on this kind of machine, and the
-// kernel's default 50 µs timer slack adds to every emulated operation. The
-// handler already holds a thread for the backing syscall, so this costs no
-// more threads than go-fuse uses anyway. (The clock_nanosleep system call
-// also tells these waits from the Go runtime's own nanosleeps in
-// /proc/PID/task/TID/syscall, which the tests use.)
-//
-// It deliberately ignores FUSE interrupts: the kernel sends one whenever the
-// calling thread gets any signal (Go programs get SIGURG for preemption all
-// the time), and answering EINTR would turn a signal into a failed fsync,
-// which PostgreSQL treats as a reason to PANIC. A real device does not fail
-// an I/O because the caller got a signal.
-func pause(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	// The slack is per thread, and goroutines move between threads: set it
-	// on the thread that is about to sleep.
-	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	var now unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
-		time.Sleep(d)
-		return
-	}
-	deadline := unix.NsecToTimespec(now.Nano() + int64(d))
-	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &deadline, nil) == unix.EINTR {
-	}
-}
-
 // node is a loopback node whose open files are delayed. Every node in the
 // tree is one: WrapChild wraps each child go-fuse creates.
 type node struct {
@@ -592,7 +512,7 @@ func (f *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 		f.delays.finish(f.delays.read, 0)
 		return f.LoopbackFile.Read(ctx, buf, off)
 	}
-	f.delays.timed(f.delays.read, func() {
+	f.delays.timed(f.delays.read, f.delays.readSpread, func() {
 		n, err := unix.Pread(f.fd, buf, off)
 		if err != nil {
 			errno = fusefs.ToErrno(err)
@@ -606,7 +526,7 @@ func (f *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 // Write writes to the backing file and waits the rest of the asked write
 // latency.
 func (f *file) Write(ctx context.Context, data []byte, off int64) (n uint32, errno syscall.Errno) {
-	f.delays.timed(f.delays.write, func() { n, errno = f.write(ctx, data, off) })
+	f.delays.timed(f.delays.write, f.delays.writeSpread, func() { n, errno = f.write(ctx, data, off) })
 	return n, errno
 }
 
@@ -622,7 +542,7 @@ func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, sy
 // matches what the same call costs on the backing folder, and waits the
 // rest of the asked fsync latency.
 func (f *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
-	f.delays.timed(time.Duration(f.delays.fsync.Load()), func() {
+	f.delays.timed(time.Duration(f.delays.fsync.Load()), f.delays.fsyncSpread, func() {
 		if f.crash != nil {
 			errno = f.crash.synced(f.ino, func() syscall.Errno { return f.fsync(ctx, flags) })
 			return
@@ -677,7 +597,7 @@ func (d *dir) Releasedir(ctx context.Context, flags uint32) {
 }
 
 func (d *dir) Fsyncdir(ctx context.Context, flags uint32) (errno syscall.Errno) {
-	d.delays.timed(time.Duration(d.delays.fsync.Load()), func() {
+	d.delays.timed(time.Duration(d.delays.fsync.Load()), d.delays.fsyncSpread, func() {
 		var upTo uint64
 		if d.crash != nil {
 			upTo = d.crash.lastSeq()

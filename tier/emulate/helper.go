@@ -184,7 +184,8 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	}
 	args := []string{os.Args[0], helperArg,
 		"-owner", strconv.Itoa(os.Getpid()),
-		"-read", lat.Read.String(), "-write", lat.Write.String(), "-fsync", lat.Fsync.String()}
+		"-read", lat.Read.String(), "-write", lat.Write.String(), "-fsync", lat.Fsync.String(),
+		"-read-p99", lat.ReadP99.String(), "-write-p99", lat.WriteP99.String(), "-fsync-p99", lat.FsyncP99.String()}
 	if opt.Crashable {
 		args = append(args, "-crashable")
 	}
@@ -300,6 +301,9 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.Read, "read", 0, "read latency")
 	fl.DurationVar(&c.lat.Write, "write", 0, "write latency")
 	fl.DurationVar(&c.lat.Fsync, "fsync", 0, "fsync latency")
+	fl.DurationVar(&c.lat.ReadP99, "read-p99", 0, "read latency's 99th percentile")
+	fl.DurationVar(&c.lat.WriteP99, "write-p99", 0, "write latency's 99th percentile")
+	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes; take commands on fd 4")
 	if err := fl.Parse(args); err != nil {
 		return c, err

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // WriteJSON writes {"tiers": [...]}, the format of `tierbench probe
@@ -117,4 +119,30 @@ func sig3(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
+}
+
+// Report is what `tierbench probe` prints as JSON: the probed tiers, and
+// with --floor or --profile the FUSE floor, with --profile the profile's
+// figures asked against achieved (fidelity) and what was not applied.
+type Report struct {
+	Tiers      []Tier        `json:"tiers"`
+	Floor      *Floor        `json:"floor,omitempty"`
+	Profile    string        `json:"profile,omitempty"`
+	Fidelity   []profile.Row `json:"fidelity,omitempty"`
+	NotApplied []string      `json:"not_applied,omitempty"`
+	BelowFloor string        `json:"below_floor,omitempty"`
+}
+
+// WriteReport writes rep as JSON; tiers is [] rather than null.
+func WriteReport(w io.Writer, rep Report) error {
+	if rep.Tiers == nil {
+		rep.Tiers = []Tier{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rep); err != nil {
+		return fmt.Errorf("write probe JSON: %w", err)
+	}
+	return nil
 }

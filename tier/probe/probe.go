@@ -6,6 +6,11 @@
 // The measurements exist so that a study's results can be read against the
 // raw capability of each tier: an engine that is slow on a tier whose sync
 // ceiling is 300 commits/s is limited by the storage, not by its code.
+//
+// For emulated tiers it also measures the FUSE layer's own cost on this
+// machine (Floor: no emulated tier is faster), compares a tier emulating
+// a device profile with the profile, figure by figure (Fidelity), and
+// turns a probe of a real device into a profile (ProfileOf).
 package probe
 
 import (

@@ -1,0 +1,165 @@
+package emulate
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Latency is how long each operation takes in all (see the package doc).
+// Zero leaves that operation undelayed.
+//
+// A P99 above its operation's latency makes the layer draw each
+// operation's whole time from a log-normal distribution whose median is
+// the latency and whose 99th percentile is the P99 (a device's spread:
+// most operations near the median, a tail of slow ones), rather than
+// wait the same for every operation. Calibration is unaffected: it
+// measures medians, and the median of the draws is the latency.
+type Latency struct {
+	Read, Write, Fsync          time.Duration
+	ReadP99, WriteP99, FsyncP99 time.Duration
+}
+
+// passthrough reports whether reads and writes can bypass the server.
+func (l Latency) passthrough() bool { return l.Read == 0 && l.Write == 0 }
+
+// fsyncFdatasync is FUSE_FSYNC_FDATASYNC: the kernel sets it in FsyncIn's
+// flags when the caller used fdatasync(2) rather than fsync(2).
+const fsyncFdatasync = 1
+
+// delays is what every node of one mount shares: the asked latencies and
+// the layer's own cost, which calibration sets while the mount serves.
+type delays struct {
+	read, write time.Duration
+	// spread is each operation's log-normal sigma (0: a constant wait).
+	readSpread, writeSpread, fsyncSpread float64
+	// fsync is atomic because calibration may stand in a target of its own
+	// when no fsync latency was asked for.
+	fsync atomic.Int64
+	// overhead is the layer's own cost around a sleep (the round trip and
+	// the sleep's overshoot), taken off every wait.
+	overhead atomic.Int64
+	// roundTrip is the layer's cost with no sleep (calibration measures
+	// it): a wait too short to sleep through spins for what is left of
+	// the target after it.
+	roundTrip atomic.Int64
+}
+
+func newDelays(l Latency) *delays {
+	d := &delays{read: l.Read, write: l.Write,
+		readSpread: sigma(l.Read, l.ReadP99), writeSpread: sigma(l.Write, l.WriteP99), fsyncSpread: sigma(l.Fsync, l.FsyncP99)}
+	d.fsync.Store(int64(l.Fsync))
+	return d
+}
+
+// finish waits what is left of target once the backing folder has taken
+// spent, less the layer's own cost. A wait shorter than that cost, which
+// a sleep would overshoot (a wake-up alone takes tens of µs on a VM),
+// spins instead for what is left after the layer's round trip: so a
+// target between the round trip and the sleep's cost (a 50-100 µs SSD
+// read) is met rather than cut to the round trip.
+func (d *delays) finish(target, spent time.Duration) {
+	if target <= 0 {
+		return
+	}
+	if w := target - spent - time.Duration(d.overhead.Load()); w > 0 {
+		pause(w)
+		return
+	}
+	spin(target - spent - time.Duration(d.roundTrip.Load()))
+}
+
+// spinning counts the operations spinning now; at most maxSpinning spin
+// at once (half the CPUs, at least one), and the others sleep, so that a
+// deep queue of short waits (QD32) does not take every CPU from the
+// application and the layer.
+var (
+	spinning    atomic.Int32
+	maxSpinning = int32(max(runtime.NumCPU()/2, 1))
+)
+
+// spin waits d without sleeping, or sleeps when enough others spin; only
+// for waits shorter than a sleep's own cost, so it burns at most that
+// much CPU per operation.
+func spin(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if spinning.Add(1) > maxSpinning {
+		spinning.Add(-1)
+		pause(d)
+		return
+	}
+	defer spinning.Add(-1)
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// timed runs op and waits the rest of a draw around target (spread is
+// the operation's sigma).
+func (d *delays) timed(target time.Duration, spread float64, op func()) {
+	target = draw(target, spread)
+	start := time.Now()
+	op()
+	d.finish(target, time.Since(start))
+}
+
+// z99 is the standard normal's 99th percentile.
+const z99 = 2.3263478740408408
+
+// sigma is the log-normal sigma that puts the 99th percentile of draws
+// with median p50 at p99; 0 (a constant) when p99 is not above p50.
+func sigma(p50, p99 time.Duration) float64 {
+	if p50 <= 0 || p99 <= p50 {
+		return 0
+	}
+	return math.Log(float64(p99)/float64(p50)) / z99
+}
+
+// draw is one operation's time: target itself, or a log-normal draw with
+// median target, capped at 100 times the median so that one draw from far
+// in the tail cannot stall a run.
+func draw(target time.Duration, spread float64) time.Duration {
+	if spread == 0 || target <= 0 {
+		return target
+	}
+	f := math.Min(math.Exp(spread*rand.NormFloat64()), 100)
+	return time.Duration(float64(target) * f)
+}
+
+// pause waits d.
+//
+// It sleeps the OS thread in clock_nanosleep(2) until an absolute deadline,
+// with the thread's timer slack at its minimum, rather than in time.Sleep:
+// the Go timer wakes up about 0.15 ms late on this kind of machine, and the
+// kernel's default 50 µs timer slack adds to every emulated operation. The
+// handler already holds a thread for the backing syscall, so this costs no
+// more threads than go-fuse uses anyway. (The clock_nanosleep system call
+// also tells these waits from the Go runtime's own nanosleeps in
+// /proc/PID/task/TID/syscall, which the tests use.)
+//
+// It deliberately ignores FUSE interrupts: the kernel sends one whenever the
+// calling thread gets any signal (Go programs get SIGURG for preemption all
+// the time), and answering EINTR would turn a signal into a failed fsync,
+// which PostgreSQL treats as a reason to PANIC. A real device does not fail
+// an I/O because the caller got a signal.
+func pause(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	// The slack is per thread, and goroutines move between threads: set it
+	// on the thread that is about to sleep.
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	var now unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &now); err != nil {
+		time.Sleep(d)
+		return
+	}
+	deadline := unix.NsecToTimespec(now.Nano() + int64(d))
+	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &deadline, nil) == unix.EINTR {
+	}
+}

@@ -1,0 +1,318 @@
+// Package profile holds named device descriptions (profiles) that an
+// emulated tier can take in place of hand-written latency: latency per
+// operation (p50 and p99 at queue depth 1, 4 KiB), IOPS and bandwidth
+// limits, and what survives a power cut. Profiles are data: the shipped
+// ones are YAML files embedded from profiles/, each with the source its
+// figures come from and the figures that are assumed; a user's profile is
+// a file of the same form (Load), such as `tierbench probe --save-profile`
+// writes.
+//
+// The package only reads, checks and describes profiles; what an emulated
+// tier can apply of one is the tier's business (see package tier), and how
+// close a tier came to one is Fidelity's, from a probe (package probe).
+package profile
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed profiles/*.yaml
+var shipped embed.FS
+
+// Durability is what survives a power cut on the device.
+type Durability string
+
+// The durability semantics a profile can give.
+const (
+	// Synced: data survives once an fsync (fdatasync, O_SYNC) covered it,
+	// as on an SSD or HDD that honours cache flushes.
+	Synced Durability = "synced"
+	// Written: data survives once write(2) returned, as on persistent
+	// memory with DAX (metadata still needs an fsync).
+	Written Durability = "written"
+	// None: nothing survives, as on RAM.
+	None Durability = "none"
+)
+
+// Durabilities lists the durability values, for messages.
+var Durabilities = []Durability{Synced, Written, None}
+
+// Duration is a latency, written as Go durations (10us, 2ms) in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML reads a duration such as 10us.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 || v > time.Minute {
+		return fmt.Errorf("line %d: latency %q is not a duration between 0 and 1m; write e.g. 80us or 2ms", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as Go writes it (80µs as 80µs).
+func (d Duration) MarshalYAML() (any, error) {
+	return strings.ReplaceAll(time.Duration(d).String(), "µ", "u"), nil
+}
+
+// Op is one operation's latency at queue depth 1: its median and 99th
+// percentile. A P99 of zero means the same as P50 (a constant).
+type Op struct {
+	P50 Duration `yaml:"p50" json:"p50_ns"`
+	P99 Duration `yaml:"p99,omitempty" json:"p99_ns,omitempty"`
+}
+
+// Rates are a read and a write figure (IOPS, or MiB/s); zero is no limit.
+type Rates struct {
+	Read  float64 `yaml:"read,omitempty" json:"read,omitempty"`
+	Write float64 `yaml:"write,omitempty" json:"write,omitempty"`
+}
+
+// Profile is one device description.
+type Profile struct {
+	// Name is how a study names a shipped profile (profile: NAME); a
+	// profile file's name defaults to its file name.
+	Name string `yaml:"name" json:"name"`
+	// Device says in words what the profile stands for.
+	Device string `yaml:"device" json:"device"`
+	// Latency of 4 KiB reads and writes and of an fdatasync after a 4 KiB
+	// write, at queue depth 1.
+	Latency struct {
+		Read  Op `yaml:"read,omitempty" json:"read"`
+		Write Op `yaml:"write,omitempty" json:"write"`
+		Fsync Op `yaml:"fsync,omitempty" json:"fsync"`
+	} `yaml:"latency" json:"latency"`
+	// IOPS of 4 KiB random reads and writes with a deep queue.
+	IOPS Rates `yaml:"iops,omitempty" json:"iops"`
+	// Bandwidth of sequential reads and writes, in MiB/s.
+	Bandwidth Rates `yaml:"bandwidth_mib_s,omitempty" json:"bandwidth_mib_s"`
+	// Durability is what survives a power cut.
+	Durability Durability `yaml:"durability" json:"durability"`
+	// Source is where the figures come from: a spec sheet or a published
+	// measurement, quoted with its title and URL, or the probe that
+	// measured them.
+	Source string `yaml:"source" json:"source"`
+	// Assumed names the figures the source does not give, and why they
+	// are what they are.
+	Assumed string `yaml:"assumed,omitempty" json:"assumed,omitempty"`
+	// File is the file the profile was read from; empty for a shipped one.
+	File string `yaml:"-" json:"file,omitempty"`
+}
+
+// Names lists the shipped profiles' names, sorted.
+func Names() []string {
+	all, _ := Shipped()
+	names := make([]string, len(all))
+	for i, p := range all {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Shipped returns every shipped profile, sorted by name. The files are
+// checked by the package's tests, so an error here is a build mistake.
+func Shipped() ([]Profile, error) {
+	ents, err := shipped.ReadDir("profiles")
+	if err != nil {
+		return nil, fmt.Errorf("shipped profiles: %w", err)
+	}
+	var out []Profile
+	for _, e := range ents {
+		data, err := shipped.ReadFile("profiles/" + e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("shipped profile %s: %w", e.Name(), err)
+		}
+		p, err := Parse(data, strings.TrimSuffix(e.Name(), ".yaml"))
+		if err != nil {
+			return nil, fmt.Errorf("shipped profile %s: %w", e.Name(), err)
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// IsFile reports whether ref names a profile file rather than a shipped
+// profile: it has a slash or ends in .yaml or .yml.
+func IsFile(ref string) bool {
+	return strings.Contains(ref, "/") || strings.HasSuffix(ref, ".yaml") || strings.HasSuffix(ref, ".yml")
+}
+
+// ErrUnknown is returned (wrapped) for a name no shipped profile has.
+var ErrUnknown = errors.New("unknown profile")
+
+// Find returns the shipped profile called name, or an error that names
+// the closest one and lists them all.
+func Find(name string) (Profile, error) {
+	all, err := Shipped()
+	if err != nil {
+		return Profile{}, err
+	}
+	for _, p := range all {
+		if p.Name == name {
+			return p, nil
+		}
+	}
+	names := Names()
+	if s := closest(name, names); s != "" {
+		return Profile{}, fmt.Errorf("%w %q; did you mean %q? (profiles: %s; or give a profile file's path)", ErrUnknown, name, s, strings.Join(names, ", "))
+	}
+	return Profile{}, fmt.Errorf("%w %q; use one of %s, or a profile file's path (see tierbench profiles)", ErrUnknown, name, strings.Join(names, ", "))
+}
+
+// Load returns the profile ref names: a shipped profile's name, or a
+// profile file's path (IsFile), relative paths taken from dir.
+func Load(ref, dir string) (Profile, error) {
+	if !IsFile(ref) {
+		return Find(ref)
+	}
+	path := ref
+	if !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Profile{}, fmt.Errorf("read profile file: %w; give the path of a profile file such as tierbench probe --save-profile writes", err)
+	}
+	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
+	p, err := Parse(data, base)
+	if err != nil {
+		return Profile{}, fmt.Errorf("profile file %s: %w", path, err)
+	}
+	p.File = path
+	return p, nil
+}
+
+// Parse reads and checks one profile; name is used when it gives none.
+func Parse(data []byte, name string) (Profile, error) {
+	var p Profile
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&p); err != nil {
+		return Profile{}, fmt.Errorf("not a profile: %v; see the profile files that tierbench profiles lists, or docs/tiers.md", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if p.Name == "" {
+		p.Name = name
+	}
+	if err := p.check(); err != nil {
+		return Profile{}, err
+	}
+	return p, nil
+}
+
+// check refuses a profile that asks for nothing, or whose figures cannot be.
+func (p *Profile) check() error {
+	if p.Name == "" || strings.ContainsAny(p.Name, " /\t") {
+		return fmt.Errorf("name %q must be one word; write name: my-ssd", p.Name)
+	}
+	if p.Latency.Read.P50 == 0 && p.Latency.Write.P50 == 0 && p.Latency.Fsync.P50 == 0 {
+		return errors.New("latency sets nothing; write latency: {fsync: {p50: 2ms, p99: 5ms}}")
+	}
+	for _, o := range p.ops() {
+		if o.op.P99 != 0 && o.op.P99 < o.op.P50 {
+			return fmt.Errorf("latency %s p99 %s is below its p50 %s; a p99 is at least the p50", o.name, time.Duration(o.op.P99), time.Duration(o.op.P50))
+		}
+		if o.op.P99 != 0 && o.op.P50 == 0 {
+			return fmt.Errorf("latency %s has a p99 but no p50; give p50 too", o.name)
+		}
+	}
+	if p.IOPS.Read < 0 || p.IOPS.Write < 0 || p.Bandwidth.Read < 0 || p.Bandwidth.Write < 0 {
+		return errors.New("iops and bandwidth_mib_s must not be negative")
+	}
+	if !slices.Contains(Durabilities, p.Durability) {
+		return fmt.Errorf("durability %q is not one of synced, written or none; write durability: synced", p.Durability)
+	}
+	if strings.TrimSpace(p.Source) == "" {
+		return errors.New("source is empty; say where the figures come from (a spec sheet's title and URL, or the measurement)")
+	}
+	return nil
+}
+
+type namedOp struct {
+	name string
+	op   Op
+}
+
+func (p *Profile) ops() []namedOp {
+	return []namedOp{{"read", p.Latency.Read}, {"write", p.Latency.Write}, {"fsync", p.Latency.Fsync}}
+}
+
+// Tail is an operation's p99, or its p50 when no p99 is given.
+func (o Op) Tail() time.Duration {
+	if o.P99 == 0 {
+		return time.Duration(o.P50)
+	}
+	return time.Duration(o.P99)
+}
+
+// Marshal writes p as a profile file.
+func (p Profile) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(p); err != nil {
+		return nil, fmt.Errorf("write profile %s: %w", p.Name, err)
+	}
+	return b.Bytes(), nil
+}
+
+// closest returns the name within edit distance 2 of name, or "".
+func closest(name string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := distance(strings.ToLower(name), strings.ToLower(n)); d < bestD && d < len(name) {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		// A prefix or a part of a name (optane, hdd) names it too.
+		for _, n := range names {
+			if len(name) >= 3 && strings.Contains(strings.ToLower(n), strings.ToLower(name)) {
+				return n
+			}
+		}
+	}
+	return best
+}
+
+// distance is the Levenshtein distance of a and b.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// Row is one figure of a profile against what a probe of a tier that
+// emulates it achieved: latencies in µs, rates in IOPS or MiB/s. Error is
+// (achieved - asked) / asked.
+type Row struct {
+	Figure   string  `json:"figure"`
+	Asked    float64 `json:"asked"`
+	Achieved float64 `json:"achieved"`
+	Error    float64 `json:"error"`
+}

@@ -1,0 +1,88 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every shipped profile reads, checks, names a source and round-trips
+// through Marshal.
+func TestShipped(t *testing.T) {
+	all, err := Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"aws-gp3", "hdd-7200", "nvme-tlc", "optane-p4800x", "optane-pmem-100", "sata-ssd"}
+	if got := strings.Join(Names(), " "); got != strings.Join(want, " ") {
+		t.Fatalf("names %q, want %q", got, want)
+	}
+	for _, p := range all {
+		if !strings.Contains(p.Source, "http") {
+			t.Errorf("%s: source quotes no URL: %q", p.Name, p.Source)
+		}
+		data, err := p.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Parse(data, "")
+		if err != nil {
+			t.Fatalf("%s: marshalled profile does not read back: %v\n%s", p.Name, err, data)
+		}
+		if back.Latency != p.Latency || back.IOPS != p.IOPS || back.Bandwidth != p.Bandwidth || back.Source != p.Source {
+			t.Errorf("%s: round trip changed the profile:\n%+v\n%+v", p.Name, p, back)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good := write("mine.yaml", "latency: {fsync: {p50: 2ms, p99: 5ms}}\ndurability: synced\nsource: measured by hand\n")
+	for _, c := range []struct {
+		name, ref, want string
+	}{
+		{"shipped", "hdd-7200", ""},
+		{"file by absolute path", good, ""},
+		{"file relative to the study", "mine.yaml", ""},
+		{"typo", "hdd-720", `did you mean "hdd-7200"`},
+		{"part of a name", "optane", `did you mean "optane-p4800x"`},
+		{"nothing like it", "floppy", "use one of aws-gp3"},
+		{"missing file", "nope.yaml", "no such file"},
+		{"not yaml", write("bad.yaml", "latency: [\n"), "not a profile"},
+		{"unknown key", write("key.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: x\nspeed: 3\n"), "field speed not found"},
+		{"bad duration", write("dur.yaml", "latency: {fsync: {p50: fast}}\ndurability: synced\nsource: x\n"), `latency "fast" is not a duration`},
+		{"p99 below p50", write("tail.yaml", "latency: {read: {p50: 2ms, p99: 1ms}}\ndurability: synced\nsource: x\n"), "below its p50"},
+		{"no latency", write("none.yaml", "durability: synced\nsource: x\n"), "latency sets nothing"},
+		{"bad durability", write("dura.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: maybe\nsource: x\n"), "durability \"maybe\""},
+		{"no source", write("src.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\n"), "source is empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := Load(c.ref, dir)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.Latency.Fsync.P50 == 0 {
+					t.Fatalf("no fsync latency read: %+v", p)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want it to say %q", err, c.want)
+			}
+		})
+	}
+	p, err := Load("mine.yaml", dir)
+	if err != nil || p.Name != "mine" || p.File != good || p.Latency.Fsync.Tail() != 5*time.Millisecond {
+		t.Fatalf("file profile %+v, %v: want name mine from its file, its path, p99 5ms", p, err)
+	}
+}
