@@ -17,6 +17,12 @@ import (
 type LatencySpec struct {
 	Read, Write, Fsync          time.Duration
 	ReadP99, WriteP99, FsyncP99 time.Duration
+	// DirectWrites delays only the writes that must reach the device
+	// before they return (O_DIRECT, O_SYNC, O_DSYNC), as a device profile
+	// means its write latency (measured by fio with O_DIRECT): a buffered
+	// write lands in the page cache, and the device's time is paid at
+	// fsync. Without it, `latency: {write: ...}` delays every write.
+	DirectWrites bool
 }
 
 // ThrottleSpec caps a loop tier's device through the block I/O cgroup
@@ -31,7 +37,7 @@ func (l LatencySpec) String() string {
 	for _, p := range []struct {
 		name    string
 		d, tail time.Duration
-	}{{"read", l.Read, l.ReadP99}, {"write", l.Write, l.WriteP99}, {"fsync", l.Fsync, l.FsyncP99}} {
+	}{{"read", l.Read, l.ReadP99}, {l.writeName(), l.Write, l.WriteP99}, {"fsync", l.Fsync, l.FsyncP99}} {
 		switch {
 		case p.d > 0 && p.tail > p.d:
 			parts = append(parts, fmt.Sprintf("%s p50 %s p99 %s", p.name, p.d, p.tail))
@@ -40,6 +46,15 @@ func (l LatencySpec) String() string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// writeName names the write latency in labels: "direct write" when only
+// direct and synchronous writes are delayed.
+func (l LatencySpec) writeName() string {
+	if l.DirectWrites {
+		return "direct write"
+	}
+	return "write"
 }
 
 // String describes the caps, for labels.

@@ -28,6 +28,7 @@ func ApplyProfile(p profile.Profile, loop, crashLayer bool) Profiled {
 	out := Profiled{Latency: LatencySpec{
 		Read: time.Duration(l.Read.P50), Write: time.Duration(l.Write.P50), Fsync: time.Duration(l.Fsync.P50),
 		ReadP99: time.Duration(l.Read.P99), WriteP99: time.Duration(l.Write.P99), FsyncP99: time.Duration(l.Fsync.P99),
+		DirectWrites: true,
 	}}
 	caps := ThrottleSpec{
 		ReadIOPS: int64(math.Round(p.IOPS.Read)), WriteIOPS: int64(math.Round(p.IOPS.Write)),

@@ -22,6 +22,10 @@ import (
 type Latency struct {
 	Read, Write, Fsync          time.Duration
 	ReadP99, WriteP99, FsyncP99 time.Duration
+	// DirectWrites delays only writes through a handle opened O_DIRECT,
+	// O_SYNC or O_DSYNC; a buffered write returns at the layer's own cost,
+	// as on a device it lands in the page cache (see tier.LatencySpec).
+	DirectWrites bool
 }
 
 // passthrough reports whether reads and writes can bypass the server.
@@ -35,6 +39,8 @@ const fsyncFdatasync = 1
 // the layer's own cost, which calibration sets while the mount serves.
 type delays struct {
 	read, write time.Duration
+	// directWrites: only direct and synchronous writes wait (Latency).
+	directWrites bool
 	// spread is each operation's log-normal sigma (0: a constant wait).
 	readSpread, writeSpread, fsyncSpread float64
 	// fsync is atomic because calibration may stand in a target of its own
@@ -50,7 +56,7 @@ type delays struct {
 }
 
 func newDelays(l Latency) *delays {
-	d := &delays{read: l.Read, write: l.Write,
+	d := &delays{read: l.Read, write: l.Write, directWrites: l.DirectWrites,
 		readSpread: sigma(l.Read, l.ReadP99), writeSpread: sigma(l.Write, l.WriteP99), fsyncSpread: sigma(l.Fsync, l.FsyncP99)}
 	d.fsync.Store(int64(l.Fsync))
 	return d

@@ -41,7 +41,7 @@ func TestDrawDistribution(t *testing.T) {
 
 // The helper's command line carries the tails to the server.
 func TestHelperArgsCarryTails(t *testing.T) {
-	lat := Latency{Read: time.Millisecond, ReadP99: 3 * time.Millisecond, Fsync: 2 * time.Millisecond, FsyncP99: 5 * time.Millisecond}
+	lat := Latency{Read: time.Millisecond, ReadP99: 3 * time.Millisecond, Fsync: 2 * time.Millisecond, FsyncP99: 5 * time.Millisecond, DirectWrites: true}
 	cmd := helperCommand("/b", "/m", lat, Options{}, nil)
 	cfg, err := parseHelperArgs(cmd.Args[2:])
 	if err != nil {

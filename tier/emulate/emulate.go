@@ -458,7 +458,8 @@ func (n *node) wrap(fh fusefs.FileHandle, inode *fusefs.Inode, flags uint32) fus
 	if !ok {
 		fd = -1
 	}
-	f := &file{LoopbackFile: lf, fd: fd, delays: n.delays, passthrough: n.passthrough}
+	f := &file{LoopbackFile: lf, fd: fd, delays: n.delays, passthrough: n.passthrough,
+		direct: flags&(syscall.O_DIRECT|syscall.O_SYNC|syscall.O_DSYNC) != 0}
 	if n.crash != nil {
 		f.track(n.crash, inode, flags)
 	}
@@ -480,8 +481,11 @@ type file struct {
 	ino   uint64
 	inode *fusefs.Inode
 	// durable says each write is durable when it returns (O_SYNC,
-	// O_DSYNC, O_DIRECT).
+	// O_DSYNC, O_DIRECT), on a crashable mount.
 	durable bool
+	// direct says the handle was opened O_DIRECT, O_SYNC or O_DSYNC: its
+	// writes reach the device before they return.
+	direct bool
 	// readWrite says the handle can both read and write, so an undo
 	// record can share its open file rather than open it again.
 	readWrite bool
@@ -526,6 +530,9 @@ func (f *file) Read(ctx context.Context, buf []byte, off int64) (res fuse.ReadRe
 // Write writes to the backing file and waits the rest of the asked write
 // latency.
 func (f *file) Write(ctx context.Context, data []byte, off int64) (n uint32, errno syscall.Errno) {
+	if f.delays.directWrites && !f.direct {
+		return f.write(ctx, data, off) // a buffered write: the device is paid at fsync
+	}
 	f.delays.timed(f.delays.write, f.delays.writeSpread, func() { n, errno = f.write(ctx, data, off) })
 	return n, errno
 }

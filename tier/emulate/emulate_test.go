@@ -541,6 +541,14 @@ func TestDelays(t *testing.T) {
 			f := create(t, mnt, "f")
 			return timed(t, func() error { _, err := f.WriteAt(make([]byte, 4096), 0); return err })
 		}},
+		{"O_DSYNC write under direct writes", emulate.Latency{Write: d, DirectWrites: true}, func(t *testing.T, _, mnt string) time.Duration {
+			f, err := os.OpenFile(filepath.Join(mnt, "f"), os.O_RDWR|os.O_CREATE|unix.O_DSYNC, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			return timed(t, func() error { _, err := f.WriteAt(make([]byte, 4096), 0); return err })
+		}},
 		{"uncached read", emulate.Latency{Read: d}, func(t *testing.T, backing, mnt string) time.Duration {
 			if err := os.WriteFile(filepath.Join(backing, "r"), make([]byte, 4096), 0o644); err != nil {
 				t.Fatal(err)
@@ -596,6 +604,22 @@ func timed(t *testing.T, op func() error) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Since(start)
+}
+
+// TestBufferedWritesUndelayedUnderDirectWrites: with DirectWrites, as a
+// device profile asks, a buffered write lands as in a page cache and its
+// device time is paid at fsync: under a write latency of an hour the
+// write, and a whole write + fdatasync cycle at fsync's 1 ms, return (a
+// regression would hang the test until its timeout).
+func TestBufferedWritesUndelayedUnderDirectWrites(t *testing.T) {
+	_, mnt, _ := start(t, emulate.Latency{Write: time.Hour, Fsync: time.Millisecond, DirectWrites: true})
+	f := create(t, mnt, "f")
+	if _, err := f.WriteAt(make([]byte, 4096), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestPageCacheKept checks that data read once through the mount stays in

@@ -189,6 +189,9 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	if opt.Crashable {
 		args = append(args, "-crashable")
 	}
+	if lat.DirectWrites {
+		args = append(args, "-direct-writes")
+	}
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       append(args, backing, mountPoint),
@@ -304,6 +307,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.ReadP99, "read-p99", 0, "read latency's 99th percentile")
 	fl.DurationVar(&c.lat.WriteP99, "write-p99", 0, "write latency's 99th percentile")
 	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
+	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes; take commands on fd 4")
 	if err := fl.Parse(args); err != nil {
 		return c, err
