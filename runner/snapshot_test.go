@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/progress"
@@ -50,6 +51,8 @@ func TestLoadedOnceStartsLaterRunsFromACopy(t *testing.T) {
 	}, "1000")
 	st.Workload.Name = "ycsb-c"
 	st.Clients, st.Probe = []int{1, 2}, study.ProbeOff
+	// A second's reads show the copied data set is there.
+	st.Duration = time.Second
 	store, err := results.Open(filepath.Join(root, "results"))
 	if err != nil {
 		t.Fatal(err)
