@@ -48,6 +48,7 @@ duration: 1s
 // kwok serves no kubelet summary, so the runs record that their telemetry
 // was unavailable.
 func TestKubernetesStudy(t *testing.T) {
+	tierbench, _ := ownState(t)
 	cp := kubetest.Start(t)
 	cp.Nodes(t, "node-1")
 	cp.Namespace(t, "bench")
@@ -137,6 +138,7 @@ duration: 1s
 // command line itself runs for real in engine/ignite's
 // TestPodCommandLines.)
 func TestKubernetesClusterEngine(t *testing.T) {
+	tierbench, _ := ownState(t)
 	cp := kubetest.Start(t)
 	cp.Nodes(t, "node-1", "node-2", "node-3")
 	cp.Namespace(t, "bench")
@@ -171,6 +173,21 @@ func TestKubernetesClusterEngine(t *testing.T) {
 	noneLeft(t, cp, "after the study")
 }
 
+// ownState runs a Kubernetes test in parallel with the others and gives
+// it a tierbench whose state folder (its ledger, what cleanup undoes) is
+// its own, as its control plane is: these tests wait on their control
+// planes more than they compute, and one's cleanup must not see
+// another's runs. The folder is under the test binary's, which TestMain
+// removes.
+func ownState(t *testing.T) (run func(t *testing.T, args ...string) result, env []string) {
+	t.Parallel()
+	env = []string{"TIERBENCH_STATE_DIR=" + filepath.Join(filepath.Dir(binary), "state-"+t.Name())}
+	return func(t *testing.T, args ...string) result {
+		t.Helper()
+		return runBinary(t, binary, "", env, args...)
+	}, env
+}
+
 // noneLeft fails t if any object tierbench made is on the cluster.
 func noneLeft(t *testing.T, cp *kubetest.ControlPlane, when string) {
 	t.Helper()
@@ -188,6 +205,7 @@ func noneLeft(t *testing.T, cp *kubetest.ControlPlane, when string) {
 // the cluster (its engine's pod waits for a volume that never comes), and
 // `tierbench cleanup` removes them in one pass, by their labels.
 func TestKubernetesKill9(t *testing.T) {
+	tierbench, env := ownState(t)
 	cp := kubetest.Start(t)
 	cp.Nodes(t, "node-1")
 	cp.Namespace(t, "bench")
@@ -196,6 +214,7 @@ func TestKubernetesKill9(t *testing.T) {
 	dir := t.TempDir()
 	st := writeStudy(t, dir, fmt.Sprintf(kubeStudy, cp.Kubeconfig, "bench", "local-pmem"))
 	cmd := exec.Command(binary, "run", st, "--results", filepath.Join(dir, "results"))
+	cmd.Env = append(os.Environ(), env...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -235,6 +254,7 @@ func TestKubernetesKill9(t *testing.T) {
 // TestRender writes a study's manifests and has the API server check
 // every object with a server-side dry run; bad input writes nothing.
 func TestRender(t *testing.T) {
+	tierbench, _ := ownState(t)
 	cp := kubetest.Start(t)
 	cp.Namespace(t, "bench")
 	dir := t.TempDir()
