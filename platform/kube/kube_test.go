@@ -13,6 +13,7 @@ import (
 // TestCheckClasses asks a real API server for the storage classes a study
 // needs: present ones pass, a missing one is named with those that exist.
 func TestCheckClasses(t *testing.T) {
+	t.Parallel() // on a control plane of its own, waited on more than computed
 	cp := kubetest.Start(t)
 	cp.StorageClass(t, "local-ssd")
 	cp.StorageClass(t, "local-pmem")

@@ -34,6 +34,7 @@ const earlierLedger = `[
 // did, and remove the killed run's objects; and Record writes the same
 // form, so an earlier tierbench can clean up after this one.
 func TestCleanupOfAnEarlierLedger(t *testing.T) {
+	t.Parallel() // on a control plane of its own, waited on more than computed
 	cp := kubetest.Start(t)
 	cp.Namespace(t, "bench")
 	cp.Apply(t, "/api/v1/namespaces/bench/configmaps", []byte(

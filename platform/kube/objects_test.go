@@ -57,6 +57,7 @@ func startCluster(t *testing.T, volumes int, nodes ...string) *kube.Cluster {
 // read through the API, every object labelled and owned by the run's
 // anchor, and all of them gone after Remove.
 func TestRunObjects(t *testing.T) {
+	t.Parallel() // on a control plane of its own, waited on more than computed
 	c := startCluster(t, 1, "node-1")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -182,6 +183,7 @@ var folded = map[string]bool{"ignite/wal_archive": true, "ignite/memory/wal": tr
 // objects of a run of every engine that can run on a cluster, in every
 // durability mode it has: what the adapter makes is a valid pod.
 func TestEngineObjects(t *testing.T) {
+	t.Parallel() // on a control plane of its own, waited on more than computed
 	cp := kubetest.Start(t)
 	cp.Namespace(t, "bench")
 	c, err := kube.Connect(cp.Kubeconfig, "")
@@ -258,6 +260,7 @@ func TestEngineObjects(t *testing.T) {
 // mounted, and everything, the StatefulSet's claims too, is gone after
 // Remove.
 func TestClusterEngineObjects(t *testing.T) {
+	t.Parallel() // on a control plane of its own, waited on more than computed
 	c := startCluster(t, 3, "node-1", "node-2", "node-3")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
