@@ -7,11 +7,11 @@
 // A run meets the objective when its latency at the percentile, measured
 // from each operation's intended start, is within the bound, its errors
 // within theirs, and it achieved at least MinAchieved of the rate it was
-// asked for. When a step misses while the engine's mean service time
+// asked for. When a step misses while the study's clients were busy
+// (each has one operation in flight) and the engine's mean service time
 // (from each operation's actual start) stayed near what it was at the
 // search's lowest rate, the engine was not contended: operations waited
-// for one of the study's clients, each of which has one operation in
-// flight. The load generator could not hold the rate, the step is
+// for a free client. The load generator could not hold the rate, the step is
 // generator-bound, and the capacity it caps is only a lower bound: more
 // clients would measure further.
 package capacity
@@ -98,6 +98,12 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 // its value at a search's lowest rate for a missed step to count as
 // generator-bound: within it the engine shows no contention.
 const FlatService = 1.5
+
+// BusyClients is the share of the time the clients must have had an
+// operation in flight (achieved rate x mean service time / clients) for
+// a missed step to count as generator-bound: below it a free client was
+// there to start each operation, and the miss is the engine's tail.
+const BusyClients = 0.8
 
 // Step is one search step: the rate asked and what it found.
 type Step struct {
@@ -213,11 +219,15 @@ func StepsOf(slo results.SLO, runs []results.Run) []Step {
 			continue
 		}
 		st := Step{Rate: r.TargetRate, Outcome: Judge(slo, r)}
-		if !st.Met && unloaded != nil && r.Status == results.RunOK && !strings.HasPrefix(st.Why, "errors") &&
+		busy := 0.0
+		if r.Clients > 0 {
+			busy = r.ThroughputOpsS * r.ServiceTime.Mean / 1e6 / float64(r.Clients)
+		}
+		if !st.Met && unloaded != nil && r.Status == results.RunOK && !strings.HasPrefix(st.Why, "errors") && busy >= BusyClients &&
 			r.ServiceTime.Mean > 0 && r.ServiceTime.Mean <= FlatService*unloaded.ServiceTime.Mean {
 			st.GeneratorBound = true
-			st.Why += fmt.Sprintf(", while the engine's mean service time stayed at %s (%s at %.0f ops/s): operations waited for one of the %d clients, not for the engine",
-				hist.FormatMicros(r.ServiceTime.Mean), hist.FormatMicros(unloaded.ServiceTime.Mean), unloaded.TargetRate, r.Clients)
+			st.Why += fmt.Sprintf(", while the %d clients were busy %.0f%% of the time and the engine's mean service time stayed at %s (%s at %.0f ops/s): operations waited for a free client, not for the engine",
+				r.Clients, busy*100, hist.FormatMicros(r.ServiceTime.Mean), hist.FormatMicros(unloaded.ServiceTime.Mean), unloaded.TargetRate)
 		}
 		steps = append(steps, st)
 	}

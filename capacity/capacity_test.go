@@ -101,14 +101,17 @@ func TestJudge(t *testing.T) {
 func TestStepsOfTellsGeneratorBound(t *testing.T) {
 	slo := results.SLO{Percentile: "p99", BoundUs: 20000}
 	step := func(rate, p99, svc50 float64) results.Run {
-		return results.Run{Status: results.RunOK, Ops: 1000, Clients: 4, TargetRate: rate, ThroughputOpsS: rate,
+		return results.Run{Status: results.RunOK, Ops: 1000, Clients: 1, TargetRate: rate, ThroughputOpsS: rate,
 			Latency: hist.Summary{P99: p99}, ServiceTime: hist.Summary{Mean: svc50}}
 	}
-	steps := StepsOf(slo, []results.Run{step(1000, 2000, 400), step(2000, 90000, 500), step(4000, 90000, 2000)})
-	if !steps[0].Met || !steps[1].GeneratorBound || steps[2].GeneratorBound {
-		t.Errorf("steps %+v: want met, generator-bound (service flat), engine-bound (service 5x)", steps)
+	// One client: at 2000 ops/s and 500 µs an operation it is always busy.
+	idle := step(1500, 90000, 450)
+	idle.Clients = 4 // busy 17% of the time: a free client was there
+	steps := StepsOf(slo, []results.Run{step(1000, 2000, 400), step(2000, 90000, 500), step(4000, 90000, 2000), idle})
+	if !steps[0].Met || !steps[1].GeneratorBound || steps[2].GeneratorBound || steps[3].GeneratorBound {
+		t.Errorf("steps %+v: want met, generator-bound (clients busy, service flat), engine-bound (service 5x), engine's tail (clients idle)", steps)
 	}
-	if !strings.Contains(steps[1].Why, "waited for one of the 4 clients") {
+	if !strings.Contains(steps[1].Why, "the 1 clients were busy 100% of the time") {
 		t.Errorf("why %q", steps[1].Why)
 	}
 }
