@@ -24,10 +24,14 @@ import (
 
 // Resource kinds tierbench creates and must undo.
 const (
-	KindDir   = "dir"   // a folder tierbench created (removed with its contents)
-	KindFile  = "file"  // a file tierbench created (a loop device's backing file)
-	KindMount = "mount" // a filesystem tierbench mounted
-	KindLoop  = "loop"  // a loop device attached to Backing
+	KindDir = "dir" // a folder tierbench created (removed with its contents)
+	// KindTierDir is a folder tier's folder that tierbench created because
+	// it was missing: removed while it is empty, so what a run kept there
+	// (--keep) stays, and the folder with it.
+	KindTierDir = "tier-dir"
+	KindFile    = "file"  // a file tierbench created (a loop device's backing file)
+	KindMount   = "mount" // a filesystem tierbench mounted
+	KindLoop    = "loop"  // a loop device attached to Backing
 	// KindCgroup is a block I/O throttle group (see package throttle).
 	KindCgroup = throttle.LedgerKind
 	// KindProcess is a server process group tierbench started.
@@ -477,6 +481,8 @@ func Undo(r Resource) error {
 			return fmt.Errorf("remove %s: %w", r.Path, err)
 		}
 		return nil
+	case KindTierDir:
+		return removePending(r.Path)
 	case KindDir:
 		if isMountPoint(r.Path) {
 			return fmt.Errorf("remove %s: still a mount point; undo its mount first", r.Path)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,6 +170,33 @@ func (p *Provisioner) mountPoint(name, purpose string) (string, error) {
 		return "", fmt.Errorf("refusing to mount on %s: the folder already exists (a leftover? run `tierbench cleanup`)", dir)
 	}
 	return dir, p.mkdir(dir)
+}
+
+// tierFolder creates a folder tier's folder when it is missing, recorded
+// as KindTierDir: the study's end (or cleanup after a kill) removes it
+// while it is empty. A folder that exists, or appears meanwhile, is the
+// user's and is never recorded. Without a ledger, Prepare creates it
+// unrecorded.
+func (p *Provisioner) tierFolder(dir string) error {
+	if p.Ledger == nil {
+		return nil
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	r, err := p.Ledger.Intend(Resource{Kind: KindTierDir, Path: dir})
+	if err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		derr := p.Ledger.Done(r)
+		if errors.Is(err, fs.ErrExist) {
+			return derr
+		}
+		return errors.Join(fmt.Errorf("create %s: %w", dir, err), derr)
+	}
+	p.created = append(p.created, r)
+	return nil
 }
 
 // mkdir creates a folder the provisioner owns (see Ledger.Mkdir: a folder

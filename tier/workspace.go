@@ -188,6 +188,15 @@ func (w *Workspace) Caveats(ctx context.Context, tiers []string) []string {
 
 // prepare provisions tier t if tierbench creates it, and inspects it.
 func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
+	if t.Path != "" && t.Kind == nil {
+		real, err := Resolve(t.Path)
+		if err == nil {
+			err = w.prov.tierFolder(real)
+		}
+		if err != nil {
+			return Info{}, fmt.Errorf("prepare tiers: tier %s: %w", t.Name, err)
+		}
+	}
 	t, err := layeredFolder(t)
 	if err != nil {
 		return Info{}, fmt.Errorf("prepare tiers: %w", err)

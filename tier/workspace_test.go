@@ -50,8 +50,8 @@ func TestWorkspace(t *testing.T) {
 			if st, err := os.Stat(scratch); err != nil || !st.IsDir() {
 				t.Fatalf("scratch folder %s: %v", scratch, err)
 			}
-			if got := records(); withLedger && got != 1 {
-				t.Errorf("%d ledger records with the scratch folder, want 1", got)
+			if got := records(); withLedger && got != 3 {
+				t.Errorf("%d ledger records with the scratch folder and the two tier folders made, want 3", got)
 			}
 
 			placement := map[string]string{"data": "slow", "wal": "fast", "log": "fast"}
@@ -68,8 +68,8 @@ func TestWorkspace(t *testing.T) {
 					t.Errorf("%s: device %q, want its tier's %q", c, f.Devices[c], ws.Tiers()[tname].Device)
 				}
 			}
-			if got := records(); withLedger && got != 3 {
-				t.Errorf("%d ledger records with a run's two folders, want 3", got)
+			if got := records(); withLedger && got != 5 {
+				t.Errorf("%d ledger records with a run's two folders, want 5", got)
 			}
 			if err := f.Remove(); err != nil {
 				t.Fatal(err)
@@ -90,8 +90,8 @@ func TestWorkspace(t *testing.T) {
 			if _, err := os.Stat(kept.Dirs["data"]); err != nil {
 				t.Errorf("kept folder: %v", err)
 			}
-			if got := records(); withLedger && got != 1 {
-				t.Errorf("%d ledger records after Keep, want 1 (kept folders are forgotten)", got)
+			if got := records(); withLedger && got != 3 {
+				t.Errorf("%d ledger records after Keep, want 3 (kept folders are forgotten)", got)
 			}
 
 			theirs := filepath.Join(slow, RunFolderPrefix+"run3")
@@ -118,6 +118,47 @@ func TestWorkspace(t *testing.T) {
 				t.Errorf("%d ledger records after Close", got)
 			}
 		})
+	}
+}
+
+// TestWorkspaceRemovesTheTierFoldersItMade: a folder tier whose folder was
+// missing gets it made, and the workspace's Close removes it while it is
+// empty; a folder that was there stays, and so does a made one that holds
+// what a run kept.
+func TestWorkspaceRemovesTheTierFoldersItMade(t *testing.T) {
+	root := t.TempDir()
+	ledger, err := OpenLedger(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	made, kept, theirs := filepath.Join(root, "made"), filepath.Join(root, "kept"), filepath.Join(root, "theirs")
+	if err := os.Mkdir(theirs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := NewWorkspace(context.Background(), ledger, "study1", Spec{Name: "made", Path: made}, Spec{Name: "kept", Path: kept}, Spec{Name: "theirs", Path: theirs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ws.RunFolders("run1", map[string]string{"data": "kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Keep(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(made); !os.IsNotExist(err) {
+		t.Errorf("the tier folder tierbench made, left empty: %v", err)
+	}
+	for _, dir := range []string{kept, theirs} {
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("%s: %v", dir, err)
+		}
+	}
+	if all, _ := ledger.All(); len(all) != 0 {
+		t.Errorf("ledger after Close: %v", all)
 	}
 }
 
