@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bufio"
+	"os"
 	"sync"
 	"time"
 )
@@ -39,6 +41,24 @@ const (
 // was still running at from.
 func (e Event) Overlaps(from, to time.Time) bool {
 	return !e.At.After(to) && !e.At.Add(e.Duration).Before(from)
+}
+
+// LogEvents reads a server's log at path with parse and keeps the events
+// that overlap [from, to]: what an engine whose events are in its log
+// answers Eventer with. A log that cannot be read has none.
+func LogEvents(path string, parse func(*bufio.Scanner) []Event, from, to time.Time) []Event {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []Event
+	for _, e := range parse(bufio.NewScanner(f)) {
+		if e.Overlaps(from, to) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // maxEvents bounds an EventLog: a compaction storm of a long run is

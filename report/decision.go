@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -242,7 +243,7 @@ func (b *builder) rateLines(c *chart, name string, of map[string]string, dur str
 	if len(runs) == 0 {
 		return
 	}
-	slices.SortFunc(runs, func(x, y results.Run) int { return cmpF(x.ThroughputOpsS, y.ThroughputOpsS) })
+	slices.SortFunc(runs, func(x, y results.Run) int { return cmp.Compare(x.ThroughputOpsS, y.ThroughputOpsS) })
 	top := line{Name: name + " " + pct, Color: b.colors[name], Markers: true}
 	p50 := line{Name: name + " p50", Color: b.colors[name], Dash: "4 3", NoLegend: true}
 	for _, r := range runs {
@@ -262,14 +263,4 @@ func metText(o capacity.Outcome) string {
 		return "met"
 	}
 	return "missed: " + o.Why
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

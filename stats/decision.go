@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -206,7 +207,7 @@ func (d *Decision) decideBlock(st *results.Study, block []*CapacityEntry) {
 		}
 		frontier = append(frontier, b)
 	}
-	slices.SortStableFunc(frontier, func(x, y *CapacityEntry) int { return cmpFloat(cost(x), cost(y)) })
+	slices.SortStableFunc(frontier, func(x, y *CapacityEntry) int { return cmp.Compare(cost(x), cost(y)) })
 	f := Frontier{Durability: dur, Clients: clients, Series: []string{}}
 	for _, e := range frontier {
 		f.Series = append(f.Series, e.Series)
@@ -221,16 +222,6 @@ func cost(e *CapacityEntry) float64 {
 		return 0
 	}
 	return *e.CostPerMonth
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // dominated finds a series that dominates b (see the rule above).
@@ -304,10 +295,10 @@ func recommend(st *results.Study, dur string, clients int, measured []*CapacityE
 		return rec
 	}
 	slices.SortStableFunc(yes, func(x, y *CapacityEntry) int {
-		if c := cmpFloat(cost(x), cost(y)); c != 0 {
+		if c := cmp.Compare(cost(x), cost(y)); c != 0 {
 			return c
 		}
-		return cmpFloat(y.OpsS, x.OpsS)
+		return cmp.Compare(y.OpsS, x.OpsS)
 	})
 	best := yes[0]
 	rec.Series, rec.CostPerMonth, rec.CapacityOpsS = &best.Series, best.CostPerMonth, best.OpsS

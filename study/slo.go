@@ -61,7 +61,7 @@ func (p *parser) capacityStudy(s *Study) {
 	p.search(s)
 	if f, has := p.top["need"]; has {
 		if v, ok := p.scalar(f, "write need: <ops/s the placement must carry>, e.g. need: 20000"); ok {
-			if n, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64); err != nil || n <= 0 || math.IsInf(n, 0) {
+			if n, ok := opsRate(v); !ok || n <= 0 {
 				p.addf(f.v.Line, "need %q is not a rate above 0; write the ops/s the placement must carry under the objective, e.g. need: 20000", v)
 			} else {
 				s.Need = n
@@ -135,6 +135,13 @@ func (p *parser) slo(e entry) *results.SLO {
 	return &slo
 }
 
+// opsRate reads a rate in ops/s, "20000" or "20_000"; ok is false for
+// anything else, NaN and infinities included.
+func opsRate(v string) (float64, bool) {
+	n, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64)
+	return n, err == nil && !math.IsNaN(n) && !math.IsInf(n, 0)
+}
+
 // search reads search: {from, resolution, max}.
 func (p *parser) search(s *Study) {
 	e, ok := p.top["search"]
@@ -152,8 +159,8 @@ func (p *parser) search(s *Study) {
 		}
 		switch f.key {
 		case "from", "max":
-			n, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64)
-			if err != nil || n < capacity.MinRate || math.IsInf(n, 0) {
+			n, ok := opsRate(v)
+			if !ok || n < capacity.MinRate {
 				p.addf(f.v.Line, "search %s %q is not a rate of at least %g ops/s; write e.g. %s", f.key, v, capacity.MinRate, searchExample)
 				continue
 			}

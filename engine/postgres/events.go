@@ -3,7 +3,6 @@ package postgres
 import (
 	"bufio"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -26,18 +25,7 @@ func (d *DB) Events(_ context.Context, from, to time.Time) []engine.Event {
 	if d.target != nil {
 		return nil
 	}
-	f, err := os.Open(filepath.Join(d.dataDir, logName))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []engine.Event
-	for _, e := range checkpoints(bufio.NewScanner(f)) {
-		if e.Overlaps(from, to) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return engine.LogEvents(filepath.Join(d.dataDir, logName), checkpoints, from, to)
 }
 
 // checkpoints reads the checkpoints a server log tells of. The

@@ -3,7 +3,6 @@ package redis
 import (
 	"bufio"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -38,18 +37,8 @@ func (d *DB) Events(_ context.Context, from, to time.Time) []engine.Event {
 	if d.target != nil {
 		return nil
 	}
-	f, err := os.Open(filepath.Join(d.dir, LogName))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []engine.Event
-	for _, e := range backgroundWrites(bufio.NewScanner(f), time.Local) {
-		if e.Overlaps(from, to) {
-			out = append(out, e)
-		}
-	}
-	return out
+	parse := func(sc *bufio.Scanner) []engine.Event { return backgroundWrites(sc, time.Local) }
+	return engine.LogEvents(filepath.Join(d.dir, LogName), parse, from, to)
 }
 
 // backgroundWrites reads the snapshots and rewrites a server log tells
