@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -168,4 +169,43 @@ func pause(d time.Duration) {
 	deadline := unix.NsecToTimespec(now.Nano() + int64(d))
 	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &deadline, nil) == unix.EINTR {
 	}
+}
+
+// SyncTimer makes syncs take what a Latency's Fsync and FsyncP99 ask, for
+// a delay layer other than the FUSE mount (package syncdelay, which
+// delays the fsync system call itself): the same draws and the same
+// whole-time rule, the backing sync's own time included, less that
+// layer's own overhead around each wait.
+type SyncTimer struct{ d *delays }
+
+// NewSyncTimer times syncs at l's fsync latency; overhead is what the
+// layer costs around a wait (its round trip and the sleep's overshoot),
+// roundTrip its cost without one (see delays.finish).
+func NewSyncTimer(l Latency, overhead, roundTrip time.Duration) *SyncTimer {
+	d := newDelays(Latency{Fsync: l.Fsync, FsyncP99: l.FsyncP99})
+	d.overhead.Store(int64(overhead))
+	d.roundTrip.Store(int64(roundTrip))
+	return &SyncTimer{d}
+}
+
+// Time runs op, a sync, and waits the rest of one draw; started is when
+// the caller asked for it (the layer's own work before op counts).
+func (t *SyncTimer) Time(started time.Time, op func()) {
+	target := draw(time.Duration(t.d.fsync.Load()), t.d.fsyncSpread)
+	op()
+	t.d.finish(target, time.Since(started))
+}
+
+// SleepOvershoot is how late a pause of 1 ms wakes up here, the median of
+// a few: a delay layer's share of overhead that is not its round trip.
+func SleepOvershoot() time.Duration {
+	const n, d = 15, time.Millisecond
+	late := make([]time.Duration, n)
+	for i := range late {
+		start := time.Now()
+		pause(d)
+		late[i] = time.Since(start) - d
+	}
+	slices.Sort(late)
+	return max(late[n/2], 0)
 }

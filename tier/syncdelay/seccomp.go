@@ -1,0 +1,468 @@
+package syncdelay
+
+// This file applies rules to programs tierbench starts: the helper that
+// installs the seccomp filter and becomes the program, and the supervisor
+// that answers the filter's notifications (see the package doc).
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/tierbench/tierbench/tier/emulate"
+)
+
+const (
+	helperArg = "__sync-delay"
+	helperEnv = "TIERBENCH_SYNC_DELAY_HELPER"
+	// calibrationCalls undelayed syncs the helper makes under its filter
+	// before it becomes the program: their median is the supervisor's
+	// round trip.
+	calibrationCalls = 40
+	// handoverWait bounds the helper's start, up to its handing over the
+	// filter's descriptor and calibration.
+	handoverWait = 10 * time.Second
+)
+
+// init installs the filter and becomes the program when this executable
+// was started as the helper (Command).
+func init() {
+	if len(os.Args) > 4 && os.Args[1] == helperArg && os.Getenv(helperEnv) == "1" {
+		os.Exit(helperMain(os.Args[2:]))
+	}
+}
+
+// trapped are the system calls the filter hands to the supervisor.
+var trapped = []uint32{unix.SYS_FSYNC, unix.SYS_FDATASYNC, unix.SYS_SYNC_FILE_RANGE, unix.SYS_SYNCFS}
+
+// auditArch is this architecture's AUDIT_ARCH value, which the filter
+// checks before it reads a system call number.
+var auditArch = map[string]uint32{"amd64": 0xc000003e, "arm64": 0xc00000b7}[runtime.GOARCH]
+
+// filter is the BPF program: the trapped calls of this architecture go to
+// the supervisor, everything else runs.
+func filter() []unix.SockFilter {
+	const (
+		ldAbs = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeq   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		ret   = unix.BPF_RET | unix.BPF_K
+	)
+	n := uint8(len(trapped))
+	prog := []unix.SockFilter{
+		{Code: ldAbs, K: 4},                         // seccomp_data.arch
+		{Code: jeq, Jt: 0, Jf: n + 1, K: auditArch}, // another ABI: allow
+		{Code: ldAbs, K: 0},                         // seccomp_data.nr
+	}
+	for i, nr := range trapped {
+		prog = append(prog, unix.SockFilter{Code: jeq, Jt: n - uint8(i), K: nr})
+	}
+	return append(prog,
+		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_ALLOW},
+		unix.SockFilter{Code: ret, K: unix.SECCOMP_RET_USER_NOTIF})
+}
+
+// Supported says why the rules cannot be applied to programs here, or nil.
+func Supported() error {
+	if auditArch == 0 {
+		return fmt.Errorf("delaying syncs at the system call is built for amd64 and arm64, not %s", runtime.GOARCH)
+	}
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return err
+	}
+	var major, minor int
+	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor)
+	if major < 5 || major == 5 && minor < 9 {
+		return fmt.Errorf("delaying syncs at the system call needs Linux 5.9 or later (seccomp notifications that continue, pidfd_getfd); this kernel is %d.%d: use the FUSE layer (emulate: fuse)", major, minor)
+	}
+	return nil
+}
+
+// Command is a program to start under the rules: Path and Args (argv[0]
+// included) run the helper, which becomes the program; ExtraFiles must be
+// the started command's ExtraFiles, and Started called once it started.
+type Command struct {
+	Path       string
+	Args       []string
+	Env        []string
+	ExtraFiles []*os.File
+	rules      Rules
+	mine       *os.File
+}
+
+// NewCommand wraps path and args (without argv[0]) in the helper. uid and
+// gid, unless -1, are the user the program runs as: the helper starts as
+// tierbench's user (it installs the filter and must read this executable)
+// and becomes the user just before it becomes the program.
+func NewCommand(rules Rules, uid, gid int, path string, args []string) (*Command, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("delay syncs: control socket: %w", err)
+	}
+	// Non-blocking, so that the supervisor's end takes a read deadline.
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, fmt.Errorf("delay syncs: control socket: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+		return nil, fmt.Errorf("delay syncs: find this executable: %w", err)
+	}
+	return &Command{
+		Path:       self,
+		Args:       append([]string{self, helperArg, strconv.Itoa(uid), strconv.Itoa(gid), path}, args...),
+		Env:        []string{helperEnv + "=1"},
+		ExtraFiles: []*os.File{os.NewFile(uintptr(fds[1]), "sync-delay-helper")},
+		rules:      rules,
+		mine:       os.NewFile(uintptr(fds[0]), "sync-delay-supervisor"),
+	}, nil
+}
+
+// Abandon closes what NewCommand opened, for a command that did not start.
+func (c *Command) Abandon() {
+	c.mine.Close()
+	c.ExtraFiles[0].Close()
+}
+
+// Started takes over the filter of the helper that just started (its pid)
+// and serves it until Close or until every process under it is gone. An
+// error means the program must be stopped: its syncs are not delayed.
+func (c *Command) Started(pid int) (*Supervisor, error) {
+	defer c.mine.Close()
+	c.ExtraFiles[0].Close()
+	s, err := c.handover()
+	if err != nil {
+		return nil, fmt.Errorf("delay syncs of pid %d: %w", pid, err)
+	}
+	return s, nil
+}
+
+// handover receives the filter's descriptor, then serves it while the
+// helper calibrates, and reads the round trip it measured.
+func (c *Command) handover() (*Supervisor, error) {
+	// Without a deadline a stuck helper would hold the start for ever.
+	if err := c.mine.SetReadDeadline(time.Now().Add(handoverWait)); err != nil {
+		return nil, err
+	}
+	raw, err := c.mine.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	buf, oob := make([]byte, 512), make([]byte, unix.CmsgSpace(4))
+	var n, oobn int
+	var rerr error
+	err = raw.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), buf, oob, 0)
+		return !errors.Is(rerr, unix.EAGAIN)
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("helper did not hand over its filter: %w", err)
+	case rerr != nil:
+		return nil, fmt.Errorf("helper did not hand over its filter: %w", rerr)
+	case n == 0:
+		return nil, errors.New("helper exited before it handed over its filter")
+	case oobn == 0:
+		return nil, fmt.Errorf("helper: %s", buf[:n])
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("helper's filter descriptor: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("helper's filter descriptor: %v", err)
+	}
+	s := newSupervisor(fds[0], c.rules)
+	go s.serve()
+	var rt [8]byte
+	if _, err := c.mine.Read(rt[:]); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("helper's calibration: %w", err)
+	}
+	s.calibrated(time.Duration(binary.LittleEndian.Uint64(rt[:])))
+	// The helper becomes the program only now, so that its first sync
+	// is delayed.
+	if _, err := c.mine.Write([]byte{1}); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("helper's go-ahead: %w", err)
+	}
+	return s, nil
+}
+
+// helperMain installs the filter on this thread, hands its descriptor to
+// the supervisor (fd 3), makes calibrationCalls undelayed syncs under it
+// and reports their median, waits for the go-ahead, then becomes args[2:] as user args[0]:args[1].
+// The filter holds on this thread only, which is the one that execs: the
+// program and all it forks inherit it.
+func helperMain(args []string) int {
+	runtime.LockOSThread()
+	ctl := 3
+	fail := func(format string, a ...any) int {
+		msg := fmt.Sprintf(format, a...)
+		unix.Write(ctl, []byte(msg))
+		fmt.Fprintln(os.Stderr, "tierbench sync-delay helper: "+msg)
+		return 1
+	}
+	uid, err1 := strconv.Atoi(args[0])
+	gid, err2 := strconv.Atoi(args[1])
+	if err := errors.Join(err1, err2); err != nil {
+		return fail("bad user: %v", err)
+	}
+	listener, err := install()
+	if err != nil {
+		return fail("install the seccomp filter: %v", err)
+	}
+	if err := unix.Sendmsg(ctl, []byte{0}, unix.UnixRights(listener), nil, 0); err != nil {
+		return fail("hand over the filter: %v", err)
+	}
+	unix.Close(listener)
+	var rt [8]byte
+	binary.LittleEndian.PutUint64(rt[:], uint64(roundTrip(ctl)))
+	if _, err := unix.Write(ctl, rt[:]); err != nil {
+		return fail("report calibration: %v", err)
+	}
+	var ahead [1]byte
+	if n, err := unix.Read(ctl, ahead[:]); n != 1 {
+		fmt.Fprintf(os.Stderr, "tierbench sync-delay helper: no go-ahead from the supervisor (%v)\n", err)
+		return 1
+	}
+	unix.Close(ctl)
+	if uid >= 0 {
+		if err := becomeUser(uid, gid); err != nil {
+			fmt.Fprintf(os.Stderr, "tierbench sync-delay helper: become user %d: %v\n", uid, err)
+			return 1
+		}
+	}
+	env := os.Environ()
+	for i, e := range env {
+		if e == helperEnv+"=1" {
+			env = append(env[:i], env[i+1:]...)
+			break
+		}
+	}
+	err = unix.Exec(args[2], append([]string{args[2]}, args[3:]...), env)
+	fmt.Fprintf(os.Stderr, "tierbench sync-delay helper: exec %s: %v\n", args[2], err)
+	return 127
+}
+
+// install installs the filter on the calling thread, with a listener.
+// no_new_privs lets a user without CAP_SYS_ADMIN install it; the programs
+// tierbench starts gain no privileges by exec anyway.
+func install() (int, error) {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return -1, fmt.Errorf("no_new_privs: %w", err)
+	}
+	prog := filter()
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	fd, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	if errno != 0 {
+		return -1, errno
+	}
+	// Wake the supervisor on the caller's CPU and back (Linux 6.6): a
+	// cheaper round trip; older kernels do without.
+	const syncWakeUp = 1 // SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+	unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, syncWakeUp)
+	return int(fd), nil
+}
+
+// roundTrip is the median time of undelayed syncs under the filter (of
+// the control socket, which the supervisor lets continue; the kernel
+// refuses them at once).
+func roundTrip(fd int) time.Duration {
+	ds := make([]time.Duration, calibrationCalls)
+	for i := range ds {
+		start := time.Now()
+		unix.Fdatasync(fd)
+		ds[i] = time.Since(start)
+	}
+	return median(ds)
+}
+
+// becomeUser drops to uid:gid on this thread, the one that execs (the
+// exec's credentials are its), and asks again to be killed with its
+// parent: a change of credentials clears that.
+func becomeUser(uid, gid int) error {
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, 0, 0, 0); e != 0 {
+		return fmt.Errorf("setgroups: %w", e)
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(gid), uintptr(gid), uintptr(gid)); e != 0 {
+		return fmt.Errorf("setresgid: %w", e)
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(uid), uintptr(uid), uintptr(uid)); e != 0 {
+		return fmt.Errorf("setresuid: %w", e)
+	}
+	return unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
+}
+
+// notif is struct seccomp_notif, with its seccomp_data inline.
+type notif struct {
+	ID    uint64
+	PID   uint32
+	Flags uint32
+	Nr    int32
+	Arch  uint32
+	IP    uint64
+	Args  [6]uint64
+}
+
+// notifResp is struct seccomp_notif_resp.
+type notifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// Supervisor answers one filter's notifications.
+type Supervisor struct {
+	fd     int
+	rules  Rules
+	mu     sync.Mutex
+	timers []*emulate.SyncTimer // nil until calibrated: syncs run undelayed
+	closed sync.Once
+	done   chan struct{}
+}
+
+func newSupervisor(fd int, rules Rules) *Supervisor {
+	return &Supervisor{fd: fd, rules: rules, done: make(chan struct{})}
+}
+
+// calibrated sets the timers once the helper measured the round trip.
+func (s *Supervisor) calibrated(rt time.Duration) {
+	ts := s.rules.timers(rt+overshoot(), rt)
+	s.mu.Lock()
+	s.timers = ts
+	s.mu.Unlock()
+}
+
+// overshoot is the sleep's overshoot, measured once per process.
+var overshoot = sync.OnceValue(emulate.SleepOvershoot)
+
+// Close stops serving. Call it once the program exited: a call still
+// trapped then fails with ENOSYS.
+func (s *Supervisor) Close() {
+	s.closed.Do(func() {
+		close(s.done)
+		unix.Close(s.fd)
+	})
+}
+
+// serve receives notifications until the filter has no process left or
+// Close; each is answered by a goroutine of its own, as the calls of a
+// program's threads overlap.
+func (s *Supervisor) serve() {
+	pfd := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
+	for {
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+		// A timeout, so that Close is noticed even while nothing comes.
+		if _, err := unix.Poll(pfd, 200); err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			return // every process under the filter is gone
+		}
+		if pfd[0].Revents&unix.POLLIN == 0 {
+			continue
+		}
+		var n notif
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
+			continue // the caller died meanwhile (ENOENT), or a signal
+		}
+		go s.answer(n, time.Now())
+	}
+}
+
+// answer makes a trapped call that names a file under a rule itself, on a
+// copy of the caller's descriptor, waits the rest of the draw and returns
+// the call's result; any other call continues as the caller made it.
+func (s *Supervisor) answer(n notif, received time.Time) {
+	resp := notifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	s.mu.Lock()
+	timers := s.timers
+	s.mu.Unlock()
+	// The rule is looked up even before calibration, so that the helper's
+	// calibration calls pay for the lookup as the program's calls do.
+	if i := s.ruleOf(n); i >= 0 && timers != nil {
+		if fd, err := s.copyFD(n); err == nil {
+			var callErr error
+			timers[i].Time(received, func() { callErr = call(n, fd) })
+			unix.Close(fd)
+			resp.Flags = 0
+			var errno unix.Errno
+			if errors.As(callErr, &errno) {
+				resp.Error = -int32(errno)
+			} else if callErr != nil {
+				resp.Error = -int32(unix.EIO)
+			}
+		}
+	}
+	unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
+// ruleOf is the rule whose folder holds the file the call names, or -1.
+func (s *Supervisor) ruleOf(n notif) int {
+	path, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", n.PID, int32(n.Args[0])))
+	if err != nil {
+		return -1
+	}
+	return s.rules.match(path)
+}
+
+// copyFD is a copy of the descriptor the trapped call names, taken while
+// the call is still trapped (so the descriptor is still the one it named).
+func (s *Supervisor) copyFD(n notif) (int, error) {
+	pidfd, err := unix.PidfdOpen(int(n.PID), 0)
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(pidfd)
+	fd, err := unix.PidfdGetfd(pidfd, int(int32(n.Args[0])), 0)
+	if err != nil {
+		return -1, err
+	}
+	id := n.ID
+	if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id))); e != 0 {
+		unix.Close(fd)
+		return -1, e
+	}
+	return fd, nil
+}
+
+// call makes the trapped call on fd, with the caller's other arguments.
+func call(n notif, fd int) error {
+	switch n.Nr {
+	case unix.SYS_FSYNC:
+		return unix.Fsync(fd)
+	case unix.SYS_FDATASYNC:
+		return unix.Fdatasync(fd)
+	case unix.SYS_SYNC_FILE_RANGE:
+		return unix.SyncFileRange(fd, int64(n.Args[1]), int64(n.Args[2]), int(n.Args[3]))
+	default:
+		return unix.Syncfs(fd)
+	}
+}
+
+// median of ds, which it sorts.
+func median(ds []time.Duration) time.Duration {
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}

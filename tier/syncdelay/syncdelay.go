@@ -1,0 +1,114 @@
+// Package syncdelay makes the syncs of files under chosen folders take as
+// long as a device's, at the system call, with no filesystem layer in
+// between: the commonest what-if ("a WAL on a device whose flush takes
+// this long") without the FUSE layer's costs (package emulate), whose
+// round trip on every read, write and fsync (6-16 µs at p50 here) is
+// slower than the fast devices it would stand for, and whose inode lock
+// holds a file's writes while that file is being fsynced, which undoes a
+// database's group commit.
+//
+// A Rule names a folder and the sync latency of the device it stands for
+// (a median and a 99th percentile, drawn as package emulate draws them).
+// fsync(2), fdatasync(2), sync_file_range(2) and syncfs(2) of a file or
+// folder under it take that long in all, the backing folder's own sync
+// included. Reads and writes are not delayed: they run at the backing
+// folder's speed (RAM, for a profile), which is how a buffered database
+// meets a fast device anyway (a page-cache write, a cached read) and is
+// why this is used where a profile's reads and writes are what the FUSE
+// floor cannot represent. Writes through O_DIRECT or O_SYNC are not
+// delayed either: a tier whose engine writes that way wants the FUSE layer.
+//
+// Two ways to apply the rules, one mechanism each:
+//
+//   - Programs tierbench starts (servers, fio) run under a seccomp filter
+//     that hands those four system calls to a supervisor in tierbench
+//     (SECCOMP_RET_USER_NOTIF; Command, Supervisor). The supervisor finds
+//     the file the call names (/proc/PID/fd), and for a file under a rule
+//     makes the sync itself on a copy of the caller's descriptor
+//     (pidfd_getfd), waits out the rest of the draw and returns the
+//     sync's own result; any other call continues untouched. A helper
+//     process (this executable, re-executed) installs the filter and then
+//     becomes the program, so the filter holds for it and all it forks.
+//   - Go code in tierbench's own process (the embedded Pebble) wraps its
+//     files' Sync methods with Rules.Timer.
+//
+// Linux 5.9 or later (pidfd_getfd, the continue flag); Supported says why
+// not elsewhere.
+package syncdelay
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tierbench/tierbench/tier/emulate"
+)
+
+// Rule delays the syncs of files under Dir.
+type Rule struct {
+	Dir string `json:"dir"`
+	// Fsync is the median sync time and FsyncP99 its 99th percentile (0 or
+	// not above Fsync: a constant).
+	Fsync    time.Duration `json:"fsync_ns"`
+	FsyncP99 time.Duration `json:"fsync_p99_ns,omitempty"`
+}
+
+// Rules are every delayed folder of a study. No two should nest; the
+// longest folder that holds a file wins if they do.
+type Rules []Rule
+
+// String describes a rule, for labels.
+func (r Rule) String() string {
+	if r.FsyncP99 > r.Fsync {
+		return fmt.Sprintf("fsync p50 %s p99 %s", r.Fsync, r.FsyncP99)
+	}
+	return fmt.Sprintf("fsync %s", r.Fsync)
+}
+
+// match is the index of the rule whose folder holds path, or -1.
+func (rs Rules) match(path string) int {
+	best, bestLen := -1, -1
+	for i, r := range rs {
+		dir := filepath.Clean(r.Dir)
+		if (path == dir || strings.HasPrefix(path, dir+"/")) && len(dir) > bestLen {
+			best, bestLen = i, len(dir)
+		}
+	}
+	return best
+}
+
+// timers makes one timer per rule, at overhead and roundTrip (see
+// emulate.NewSyncTimer).
+func (rs Rules) timers(overhead, roundTrip time.Duration) []*emulate.SyncTimer {
+	ts := make([]*emulate.SyncTimer, len(rs))
+	for i, r := range rs {
+		ts[i] = emulate.NewSyncTimer(emulate.Latency{Fsync: r.Fsync, FsyncP99: r.FsyncP99}, overhead, roundTrip)
+	}
+	return ts
+}
+
+// InProcess times syncs made by Go code in this process (the embedded
+// Pebble): its only overhead is the sleep's overshoot.
+type InProcess struct {
+	rules  Rules
+	timers []*emulate.SyncTimer
+}
+
+// InProcess readies the rules for this process's own files.
+func (rs Rules) InProcess() *InProcess {
+	over := emulate.SleepOvershoot()
+	return &InProcess{rules: rs, timers: rs.timers(over, 0)}
+}
+
+// Sync runs sync, the sync of the file at path, and waits the rest of its
+// rule's draw; a file under no rule is synced undelayed.
+func (p *InProcess) Sync(path string, sync func() error) error {
+	i := p.rules.match(filepath.Clean(path))
+	if i < 0 {
+		return sync()
+	}
+	var err error
+	p.timers[i].Time(time.Now(), func() { err = sync() })
+	return err
+}
