@@ -18,6 +18,7 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/tierbench/tierbench/setting"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 	"net"
 	"net/url"
 	"slices"
@@ -233,6 +234,11 @@ type Config struct {
 	// The runner makes and removes it; server engines hand it to their
 	// kit (server.Spec.Memory).
 	Memory MemoryGroup
+	// SyncDelays, when set, make the syncs of files under some tiers take
+	// as long as those tiers' devices' (emulate: syscall): server engines
+	// hand them to their kit (server.Spec.SyncDelays), which starts the
+	// server under them; the embedded Pebble wraps its files' syncs.
+	SyncDelays syncdelay.Rules
 	// Scratch is a folder that lives for the whole study, where an engine
 	// may keep what is expensive to make and the same for every run (an
 	// initdb template). Empty means the engine must make everything per run.

@@ -10,6 +10,7 @@ import (
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/probe"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // ProbeMaxAge is how old a stored probe may be for `probe: cached`.
@@ -31,6 +32,11 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 	out := map[string]*results.Probe{}
 	for _, t := range st.Tiers {
 		info := tiers[t.Name]
+		atSyncCalls := t.Latency != nil && t.Latency.SyncCalls()
+		if mode == study.ProbeCached && atSyncCalls {
+			// A cached probe is of the folder without its delays.
+			continue
+		}
 		if mode == study.ProbeCached {
 			p, err := opt.Store.LatestProbe(ctx, info.Device, info.FSType, info.MountPoint, time.Now().Add(-ProbeMaxAge))
 			if err != nil {
@@ -43,7 +49,11 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		}
 		quick := mode == study.ProbeQuick
 		opt.Progress.Live(fmt.Sprintf("probing tier %s (%s) with fio%s...", t.Name, info.Path, map[bool]string{true: ", quick", false: ""}[quick]))
-		pt, err := probe.Probe(ctx, info.Path, probe.Options{Quick: quick})
+		popt := probe.Options{Quick: quick}
+		if atSyncCalls {
+			popt.SyncDelays = syncdelay.Rules{t.Latency.SyncRule(info.Path)}
+		}
+		pt, err := probe.Probe(ctx, info.Path, popt)
 		if err != nil {
 			return nil, fmt.Errorf("probe tier %s: %w", t.Name, err)
 		}
@@ -91,7 +101,7 @@ func noteFloor(st *study.Study, tiers map[string]tier.Info, opt Options) {
 			}
 			loaded = true
 		}
-		if b := probe.BelowText(*t.Profile, floor); b != "" {
+		if b := probe.BelowText(*t.Profile, floor, t.Latency.Path); b != "" {
 			info.Emulation += "; " + b
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s: %s", t.Name, b))

@@ -120,7 +120,7 @@ func (r *run) open(ctx context.Context) error {
 		return err
 	}
 	r.cfg = engine.Config{Dirs: map[string]string{}, Options: opts, Scratch: r.ws.Scratch(),
-		Track: r.ws.TrackProcess, LockPorts: r.ws.LockPorts, Target: r.st.Target, InChild: r.crashes()}
+		Track: r.ws.TrackProcess, LockPorts: r.ws.LockPorts, Target: r.st.Target, InChild: r.crashes(), SyncDelays: r.ws.SyncDelays()}
 	if r.st.Target == "" {
 		f, err := r.ws.RunFolders(r.rec.ID, r.cell.Placement.Components)
 		if err != nil {

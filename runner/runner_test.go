@@ -311,7 +311,7 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := tier.ApplyProfile(p, true, false)
+		a := tier.ApplyProfile(p, true, false, tier.ThroughFUSE)
 		return study.Tier{Spec: tier.Spec{Latency: &a.Latency, Throttle: a.Throttle, Profile: &p}}
 	}
 	if os.Geteuid() != 0 {

@@ -190,8 +190,14 @@ func layerTiers(s *Study) string {
 		case t.Path != "" && tier.CheckInRAM(t.Path) == nil:
 			// A folder on tmpfs keeps nothing either; the workspace
 			// checks again when it makes the tier.
+		case t.Latency != nil && t.Latency.SyncCalls() && t.EmulateGiven:
+			return fmt.Sprintf("crash: power puts tier %s under the power-loss layer, a FUSE layer, and the tier asks for emulate: syscall; write emulate: fuse on %s, or use crash: process", t.Name, t.Name)
 		default:
 			t.Crashable = true
+			if t.Latency != nil && t.Latency.SyncCalls() {
+				// A profile's default: under the layer, through it.
+				t.Latency.Path = tier.ThroughFUSE
+			}
 		}
 	}
 	return ""

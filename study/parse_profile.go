@@ -10,9 +10,10 @@ import (
 
 // profiled reads profile: NAME or profile: FILE (relative to the study
 // file's folder) on tier t of kind, in place of latency and throttle: the
-// profile's latencies go through the FUSE layer, its IOPS and bandwidth
-// caps through the block I/O controller on a loop tier (tier.ApplyProfile).
-func (p *parser) profiled(name string, t Tier, ok bool, kind string, e entry, mods map[string]entry) (Tier, bool) {
+// profile's latencies are applied at the sync calls or through the FUSE
+// layer (path; "" is the profile's default), its IOPS and bandwidth caps
+// through the block I/O controller on a loop tier (tier.ApplyProfile).
+func (p *parser) profiled(name string, t Tier, ok bool, kind string, e entry, mods map[string]entry, path tier.LatencyPath) (Tier, bool) {
 	for _, other := range []string{"latency", "throttle"} {
 		if o, has := mods[other]; has {
 			p.addf(o.k.Line, "tier %q has both profile and %s; a profile sets the tier's latency and caps: remove %s, or remove profile and keep %s", name, other, other, other)
@@ -39,8 +40,9 @@ func (p *parser) profiled(name string, t Tier, ok bool, kind string, e entry, mo
 	if !ok {
 		return Tier{}, false
 	}
-	applied := tier.ApplyProfile(prof, kind == "loop", false)
+	applied := tier.ApplyProfile(prof, kind == "loop", kind == "pmem_emulated", path)
 	t.Profile = &prof
+	t.EmulateGiven = path != ""
 	t.Latency = &applied.Latency
 	t.Throttle = applied.Throttle
 	return t, true
@@ -55,7 +57,7 @@ func (s *Study) ProfileNotes() []string {
 			continue
 		}
 		_, loop := t.Kind.(tier.LoopSpec)
-		for _, n := range tier.ApplyProfile(*t.Profile, loop, t.Crashable).NotApplied {
+		for _, n := range tier.ApplyProfile(*t.Profile, loop, t.Crashable, t.Latency.Path).NotApplied {
 			out = append(out, fmt.Sprintf("tier %s: profile %s: not applied: %s", t.Name, t.Profile.Name, n))
 		}
 	}

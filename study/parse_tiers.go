@@ -112,7 +112,7 @@ var tierKinds = []tierKind{
 
 // tierModifiers make a tier emulate slower storage (or, volume_mode, set
 // a cluster claim's mode).
-var tierModifiers = []string{"latency", "throttle", "profile", "volume_mode", "cost"}
+var tierModifiers = []string{"latency", "throttle", "profile", "emulate", "volume_mode", "cost"}
 
 // tierKindKeys lists tierKinds' keys.
 func tierKindKeys() []string {
@@ -167,8 +167,12 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		p.addf(e.k.Line, "tier %q: volume_mode is for a storage_class tier (a claim's volume mode on a Kubernetes cluster); remove it", name)
 		return Tier{}, false
 	}
+	path, pathOK := p.emulatePath(name, kind.key, mods)
+	if !pathOK {
+		return Tier{}, false
+	}
 	if e, has := mods["profile"]; has {
-		return p.profiled(name, t, ok, kind.key, e, mods)
+		return p.profiled(name, t, ok, kind.key, e, mods, path)
 	}
 	if e, has := mods["latency"]; has && kind.key == "rbd" {
 		p.addf(e.k.Line, "tier %q: latency is not supported on an rbd tier, whose speed is its cluster's; place the cluster's components on emulated tiers instead", name)
@@ -177,6 +181,13 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	if e, has := mods["latency"]; has {
 		t.Latency = p.latency(name, e)
 		ok = ok && t.Latency != nil
+		if t.Latency != nil && path == tier.AtSyncCalls {
+			if t.Latency.Read > 0 || t.Latency.Write > 0 {
+				p.addf(mods["emulate"].v.Line, "tier %q: emulate: syscall delays only syncs, and latency asks for read or write delays too; remove read and write, or write emulate: fuse", name)
+				return Tier{}, false
+			}
+			t.Latency.Path, t.EmulateGiven = path, true
+		}
 	}
 	if e, has := mods["throttle"]; has {
 		if kind.key != "loop" {
@@ -187,6 +198,33 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 		ok = ok && t.Throttle != nil
 	}
 	return t, ok
+}
+
+// emulatePath reads emulate: fuse|syscall, how a tier's latency or profile
+// is applied ("" when not given: the default of each).
+func (p *parser) emulatePath(name, kind string, mods map[string]entry) (tier.LatencyPath, bool) {
+	e, has := mods["emulate"]
+	if !has {
+		return "", true
+	}
+	v, ok := p.scalar(e, "write emulate: syscall or emulate: fuse")
+	if !ok {
+		return "", false
+	}
+	_, lat := mods["latency"]
+	_, prof := mods["profile"]
+	switch {
+	case !slices.Contains(tier.LatencyPaths, v):
+		p.unknown(e.v.Line, fmt.Sprintf("tier %q: unknown emulate %q", name, v), v, tier.LatencyPaths, "known ways", "write emulate: syscall (the sync calls alone) or emulate: fuse (every operation, through the FUSE layer)")
+		return "", false
+	case !lat && !prof:
+		p.addf(e.k.Line, "tier %q: emulate says how a latency or profile is applied, and the tier has neither; add profile: NAME or latency: {fsync: ...}, or remove emulate", name)
+		return "", false
+	case v == string(tier.AtSyncCalls) && kind == "pmem_emulated":
+		p.addf(e.v.Line, "tier %q: a pmem_emulated tier is always served through the power-loss layer, a FUSE layer; remove emulate (or write emulate: fuse), or use tmpfs: {size: ...} for a tier whose syncs alone are delayed", name)
+		return "", false
+	}
+	return tier.LatencyPath(v), true
 }
 
 func (p *parser) pathTier(name string, e entry) (Tier, bool) {

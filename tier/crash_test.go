@@ -76,7 +76,7 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied := ApplyProfile(prof, false, true)
+	applied := ApplyProfile(prof, false, true, "")
 	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // LatencySpec asks for a tier whose operations take longer (through a FUSE
@@ -23,6 +25,35 @@ type LatencySpec struct {
 	// write lands in the page cache, and the device's time is paid at
 	// fsync. Without it, `latency: {write: ...}` delays every write.
 	DirectWrites bool
+	// Path is how the latency is applied: through the FUSE layer (every
+	// operation; the default) or at the sync system calls alone.
+	Path LatencyPath
+}
+
+// LatencyPath is how a tier's latency is applied (emulate: in a study).
+type LatencyPath string
+
+const (
+	// ThroughFUSE serves the tier through the FUSE layer (package
+	// emulate), which delays reads, writes and syncs, at its own cost on
+	// each (its floor) and with writes to a file held while it syncs.
+	ThroughFUSE LatencyPath = "fuse"
+	// AtSyncCalls delays only the sync system calls of files under the
+	// tier (package syncdelay): no layer, no floor on reads and writes,
+	// which run at the backing folder's speed.
+	AtSyncCalls LatencyPath = "syscall"
+)
+
+// LatencyPaths are the values of emulate:, in the order messages list them.
+var LatencyPaths = []string{string(ThroughFUSE), string(AtSyncCalls)}
+
+// SyncCalls reports whether the latency is applied at the sync calls.
+func (l LatencySpec) SyncCalls() bool { return l.Path == AtSyncCalls }
+
+// SyncRule is the latency's fsync applied to the files under dir at the
+// sync calls.
+func (l LatencySpec) SyncRule(dir string) syncdelay.Rule {
+	return syncdelay.Rule{Dir: dir, Fsync: l.Fsync, FsyncP99: l.FsyncP99}
 }
 
 // ThrottleSpec caps a loop tier's device through the block I/O cgroup
@@ -33,6 +64,9 @@ type ThrottleSpec struct {
 
 // String describes the injected latency, for labels.
 func (l LatencySpec) String() string {
+	if l.SyncCalls() {
+		l.Read, l.Write = 0, 0
+	}
 	var parts []string
 	for _, p := range []struct {
 		name    string
@@ -44,6 +78,9 @@ func (l LatencySpec) String() string {
 		case p.d > 0:
 			parts = append(parts, fmt.Sprintf("%s %s", p.name, p.d))
 		}
+	}
+	if l.SyncCalls() {
+		return strings.Join(parts, ", ") + " at the sync calls"
 	}
 	return strings.Join(parts, ", ")
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tierbench/tierbench/tier/profile"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 	"os"
 	"path/filepath"
 )
@@ -91,6 +92,9 @@ type Workspace struct {
 	scratch string
 	// dropScratch removes the scratch folder (and forgets its record).
 	dropScratch func() error
+	// syncRules delay the syncs of tiers whose latency is applied at the
+	// sync calls (SyncDelays).
+	syncRules syncdelay.Rules
 }
 
 // NewWorkspace is WorkspaceConfig{Ledger: ledger, Tag: tag}.Open: a
@@ -214,9 +218,13 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 	}
 	if t.Latency != nil {
 		info.Emulated = true
-		label := "latency (FUSE): "
+		how := "latency (FUSE): "
+		if t.Latency.SyncCalls() {
+			how = "latency (seccomp; reads and writes at the folder's own speed): "
+		}
+		label := how
 		if t.Profile != nil {
-			label = "profile " + t.Profile.Name + ", latency (FUSE): "
+			label = "profile " + t.Profile.Name + ", " + how
 			info.Profile = t.Profile.Name
 		}
 		info.Emulation = joinNonEmpty(info.Emulation, label+t.Latency.String())
@@ -284,6 +292,13 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 			err = w.prov.Throttle(t.Name, dev, *t.Throttle)
 		}
 	}
+	if err == nil && t.Latency != nil && t.Latency.SyncCalls() && !t.Crashable {
+		if err = syncdelay.Supported(); err != nil {
+			return "", fmt.Errorf("tier %s: %w", t.Name, err)
+		}
+		w.syncRules = append(w.syncRules, t.Latency.SyncRule(path))
+		return path, nil
+	}
 	if err == nil && (t.Latency != nil || t.Crashable) {
 		var lat LatencySpec
 		if t.Latency != nil {
@@ -305,6 +320,11 @@ func joinNonEmpty(a, b string) string {
 // workspace's own: a caller may add to a tier's record (a probe's
 // emulation check); the paths are what run folders are made under.
 func (w *Workspace) Tiers() map[string]Info { return w.tiers }
+
+// SyncDelays are the rules of the tiers whose latency is applied at the
+// sync calls: every engine process (engine.Config.SyncDelays) and probe
+// must run under them.
+func (w *Workspace) SyncDelays() syncdelay.Rules { return w.syncRules }
 
 // Scratch is a folder that lives as long as the study, for what engines
 // make once per study (templates) and tools' logs.

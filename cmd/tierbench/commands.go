@@ -286,7 +286,7 @@ func printTierNotes(w io.Writer, st *study.Study) {
 		if t.Profile == nil {
 			continue
 		}
-		if b := probe.BelowText(*t.Profile, floor); b != "" {
+		if b := probe.BelowText(*t.Profile, floor, t.Latency.Path); b != "" {
 			fmt.Fprintf(w, "warning: tier %s: %s\n", t.Name, b)
 		}
 	}

@@ -15,11 +15,12 @@ import (
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/probe"
 	"github.com/tierbench/tierbench/tier/profile"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // probeFlags are probe's options.
 type probeFlags struct {
-	resultsDir, format, profile, saveProfile string
+	resultsDir, format, profile, saveProfile, emulate string
 	quick, floor                             bool
 	runtime                                  time.Duration
 	size                                     int64
@@ -37,10 +38,12 @@ func newProbeCmd() *cobra.Command {
 		Long: `Characterise storage with fio (default: every writable data filesystem and /dev/shm) and store the figures.
 
 --floor also measures the FUSE layer's own cost on this machine (the floor
-no emulated tier is faster than), in a RAM folder; --profile NAME mounts an
-emulated tier for the profile (on PATH, or a RAM folder tierbench makes and
-removes), probes it and shows each figure asked against achieved, with the
-floor; --save-profile FILE writes the one PATH's figures as a profile.`,
+no emulated tier is faster than) and the sync calls' cost, in a RAM folder;
+--profile NAME makes an emulated tier for the profile (on PATH, or a RAM
+folder tierbench makes and removes; --emulate syscall, the default, delays
+its sync calls, --emulate fuse serves it through the FUSE layer), probes it
+and shows each figure asked against achieved, with the floor;
+--save-profile FILE writes the one PATH's figures as a profile.`,
 		RunE: func(cmd *cobra.Command, paths []string) error {
 			return runProbe(cmd.Context(), f, paths)
 		},
@@ -51,6 +54,7 @@ floor; --save-profile FILE writes the one PATH's figures as a profile.`,
 	fl.BoolVar(&f.quick, "quick", false, "short fio jobs: under 30 s per tier")
 	fl.BoolVar(&f.floor, "floor", false, "also measure the FUSE layer's floor on this machine (kept for validate)")
 	fl.StringVar(&f.profile, "profile", "", "probe an emulated tier for this profile (a name from tierbench profiles, or a profile file) and compare")
+	fl.StringVar(&f.emulate, "emulate", "", "with --profile, how the profile is applied: syscall (the sync calls alone; the default) or fuse (every operation, through the FUSE layer)")
 	fl.StringVar(&f.saveProfile, "save-profile", "", "write the probed PATH's figures as a profile file")
 	fl.DurationVar(&f.runtime, "runtime", 0, "each fio job's runtime (default 10s, 2s with --quick)")
 	fl.Int64Var(&f.size, "size", 0, "fio test file size in bytes (default 1 GiB, 256 MiB with --quick)")
@@ -77,6 +81,12 @@ func runProbe(ctx context.Context, f probeFlags, paths []string) error {
 			return badInput(err)
 		}
 		prof = &p
+	}
+	switch {
+	case f.emulate != "" && prof == nil:
+		return badInput(errors.New("--emulate says how --profile is applied: give --profile NAME too, or remove --emulate"))
+	case f.emulate != "" && f.emulate != string(tier.ThroughFUSE) && f.emulate != string(tier.AtSyncCalls):
+		return badInput(fmt.Errorf("unknown --emulate %q: use syscall or fuse", f.emulate))
 	}
 	if f.saveProfile != "" {
 		if len(paths) != 1 {
@@ -214,22 +224,31 @@ func probeProfile(ctx context.Context, f probeFlags, prof profile.Profile, paths
 			return err
 		}
 	}
-	applied := tier.ApplyProfile(prof, false, false)
-	mnt, err := prov.Latency("profile", base, applied.Latency, false)
-	if err != nil {
-		return err
-	}
-	cal, _ := prov.LatencyCalibration("profile")
-	fmt.Fprintf(os.Stderr, "probing an emulated tier for profile %s (%s; %s) with fio...\n", prof.Name, applied.Latency.String(), cal.String())
-	pt, err := probe.Probe(ctx, mnt, f.options())
-	if err != nil {
-		return err
+	applied := tier.ApplyProfile(prof, false, false, tier.LatencyPath(f.emulate))
+	var pt probe.Tier
+	if lat := applied.Latency; lat.SyncCalls() {
+		fmt.Fprintf(os.Stderr, "probing a tier for profile %s at the sync calls (%s) with fio...\n", prof.Name, lat.String())
+		opt := f.options()
+		opt.SyncDelays = syncdelay.Rules{lat.SyncRule(base)}
+		if pt, err = probe.Probe(ctx, base, opt); err != nil {
+			return err
+		}
+	} else {
+		mnt, err := prov.Latency("profile", base, lat, false)
+		if err != nil {
+			return err
+		}
+		cal, _ := prov.LatencyCalibration("profile")
+		fmt.Fprintf(os.Stderr, "probing an emulated tier for profile %s through the FUSE layer (%s; %s) with fio...\n", prof.Name, lat.String(), cal.String())
+		if pt, err = probe.Probe(ctx, mnt, f.options()); err != nil {
+			return err
+		}
 	}
 	if err := prov.Close(); err != nil {
 		return err
 	}
 	rep := probe.Report{Tiers: []probe.Tier{pt}, Floor: &fl, Profile: prof.Name, Fidelity: probe.Fidelity(prof, pt.Fio),
-		NotApplied: applied.NotApplied, BelowFloor: probe.BelowText(prof, &fl)}
+		NotApplied: applied.NotApplied, BelowFloor: probe.BelowText(prof, &fl, applied.Latency.Path)}
 	return writeProbe(f, rep)
 }
 

@@ -171,7 +171,7 @@ func (Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err err
 	}
 	d.closers.RemoveAll(private)
 	if d.cluster, err = newCluster(private, runAs, s, devs, bins); err == nil {
-		d.cluster.memory = cfg.Memory
+		d.cluster.memory, d.cluster.syncs = cfg.Memory, cfg.SyncDelays
 	}
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/secrets"
 	"github.com/tierbench/tierbench/host/tcpport"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 
 	"github.com/tierbench/tierbench/host/logtail"
 )
@@ -80,6 +81,7 @@ type cluster struct {
 	keys       keys
 	mgrModules []string
 	memory     engine.MemoryGroup // every daemon starts in it (the study's memory)
+	syncs      syncdelay.Rules    // every daemon starts under them (engine.Config.SyncDelays)
 }
 
 // path names a file or folder in the private folder.
@@ -210,7 +212,7 @@ func (c *cluster) daemon(program, name string, track func(int) func(), args ...s
 		return nil, err
 	}
 	return server.Start(server.Spec{
-		Name: program + " " + name, Path: c.bins.path(program), Dir: c.private, Log: log, User: c.runAs, Track: track, Memory: c.memory,
+		Name: program + " " + name, Path: c.bins.path(program), Dir: c.private, Log: log, User: c.runAs, Track: track, Memory: c.memory, SyncDelays: c.syncs,
 		// -f: in the foreground, logging to its file; it runs as runAs
 		// already, so no --setuser.
 		Args: append([]string{"-f", "--conf", c.conf()}, args...),

@@ -56,6 +56,7 @@ import (
 	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/host/tcpport"
 	"github.com/tierbench/tierbench/setting"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // Components.
@@ -193,6 +194,7 @@ type DB struct {
 	home      string   // logs and work directories
 	track     func(pid int) func()
 	memory    engine.MemoryGroup // every node starts in it (the study's memory)
+	syncs     syncdelay.Rules    // every node starts under them (engine.Config.SyncDelays)
 	version   string
 	closers   server.Closers // what Open got, given back by Close
 
@@ -232,7 +234,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{java: java, set: set, track: cfg.Track, memory: cfg.Memory, version: java.version()}
+	d := &DB{java: java, set: set, track: cfg.Track, memory: cfg.Memory, syncs: cfg.SyncDelays, version: java.version()}
 	defer d.closers.CloseOnError(&err)
 	if d.home, err = homeDir(cfg, &d.closers); err != nil {
 		return nil, err

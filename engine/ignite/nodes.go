@@ -57,7 +57,7 @@ func (d *DB) startNode(i int) error {
 		n.logFrom = fi.Size()
 	}
 	proc, err := server.Start(server.Spec{Name: "ignite " + n.id, Path: d.java.java,
-		Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log, Track: d.track, Memory: d.memory})
+		Args: d.java.args(d.set.heap, args...), Dir: d.home, Log: n.log, Track: d.track, Memory: d.memory, SyncDelays: d.syncs})
 	if err != nil {
 		return err
 	}

@@ -220,7 +220,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	// a credential change), and a killed tierbench would leave it running.
 	d.proc, err = server.Start(server.Spec{Name: "mariadb", Path: mariadbd,
 		Args: serverArgs(dataDir, redoDir, socket, port, flush, opts, cfg.Durability),
-		Dir:  dataDir, Log: filepath.Join(dataDir, "mariadbd.log"), User: runAs, Track: cfg.Track, Memory: cfg.Memory,
+		Dir:  dataDir, Log: filepath.Join(dataDir, "mariadbd.log"), User: runAs, Track: cfg.Track, Memory: cfg.Memory, SyncDelays: cfg.SyncDelays,
 		DiskFull: diskFullLog, DiskFullNote: "the server's log reports no space left, errno 28"})
 	if err != nil {
 		return nil, err

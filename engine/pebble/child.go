@@ -27,6 +27,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/host/logtail"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 const (
@@ -51,6 +52,7 @@ type childConfig struct {
 	Dirs       map[string]string
 	Options    map[string]string
 	Durability engine.Durability
+	SyncDelays syncdelay.Rules
 }
 
 // childReady is the child's one reply: empty once Pebble is open.
@@ -102,7 +104,7 @@ func openChild(ctx context.Context, cfg engine.Config) (engine.DB, error) {
 		return nil, fmt.Errorf("pebble child: %w", err)
 	}
 	mine.Close()
-	if err := d.handshake(ctx, childConfig{Dirs: cfg.Dirs, Options: cfg.Options.Map(), Durability: cfg.Durability}); err != nil {
+	if err := d.handshake(ctx, childConfig{Dirs: cfg.Dirs, Options: cfg.Options.Map(), Durability: cfg.Durability, SyncDelays: cfg.SyncDelays}); err != nil {
 		d.kill()
 		return nil, d.withLog(err)
 	}
@@ -400,7 +402,7 @@ func childMain() int {
 		reply(err)
 		return 1
 	}
-	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: c.Dirs, Options: o, Durability: c.Durability})
+	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: c.Dirs, Options: o, Durability: c.Durability, SyncDelays: c.SyncDelays})
 	if err != nil {
 		reply(err)
 		return 1

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/setting"
@@ -85,6 +86,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 		WALDir:                walDir,
 		DisableWAL:            cfg.Durability == engine.NoWAL,
 		Merger:                fieldMerger,
+		FS:                    withSyncDelays(vfs.Default, cfg.SyncDelays),
 	}
 	d := &DB{}
 	opts.Logger = fatalLogger{fatal: &d.fatal}

@@ -267,7 +267,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	}
 
 	d.proc, err = server.Start(server.Spec{Name: "postgres", Path: bins.postgres, Args: []string{"-D", dataDir},
-		Dir: dataDir, Log: filepath.Join(dataDir, logName), User: osUser, Track: cfg.Track, Memory: cfg.Memory})
+		Dir: dataDir, Log: filepath.Join(dataDir, logName), User: osUser, Track: cfg.Track, Memory: cfg.Memory, SyncDelays: cfg.SyncDelays})
 	if err != nil {
 		return nil, err
 	}

@@ -170,7 +170,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	d := &DB{addr: addr, dir: dir, password: password, sessions: map[*Session]struct{}{}}
 	defer d.closers.CloseOnError(&err)
 	d.proc, err = server.Start(server.Spec{Name: "redis-server", Path: path, Args: args, Dir: dir, Log: filepath.Join(dir, LogName),
-		User: runAs, Track: cfg.Track, Memory: cfg.Memory, DiskFull: aofShortWrite, DiskFullNote: "the AOF could not grow"})
+		User: runAs, Track: cfg.Track, Memory: cfg.Memory, SyncDelays: cfg.SyncDelays, DiskFull: aofShortWrite, DiskFullNote: "the AOF could not grow"})
 	if err != nil {
 		return nil, err
 	}

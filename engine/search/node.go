@@ -113,7 +113,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	}
 	d.closers.Add("reopen the node's ports", unlock)
 	d.cluster, d.url = n.cluster, "http://"+net.JoinHostPort("127.0.0.1", strconv.Itoa(n.httpPort))
-	spec := server.Spec{Name: string(e.flavor), Dir: n.data, Log: filepath.Join(n.logs, ConsoleLog), User: user, Track: cfg.Track, Memory: cfg.Memory}
+	spec := server.Spec{Name: string(e.flavor), Dir: n.data, Log: filepath.Join(n.logs, ConsoleLog), User: user, Track: cfg.Track, Memory: cfg.Memory, SyncDelays: cfg.SyncDelays}
 	if spec.Path, spec.Args, spec.Env, err = l.prepare(n, user); err != nil {
 		return nil, err
 	}

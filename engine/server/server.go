@@ -33,6 +33,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 
 	"github.com/tierbench/tierbench/host/logtail"
 )
@@ -64,6 +65,10 @@ type Spec struct {
 	// (engine.Config.Memory): it and everything it forks are bounded by
 	// its limit.
 	Memory engine.MemoryGroup
+	// SyncDelays, when set, start the server under them
+	// (engine.Config.SyncDelays): the syncs of its files under their
+	// folders take as long as the tiers' devices'.
+	SyncDelays syncdelay.Rules
 }
 
 // Process is a running server.
@@ -73,6 +78,8 @@ type Process struct {
 	logf    *os.File
 	untrack func()
 	stopped sync.Once
+	// syncs serves the server's sync delays (nil without SyncDelays).
+	syncs *syncdelay.Supervisor
 }
 
 // Start starts the server.
@@ -92,21 +99,60 @@ func Start(spec Spec) (*Process, error) {
 	cmd.Dir, cmd.Stdout, cmd.Stderr = spec.Dir, logf, logf
 	cmd.Env = append(os.Environ(), spec.Env...)
 	// Own process group: Stop signals the server and everything it forks;
-	// the kernel kills it if tierbench dies, even by kill -9.
-	if err := proc.OwnGroupAs(cmd, spec.User); err != nil {
+	// the kernel kills it if tierbench dies, even by kill -9. Under sync
+	// delays the helper that becomes the server switches to its user.
+	user := spec.User
+	if len(spec.SyncDelays) > 0 {
+		user = ""
+	}
+	if err := proc.OwnGroupAs(cmd, user); err != nil {
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	}
+	var syncs *syncdelay.Command
+	if len(spec.SyncDelays) > 0 {
+		if syncs, err = wrapSyncs(cmd, spec); err != nil {
+			logf.Close()
+			return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+		}
+	}
 	run, err := proc.Start(cmd)
 	if err != nil {
+		if syncs != nil {
+			syncs.Abandon()
+		}
 		logf.Close()
 		return nil, fmt.Errorf("start %s: %w", spec.Name, err)
 	}
 	p := &Process{spec: spec, run: run, logf: logf, untrack: func() {}}
+	if syncs != nil {
+		if p.syncs, err = syncs.Started(run.PID()); err != nil {
+			run.Kill(5 * time.Second)
+			logf.Close()
+			return nil, fmt.Errorf("start %s: %w", spec.Name, err)
+		}
+		go func() {
+			<-run.Done()
+			p.syncs.Close()
+		}()
+	}
 	if spec.Track != nil {
 		p.untrack = spec.Track(run.PID())
 	}
 	return p, nil
+}
+
+// wrapSyncs makes cmd start the server under spec's sync delays, as
+// spec's user.
+func wrapSyncs(cmd *exec.Cmd, spec Spec) (*syncdelay.Command, error) {
+	uid, gid := -1, -1
+	if spec.User != "" {
+		var err error
+		if uid, gid, err = proc.LookupUser(spec.User); err != nil {
+			return nil, err
+		}
+	}
+	return syncdelay.Wrap(cmd, spec.SyncDelays, uid, gid)
 }
 
 // PID is the server's process id (and its process group id); 0 for a nil

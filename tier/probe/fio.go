@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // testFile is the one file every job shares, laid out once so that reads
@@ -56,6 +57,7 @@ type runner struct {
 	runtime time.Duration
 	direct  bool // O_DIRECT works in dir
 	libaio  bool // queue depth via libaio rather than threads
+	syncs   syncdelay.Rules // fio runs under them (Options.SyncDelays)
 }
 
 // job is one fio run.
@@ -245,7 +247,12 @@ func (r *runner) run(ctx context.Context, args []string, limit time.Duration) (f
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
+	var err error
+	if len(r.syncs) > 0 {
+		err = syncdelay.Run(cmd, r.syncs)
+	} else {
+		err = cmd.Run()
+	}
 	if parentErr := parent.Err(); parentErr != nil {
 		return fioOutput{}, fmt.Errorf("fio killed: %w", parentErr)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/profile"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // Floor is the FUSE layer's own cost on this machine: the queue-depth-1
@@ -29,11 +30,15 @@ type Floor struct {
 	Note string `json:"note,omitempty"`
 }
 
-// FloorOp is one operation's latency (µs) directly and through the layer.
+// FloorOp is one operation's latency (µs) directly and through the layer;
+// for fsync also at the sync calls (package syncdelay, emulate: syscall),
+// which only delay syncs: reads and writes there cost what they cost
+// directly.
 type FloorOp struct {
-	Op     string  `json:"op"`
-	Direct Latency `json:"direct_us"`
-	Layer  Latency `json:"layer_us"`
+	Op       string   `json:"op"`
+	Direct   Latency  `json:"direct_us"`
+	Layer    Latency  `json:"layer_us"`
+	SyncCall *Latency `json:"sync_call_us,omitempty"`
 }
 
 // floorFile is where the last measured floor is kept in tierbench's state
@@ -44,6 +49,11 @@ const floorFile = "fuse-floor.json"
 // machine: a FUSE round trip (two context switches and a wake-up on each
 // side) takes at least about this many µs on any machine.
 const DefaultFloorUS = 10.0
+
+// DefaultSyncFloorUS is the sync calls' floor assumed where none was
+// measured: a seccomp notification's round trip to the supervisor and
+// back, and its look-up of the file.
+const DefaultSyncFloorUS = 5.0
 
 // noDelay asks the layer for a delay so small it never waits, so that
 // every read, write and fsync goes through its server (with no latency at
@@ -80,6 +90,16 @@ func MeasureFloor(ctx context.Context, prov *tier.Provisioner, base string, opt 
 		f.Ops = append(f.Ops, FloorOp{Op: op, Direct: d[i], Layer: l[i]})
 	}
 	f.Note = fmt.Sprintf("directly: %s; through the layer: %s", dNote, lNote)
+	if syncdelay.Supported() == nil {
+		// Every sync under a rule that asks for no wait: the calls' own
+		// cost, the look-up and the sync made on the caller's behalf.
+		opt.SyncDelays = syncdelay.Rules{{Dir: direct, Fsync: time.Nanosecond}}
+		s, _, err := qd1(ctx, fioBin, direct, opt)
+		if err != nil {
+			return Floor{}, fmt.Errorf("floor, at the sync calls: %w", err)
+		}
+		f.Ops[2].SyncCall = &s[2]
+	}
 	return f, nil
 }
 
@@ -91,7 +111,7 @@ func qd1(ctx context.Context, fioBin, dir string, opt Options) ([3]Latency, stri
 	if err != nil {
 		return out, "", err
 	}
-	r := &runner{fio: fioBin, dir: dir, size: size, runtime: opt.runtime(), direct: directIOWorks(dir)}
+	r := &runner{fio: fioBin, dir: dir, size: size, runtime: opt.runtime(), direct: directIOWorks(dir), syncs: opt.SyncDelays}
 	note := "O_DIRECT"
 	if !r.direct {
 		note = "buffered (no O_DIRECT here: reads from the page cache)"
@@ -122,17 +142,25 @@ func qd1(ctx context.Context, fioBin, dir string, opt Options) ([3]Latency, stri
 	return out, note, nil
 }
 
-// Below names the figures of p that an emulated tier cannot represent on
-// a machine with floor f (nil: the default floor, DefaultFloorUS): those
-// below what the layer alone takes. Empty when the profile is within it.
-func Below(p profile.Profile, f *Floor) []string {
+// Below names the figures of p that an emulated tier whose latency is
+// applied by path cannot represent on a machine with floor f (nil: the
+// default floors, DefaultFloorUS and DefaultSyncFloorUS): those below
+// what the layer alone takes. Empty when the profile is within it. At the
+// sync calls only fsync is delayed, so only fsync has a floor.
+func Below(p profile.Profile, f *Floor, path tier.LatencyPath) []string {
 	layer := map[string]Latency{}
 	for _, op := range []string{"read", "write", "fsync"} {
 		layer[op] = Latency{P50: DefaultFloorUS, P99: DefaultFloorUS}
 	}
-	if f != nil {
-		for _, o := range f.Ops {
-			layer[o.Op] = o.Layer
+	for _, o := range f.ops() {
+		layer[o.Op] = o.Layer
+	}
+	if path == tier.AtSyncCalls {
+		layer = map[string]Latency{"fsync": {P50: DefaultSyncFloorUS, P99: DefaultSyncFloorUS}}
+		for _, o := range f.ops() {
+			if o.SyncCall != nil {
+				layer[o.Op] = *o.SyncCall
+			}
 		}
 	}
 	var out []string
@@ -140,10 +168,10 @@ func Below(p profile.Profile, f *Floor) []string {
 		name string
 		op   profile.Op
 	}{{"read", p.Latency.Read}, {"write", p.Latency.Write}, {"fsync", p.Latency.Fsync}} {
-		if o.op.P50 == 0 {
+		fl, has := layer[o.name]
+		if o.op.P50 == 0 || !has {
 			continue
 		}
-		fl := layer[o.name]
 		if us := float64(o.op.P50) / 1e3; us < fl.P50 {
 			out = append(out, fmt.Sprintf("%s p50 %s (floor %s)", o.name, latency(us), latency(fl.P50)))
 		}
@@ -154,15 +182,27 @@ func Below(p profile.Profile, f *Floor) []string {
 	return out
 }
 
+// ops are f's operations, none for a nil floor.
+func (f *Floor) ops() []FloorOp {
+	if f == nil {
+		return nil
+	}
+	return f.Ops
+}
+
 // BelowText is Below as one sentence, "" when nothing is below the floor.
-func BelowText(p profile.Profile, f *Floor) string {
-	b := Below(p, f)
+func BelowText(p profile.Profile, f *Floor, path tier.LatencyPath) string {
+	b := Below(p, f, path)
 	if len(b) == 0 {
 		return ""
 	}
-	whose := fmt.Sprintf("the FUSE layer's floor (assumed %s; tierbench probe --floor measures this machine's)", latency(DefaultFloorUS))
+	layer, assumed := "the FUSE layer's floor", DefaultFloorUS
+	if path == tier.AtSyncCalls {
+		layer, assumed = "the sync calls' floor", DefaultSyncFloorUS
+	}
+	whose := fmt.Sprintf("%s (assumed %s; tierbench probe --floor measures this machine's)", layer, latency(assumed))
 	if f != nil {
-		whose = "the FUSE layer's floor on this machine (measured " + f.MeasuredAt.Format("2006-01-02") + ")"
+		whose = layer + " on this machine (measured " + f.MeasuredAt.Format("2006-01-02") + ")"
 	}
 	return fmt.Sprintf("profile %s is faster than %s, which it cannot represent: %s", p.Name, whose, strings.Join(b, ", "))
 }
@@ -201,8 +241,12 @@ func LoadFloor(dir string) (*Floor, error) {
 // WriteFloor writes the floor as a table, one operation a row.
 func WriteFloor(w interface{ Write([]byte) (int, error) }, f Floor) {
 	fmt.Fprintf(w, "FUSE layer floor (QD1, 4 KiB; %s):\n", f.Note)
-	fmt.Fprintf(w, "  %-6s %12s %12s %12s %12s\n", "OP", "direct p50", "direct p99", "layer p50", "layer p99")
+	fmt.Fprintf(w, "  %-6s %12s %12s %12s %12s %14s %14s\n", "OP", "direct p50", "direct p99", "layer p50", "layer p99", "syscall p50", "syscall p99")
 	for _, o := range f.Ops {
-		fmt.Fprintf(w, "  %-6s %12s %12s %12s %12s\n", o.Op, latency(o.Direct.P50), latency(o.Direct.P99), latency(o.Layer.P50), latency(o.Layer.P99))
+		sc50, sc99 := "as direct", "as direct"
+		if o.SyncCall != nil {
+			sc50, sc99 = latency(o.SyncCall.P50), latency(o.SyncCall.P99)
+		}
+		fmt.Fprintf(w, "  %-6s %12s %12s %12s %12s %14s %14s\n", o.Op, latency(o.Direct.P50), latency(o.Direct.P99), latency(o.Layer.P50), latency(o.Layer.P99), sc50, sc99)
 	}
 }

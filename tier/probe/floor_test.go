@@ -71,24 +71,29 @@ func TestBelow(t *testing.T) {
 	p := profile.Profile{Name: "fast"}
 	p.Latency.Read = profile.Op{P50: profile.Duration(5 * time.Microsecond), P99: profile.Duration(50 * time.Microsecond)}
 	p.Latency.Fsync = profile.Op{P50: profile.Duration(2 * time.Millisecond)}
-	floor := &Floor{Ops: []FloorOp{{Op: "read", Layer: Latency{P50: 8, P99: 100}}, {Op: "fsync", Layer: Latency{P50: 7, P99: 90}}}}
+	floor := &Floor{Ops: []FloorOp{{Op: "read", Layer: Latency{P50: 8, P99: 100}},
+		{Op: "fsync", Layer: Latency{P50: 7, P99: 90}, SyncCall: &Latency{P50: 4, P99: 3000}}}}
 	for _, c := range []struct {
 		name  string
 		floor *Floor
+		path  tier.LatencyPath
 		want  []string
 	}{
-		{"measured", floor, []string{"read p50 5.00 µs (floor 8.00 µs)", "read p99 50.0 µs (floor 100 µs)"}},
-		{"assumed", nil, []string{"read p50 5.00 µs (floor 10.0 µs)"}},
+		{"measured", floor, tier.ThroughFUSE, []string{"read p50 5.00 µs (floor 8.00 µs)", "read p99 50.0 µs (floor 100 µs)"}},
+		{"assumed", nil, tier.ThroughFUSE, []string{"read p50 5.00 µs (floor 10.0 µs)"}},
+		// At the sync calls only fsync has a floor.
+		{"sync calls", floor, tier.AtSyncCalls, []string{"fsync p99 2.00 ms (floor 3.00 ms)"}},
+		{"sync calls assumed", nil, tier.AtSyncCalls, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Below(p, c.floor); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			if got := Below(p, c.floor, c.path); strings.Join(got, "|") != strings.Join(c.want, "|") {
 				t.Errorf("below %q, want %q", got, c.want)
 			}
 		})
 	}
 	slow := profile.Profile{Name: "slow"}
 	slow.Latency.Fsync = profile.Op{P50: profile.Duration(time.Millisecond)}
-	if b := BelowText(slow, floor); b != "" {
+	if b := BelowText(slow, floor, tier.ThroughFUSE); b != "" {
 		t.Errorf("a profile above the floor: %q", b)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // Latency is a pair of latency percentiles in microseconds. For I/O jobs it
@@ -92,6 +93,10 @@ type Options struct {
 	Runtime time.Duration
 	// FioPath is the fio binary; empty means "fio" on $PATH.
 	FioPath string
+	// SyncDelays, when set, runs fio under them (a tier whose latency is
+	// applied at the sync calls, package syncdelay): fio meets the tier as
+	// the engine does.
+	SyncDelays syncdelay.Rules
 }
 
 // ErrNoFio is returned (wrapped) when the fio binary cannot be found.
@@ -204,7 +209,7 @@ func Probe(ctx context.Context, path string, opt Options) (Tier, error) {
 	if size < opt.size()&^(1<<20-1) {
 		notes = append(notes, fmt.Sprintf("test file shrunk to %d MiB to fit the free space", size>>20))
 	}
-	r := &runner{fio: fioBin, dir: dir, size: size, runtime: opt.runtime(), direct: directIOWorks(dir)}
+	r := &runner{fio: fioBin, dir: dir, size: size, runtime: opt.runtime(), direct: directIOWorks(dir), syncs: opt.SyncDelays}
 	// libaio is asynchronous only for O_DIRECT on a block device; on tmpfs
 	// or a DAX file io_submit does the copy inline, so 32 queued requests
 	// would run one after another. 32 threads measure what 32 concurrent

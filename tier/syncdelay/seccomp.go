@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -88,23 +89,25 @@ func Supported() error {
 	return nil
 }
 
-// Command is a program to start under the rules: Path and Args (argv[0]
-// included) run the helper, which becomes the program; ExtraFiles must be
-// the started command's ExtraFiles, and Started called once it started.
+// Command is the helper's side of a command wrapped by Wrap, until the
+// command started (Started) or did not (Abandon).
 type Command struct {
-	Path       string
-	Args       []string
-	Env        []string
-	ExtraFiles []*os.File
-	rules      Rules
-	mine       *os.File
+	rules  Rules
+	mine   *os.File
+	theirs *os.File
 }
 
-// NewCommand wraps path and args (without argv[0]) in the helper. uid and
-// gid, unless -1, are the user the program runs as: the helper starts as
-// tierbench's user (it installs the filter and must read this executable)
-// and becomes the user just before it becomes the program.
-func NewCommand(rules Rules, uid, gid int, path string, args []string) (*Command, error) {
+// Wrap makes cmd, not yet started, run its program under rules: cmd then
+// runs the helper (this executable, re-executed), which becomes the
+// program. uid and gid, unless -1, are the user the program runs as: the
+// helper starts as tierbench's user (it installs the filter and must read
+// this executable) and becomes that user just before it becomes the
+// program. cmd must give no ExtraFiles (the helper's control socket is
+// fd 3) and no SysProcAttr.Credential.
+func Wrap(cmd *exec.Cmd, rules Rules, uid, gid int) (*Command, error) {
+	if len(cmd.ExtraFiles) > 0 || cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil {
+		return nil, errors.New("delay syncs: the command has extra files or a user of its own; pass the user to Wrap")
+	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("delay syncs: control socket: %w", err)
@@ -121,20 +124,40 @@ func NewCommand(rules Rules, uid, gid int, path string, args []string) (*Command
 		unix.Close(fds[1])
 		return nil, fmt.Errorf("delay syncs: find this executable: %w", err)
 	}
-	return &Command{
-		Path:       self,
-		Args:       append([]string{self, helperArg, strconv.Itoa(uid), strconv.Itoa(gid), path}, args...),
-		Env:        []string{helperEnv + "=1"},
-		ExtraFiles: []*os.File{os.NewFile(uintptr(fds[1]), "sync-delay-helper")},
-		rules:      rules,
-		mine:       os.NewFile(uintptr(fds[0]), "sync-delay-supervisor"),
-	}, nil
+	c := &Command{rules: rules, mine: os.NewFile(uintptr(fds[0]), "sync-delay-supervisor"),
+		theirs: os.NewFile(uintptr(fds[1]), "sync-delay-helper")}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Args = append([]string{self, helperArg, strconv.Itoa(uid), strconv.Itoa(gid), cmd.Path}, cmd.Args[1:]...)
+	cmd.Path, cmd.Env, cmd.ExtraFiles = self, append(cmd.Env, helperEnv+"=1"), []*os.File{c.theirs}
+	return c, nil
 }
 
-// Abandon closes what NewCommand opened, for a command that did not start.
+// Run runs cmd (as Wrap takes it) under rules, as its own user, to its end.
+func Run(cmd *exec.Cmd, rules Rules) error {
+	c, err := Wrap(cmd, rules, -1, -1)
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		c.Abandon()
+		return err
+	}
+	s, err := c.Started(cmd.Process.Pid)
+	if err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return err
+	}
+	defer s.Close()
+	return cmd.Wait()
+}
+
+// Abandon closes what Wrap opened, for a command that did not start.
 func (c *Command) Abandon() {
 	c.mine.Close()
-	c.ExtraFiles[0].Close()
+	c.theirs.Close()
 }
 
 // Started takes over the filter of the helper that just started (its pid)
@@ -142,7 +165,7 @@ func (c *Command) Abandon() {
 // error means the program must be stopped: its syncs are not delayed.
 func (c *Command) Started(pid int) (*Supervisor, error) {
 	defer c.mine.Close()
-	c.ExtraFiles[0].Close()
+	c.theirs.Close()
 	s, err := c.handover()
 	if err != nil {
 		return nil, fmt.Errorf("delay syncs of pid %d: %w", pid, err)

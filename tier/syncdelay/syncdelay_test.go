@@ -17,14 +17,13 @@ import (
 // returns its output and how long it took.
 func run(t *testing.T, rules Rules, uid, gid int, path string, args ...string) (string, time.Duration) {
 	t.Helper()
-	c, err := NewCommand(rules, uid, gid, path, args)
+	cmd := exec.Command(path, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	c, err := Wrap(cmd, rules, uid, gid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(c.Path)
-	cmd.Args, cmd.Env, cmd.ExtraFiles = c.Args, append(os.Environ(), c.Env...), c.ExtraFiles
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		c.Abandon()
