@@ -21,9 +21,9 @@ import (
 // probeFlags are probe's options.
 type probeFlags struct {
 	resultsDir, format, profile, saveProfile, emulate string
-	quick, floor                             bool
-	runtime                                  time.Duration
-	size                                     int64
+	quick, floor                                      bool
+	runtime                                           time.Duration
+	size                                              int64
 }
 
 func (f probeFlags) options() probe.Options {

@@ -55,8 +55,8 @@ type runner struct {
 	dir     string
 	size    int64
 	runtime time.Duration
-	direct  bool // O_DIRECT works in dir
-	libaio  bool // queue depth via libaio rather than threads
+	direct  bool            // O_DIRECT works in dir
+	libaio  bool            // queue depth via libaio rather than threads
 	syncs   syncdelay.Rules // fio runs under them (Options.SyncDelays)
 }
 
