@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -425,20 +426,35 @@ func (s *Supervisor) answer(n notif, received time.Time) {
 	// The rule is looked up even before calibration, so that the helper's
 	// calibration calls pay for the lookup as the program's calls do.
 	if i := s.ruleOf(n); i >= 0 && timers != nil {
-		if fd, err := s.copyFD(n); err == nil {
-			var callErr error
-			timers[i].Time(received, func() { callErr = call(n, fd) })
-			unix.Close(fd)
-			resp.Flags = 0
-			var errno unix.Errno
-			if errors.As(callErr, &errno) {
-				resp.Error = -int32(errno)
-			} else if callErr != nil {
-				resp.Error = -int32(unix.EIO)
-			}
-		}
+		resp = s.delayed(n, timers[i], received)
 	}
 	unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
+// delayed makes the call n on the caller's behalf at t's latency and
+// returns its answer.
+func (s *Supervisor) delayed(n notif, t *emulate.SyncTimer, received time.Time) notifResp {
+	resp := notifResp{ID: n.ID}
+	fd, err := s.copyFD(n)
+	if err != nil {
+		// The caller's descriptor cannot be copied (its thread is gone,
+		// or the kernel refuses): it still waits, and then makes the
+		// call itself, as it asked.
+		t.Time(received, func() {})
+		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+		return resp
+	}
+	defer unix.Close(fd)
+	var callErr error
+	t.Time(received, func() { callErr = call(n, fd) })
+	var errno unix.Errno
+	switch {
+	case errors.As(callErr, &errno):
+		resp.Error = -int32(errno)
+	case callErr != nil:
+		resp.Error = -int32(unix.EIO)
+	}
+	return resp
 }
 
 // ruleOf is the rule whose folder holds the file the call names, or -1.
@@ -453,7 +469,7 @@ func (s *Supervisor) ruleOf(n notif) int {
 // copyFD is a copy of the descriptor the trapped call names, taken while
 // the call is still trapped (so the descriptor is still the one it named).
 func (s *Supervisor) copyFD(n notif) (int, error) {
-	pidfd, err := unix.PidfdOpen(int(n.PID), 0)
+	pidfd, err := threadPidfd(int(n.PID))
 	if err != nil {
 		return -1, err
 	}
@@ -468,6 +484,31 @@ func (s *Supervisor) copyFD(n notif) (int, error) {
 		return -1, e
 	}
 	return fd, nil
+}
+
+// pidfdThread is PIDFD_THREAD (Linux 6.9): a pidfd of a thread that is
+// not its process's leader.
+const pidfdThread = unix.O_EXCL
+
+// threadPidfd is a pidfd for thread tid (a notification names the calling
+// thread, and a database's syncs come from many): of the thread itself
+// where the kernel allows it, else of its process, whose descriptors its
+// threads share.
+func threadPidfd(tid int) (int, error) {
+	fd, err := unix.PidfdOpen(tid, pidfdThread)
+	if err == nil {
+		return fd, nil
+	}
+	status, rerr := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if rerr != nil {
+		return -1, err
+	}
+	_, after, _ := strings.Cut(string(status), "\nTgid:")
+	tgid, cerr := strconv.Atoi(strings.TrimSpace(strings.SplitN(after, "\n", 2)[0]))
+	if cerr != nil {
+		return -1, err
+	}
+	return unix.PidfdOpen(tgid, 0)
 }
 
 // call makes the trapped call on fd, with the caller's other arguments.
