@@ -24,6 +24,7 @@ import (
 	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/probe"
 	"github.com/tierbench/tierbench/tier/profile"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 	"github.com/tierbench/tierbench/tier/throttle"
 )
 
@@ -331,6 +332,10 @@ func TestEmulatedTiersAreConfirmedByProbe(t *testing.T) {
 			[]string{"throttled (cgroup): write_iops 1000"}, "4k random write IOPS (qd32)"},
 		{"latency", study.Tier{Spec: tier.Spec{Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}}, emulate.Supported,
 			[]string{"latency (FUSE): fsync 2ms", "measured at mount: fsync p50 "}, "fsync p50"},
+		// At the sync calls: no layer; fio runs under the delays as the
+		// engine does.
+		{"sync calls", study.Tier{Spec: tier.Spec{Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond, Path: tier.AtSyncCalls}}}, syncdelay.Supported,
+			[]string{"latency (seccomp; reads and writes at the folder's own speed): fsync 2ms at the sync calls"}, "fsync p50"},
 		// A profile sets both, and the tier's record gets its fidelity.
 		{"profile", profiledTier(t, "sata-ssd"), func() error { return errors.Join(emulate.Supported(), throttle.Supported()) },
 			[]string{"profile sata-ssd, latency (FUSE): read p50 110µs p99 300µs", "throttled (cgroup): read_iops 72000"}, "fsync p50"},
