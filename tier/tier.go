@@ -4,8 +4,10 @@
 // storage of served tiers that another package makes (rbd: a Ceph image,
 // see engine/ceph/rbdtier and Volumes), and keeps the ledger of everything it made so
 // `tierbench cleanup` can undo it after a kill. A study's Workspace holds
-// its provisioned tiers, its scratch folder and the fresh per-run folders
-// that engines' components live in.
+// its provisioned tiers, its scratch folder, the fresh per-run folders
+// that engines' components live in, and the sync delays of tiers emulated
+// at the sync calls (SyncDelays, package syncdelay), which engines start
+// under.
 package tier
 
 import (
