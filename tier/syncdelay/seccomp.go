@@ -119,19 +119,15 @@ func Wrap(cmd *exec.Cmd, rules Rules, uid, gid int) (*Command, error) {
 		unix.Close(fds[1])
 		return nil, fmt.Errorf("delay syncs: control socket: %w", err)
 	}
-	self, err := os.Executable()
-	if err != nil {
-		unix.Close(fds[0])
-		unix.Close(fds[1])
-		return nil, fmt.Errorf("delay syncs: find this executable: %w", err)
-	}
 	c := &Command{rules: rules, mine: os.NewFile(uintptr(fds[0]), "sync-delay-supervisor"),
 		theirs: os.NewFile(uintptr(fds[1]), "sync-delay-helper")}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Args = append([]string{self, helperArg, strconv.Itoa(uid), strconv.Itoa(gid), cmd.Path}, cmd.Args[1:]...)
-	cmd.Path, cmd.Env, cmd.ExtraFiles = self, append(cmd.Env, helperEnv+"=1"), []*os.File{c.theirs}
+	// /proc/self/exe: this very executable, even if its file was replaced
+	// since it started.
+	cmd.Args = append([]string{os.Args[0], helperArg, strconv.Itoa(uid), strconv.Itoa(gid), cmd.Path}, cmd.Args[1:]...)
+	cmd.Path, cmd.Env, cmd.ExtraFiles = "/proc/self/exe", append(cmd.Env, helperEnv+"=1"), []*os.File{c.theirs}
 	return c, nil
 }
 
