@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -29,8 +30,14 @@ const (
 	helperEnv = "TIERBENCH_SYNC_DELAY_HELPER"
 	// calibrationCalls undelayed syncs the helper makes under its filter
 	// before it becomes the program: their median is the supervisor's
-	// round trip.
-	calibrationCalls = 40
+	// round trip. Then calibrationWaits syncs that the supervisor answers
+	// after a pause of calibrationTarget: their median, less the target,
+	// is the supervisor's whole cost around a wait (the round trip and the
+	// pause's overshoot), which every wait is shortened by, as the FUSE
+	// layer calibrates itself at mount.
+	calibrationCalls  = 40
+	calibrationWaits  = 25
+	calibrationTarget = time.Millisecond
 	// handoverWait bounds the helper's start, up to its handing over the
 	// filter's descriptor and calibration.
 	handoverWait = 10 * time.Second
@@ -208,12 +215,12 @@ func (c *Command) handover() (*Supervisor, error) {
 	}
 	s := newSupervisor(fds[0], c.rules)
 	go s.serve()
-	var rt [8]byte
-	if _, err := c.mine.Read(rt[:]); err != nil {
+	var cal [16]byte
+	if n, err := c.mine.Read(cal[:]); n != len(cal) {
 		s.Close()
-		return nil, fmt.Errorf("helper's calibration: %w", err)
+		return nil, fmt.Errorf("helper's calibration: %v", err)
 	}
-	s.calibrated(time.Duration(binary.LittleEndian.Uint64(rt[:])))
+	s.calibrated(time.Duration(binary.LittleEndian.Uint64(cal[:8])), time.Duration(binary.LittleEndian.Uint64(cal[8:])))
 	// The helper becomes the program only now, so that its first sync
 	// is delayed.
 	if _, err := c.mine.Write([]byte{1}); err != nil {
@@ -250,9 +257,10 @@ func helperMain(args []string) int {
 		return fail("hand over the filter: %v", err)
 	}
 	unix.Close(listener)
-	var rt [8]byte
-	binary.LittleEndian.PutUint64(rt[:], uint64(roundTrip(ctl)))
-	if _, err := unix.Write(ctl, rt[:]); err != nil {
+	var cal [16]byte
+	binary.LittleEndian.PutUint64(cal[:8], uint64(timeSyncs(ctl, calibrationCalls)))
+	binary.LittleEndian.PutUint64(cal[8:], uint64(timeSyncs(ctl, calibrationWaits)))
+	if _, err := unix.Write(ctl, cal[:]); err != nil {
 		return fail("report calibration: %v", err)
 	}
 	var ahead [1]byte
@@ -300,11 +308,11 @@ func install() (int, error) {
 	return int(fd), nil
 }
 
-// roundTrip is the median time of undelayed syncs under the filter (of
-// the control socket, which the supervisor lets continue; the kernel
-// refuses them at once).
-func roundTrip(fd int) time.Duration {
-	ds := make([]time.Duration, calibrationCalls)
+// timeSyncs is the median time of n syncs under the filter, of the
+// control socket (the kernel refuses them at once; the supervisor's
+// answer is what takes time).
+func timeSyncs(fd, n int) time.Duration {
+	ds := make([]time.Duration, n)
 	for i := range ds {
 		start := time.Now()
 		unix.Fdatasync(fd)
@@ -353,7 +361,8 @@ type Supervisor struct {
 	fd     int
 	rules  Rules
 	mu     sync.Mutex
-	timers []*emulate.SyncTimer // nil until calibrated: syncs run undelayed
+	timers []*emulate.SyncTimer // nil until calibrated (the helper's calls)
+	calls  atomic.Int64         // the helper's calibration calls so far
 	closed sync.Once
 	done   chan struct{}
 }
@@ -362,16 +371,14 @@ func newSupervisor(fd int, rules Rules) *Supervisor {
 	return &Supervisor{fd: fd, rules: rules, done: make(chan struct{})}
 }
 
-// calibrated sets the timers once the helper measured the round trip.
-func (s *Supervisor) calibrated(rt time.Duration) {
-	ts := s.rules.timers(rt+overshoot(), rt)
+// calibrated sets the timers once the helper measured the round trip and
+// the time of a calibrationTarget wait.
+func (s *Supervisor) calibrated(rt, waited time.Duration) {
+	ts := s.rules.timers(min(max(waited-calibrationTarget, rt), calibrationTarget), rt)
 	s.mu.Lock()
 	s.timers = ts
 	s.mu.Unlock()
 }
-
-// overshoot is the sleep's overshoot, measured once per process.
-var overshoot = sync.OnceValue(emulate.SleepOvershoot)
 
 // Close stops serving. Call it once the program exited: a call still
 // trapped then fails with ENOSYS.
@@ -421,7 +428,11 @@ func (s *Supervisor) answer(n notif, received time.Time) {
 	s.mu.Unlock()
 	// The rule is looked up even before calibration, so that the helper's
 	// calibration calls pay for the lookup as the program's calls do.
-	if i := s.ruleOf(n); i >= 0 && timers != nil {
+	i := s.ruleOf(n)
+	switch {
+	case timers == nil && s.calls.Add(1) > calibrationCalls:
+		emulate.Pause(calibrationTarget - time.Since(received))
+	case i >= 0 && timers != nil:
 		resp = s.delayed(n, timers[i], received)
 	}
 	unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
