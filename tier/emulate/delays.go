@@ -196,10 +196,6 @@ func (t *SyncTimer) Time(started time.Time, op func()) {
 	t.d.finish(target, time.Since(started))
 }
 
-// Pause waits d as the layer's waits do (see pause), for a delay layer
-// calibrating itself (package syncdelay).
-func Pause(d time.Duration) { pause(d) }
-
 // SleepOvershoot is how late a pause of 1 ms wakes up here, the median of
 // a few: a delay layer's share of overhead that is not its round trip.
 func SleepOvershoot() time.Duration {

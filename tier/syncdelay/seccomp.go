@@ -30,13 +30,15 @@ const (
 	helperEnv = "TIERBENCH_SYNC_DELAY_HELPER"
 	// calibrationCalls undelayed syncs the helper makes under its filter
 	// before it becomes the program: their median is the supervisor's
-	// round trip. Then calibrationWaits syncs that the supervisor answers
-	// after a pause of calibrationTarget: their median, less the target,
-	// is the supervisor's whole cost around a wait (the round trip and the
-	// pause's overshoot), which every wait is shortened by, as the FUSE
+	// round trip. Then, calibrationRounds times, calibrationWaits syncs
+	// that the supervisor answers as a rule of calibrationTarget would
+	// (with no sync to make): what their median misses the target by
+	// corrects the supervisor's cost around a wait (the round trip and the
+	// pause's overshoot), which every wait is shortened by; so the FUSE
 	// layer calibrates itself at mount.
 	calibrationCalls  = 40
 	calibrationWaits  = 25
+	calibrationRounds = 2
 	calibrationTarget = time.Millisecond
 	// handoverWait bounds the helper's start, up to its handing over the
 	// filter's descriptor and calibration.
@@ -215,24 +217,55 @@ func (c *Command) handover() (*Supervisor, error) {
 	}
 	s := newSupervisor(fds[0], c.rules)
 	go s.serve()
-	var cal [16]byte
-	if n, err := c.mine.Read(cal[:]); n != len(cal) {
+	if err := c.calibrate(s); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("helper's calibration: %v", err)
-	}
-	s.calibrated(time.Duration(binary.LittleEndian.Uint64(cal[:8])), time.Duration(binary.LittleEndian.Uint64(cal[8:])))
-	// The helper becomes the program only now, so that its first sync
-	// is delayed.
-	if _, err := c.mine.Write([]byte{1}); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("helper's go-ahead: %w", err)
+		return nil, fmt.Errorf("helper's calibration: %w", err)
 	}
 	return s, nil
 }
 
+// calibrate takes the helper's measurements (see calibrationCalls) and
+// sets s's timers. Each reply tells the helper to measure again (1) or
+// to become the program (0): only then, so that its first sync is
+// delayed.
+func (c *Command) calibrate(s *Supervisor) error {
+	measured := func() (time.Duration, error) {
+		var b [8]byte
+		if n, err := c.mine.Read(b[:]); n != len(b) {
+			return 0, fmt.Errorf("no measurement (%v)", err)
+		}
+		return time.Duration(binary.LittleEndian.Uint64(b[:])), nil
+	}
+	reply := func(more byte) error {
+		_, err := c.mine.Write([]byte{more})
+		return err
+	}
+	rt, err := measured()
+	if err != nil {
+		return err
+	}
+	overhead := rt
+	for range calibrationRounds {
+		s.cal.Store(emulate.NewSyncTimer(emulate.Latency{Fsync: calibrationTarget}, overhead, rt))
+		if err := reply(1); err != nil {
+			return err
+		}
+		waited, err := measured()
+		if err != nil {
+			return err
+		}
+		overhead = min(max(overhead+waited-calibrationTarget, 0), calibrationTarget)
+	}
+	s.mu.Lock()
+	s.timers = s.rules.timers(overhead, rt)
+	s.mu.Unlock()
+	return reply(0)
+}
+
 // helperMain installs the filter on this thread, hands its descriptor to
-// the supervisor (fd 3), makes calibrationCalls undelayed syncs under it
-// and reports their median, waits for the go-ahead, then becomes args[2:] as user args[0]:args[1].
+// the supervisor (fd 3), makes the calibration's syncs under it and
+// reports their medians until the supervisor has what it needs, then
+// becomes args[2:] as user args[0]:args[1].
 // The filter holds on this thread only, which is the one that execs: the
 // program and all it forks inherit it.
 func helperMain(args []string) int {
@@ -257,16 +290,20 @@ func helperMain(args []string) int {
 		return fail("hand over the filter: %v", err)
 	}
 	unix.Close(listener)
-	var cal [16]byte
-	binary.LittleEndian.PutUint64(cal[:8], uint64(timeSyncs(ctl, calibrationCalls)))
-	binary.LittleEndian.PutUint64(cal[8:], uint64(timeSyncs(ctl, calibrationWaits)))
-	if _, err := unix.Write(ctl, cal[:]); err != nil {
-		return fail("report calibration: %v", err)
-	}
-	var ahead [1]byte
-	if n, err := unix.Read(ctl, ahead[:]); n != 1 {
-		fmt.Fprintf(os.Stderr, "tierbench sync-delay helper: no go-ahead from the supervisor (%v)\n", err)
-		return 1
+	for calls := calibrationCalls; ; calls = calibrationWaits {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(timeSyncs(ctl, calls)))
+		if _, err := unix.Write(ctl, b[:]); err != nil {
+			return fail("report calibration: %v", err)
+		}
+		var more [1]byte
+		if n, err := unix.Read(ctl, more[:]); n != 1 {
+			fmt.Fprintf(os.Stderr, "tierbench sync-delay helper: no go-ahead from the supervisor (%v)\n", err)
+			return 1
+		}
+		if more[0] == 0 {
+			break
+		}
 	}
 	unix.Close(ctl)
 	if uid >= 0 {
@@ -362,22 +399,14 @@ type Supervisor struct {
 	rules  Rules
 	mu     sync.Mutex
 	timers []*emulate.SyncTimer // nil until calibrated (the helper's calls)
-	calls  atomic.Int64         // the helper's calibration calls so far
+	// cal answers the helper's calibration calls (nil: at once).
+	cal    atomic.Pointer[emulate.SyncTimer]
 	closed sync.Once
 	done   chan struct{}
 }
 
 func newSupervisor(fd int, rules Rules) *Supervisor {
 	return &Supervisor{fd: fd, rules: rules, done: make(chan struct{})}
-}
-
-// calibrated sets the timers once the helper measured the round trip and
-// the time of a calibrationTarget wait.
-func (s *Supervisor) calibrated(rt, waited time.Duration) {
-	ts := s.rules.timers(min(max(waited-calibrationTarget, rt), calibrationTarget), rt)
-	s.mu.Lock()
-	s.timers = ts
-	s.mu.Unlock()
 }
 
 // Close stops serving. Call it once the program exited: a call still
@@ -430,8 +459,10 @@ func (s *Supervisor) answer(n notif, received time.Time) {
 	// calibration calls pay for the lookup as the program's calls do.
 	i := s.ruleOf(n)
 	switch {
-	case timers == nil && s.calls.Add(1) > calibrationCalls:
-		emulate.Pause(calibrationTarget - time.Since(received))
+	case timers == nil:
+		if cal := s.cal.Load(); cal != nil {
+			cal.Time(received, func() {})
+		}
 	case i >= 0 && timers != nil:
 		resp = s.delayed(n, timers[i], received)
 	}
