@@ -191,9 +191,25 @@ func NewSyncTimer(l Latency, overhead, roundTrip time.Duration) *SyncTimer {
 // Time runs op, a sync, and waits the rest of one draw; started is when
 // the caller asked for it (the layer's own work before op counts).
 func (t *SyncTimer) Time(started time.Time, op func()) {
-	target := draw(time.Duration(t.d.fsync.Load()), t.d.fsyncSpread)
+	target := t.Draw()
 	op()
-	t.d.finish(target, time.Since(started))
+	t.Finish(target, time.Since(started))
+}
+
+// Draw is one sync's whole time.
+func (t *SyncTimer) Draw() time.Duration {
+	return draw(time.Duration(t.d.fsync.Load()), t.d.fsyncSpread)
+}
+
+// Finish waits what is left of target once spent has passed, less the
+// layer's own cost: it sleeps, spins for less than that cost, or returns.
+func (t *SyncTimer) Finish(target, spent time.Duration) { t.d.finish(target, spent) }
+
+// Sleeps reports whether Finish(target, spent) would sleep, rather than
+// spin or return at once: a caller that must not block for long (the
+// supervisor's receiving loop) hands such a wait to a goroutine.
+func (t *SyncTimer) Sleeps(target, spent time.Duration) bool {
+	return target-spent-time.Duration(t.d.overhead.Load()) > 0
 }
 
 // SleepOvershoot is how late a pause of 1 ms wakes up here, the median of

@@ -419,8 +419,9 @@ func (s *Supervisor) Close() {
 }
 
 // serve receives notifications until the filter has no process left or
-// Close; each is answered by a goroutine of its own, as the calls of a
-// program's threads overlap.
+// Close, and answers each (answer): the sync it makes on a caller's behalf
+// runs in this loop, which is quick on the RAM folders profiles are
+// emulated on, and holds the other callers for as long on a disk.
 func (s *Supervisor) serve() {
 	pfd := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
 	for {
@@ -443,13 +444,16 @@ func (s *Supervisor) serve() {
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n))); e != 0 {
 			continue // the caller died meanwhile (ENOENT), or a signal
 		}
-		go s.answer(n, time.Now())
+		s.answer(n, time.Now())
 	}
 }
 
 // answer makes a trapped call that names a file under a rule itself, on a
 // copy of the caller's descriptor, waits the rest of the draw and returns
-// the call's result; any other call continues as the caller made it.
+// the call's result; any other call continues as the caller made it. It
+// runs in the receiving loop, which saves a thread's wake-up on every
+// call (a quarter of the round trip here); only a wait long enough to
+// sleep is handed to a goroutine, so that the loop goes on receiving.
 func (s *Supervisor) answer(n notif, received time.Time) {
 	resp := notifResp{ID: n.ID, Flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 	s.mu.Lock()
@@ -461,35 +465,54 @@ func (s *Supervisor) answer(n notif, received time.Time) {
 	switch {
 	case timers == nil:
 		if cal := s.cal.Load(); cal != nil {
-			cal.Time(received, func() {})
+			s.finish(resp, cal, cal.Draw(), received)
+			return
 		}
-	case i >= 0 && timers != nil:
-		resp = s.delayed(n, timers[i], received)
+	case i >= 0:
+		target := timers[i].Draw()
+		s.finish(s.delegated(n), timers[i], target, received)
+		return
 	}
+	s.send(resp)
+}
+
+// finish answers with resp once target has passed since received: in the
+// receiving loop when the rest is short (a spin, or nothing), else from a
+// goroutine that sleeps it.
+func (s *Supervisor) finish(resp notifResp, t *emulate.SyncTimer, target time.Duration, received time.Time) {
+	if t.Sleeps(target, time.Since(received)) {
+		go func() {
+			t.Finish(target, time.Since(received))
+			s.send(resp)
+		}()
+		return
+	}
+	t.Finish(target, time.Since(received))
+	s.send(resp)
+}
+
+// send answers a notification.
+func (s *Supervisor) send(resp notifResp) {
 	unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 }
 
-// delayed makes the call n on the caller's behalf at t's latency and
-// returns its answer.
-func (s *Supervisor) delayed(n notif, t *emulate.SyncTimer, received time.Time) notifResp {
+// delegated makes the call n names on the caller's behalf, on a copy of
+// its descriptor, and returns the answer that carries its result. Where
+// the descriptor cannot be copied (its thread is gone, or the kernel
+// refuses), the caller makes the call itself once answered.
+func (s *Supervisor) delegated(n notif) notifResp {
 	resp := notifResp{ID: n.ID}
 	fd, err := s.copyFD(n)
 	if err != nil {
-		// The caller's descriptor cannot be copied (its thread is gone,
-		// or the kernel refuses): it still waits, and then makes the
-		// call itself, as it asked.
-		t.Time(received, func() {})
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
 		return resp
 	}
 	defer unix.Close(fd)
-	var callErr error
-	t.Time(received, func() { callErr = call(n, fd) })
 	var errno unix.Errno
-	switch {
-	case errors.As(callErr, &errno):
+	switch err := call(n, fd); {
+	case errors.As(err, &errno):
 		resp.Error = -int32(errno)
-	case callErr != nil:
+	case err != nil:
 		resp.Error = -int32(unix.EIO)
 	}
 	return resp
