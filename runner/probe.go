@@ -16,6 +16,11 @@ import (
 // ProbeMaxAge is how old a stored probe may be for `probe: cached`.
 const ProbeMaxAge = 7 * 24 * time.Hour
 
+// probeShort, when set, replaces a probe's test file size and fio job
+// runtime. Tests that check what a probe records, not its figures, set
+// it to probe in a few seconds; a study's probe leaves it unset.
+var probeShort probe.Options
+
 // probeTiers finds or measures each tier's fio figures as the study asks,
 // and stores the ones it measures. A stored probe counts only for the same
 // device, filesystem and mount. An emulated tier's record (in tiers) gets
@@ -49,7 +54,7 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		}
 		quick := mode == study.ProbeQuick
 		opt.Progress.Live(fmt.Sprintf("probing tier %s (%s) with fio%s...", t.Name, info.Path, map[bool]string{true: ", quick", false: ""}[quick]))
-		popt := probe.Options{Quick: quick}
+		popt := probe.Options{Quick: quick, Size: probeShort.Size, Runtime: probeShort.Runtime}
 		if atSyncCalls {
 			popt.SyncDelays = syncdelay.Rules{t.Latency.SyncRule(info.Path)}
 		}
