@@ -240,9 +240,11 @@ func TestRealNode(t *testing.T) {
 	if r := tierbench(t, "cleanup"); !strings.Contains(r.stdout, "nothing to clean up") {
 		t.Errorf("the ledger kept something after cluster down:\n%s", r.stdout)
 	}
-	// The node's programs by their paths (the test's own command line
-	// names subtests such as kubelet_killed).
-	pattern := "tierbench-containerd|containerd-shim|" + filepath.Join(node.BinDir(), "kube")
+	// The node's programs by the node's folder, which every one of them
+	// names (the test's own command line names subtests such as
+	// kubelet_killed, and other packages' tests may run control planes
+	// from the same binaries meanwhile).
+	pattern := "tierbench-containerd|containerd-shim|" + filepath.Join(os.Getenv("TIERBENCH_STATE_DIR"), "cluster", "node")
 	if out, _ := exec.Command("pgrep", "-af", pattern).Output(); len(out) > 0 {
 		t.Errorf("processes left after cluster down:\n%s", out)
 	}
