@@ -526,14 +526,31 @@ func killFuseServer(r Resource) error {
 func loopDevices(r Resource) []string {
 	var devs []string
 	if r.Backing != "" {
-		out, _ := exec.Command("losetup", "-j", r.Backing, "-O", "NAME", "-n").Output()
-		for _, f := range strings.Fields(string(out)) {
-			devs = append(devs, f)
-		}
+		devs = loopsBackedBy(r.Backing)
 	}
 	if len(devs) == 0 && r.Path != "" {
 		if _, err := os.Stat(filepath.Join("/sys/block", filepath.Base(r.Path), "loop")); err == nil {
 			devs = append(devs, r.Path)
+		}
+	}
+	return devs
+}
+
+// loopsBackedBy lists the loop devices whose backing file is file, from
+// what the kernel says of each (/sys/block/loopN/loop/backing_file),
+// never touching the file: losetup -j stats it, which hangs for ever
+// when it lives on a FUSE mount whose server waits on a dead one (an rbd
+// tier's image, once its OSD died with a killed tierbench).
+func loopsBackedBy(file string) []string {
+	paths, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	var devs []string
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if strings.TrimSuffix(strings.TrimSpace(string(b)), " (deleted)") == filepath.Clean(file) {
+			devs = append(devs, "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(p))))
 		}
 	}
 	return devs

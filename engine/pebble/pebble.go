@@ -86,11 +86,16 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (engine.DB, error) 
 		WALDir:                walDir,
 		DisableWAL:            cfg.Durability == engine.NoWAL,
 		Merger:                fieldMerger,
-		FS:                    withSyncDelays(vfs.Default, cfg.SyncDelays),
 	}
 	d := &DB{}
 	opts.Logger = fatalLogger{fatal: &d.fatal}
 	opts.EventListener = listener(&d.events)
+	if len(cfg.SyncDelays) > 0 {
+		// Pebble's own default FS (disk-health checks over vfs.Default),
+		// with the sync delays under it.
+		opts.FS = withSyncDelays(vfs.Default, cfg.SyncDelays)
+		opts.WithFSDefaults()
+	}
 	var wo *pebble.WriteOptions
 	switch cfg.Durability {
 	case engine.Sync:

@@ -15,11 +15,8 @@ type syncDelayFS struct {
 	delays *syncdelay.InProcess
 }
 
-// withSyncDelays wraps fs, or returns it as it is without rules.
+// withSyncDelays wraps fs.
 func withSyncDelays(fs vfs.FS, rules syncdelay.Rules) vfs.FS {
-	if len(rules) == 0 {
-		return fs
-	}
 	return syncDelayFS{FS: fs, delays: rules.InProcess()}
 }
 
