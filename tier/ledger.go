@@ -364,15 +364,34 @@ func sigkillPending(path string) bool {
 
 // Cleanup undoes every leftover, newest first (mounts before the loop
 // devices under them, loop devices before their files), and returns what it
-// undid. A resource already gone counts as undone. What fails is tried
-// once more after the others: a run folder on a filesystem whose device
-// died with tierbench (an rbd tier's, read-only after its I/O errors)
-// cannot be emptied, but is gone once its mount is undone.
+// undid; but the processes first. A resource already gone counts as undone.
+// What fails is tried once more after the others: a run folder on a
+// filesystem whose device died with tierbench (an rbd tier's, read-only
+// after its I/O errors) cannot be emptied, but is gone once its mount is
+// undone.
+//
+// The processes go first because a server can hold the storage under the
+// rest: an rbd tier's rbd-fuse, left waiting on an OSD that died with a
+// killed tierbench, holds every I/O of the filesystem above it, so even
+// removing an empty run folder there waits for ever until rbd-fuse is
+// killed and those I/Os fail.
 func (l *Ledger) Cleanup() ([]Resource, error) {
 	left, err := l.Leftovers()
 	if err != nil {
 		return nil, err
 	}
+	procsFirst := make([]Resource, 0, len(left))
+	for _, r := range left {
+		if r.Kind != KindProcess {
+			procsFirst = append(procsFirst, r)
+		}
+	}
+	for _, r := range left {
+		if r.Kind == KindProcess {
+			procsFirst = append(procsFirst, r) // undone first: the loop runs backwards
+		}
+	}
+	left = procsFirst
 	var done, failed []Resource
 	for i := len(left) - 1; i >= 0; i-- {
 		if l.undo(left[i]) != nil {
