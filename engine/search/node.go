@@ -28,9 +28,10 @@ import (
 // where a node that did not start says why.
 const ConsoleLog = "console.log"
 
-// freePort picks a free loopback port; a variable so a test can hand out
-// a taken one.
-var freePort = tcpport.Free
+// freePorts picks distinct free loopback ports (two calls of a one-port
+// pick may get the same port back, and the node then fails to bind its
+// second); a variable so a test can hand out a taken one.
+var freePorts = tcpport.FreeN
 
 // DB is a running node.
 type DB struct {
@@ -93,12 +94,11 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 	d.closers.RemoveAll(n.private)
-	if n.httpPort, err = freePort(); err != nil {
+	ports, err := freePorts(2)
+	if err != nil {
 		return nil, err
 	}
-	if n.transportPort, err = freePort(); err != nil {
-		return nil, err
-	}
+	n.httpPort, n.transportPort = ports[0], ports[1]
 	n.cluster = clusterName(n.data)
 	// Neither OpenSearch without its security plugin nor Elasticsearch
 	// OSS can require a password: the kernel keeps other local users off

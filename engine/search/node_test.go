@@ -416,16 +416,16 @@ func TestStartFailures(t *testing.T) {
 				}
 				defer l.Close()
 				taken := l.Addr().(*net.TCPAddr).Port
-				// The first port Open asks for is the HTTP port.
-				free, first := freePort, true
-				freePort = func() (int, error) {
-					if first {
-						first = false
-						return taken, nil
+				// The first port Open gets is the HTTP port.
+				free := freePorts
+				freePorts = func(n int) ([]int, error) {
+					ports, err := free(n)
+					if err == nil {
+						ports[0] = taken
 					}
-					return free()
+					return ports, err
 				}
-				defer func() { freePort = free }()
+				defer func() { freePorts = free }()
 			}
 			db, err := tc.e.Open(context.Background(), engine.Config{Dirs: dirs, Durability: engine.Sync, Options: tc.e.Spec().MustResolveOptions(opts)})
 			if err == nil {
