@@ -406,7 +406,7 @@ type Supervisor struct {
 }
 
 func newSupervisor(fd int, rules Rules) *Supervisor {
-	return &Supervisor{fd: fd, rules: rules, done: make(chan struct{})}
+	return &Supervisor{fd: fd, rules: rules.cleaned(), done: make(chan struct{})}
 }
 
 // Close stops serving. Call it once the program exited: a call still

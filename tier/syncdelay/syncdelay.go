@@ -66,13 +66,24 @@ func (r Rule) String() string {
 	return fmt.Sprintf("fsync %s", r.Fsync)
 }
 
-// match is the index of the rule whose folder holds path, or -1.
+// cleaned is rs with each folder in clean form, made once so that match,
+// on every trapped call, compares strings only.
+func (rs Rules) cleaned() Rules {
+	out := make(Rules, len(rs))
+	for i, r := range rs {
+		r.Dir = filepath.Clean(r.Dir)
+		out[i] = r
+	}
+	return out
+}
+
+// match is the index of the rule whose folder holds path, or -1; rs is
+// cleaned.
 func (rs Rules) match(path string) int {
 	best, bestLen := -1, -1
 	for i, r := range rs {
-		dir := filepath.Clean(r.Dir)
-		if (path == dir || strings.HasPrefix(path, dir+"/")) && len(dir) > bestLen {
-			best, bestLen = i, len(dir)
+		if (path == r.Dir || strings.HasPrefix(path, r.Dir+"/")) && len(r.Dir) > bestLen {
+			best, bestLen = i, len(r.Dir)
 		}
 	}
 	return best
@@ -98,7 +109,7 @@ type InProcess struct {
 // InProcess readies the rules for this process's own files.
 func (rs Rules) InProcess() *InProcess {
 	over := emulate.SleepOvershoot()
-	return &InProcess{rules: rs, timers: rs.timers(over, 0)}
+	return &InProcess{rules: rs.cleaned(), timers: rs.timers(over, 0)}
 }
 
 // Sync runs sync, the sync of the file at path, and waits the rest of its
