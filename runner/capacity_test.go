@@ -19,10 +19,15 @@ import (
 
 // TestCapacityKnownAnswer searches Pebble's capacity under p50 <= 20ms with
 // synced commits, its WAL on a tier whose fsync takes 2 ms against one
-// whose fsync takes 50 µs, and a third placement just like the fast one on
-// a tier that only costs more: the fast tier's capacity is better, the
-// pricier twin is on no frontier, and asked for a need of 1 op/s, which
-// all carry, the cheapest placement is recommended.
+// whose fsync takes 50 µs, and a third placement just like the fast one
+// but for its data's tier, a second RAM tier that only costs more: the
+// fast tier's capacity is better, the pricier twin is on no frontier, and
+// asked for a need of 1 op/s, which all carry, the cheapest placement is
+// recommended. The twin shares the fast WAL tier rather than having its
+// own: two emulated tiers are two FUSE layers, each calibrated at its
+// mount, and in one CI run they differed by a quarter in Pebble's service
+// time, so the twin was better, not dominated; two plain RAM tiers do not
+// differ so.
 func TestCapacityKnownAnswer(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skip(t, err)
@@ -35,13 +40,13 @@ func TestCapacityKnownAnswer(t *testing.T) {
 	st := tinyStudy(t, nil, []study.Placement{
 		{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}},
 		{Name: "wal-fast", Components: map[string]string{"data": "ram", "wal": "fast"}},
-		{Name: "wal-pricey", Components: map[string]string{"data": "ram", "wal": "pricey"}},
+		{Name: "wal-pricey", Components: map[string]string{"data": "pricey", "wal": "fast"}},
 	})
 	st.Tiers = []study.Tier{
 		{Spec: tier.Spec{Name: "ram", Kind: tier.TmpfsSpec{Size: 64 << 20}}},
 		{Spec: tier.Spec{Name: "slow", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}},
 		{Spec: tier.Spec{Name: "fast", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 50 * time.Microsecond}}},
-		{Spec: tier.Spec{Name: "pricey", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 50 * time.Microsecond}}},
+		{Spec: tier.Spec{Name: "pricey", Kind: tier.TmpfsSpec{Size: 64 << 20}}},
 	}
 	st.Durability, st.Clients = []engine.Durability{engine.Sync}, []int{8}
 	// A second's window holds hundreds of operations at the lowest step,
@@ -59,7 +64,7 @@ func TestCapacityKnownAnswer(t *testing.T) {
 	st.Search = results.Search{FromOpsS: 2000, Resolution: 0.5, MaxOpsS: 100_000}
 	st.Need = 1
 	st.Costs = &results.Costs{Tiers: map[string]results.Cost{
-		"ram": {PerGiBMonth: 1}, "slow": {PerMonth: 10}, "fast": {PerMonth: 20}, "pricey": {PerMonth: 60}}}
+		"ram": {PerGiBMonth: 1}, "slow": {PerMonth: 10}, "fast": {PerMonth: 20}, "pricey": {PerMonth: 40}}}
 	rec, _, lines := runStudy(t, root, st, ledger)
 	for _, l := range strings.Split(lines, "\n") {
 		if strings.HasPrefix(l, "capacity ") {
