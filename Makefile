@@ -1,6 +1,6 @@
 # tierbench: `make demo` builds and runs the default study (Go alone);
 # `make test` sets up everything and runs the whole test suite (what CI
-# runs).
+# runs) in two lanes at once (scripts/test.sh says which tests run where).
 GO ?= go
 BIN := bin/tierbench
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -38,7 +38,7 @@ lint:
 	$(GO) vet ./...
 
 test: setup lint
-	$(GO) test -count=1 -p 1 -timeout 25m ./...
+	GO=$(GO) ./scripts/test.sh
 
 bench: setup
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./driver/ ./workload/...
