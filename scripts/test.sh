@@ -2,17 +2,19 @@
 # The whole test suite, as `make test` runs it after setup and lint, in
 # two lanes at once; it fails if either does, and prints both.
 #
-# The side lane runs tests that assert no figure and mostly wait: first
-# those that start this machine's one Kubernetes node, one after the
-# other (cmd/tierbench's TestRealNode waits on containerd, the kubelet and
-# pods; platform/kube/node's TestServeUndoes; one node at a time), then
-# the packages whose servers and tools are JVMs and Python programs that
-# take tens of seconds to start (engine/ignite, engine/search,
-# tool/searchbench, workload/searchload). Every test there keeps to
-# folders, ports, ledgers and processes of its own, as in the main lane.
+# The main lane runs the packages one at a time (-p 1): the tests that
+# time engines must not compete with each other for 2 cores.
 #
-# The main lane runs every other package one at a time (-p 1): the tests
-# that time engines must not compete with each other for 2 cores.
+# The side lane runs, meanwhile, tests that assert no figure and mostly
+# wait, one package at a time: first those whose servers and tools are
+# JVMs and Python programs that take tens of seconds to start (runner's
+# TestIgniteCrash, which checks what Ignite keeps through crashes;
+# engine/ignite, engine/search, tool/searchbench, workload/searchload:
+# files, errors, counts and processes), then those that start this
+# machine's one Kubernetes node, one after the other (cmd/tierbench's
+# TestRealNode, which waits on containerd, the kubelet and pods;
+# platform/kube/node). Every test keeps to folders, ports, ledgers and
+# processes of its own, whichever lane runs it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
@@ -21,41 +23,45 @@ module=github.com/tierbench/tierbench
 node=(./cmd/tierbench ./platform/kube/node)
 slow=(./engine/ignite ./engine/search ./tool/searchbench ./workload/searchload)
 
+# side is the side lane's tests by name, skipped in the main lane.
+side='^(TestIgniteCrash|TestRealNode|TestServeUndoes)$'
+
 if [ "${1:-}" = --side ]; then
 	start=$SECONDS rc=0
-	"$GO" test "${flags[@]}" -run '^(TestRealNode|TestServeUndoes)$' "${node[@]}" || rc=1
+	"$GO" test "${flags[@]}" -run "$side" ./runner || rc=1
 	"$GO" test "${flags[@]}" "${slow[@]}" || rc=1
+	"$GO" test "${flags[@]}" -run "$side" "${node[@]}" || rc=1
 	echo "side lane: $((SECONDS - start)) s"
 	exit $rc
 fi
 
 side_log=$(mktemp "${TMPDIR:-/tmp}/tierbench-test-side-XXXXXX")
-side=
+lane=
 stop() {
 	# The side lane is a session of its own (setsid): end all of it.
-	[ -n "$side" ] && kill -TERM -- "-$side" 2>/dev/null
+	[ -n "$lane" ] && kill -TERM -- "-$lane" 2>/dev/null
 	rm -f "$side_log"
 	exit 130
 }
 trap stop INT TERM
 trap 'rm -f "$side_log"' EXIT
 
-# The main lane's packages: all but the side lane's (TestRealNode is
-# skipped by name in cmd/tierbench, whose other tests run here).
+# The main lane's packages: all but the side lane's whole ones (runner's
+# and cmd/tierbench's other tests run here).
 side_pkgs=$(printf "$module/%s\n" "${node[@]#./}" "${slow[@]#./}" | grep -v -x "$module/cmd/tierbench")
 mapfile -t main < <($GO list ./... | grep -v -x -F "$side_pkgs")
 
 setsid -w "$0" --side >"$side_log" 2>&1 &
-side=$!
+lane=$!
 
 start=$SECONDS
-"$GO" test "${flags[@]}" -skip '^TestRealNode$' "${main[@]}"
+"$GO" test "${flags[@]}" -skip "$side" "${main[@]}"
 main_rc=$?
 echo "main lane: $((SECONDS - start)) s"
-wait "$side"
+wait "$lane"
 side_rc=$?
-side=
-echo "--- side lane: TestRealNode, platform/kube/node, ${slow[*]}"
+lane=
+echo "--- side lane: TestIgniteCrash, ${slow[*]}, TestRealNode, platform/kube/node"
 cat "$side_log"
 if [ "$main_rc" -ne 0 ] || [ "$side_rc" -ne 0 ]; then
 	echo "FAIL: main lane exit $main_rc, side lane exit $side_rc"
