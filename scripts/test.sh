@@ -6,21 +6,24 @@
 # time engines must not compete with each other for 2 cores.
 #
 # The side lane runs, meanwhile, tests that assert no figure and mostly
-# wait, one package at a time: first those whose servers and tools are
-# JVMs and Python programs that take tens of seconds to start (runner's
-# TestIgniteCrash, which checks what Ignite keeps through crashes;
-# engine/ignite, engine/search, tool/searchbench, workload/searchload:
-# files, errors, counts and processes), then those that start this
-# machine's one Kubernetes node, one after the other (cmd/tierbench's
-# TestRealNode, which waits on containerd, the kubelet and pods;
-# platform/kube/node). Every test keeps to folders, ports, ledgers and
-# processes of its own, whichever lane runs it.
+# wait on servers to start, one package at a time: first runner's
+# TestIgniteCrash (what Ignite's JVMs keep through crashes); the tiny Ceph
+# clusters' packages, which wait on monitors and OSDs (engine/ceph,
+# tool/radosbench, workload/objects); the packages whose servers and tools
+# are JVMs and Python programs that take tens of seconds to start
+# (engine/ignite, engine/search, tool/searchbench, workload/searchload);
+# last those that start this machine's one Kubernetes node, one after the
+# other (cmd/tierbench's TestRealNode, which waits on containerd, the
+# kubelet and pods; platform/kube/node). They check files, errors, counts
+# and processes. Every test keeps to folders, ports, ledgers and processes
+# of its own, whichever lane runs it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 flags=(-count=1 -p 1 -timeout 25m)
 module=github.com/tierbench/tierbench
 node=(./cmd/tierbench ./platform/kube/node)
+ceph=(./engine/ceph ./tool/radosbench ./workload/objects)
 slow=(./engine/ignite ./engine/search ./tool/searchbench ./workload/searchload)
 
 # side is the side lane's tests by name, skipped in the main lane.
@@ -29,7 +32,7 @@ side='^(TestIgniteCrash|TestRealNode|TestServeUndoes)$'
 if [ "${1:-}" = --side ]; then
 	start=$SECONDS rc=0
 	"$GO" test "${flags[@]}" -run "$side" ./runner || rc=1
-	"$GO" test "${flags[@]}" "${slow[@]}" || rc=1
+	"$GO" test "${flags[@]}" "${ceph[@]}" "${slow[@]}" || rc=1
 	"$GO" test "${flags[@]}" -run "$side" "${node[@]}" || rc=1
 	echo "side lane: $((SECONDS - start)) s"
 	exit $rc
@@ -48,7 +51,7 @@ trap 'rm -f "$side_log"' EXIT
 
 # The main lane's packages: all but the side lane's whole ones (runner's
 # and cmd/tierbench's other tests run here).
-side_pkgs=$(printf "$module/%s\n" "${node[@]#./}" "${slow[@]#./}" | grep -v -x "$module/cmd/tierbench")
+side_pkgs=$(printf "$module/%s\n" "${node[@]#./}" "${ceph[@]#./}" "${slow[@]#./}" | grep -v -x "$module/cmd/tierbench")
 mapfile -t main < <($GO list ./... | grep -v -x -F "$side_pkgs")
 
 setsid -w "$0" --side >"$side_log" 2>&1 &
@@ -61,7 +64,7 @@ echo "main lane: $((SECONDS - start)) s"
 wait "$lane"
 side_rc=$?
 lane=
-echo "--- side lane: TestIgniteCrash, ${slow[*]}, TestRealNode, platform/kube/node"
+echo "--- side lane: TestIgniteCrash, ${ceph[*]} ${slow[*]}, TestRealNode, platform/kube/node"
 cat "$side_log"
 if [ "$main_rc" -ne 0 ] || [ "$side_rc" -ne 0 ]; then
 	echo "FAIL: main lane exit $main_rc, side lane exit $side_rc"
