@@ -152,7 +152,9 @@ func (Engine) Preflight() error {
 // args returns the JVM's arguments for one command of the launcher.
 func (l *launcher) args(heap int64, command ...string) []string {
 	mib := strconv.FormatInt(heap>>20, 10) + "m"
-	args := []string{"-Xms" + mib, "-Xmx" + mib, "-XX:+UseG1GC", "-XX:+DisableExplicitGC"}
+	// -XX:-UsePerfData: no /tmp/hsperfdata_USER folder, which the JVM
+	// leaves behind (empty) when it exits; tierbench reads no jstat.
+	args := []string{"-Xms" + mib, "-Xmx" + mib, "-XX:+UseG1GC", "-XX:+DisableExplicitGC", "-XX:-UsePerfData"}
 	for _, o := range javaOpens {
 		args = append(args, "--add-opens="+o+"=ALL-UNNAMED")
 	}

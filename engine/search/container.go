@@ -71,7 +71,7 @@ func (e Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) 
 		Image: cfg.ImageOr(Image),
 		Args:  args,
 		Env: []engine.EnvVar{
-			{Name: "OPENSEARCH_JAVA_OPTS", Value: strings.Join(set.heapOpts(), " ")},
+			{Name: "OPENSEARCH_JAVA_OPTS", Value: strings.Join(set.javaOpts(), " ")},
 			{Name: "DISABLE_SECURITY_PLUGIN", Value: "true"},
 			{Name: "DISABLE_INSTALL_DEMO_CONFIG", Value: "true"},
 			{Name: "DISABLE_PERFORMANCE_ANALYZER_AGENT_CLI", Value: "true"},
@@ -94,7 +94,7 @@ func (e Engine) Container(cfg engine.ContainerConfig) (engine.Container, error) 
 // opensearch.yml, mounted read-only, to the node's writable conf folder
 // (the runner writes its logging configuration beside it).
 func runnerContainer(ctr *engine.Container, n node, set settings) {
-	n.java, n.private, n.heap = "java", runnerPodPrivate, set.heapOpts()
+	n.java, n.private, n.heap = "java", runnerPodPrivate, set.javaOpts()
 	_, args := launch{runnerDir: RunnerPodDir}.runnerCommand(n)
 	ctr.Command = []string{"sh", "-c", fmt.Sprintf(`mkdir -p %[1]s/conf %[1]s/base %[1]s/tmp && cp %[2]s/opensearch.yml %[1]s/conf/ && exec "$@"`,
 		runnerPodPrivate, runnerPodFiles), "sh"}

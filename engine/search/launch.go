@@ -213,7 +213,7 @@ type node struct {
 	httpPort      int
 	transportPort int
 	cluster       string
-	heap          []string
+	heap          []string // the JVM's own flags (settings.javaOpts)
 }
 
 // settings every node gets, whoever made it: loopback only (here), one node,

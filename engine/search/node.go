@@ -89,7 +89,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 	}
 	d := &DB{flavor: e.flavor, set: set}
 	defer d.closers.CloseOnError(&err)
-	n := node{java: java, data: dirs[0], logs: dirs[1], heap: set.heapOpts()}
+	n := node{java: java, data: dirs[0], logs: dirs[1], heap: set.javaOpts()}
 	if n.private, err = server.PrivateFolder(ctx, "the search node", cfg.Scratch, "search", user); err != nil {
 		return nil, err
 	}

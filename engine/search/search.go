@@ -194,10 +194,12 @@ func (s settings) indexSettings() map[string]any {
 	return m
 }
 
-// heapOpts are the JVM's heap flags, in MiB.
-func (s settings) heapOpts() []string {
+// javaOpts are the JVM's own flags: its heap, in MiB, and no
+// /tmp/hsperfdata_USER folder, which the JVM leaves behind (empty) when
+// it exits (tierbench reads no jstat).
+func (s settings) javaOpts() []string {
 	mib := strconv.FormatInt(s.heap>>20, 10) + "m"
-	return []string{"-Xms" + mib, "-Xmx" + mib}
+	return []string{"-Xms" + mib, "-Xmx" + mib, "-XX:-UsePerfData"}
 }
 
 // Preflight reports whether java, the OS user the node runs as, nft and

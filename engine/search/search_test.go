@@ -62,8 +62,8 @@ func TestParseSettings(t *testing.T) {
 			if got := s.indexSettings(); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("index settings %v, want %v", got, tc.want)
 			}
-			if got := s.heapOpts(); !reflect.DeepEqual(got, []string{"-Xms1024m", "-Xmx1024m"}) {
-				t.Errorf("heap %v, want the default 1GiB", got)
+			if got := s.javaOpts(); !reflect.DeepEqual(got, []string{"-Xms1024m", "-Xmx1024m", "-XX:-UsePerfData"}) {
+				t.Errorf("JVM flags %v, want the default 1GiB heap and no perf data", got)
 			}
 		})
 	}
