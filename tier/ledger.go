@@ -489,9 +489,11 @@ func Undo(r Resource) error {
 		if r.PID <= 0 || startTicks(r.PID) != r.StartTicks {
 			return nil // gone, or the pid now belongs to another process
 		}
+		owner := proc.OwnerName(r.PID)
 		if err := proc.KillGroup(r.PID); err != nil {
 			return fmt.Errorf("kill %s: %w", r, err)
 		}
+		proc.RemoveEmptyPerfData(owner)
 		return nil
 	case KindFuseServer:
 		return killFuseServer(r)

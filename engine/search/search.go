@@ -199,8 +199,11 @@ func (s settings) indexSettings() map[string]any {
 // it exits (tierbench reads no jstat).
 func (s settings) javaOpts() []string {
 	mib := strconv.FormatInt(s.heap>>20, 10) + "m"
-	return []string{"-Xms" + mib, "-Xmx" + mib, "-XX:-UsePerfData"}
+	return []string{"-Xms" + mib, "-Xmx" + mib, noPerfData}
 }
+
+// noPerfData keeps a JVM from making /tmp/hsperfdata_USER.
+const noPerfData = "-XX:-UsePerfData"
 
 // Preflight reports whether java, the OS user the node runs as, nft and
 // the bundled node (make setup) are where Open looks for them, so a study

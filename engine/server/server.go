@@ -283,6 +283,7 @@ func (p *Process) Stop(grace time.Duration, sig ...syscall.Signal) error {
 	defer p.stopped.Do(func() {
 		p.logf.Close()
 		p.untrack()
+		proc.RemoveEmptyPerfData(p.spec.User)
 	})
 	s := syscall.SIGTERM
 	if len(sig) > 0 {

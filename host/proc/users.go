@@ -52,3 +52,33 @@ func ChownAll(userName string, dirs ...string) error {
 	}
 	return nil
 }
+
+// RemoveEmptyPerfData removes /tmp/hsperfdata_USER once it is empty: the
+// folder a JVM makes for its perf data and leaves behind when it exits
+// (HotSpot puts it in /tmp, whatever TMPDIR says). tierbench's JVMs start
+// without it (-XX:-UsePerfData), but the scripts of Elasticsearch 6 start
+// a version check with no options of ours (they unset JAVA_TOOL_OPTIONS).
+// Only a server user's folder, never root's, and only when empty
+// (os.Remove is rmdir): a JVM still running keeps its file in it.
+func RemoveEmptyPerfData(userName string) {
+	if userName != "" && userName != "root" {
+		_ = os.Remove("/tmp/hsperfdata_" + userName)
+	}
+}
+
+// OwnerName is the name of the user process pid runs as; "" when the
+// process or its user is gone.
+func OwnerName(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "Uid:" {
+			if u, err := user.LookupId(f[1]); err == nil {
+				return u.Username
+			}
+		}
+	}
+	return ""
+}
