@@ -308,9 +308,6 @@ func (d *distribution) distCommand(n node) (path string, args, env []string) {
 		p + "_PATH_CONF=" + filepath.Join(n.private, "conf"),
 		p + "_TMPDIR=" + filepath.Join(n.private, "tmp"),
 		p + "_JAVA_OPTS=" + strings.Join(n.heap, " "),
-		// The scripts start JVMs of their own (the options parser, a
-		// version check), which the _JAVA_OPTS do not reach.
-		"JAVA_TOOL_OPTIONS=" + noPerfData,
 	}
 	if !d.bundledJDK {
 		jh := javaHome(n.java)
