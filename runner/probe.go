@@ -58,6 +58,9 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		if atSyncCalls {
 			popt.SyncDelays = syncdelay.Rules{t.Latency.SyncRule(info.Path)}
 		}
+		if t.Profile != nil {
+			popt.SyncsAtOnce = t.Profile.SyncsAtOnce()
+		}
 		pt, err := probe.Probe(ctx, info.Path, popt)
 		if err != nil {
 			return nil, fmt.Errorf("probe tier %s: %w", t.Name, err)

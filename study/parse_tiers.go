@@ -339,7 +339,7 @@ func (p *parser) latency(name string, e entry) *tier.LatencySpec {
 		}
 		*into = d
 	}
-	if spec == (tier.LatencySpec{}) {
+	if spec.Delays() == 0 {
 		p.addf(e.k.Line, "tier %q: latency sets nothing; write %s", name, example)
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
@@ -28,6 +29,9 @@ type LatencySpec struct {
 	// Path is how the latency is applied: through the FUSE layer (every
 	// operation; the default) or at the sync system calls alone.
 	Path LatencyPath
+	// FsyncAtOnce is how a sync's time grows with the tier's syncs in
+	// flight (a profile's fsync_at_once; emulate.Latency).
+	FsyncAtOnce []emulate.SyncsAtOnce
 }
 
 // LatencyPath is how a tier's latency is applied (emulate: in a study).
@@ -47,13 +51,25 @@ const (
 // LatencyPaths are the values of emulate:, in the order messages list them.
 var LatencyPaths = []string{string(ThroughFUSE), string(AtSyncCalls)}
 
+// Delays counts the operations the latency delays (read, write, fsync):
+// 0 for a latency that sets nothing.
+func (l LatencySpec) Delays() int {
+	n := 0
+	for _, d := range []time.Duration{l.Read, l.Write, l.Fsync} {
+		if d > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // SyncCalls reports whether the latency is applied at the sync calls.
 func (l LatencySpec) SyncCalls() bool { return l.Path == AtSyncCalls }
 
 // SyncRule is the latency's fsync applied to the files under dir at the
 // sync calls.
 func (l LatencySpec) SyncRule(dir string) syncdelay.Rule {
-	return syncdelay.Rule{Dir: dir, Fsync: l.Fsync, FsyncP99: l.FsyncP99}
+	return syncdelay.Rule{Dir: dir, Fsync: l.Fsync, FsyncP99: l.FsyncP99, FsyncAtOnce: l.FsyncAtOnce}
 }
 
 // ThrottleSpec caps a loop tier's device through the block I/O cgroup
@@ -78,6 +94,13 @@ func (l LatencySpec) String() string {
 		case p.d > 0:
 			parts = append(parts, fmt.Sprintf("%s %s", p.name, p.d))
 		}
+	}
+	if len(l.FsyncAtOnce) > 0 {
+		var at []string
+		for _, a := range l.FsyncAtOnce {
+			at = append(at, fmt.Sprintf("%d: %s", a.Syncs, a.P50))
+		}
+		parts = append(parts, "fsync p50 by syncs in flight "+strings.Join(at, ", "))
 	}
 	if l.SyncCalls() {
 		return strings.Join(parts, ", ") + " at the sync calls"

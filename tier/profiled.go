@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/profile"
 )
 
@@ -51,6 +52,9 @@ func ApplyProfile(p profile.Profile, loop, crashLayer bool, path LatencyPath) Pr
 		ReadP99: time.Duration(l.Read.P99), WriteP99: time.Duration(l.Write.P99), FsyncP99: time.Duration(l.Fsync.P99),
 		DirectWrites: true, Path: path,
 	}}
+	for _, a := range p.FsyncAtOnce {
+		out.Latency.FsyncAtOnce = append(out.Latency.FsyncAtOnce, emulate.SyncsAtOnce{Syncs: a.Syncs, P50: time.Duration(a.P50), P99: time.Duration(a.P99)})
+	}
 	caps := ThrottleSpec{
 		ReadIOPS: int64(math.Round(p.IOPS.Read)), WriteIOPS: int64(math.Round(p.IOPS.Write)),
 		ReadBPS: int64(p.Bandwidth.Read * (1 << 20)), WriteBPS: int64(p.Bandwidth.Write * (1 << 20)),

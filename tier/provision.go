@@ -400,7 +400,7 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
 	lat := emulate.Latency{Read: spec.Read, Write: spec.Write, Fsync: spec.Fsync,
-		ReadP99: spec.ReadP99, WriteP99: spec.WriteP99, FsyncP99: spec.FsyncP99, DirectWrites: spec.DirectWrites}
+		ReadP99: spec.ReadP99, WriteP99: spec.WriteP99, FsyncP99: spec.FsyncP99, DirectWrites: spec.DirectWrites, FsyncAtOnce: spec.FsyncAtOnce}
 	if crashable {
 		// Recorded before the mount, so undone after it: a killed
 		// helper leaves its hidden folder for cleanup.

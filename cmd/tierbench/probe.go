@@ -26,8 +26,14 @@ type probeFlags struct {
 	size                                              int64
 }
 
+// options are the probe's options; a probe that saves a profile also
+// measures the fsync with several writers at once, for its fsync_at_once.
 func (f probeFlags) options() probe.Options {
-	return probe.Options{Quick: f.quick, Runtime: f.runtime, Size: f.size}
+	o := probe.Options{Quick: f.quick, Runtime: f.runtime, Size: f.size}
+	if f.saveProfile != "" {
+		o.SyncsAtOnce = probe.ProfileSyncsAtOnce
+	}
+	return o
 }
 
 func newProbeCmd() *cobra.Command {
@@ -229,7 +235,7 @@ func probeProfile(ctx context.Context, f probeFlags, prof profile.Profile, paths
 	if lat := applied.Latency; lat.SyncCalls() {
 		fmt.Fprintf(os.Stderr, "probing a tier for profile %s at the sync calls (%s) with fio...\n", prof.Name, lat.String())
 		opt := f.options()
-		opt.SyncDelays = syncdelay.Rules{lat.SyncRule(base)}
+		opt.SyncDelays, opt.SyncsAtOnce = syncdelay.Rules{lat.SyncRule(base)}, prof.SyncsAtOnce()
 		if pt, err = probe.Probe(ctx, base, opt); err != nil {
 			return err
 		}
@@ -240,7 +246,9 @@ func probeProfile(ctx context.Context, f probeFlags, prof profile.Profile, paths
 		}
 		cal, _ := prov.LatencyCalibration("profile")
 		fmt.Fprintf(os.Stderr, "probing an emulated tier for profile %s through the FUSE layer (%s; %s) with fio...\n", prof.Name, lat.String(), cal.String())
-		if pt, err = probe.Probe(ctx, mnt, f.options()); err != nil {
+		opt := f.options()
+		opt.SyncsAtOnce = prof.SyncsAtOnce()
+		if pt, err = probe.Probe(ctx, mnt, opt); err != nil {
 			return err
 		}
 	}

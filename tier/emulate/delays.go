@@ -27,6 +27,19 @@ type Latency struct {
 	// O_SYNC or O_DSYNC; a buffered write returns at the layer's own cost,
 	// as on a device it lands in the page cache (see tier.LatencySpec).
 	DirectWrites bool
+	// FsyncAtOnce is how a sync's time grows with the syncs in flight on
+	// the tier (Fsync and FsyncP99 are the one-sync point): points of
+	// rising Syncs above 1. Empty: every sync draws from Fsync alone.
+	FsyncAtOnce []SyncsAtOnce
+}
+
+// SyncsAtOnce is a sync's time, median and 99th percentile, while Syncs
+// syncs (this one included) are in flight on one device: a device's
+// flushes queue behind each other, so the time grows with them.
+type SyncsAtOnce struct {
+	Syncs int           `json:"syncs"`
+	P50   time.Duration `json:"p50_ns"`
+	P99   time.Duration `json:"p99_ns,omitempty"`
 }
 
 // passthrough reports whether reads and writes can bypass the server.
@@ -54,13 +67,70 @@ type delays struct {
 	// it): a wait too short to sleep through spins for what is left of
 	// the target after it.
 	roundTrip atomic.Int64
+	// atOnce are the sync times above one sync in flight (Latency's
+	// FsyncAtOnce), and syncing counts the syncs in flight now.
+	atOnce  []syncPoint
+	syncing atomic.Int32
+}
+
+// syncPoint is a SyncsAtOnce as a draw takes it: a median and a sigma.
+type syncPoint struct {
+	syncs  float64
+	median time.Duration
+	spread float64
 }
 
 func newDelays(l Latency) *delays {
 	d := &delays{read: l.Read, write: l.Write, directWrites: l.DirectWrites,
 		readSpread: sigma(l.Read, l.ReadP99), writeSpread: sigma(l.Write, l.WriteP99), fsyncSpread: sigma(l.Fsync, l.FsyncP99)}
 	d.fsync.Store(int64(l.Fsync))
+	for _, a := range l.FsyncAtOnce {
+		if a.Syncs > 1 && a.P50 > 0 {
+			d.atOnce = append(d.atOnce, syncPoint{float64(a.Syncs), a.P50, sigma(a.P50, a.P99)})
+		}
+	}
 	return d
+}
+
+// fsyncTarget is the median and sigma of a sync's time with n syncs in
+// flight, itself included: the one-sync figures at 1, the measured
+// points' where n is one, in between interpolated on log-log scales (a
+// queue's time grows as a power of its depth between two points), and
+// the last point's beyond it: the profile says nothing past what it
+// measured, so nothing is made up there.
+func (d *delays) fsyncTarget(n int) (time.Duration, float64) {
+	lo := syncPoint{1, time.Duration(d.fsync.Load()), d.fsyncSpread}
+	if n <= 1 || len(d.atOnce) == 0 || lo.median <= 0 {
+		return lo.median, lo.spread
+	}
+	x := float64(n)
+	for _, hi := range d.atOnce {
+		if x <= hi.syncs {
+			f := math.Log(x/lo.syncs) / math.Log(hi.syncs/lo.syncs)
+			median := math.Exp(math.Log(float64(lo.median)) + f*(math.Log(float64(hi.median))-math.Log(float64(lo.median))))
+			return time.Duration(median), lo.spread + f*(hi.spread-lo.spread)
+		}
+		lo = hi
+	}
+	return lo.median, lo.spread
+}
+
+// beginSync counts a sync in flight and draws its whole time for the
+// syncs in flight with it; end, called once the caller's wait is over,
+// counts it out.
+func (d *delays) beginSync() (target time.Duration, end func()) {
+	n := d.syncing.Add(1)
+	median, spread := d.fsyncTarget(int(n))
+	return draw(median, spread), func() { d.syncing.Add(-1) }
+}
+
+// timedSync is timed for a sync: its time depends on the syncs in flight.
+func (d *delays) timedSync(op func()) {
+	target, end := d.beginSync()
+	defer end()
+	start := time.Now()
+	op()
+	d.finish(target, time.Since(start))
 }
 
 // finish waits what is left of target once the backing folder has taken
@@ -182,7 +252,7 @@ type SyncTimer struct{ d *delays }
 // layer costs around a wait (its round trip and the sleep's overshoot),
 // roundTrip its cost without one (see delays.finish).
 func NewSyncTimer(l Latency, overhead, roundTrip time.Duration) *SyncTimer {
-	d := newDelays(Latency{Fsync: l.Fsync, FsyncP99: l.FsyncP99})
+	d := newDelays(Latency{Fsync: l.Fsync, FsyncP99: l.FsyncP99, FsyncAtOnce: l.FsyncAtOnce})
 	d.overhead.Store(int64(overhead))
 	d.roundTrip.Store(int64(roundTrip))
 	return &SyncTimer{d}
@@ -191,12 +261,17 @@ func NewSyncTimer(l Latency, overhead, roundTrip time.Duration) *SyncTimer {
 // Time runs op, a sync, and waits the rest of one draw; started is when
 // the caller asked for it (the layer's own work before op counts).
 func (t *SyncTimer) Time(started time.Time, op func()) {
-	target := t.Draw()
+	target, end := t.Begin()
+	defer end()
 	op()
 	t.Finish(target, time.Since(started))
 }
 
-// Draw is one sync's whole time.
+// Begin counts a sync in flight and draws its whole time for the syncs in
+// flight with it (Latency.FsyncAtOnce); call end once its wait is over.
+func (t *SyncTimer) Begin() (target time.Duration, end func()) { return t.d.beginSync() }
+
+// Draw is one sync's whole time, as if it were the only one in flight.
 func (t *SyncTimer) Draw() time.Duration {
 	return draw(time.Duration(t.d.fsync.Load()), t.d.fsyncSpread)
 }
@@ -212,10 +287,15 @@ func (t *SyncTimer) Sleeps(target, spent time.Duration) bool {
 	return target-spent-time.Duration(t.d.overhead.Load()) > 0
 }
 
-// SleepOvershoot is how late a pause of 1 ms wakes up here, the median of
-// a few: a delay layer's share of overhead that is not its round trip.
-func SleepOvershoot() time.Duration {
-	const n, d = 15, time.Millisecond
+// SleepOvershootAt is how late a pause of d wakes up here, the median of
+// a few: a delay layer's share of overhead that is not its round trip. It
+// depends on d: on a VM an idle vCPU first polls, then halts, so a long
+// sleep wakes later than a short one (here 22 µs at 30-60 µs, 31 µs at
+// 100 µs, 40 µs from 150 µs on); measure it at the waits to be made.
+func SleepOvershootAt(d time.Duration) time.Duration { return overshoot(max(d, time.Microsecond), 15) }
+
+// overshoot is the median of how late n pauses of d wake up.
+func overshoot(d time.Duration, n int) time.Duration {
 	late := make([]time.Duration, n)
 	for i := range late {
 		start := time.Now()

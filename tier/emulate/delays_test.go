@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"math"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -41,13 +43,53 @@ func TestDrawDistribution(t *testing.T) {
 
 // The helper's command line carries the tails to the server.
 func TestHelperArgsCarryTails(t *testing.T) {
-	lat := Latency{Read: time.Millisecond, ReadP99: 3 * time.Millisecond, Fsync: 2 * time.Millisecond, FsyncP99: 5 * time.Millisecond, DirectWrites: true}
+	lat := Latency{Read: time.Millisecond, ReadP99: 3 * time.Millisecond, Fsync: 2 * time.Millisecond, FsyncP99: 5 * time.Millisecond, DirectWrites: true,
+		FsyncAtOnce: []SyncsAtOnce{{Syncs: 2, P50: 3 * time.Millisecond, P99: 7 * time.Millisecond}, {Syncs: 8, P50: 6500 * time.Microsecond}}}
 	cmd := helperCommand("/b", "/m", lat, Options{}, nil)
 	cfg, err := parseHelperArgs(cmd.Args[2:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.lat != lat {
+	if !reflect.DeepEqual(cfg.lat, lat) {
 		t.Fatalf("helper got %+v, want %+v", cfg.lat, lat)
+	}
+}
+
+// A sync's median follows the syncs in flight: the one-sync figure at 1,
+// each point's at its count, log-log in between, the last point's beyond.
+func TestFsyncTargetBySyncsInFlight(t *testing.T) {
+	us := func(n float64) time.Duration { return time.Duration(n * float64(time.Microsecond)) }
+	d := newDelays(Latency{Fsync: us(100), FsyncP99: us(200),
+		FsyncAtOnce: []SyncsAtOnce{{Syncs: 2, P50: us(150), P99: us(300)}, {Syncs: 8, P50: us(300), P99: us(900)}}})
+	for _, tc := range []struct {
+		syncs int
+		want  time.Duration
+	}{{0, us(100)}, {1, us(100)}, {2, us(150)}, {4, us(212.132)}, {8, us(300)}, {16, us(300)}} {
+		got, spread := d.fsyncTarget(tc.syncs)
+		if diff := got - tc.want; diff < -time.Microsecond || diff > time.Microsecond {
+			t.Errorf("%d syncs: median %s, want %s", tc.syncs, got, tc.want)
+		}
+		if spread <= 0 {
+			t.Errorf("%d syncs: no spread", tc.syncs)
+		}
+	}
+	if _, s := d.fsyncTarget(8); math.Abs(s-sigma(us(300), us(900))) > 1e-9 {
+		t.Errorf("8 syncs: spread %g, want the point's %g", s, sigma(us(300), us(900)))
+	}
+	// Without points every count draws from the one-sync figure.
+	flat := newDelays(Latency{Fsync: us(100)})
+	if got, _ := flat.fsyncTarget(8); got != us(100) {
+		t.Errorf("no points: 8 syncs take %s, want 100µs", got)
+	}
+	// beginSync counts each sync in flight until its end.
+	_, end1 := d.beginSync()
+	_, end2 := d.beginSync()
+	if n := d.syncing.Load(); n != 2 {
+		t.Errorf("%d syncs in flight, want 2", n)
+	}
+	end1()
+	end2()
+	if n := d.syncing.Load(); n != 0 {
+		t.Errorf("%d syncs in flight after both ended, want 0", n)
 	}
 }

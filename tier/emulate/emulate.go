@@ -549,7 +549,7 @@ func (f *file) Writev(ctx context.Context, data [][]byte, off int64) (uint32, sy
 // matches what the same call costs on the backing folder, and waits the
 // rest of the asked fsync latency.
 func (f *file) Fsync(ctx context.Context, flags uint32) (errno syscall.Errno) {
-	f.delays.timed(time.Duration(f.delays.fsync.Load()), f.delays.fsyncSpread, func() {
+	f.delays.timedSync(func() {
 		if f.crash != nil {
 			errno = f.crash.synced(f.ino, func() syscall.Errno { return f.fsync(ctx, flags) })
 			return
@@ -604,7 +604,7 @@ func (d *dir) Releasedir(ctx context.Context, flags uint32) {
 }
 
 func (d *dir) Fsyncdir(ctx context.Context, flags uint32) (errno syscall.Errno) {
-	d.delays.timed(time.Duration(d.delays.fsync.Load()), d.delays.fsyncSpread, func() {
+	d.delays.timedSync(func() {
 		var upTo uint64
 		if d.crash != nil {
 			upTo = d.crash.lastSeq()

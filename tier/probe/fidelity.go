@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/tierbench/tierbench/tier/profile"
@@ -10,7 +11,8 @@ import (
 
 // Fidelity compares each figure of profile p with what a probe of a tier
 // emulating it measured (f): QD1 read, write and fsync latency p50 and
-// p99, QD32 IOPS and sequential bandwidth, wherever the profile gives the
+// p99, fsync with several writers at once (when the probe measured it),
+// QD32 IOPS and sequential bandwidth, wherever the profile gives the
 // figure.
 func Fidelity(p profile.Profile, f *Fio) []profile.Row {
 	if f == nil {
@@ -34,6 +36,13 @@ func Fidelity(p profile.Profile, f *Fio) []profile.Row {
 		}
 		add(o.name+" p50 (µs, QD1)", us(o.op.P50), o.got.P50)
 		add(o.name+" p99 (µs, QD1)", float64(o.op.Tail())/1e3, o.got.P99)
+	}
+	for _, a := range p.FsyncAtOnce {
+		if i := slices.IndexFunc(f.FsyncAtOnce, func(g SyncsAtOnce) bool { return g.Syncs == a.Syncs }); i >= 0 {
+			got := f.FsyncAtOnce[i].Lat
+			add(fmt.Sprintf("fsync p50 (µs, %d at once)", a.Syncs), us(a.P50), got.P50)
+			add(fmt.Sprintf("fsync p99 (µs, %d at once)", a.Syncs), float64(a.Tail())/1e3, got.P99)
+		}
 	}
 	add("read IOPS (QD32)", p.IOPS.Read, f.RandReadQD32.IOPS)
 	add("write IOPS (QD32)", p.IOPS.Write, f.RandWriteQD32.IOPS)

@@ -58,6 +58,7 @@ type runner struct {
 	direct  bool            // O_DIRECT works in dir
 	libaio  bool            // queue depth via libaio rather than threads
 	syncs   syncdelay.Rules // fio runs under them (Options.SyncDelays)
+	atOnce  []int           // writer counts of the fsync job (Options.SyncsAtOnce)
 }
 
 // job is one fio run.
@@ -132,8 +133,37 @@ func (r *runner) measure(ctx context.Context) (*Fio, error) {
 	if lat.P50 > 0 {
 		f.SyncCeilingPerS = 1e6 / lat.P50
 	}
+	for _, n := range r.atOnce {
+		out, err := r.run(ctx, r.syncsAtOnceArgs(n), r.runtime+ramp(r.runtime)+time.Minute)
+		if err != nil || len(out.Jobs) != 1 {
+			return nil, fmt.Errorf("fio job fsync with %d writers: %v (jobs %d)", n, err, len(out.Jobs))
+		}
+		lat, _ := out.Jobs[0].syncLatency()
+		f.FsyncAtOnce = append(f.FsyncAtOnce, SyncsAtOnce{Syncs: n, Lat: lat})
+	}
 	f.Note = strings.Join(notes, "; ")
 	return f, nil
+}
+
+// atOnceFileSize is each writer's file in the fsync job with several
+// writers: laid out whole first (overwrite), so that, as in the one-writer
+// job on the laid-out test file, the writes allocate nothing.
+const atOnceFileSize = 4 << 20
+
+// syncsAtOnceArgs is the fsync job with n writers at once, each a thread
+// writing 4 KiB and fdatasync-ing on a file of its own (fsync_atN.J.0 in
+// the scratch folder, which the probe removes), reported as one group.
+func (r *runner) syncsAtOnceArgs(n int) []string {
+	a := []string{"--output-format=json", "--eta=never", "--thread",
+		"--name=fsync_at" + strconv.Itoa(n), "--directory=" + r.dir,
+		"--size=" + strconv.Itoa(atOnceFileSize), "--overwrite=1",
+		"--rw=write", "--bs=4k", "--ioengine=sync", "--fdatasync=1", "--direct=0",
+		"--numjobs=" + strconv.Itoa(n), "--group_reporting",
+		"--time_based", "--runtime=" + ms(r.runtime)}
+	if rp := ramp(r.runtime); rp > 0 {
+		a = append(a, "--ramp_time="+ms(rp))
+	}
+	return a
 }
 
 // runJob runs one timed job and returns its (single, group-reported) result.

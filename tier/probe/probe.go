@@ -56,12 +56,22 @@ type Fio struct {
 	// SyncCeilingPerS is 1e6 / FsyncLat.P50: the most synced commits per
 	// second a single writer can get, whatever the engine does.
 	SyncCeilingPerS float64 `json:"sync_ceiling_per_s"`
+	// FsyncAtOnce is the fdatasync latency with several writers syncing
+	// at once (Options.SyncsAtOnce); absent unless asked.
+	FsyncAtOnce []SyncsAtOnce `json:"fsync_at_once,omitempty"`
 	// Direct says O_DIRECT was used, so reads and writes reached the device
 	// rather than the page cache.
 	Direct bool `json:"direct"`
 	// Note explains anything that makes the numbers mean less than they seem.
 	Note       string `json:"note,omitempty"`
 	FioVersion string `json:"fio_version"`
+}
+
+// SyncsAtOnce is the fdatasync latency while Syncs writers, each on a
+// file of its own, write 4 KiB and fdatasync at once.
+type SyncsAtOnce struct {
+	Syncs int     `json:"syncs"`
+	Lat   Latency `json:"lat_us"`
 }
 
 // Tier is one probed path.
@@ -97,7 +107,15 @@ type Options struct {
 	// applied at the sync calls, package syncdelay): fio meets the tier as
 	// the engine does.
 	SyncDelays syncdelay.Rules
+	// SyncsAtOnce, when set, also measures the fsync latency with that
+	// many writers syncing at once, each on a file of its own (Fio's
+	// FsyncAtOnce): for a profile's fsync_at_once.
+	SyncsAtOnce []int
 }
+
+// ProfileSyncsAtOnce are the writer counts a saved profile measures its
+// fsync at, beside the one writer of its latency.fsync.
+var ProfileSyncsAtOnce = []int{2, 4, 8}
 
 // ErrNoFio is returned (wrapped) when the fio binary cannot be found.
 var ErrNoFio = errors.New("fio is not installed: apt-get install fio")
@@ -209,7 +227,7 @@ func Probe(ctx context.Context, path string, opt Options) (Tier, error) {
 	if size < opt.size()&^(1<<20-1) {
 		notes = append(notes, fmt.Sprintf("test file shrunk to %d MiB to fit the free space", size>>20))
 	}
-	r := &runner{fio: fioBin, dir: dir, size: size, runtime: opt.runtime(), direct: directIOWorks(dir), syncs: opt.SyncDelays}
+	r := &runner{fio: fioBin, dir: dir, size: size, runtime: opt.runtime(), direct: directIOWorks(dir), syncs: opt.SyncDelays, atOnce: opt.SyncsAtOnce}
 	// libaio is asynchronous only for O_DIRECT on a block device; on tmpfs
 	// or a DAX file io_submit does the copy inline, so 32 queued requests
 	// would run one after another. 32 threads measure what 32 concurrent

@@ -3,6 +3,7 @@ package probe
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +27,11 @@ func ProfileOf(t Tier, host string, at time.Time) profile.Profile {
 	ns := func(us float64) profile.Duration { return profile.Duration(time.Duration(us * 1e3)) }
 	op := func(l Latency) profile.Op { return profile.Op{P50: ns(l.P50), P99: ns(max(l.P99, l.P50))} }
 	p.Latency.Read, p.Latency.Write, p.Latency.Fsync = op(f.RandReadQD1.Lat), op(f.RandWriteQD1.Lat), op(f.FsyncLat)
+	for _, a := range f.FsyncAtOnce {
+		if a.Lat.P50 > 0 {
+			p.FsyncAtOnce = append(p.FsyncAtOnce, profile.AtOnce{Syncs: a.Syncs, Op: op(a.Lat)})
+		}
+	}
 	p.IOPS = profile.Rates{Read: round(f.RandReadQD32.IOPS), Write: round(f.RandWriteQD32.IOPS)}
 	const mib = 1 << 20
 	p.Bandwidth = profile.Rates{Read: round(f.SeqReadMBps * 1e6 / mib), Write: round(f.SeqWriteMBps * 1e6 / mib)}
@@ -33,12 +39,24 @@ func ProfileOf(t Tier, host string, at time.Time) profile.Profile {
 	if !t.Durable {
 		p.Durability = profile.None
 	}
-	p.Source = fmt.Sprintf("measured on %s %s by tierbench probe (fio %s: 4 KiB random reads and writes at queue depth 1 and 32, 1 MiB sequential, write + fdatasync)",
-		host, at.UTC().Format("2006-01-02"), f.FioVersion)
+	p.Source = fmt.Sprintf("measured on %s %s by tierbench probe (fio %s: 4 KiB random reads and writes at queue depth 1 and 32, 1 MiB sequential, write + fdatasync%s)",
+		host, at.UTC().Format("2006-01-02"), f.FioVersion, atOnceSource(f.FsyncAtOnce))
 	if f.Note != "" {
 		p.Assumed = "nothing assumed; the probe noted: " + f.Note
 	}
 	return p
+}
+
+// atOnceSource says how fsync_at_once was measured, for the source.
+func atOnceSource(points []SyncsAtOnce) string {
+	if len(points) == 0 {
+		return ""
+	}
+	n := make([]string, len(points))
+	for i, a := range points {
+		n[i] = strconv.Itoa(a.Syncs)
+	}
+	return " by 1 and by " + strings.Join(n, ", ") + " writers at once, each on a file of its own"
 }
 
 func round(v float64) float64 { return float64(int64(v + 0.5)) }

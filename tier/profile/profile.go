@@ -73,6 +73,12 @@ type Op struct {
 	P99 Duration `yaml:"p99,omitempty" json:"p99_ns,omitempty"`
 }
 
+// AtOnce is an fsync's latency while Syncs writers sync at once.
+type AtOnce struct {
+	Syncs int `yaml:"syncs" json:"syncs"`
+	Op    `yaml:",inline"`
+}
+
 // Rates are a read and a write figure (IOPS, or MiB/s); zero is no limit.
 type Rates struct {
 	Read  float64 `yaml:"read,omitempty" json:"read,omitempty"`
@@ -93,6 +99,13 @@ type Profile struct {
 		Write Op `yaml:"write,omitempty" json:"write"`
 		Fsync Op `yaml:"fsync,omitempty" json:"fsync"`
 	} `yaml:"latency" json:"latency"`
+	// FsyncAtOnce is the fsync latency (a 4 KiB write, then fdatasync, as
+	// latency.fsync) while that many writers, each on a file of its own,
+	// write and sync at once: how the device's flushes queue behind each
+	// other. latency.fsync is the one-writer point; these are points
+	// above it, in rising order. Empty: a sync takes latency.fsync
+	// however many run at once.
+	FsyncAtOnce []AtOnce `yaml:"fsync_at_once,omitempty" json:"fsync_at_once,omitempty"`
 	// IOPS of 4 KiB random reads and writes with a deep queue.
 	IOPS Rates `yaml:"iops,omitempty" json:"iops"`
 	// Bandwidth of sequential reads and writes, in MiB/s.
@@ -227,6 +240,9 @@ func (p *Profile) check() error {
 			return fmt.Errorf("latency %s has a p99 but no p50; give p50 too", o.name)
 		}
 	}
+	if err := p.checkAtOnce(); err != nil {
+		return err
+	}
 	if p.IOPS.Read < 0 || p.IOPS.Write < 0 || p.Bandwidth.Read < 0 || p.Bandwidth.Write < 0 {
 		return errors.New("iops and bandwidth_mib_s must not be negative")
 	}
@@ -239,6 +255,27 @@ func (p *Profile) check() error {
 	return nil
 }
 
+// checkAtOnce refuses fsync_at_once points that do not rise from one
+// writer, or that have no fsync latency to grow from.
+func (p *Profile) checkAtOnce() error {
+	if len(p.FsyncAtOnce) > 0 && p.Latency.Fsync.P50 == 0 {
+		return errors.New("fsync_at_once without latency.fsync; give the one-writer fsync latency too")
+	}
+	last := 1
+	for _, a := range p.FsyncAtOnce {
+		switch {
+		case a.Syncs <= last:
+			return fmt.Errorf("fsync_at_once: syncs %d must be above %d; list the points in rising order of writers, from 2", a.Syncs, last)
+		case a.P50 == 0:
+			return fmt.Errorf("fsync_at_once: %d syncs has no p50; write {syncs: %d, p50: 300us, p99: 700us}", a.Syncs, a.Syncs)
+		case a.P99 != 0 && a.P99 < a.P50:
+			return fmt.Errorf("fsync_at_once: %d syncs: p99 %s is below its p50 %s; a p99 is at least the p50", a.Syncs, time.Duration(a.P99), time.Duration(a.P50))
+		}
+		last = a.Syncs
+	}
+	return nil
+}
+
 type namedOp struct {
 	name string
 	op   Op
@@ -246,6 +283,16 @@ type namedOp struct {
 
 func (p *Profile) ops() []namedOp {
 	return []namedOp{{"read", p.Latency.Read}, {"write", p.Latency.Write}, {"fsync", p.Latency.Fsync}}
+}
+
+// SyncsAtOnce are the writer counts of the profile's fsync_at_once points,
+// which a probe of its emulation measures to compare.
+func (p Profile) SyncsAtOnce() []int {
+	var n []int
+	for _, a := range p.FsyncAtOnce {
+		n = append(n, a.Syncs)
+	}
+	return n
 }
 
 // Tail is an operation's p99, or its p50 when no p99 is given.

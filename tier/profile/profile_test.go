@@ -64,6 +64,11 @@ func TestLoad(t *testing.T) {
 		{"no latency", write("none.yaml", "durability: synced\nsource: x\n"), "latency sets nothing"},
 		{"bad durability", write("dura.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: maybe\nsource: x\n"), "durability \"maybe\""},
 		{"no source", write("src.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\n"), "source is empty"},
+		{"syncs at once", write("once.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p50: 2ms, p99: 3ms}, {syncs: 8, p50: 4ms}]\ndurability: synced\nsource: x\n"), ""},
+		{"syncs at once not rising", write("once1.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 4, p50: 2ms}, {syncs: 2, p50: 3ms}]\ndurability: synced\nsource: x\n"), "syncs 2 must be above 4"},
+		{"syncs at once from one", write("once2.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 1, p50: 2ms}]\ndurability: synced\nsource: x\n"), "syncs 1 must be above 1"},
+		{"syncs at once without p50", write("once3.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p99: 2ms}]\ndurability: synced\nsource: x\n"), "2 syncs has no p50"},
+		{"syncs at once without fsync", write("once4.yaml", "latency: {read: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p50: 2ms}]\ndurability: synced\nsource: x\n"), "without latency.fsync"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Load(c.ref, dir)
@@ -80,6 +85,17 @@ func TestLoad(t *testing.T) {
 				t.Fatalf("error %v, want it to say %q", err, c.want)
 			}
 		})
+	}
+	once, err := Load("once.yaml", dir)
+	if err != nil || len(once.FsyncAtOnce) != 2 || once.FsyncAtOnce[1].Syncs != 8 || once.FsyncAtOnce[1].Tail() != 4*time.Millisecond {
+		t.Fatalf("fsync_at_once read as %+v, %v", once.FsyncAtOnce, err)
+	}
+	data, err := once.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := Parse(data, ""); err != nil || len(back.FsyncAtOnce) != 2 || back.FsyncAtOnce[0] != once.FsyncAtOnce[0] {
+		t.Fatalf("fsync_at_once does not round-trip: %v\n%s", err, data)
 	}
 	p, err := Load("mine.yaml", dir)
 	if err != nil || p.Name != "mine" || p.File != good || p.Latency.Fsync.Tail() != 5*time.Millisecond {

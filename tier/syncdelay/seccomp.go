@@ -30,16 +30,20 @@ const (
 	helperEnv = "TIERBENCH_SYNC_DELAY_HELPER"
 	// calibrationCalls undelayed syncs the helper makes under its filter
 	// before it becomes the program: their median is the supervisor's
-	// round trip. Then, calibrationRounds times, calibrationWaits syncs
-	// that the supervisor answers as a rule of calibrationTarget would
-	// (with no sync to make): what their median misses the target by
-	// corrects the supervisor's cost around a wait (the round trip and the
-	// pause's overshoot), which every wait is shortened by; so the FUSE
-	// layer calibrates itself at mount.
+	// round trip. Then, for each rule's median (calibrationTargets),
+	// calibrationRounds times, calibrationWaits syncs that the supervisor
+	// answers as a rule of that median would (with no sync to make): what
+	// their median misses the target by corrects the supervisor's cost
+	// around a wait (the round trip, the pause's overshoot, the caller's
+	// wake-up), which the rule's waits are shortened by; so the FUSE
+	// layer calibrates itself at mount, at the asked latency. At each
+	// rule's own median, because that cost depends on the wait: on a VM
+	// an idle vCPU first polls, then halts, so a 1 ms wait overshoots
+	// some 20 µs more than a 100 µs one, and a 125 µs rule calibrated at
+	// 1 ms came out 15% short.
 	calibrationCalls  = 40
-	calibrationWaits  = 25
-	calibrationRounds = 2
-	calibrationTarget = time.Millisecond
+	calibrationWaits  = 40
+	calibrationRounds = 4
 	// handoverWait bounds the helper's start, up to its handing over the
 	// filter's descriptor and calibration.
 	handoverWait = 10 * time.Second
@@ -244,20 +248,29 @@ func (c *Command) calibrate(s *Supervisor) error {
 	if err != nil {
 		return err
 	}
-	overhead := rt
-	for range calibrationRounds {
-		s.cal.Store(emulate.NewSyncTimer(emulate.Latency{Fsync: calibrationTarget}, overhead, rt))
-		if err := reply(1); err != nil {
-			return err
+	overheads := map[time.Duration]time.Duration{}
+	for _, target := range s.rules.calibrationTargets() {
+		overhead, settled := rt, time.Duration(0)
+		for round := range calibrationRounds {
+			s.cal.Store(emulate.NewSyncTimer(emulate.Latency{Fsync: target}, overhead, rt))
+			if err := reply(1); err != nil {
+				return err
+			}
+			waited, err := measured()
+			if err != nil {
+				return err
+			}
+			overhead = min(max(overhead+waited-target, 0), target)
+			if round >= calibrationRounds/2 {
+				settled += overhead
+			}
 		}
-		waited, err := measured()
-		if err != nil {
-			return err
-		}
-		overhead = min(max(overhead+waited-calibrationTarget, 0), calibrationTarget)
+		// The later rounds' mean: the first ones converge (a shorter wait
+		// overshoots less), the rest estimate.
+		overheads[target] = settled / time.Duration(calibrationRounds-calibrationRounds/2)
 	}
 	s.mu.Lock()
-	s.timers = s.rules.timers(overhead, rt)
+	s.timers = s.rules.timers(func(r Rule) time.Duration { return overheads[calibrationTarget(r)] }, rt)
 	s.mu.Unlock()
 	return reply(0)
 }
@@ -465,30 +478,32 @@ func (s *Supervisor) answer(n notif, received time.Time) {
 	switch {
 	case timers == nil:
 		if cal := s.cal.Load(); cal != nil {
-			s.finish(resp, cal, cal.Draw(), received)
+			s.finish(resp, cal, cal.Draw(), received, func() {})
 			return
 		}
 	case i >= 0:
-		target := timers[i].Draw()
-		s.finish(s.delegated(n), timers[i], target, received)
+		target, end := timers[i].Begin()
+		s.finish(s.delegated(n), timers[i], target, received, end)
 		return
 	}
 	s.send(resp)
 }
 
-// finish answers with resp once target has passed since received: in the
-// receiving loop when the rest is short (a spin, or nothing), else from a
-// goroutine that sleeps it.
-func (s *Supervisor) finish(resp notifResp, t *emulate.SyncTimer, target time.Duration, received time.Time) {
+// finish answers with resp once target has passed since received, then
+// calls end: in the receiving loop when the rest is short (a spin, or
+// nothing), else from a goroutine that sleeps it.
+func (s *Supervisor) finish(resp notifResp, t *emulate.SyncTimer, target time.Duration, received time.Time, end func()) {
 	if t.Sleeps(target, time.Since(received)) {
 		go func() {
 			t.Finish(target, time.Since(received))
 			s.send(resp)
+			end()
 		}()
 		return
 	}
 	t.Finish(target, time.Since(received))
 	s.send(resp)
+	end()
 }
 
 // send answers a notification.

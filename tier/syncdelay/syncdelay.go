@@ -39,6 +39,7 @@ package syncdelay
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,6 +53,9 @@ type Rule struct {
 	// not above Fsync: a constant).
 	Fsync    time.Duration `json:"fsync_ns"`
 	FsyncP99 time.Duration `json:"fsync_p99_ns,omitempty"`
+	// FsyncAtOnce is how the time grows with the folder's syncs in flight
+	// (emulate.Latency.FsyncAtOnce).
+	FsyncAtOnce []emulate.SyncsAtOnce `json:"fsync_at_once,omitempty"`
 }
 
 // Rules are every delayed folder of a study. No two should nest; the
@@ -89,15 +93,38 @@ func (rs Rules) match(path string) int {
 	return best
 }
 
-// timers makes one timer per rule, at overhead and roundTrip (see
+// timers makes one timer per rule, at its overhead and roundTrip (see
 // emulate.NewSyncTimer).
-func (rs Rules) timers(overhead, roundTrip time.Duration) []*emulate.SyncTimer {
+func (rs Rules) timers(overhead func(Rule) time.Duration, roundTrip time.Duration) []*emulate.SyncTimer {
 	ts := make([]*emulate.SyncTimer, len(rs))
 	for i, r := range rs {
-		ts[i] = emulate.NewSyncTimer(emulate.Latency{Fsync: r.Fsync, FsyncP99: r.FsyncP99}, overhead, roundTrip)
+		ts[i] = emulate.NewSyncTimer(emulate.Latency{Fsync: r.Fsync, FsyncP99: r.FsyncP99, FsyncAtOnce: r.FsyncAtOnce}, overhead(r), roundTrip)
 	}
 	return ts
 }
+
+// calibrationTargets are the rules' medians (calibrationTarget), each
+// once, ascending: a delay layer's cost around a wait is measured at each
+// (see calibrationCalls).
+func (rs Rules) calibrationTargets() []time.Duration {
+	var out []time.Duration
+	for _, r := range rs {
+		if t := calibrationTarget(r); t > 0 && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// calibrationMax bounds the wait a rule's cost is measured at: a longer
+// rule (an HDD's, or a test's hour) takes the cost measured at it, which
+// is a small part of its wait, and calibration stays short.
+const calibrationMax = 2 * time.Millisecond
+
+// calibrationTarget is the wait r's cost is measured at: its median, at
+// most calibrationMax.
+func calibrationTarget(r Rule) time.Duration { return min(r.Fsync, calibrationMax) }
 
 // InProcess times syncs made by Go code in this process (the embedded
 // Pebble): its only overhead is the sleep's overshoot.
@@ -108,8 +135,11 @@ type InProcess struct {
 
 // InProcess readies the rules for this process's own files.
 func (rs Rules) InProcess() *InProcess {
-	over := emulate.SleepOvershoot()
-	return &InProcess{rules: rs.cleaned(), timers: rs.timers(over, 0)}
+	over := map[time.Duration]time.Duration{}
+	for _, t := range rs.calibrationTargets() {
+		over[t] = emulate.SleepOvershootAt(t)
+	}
+	return &InProcess{rules: rs.cleaned(), timers: rs.timers(func(r Rule) time.Duration { return over[calibrationTarget(r)] }, 0)}
 }
 
 // Sync runs sync, the sync of the file at path, and waits the rest of its

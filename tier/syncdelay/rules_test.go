@@ -1,0 +1,18 @@
+package syncdelay
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// Each rule's cost is measured at its own median, once per median, and
+// at most at calibrationMax.
+func TestCalibrationTargets(t *testing.T) {
+	us := time.Microsecond
+	rs := Rules{{Dir: "/a", Fsync: 125 * us}, {Dir: "/b", Fsync: 30 * us}, {Dir: "/c", Fsync: 125 * us}, {Dir: "/d", Fsync: time.Hour}, {Dir: "/e"}}
+	want := []time.Duration{30 * us, 125 * us, calibrationMax}
+	if got := rs.calibrationTargets(); !slices.Equal(got, want) {
+		t.Errorf("calibration targets %v, want %v", got, want)
+	}
+}
