@@ -483,10 +483,28 @@ func (s *Supervisor) answer(n notif, received time.Time) {
 		}
 	case i >= 0:
 		target, end := timers[i].Begin()
+		if s.pending() {
+			// Another call waits to be received: this one's sync must
+			// not hold it up, as a device runs concurrent syncs at once.
+			go func() {
+				resp := s.delegated(n)
+				timers[i].Finish(target, time.Since(received))
+				s.send(resp)
+				end()
+			}()
+			return
+		}
 		s.finish(s.delegated(n), timers[i], target, received, end)
 		return
 	}
 	s.send(resp)
+}
+
+// pending reports whether another notification is ready to be received.
+func (s *Supervisor) pending() bool {
+	pfd := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(pfd, 0)
+	return err == nil && n > 0 && pfd[0].Revents&unix.POLLIN != 0
 }
 
 // finish answers with resp once target has passed since received, then
