@@ -14,6 +14,7 @@ import (
 
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/study"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // These tests keep what README.md and docs/*.md tell a user to type true
@@ -22,7 +23,8 @@ import (
 // command tree itself. A page added to docs/ is read without being named
 // here. The conventions, for whoever writes the docs:
 //
-// Study snippets are the fenced ```yaml blocks.
+// Study snippets are the fenced ```yaml blocks; one with a top-level
+// source: key is a device profile, read as a profile file is.
 //   - A block with a name: key is a whole study, checked as it is.
 //   - Any other block is a fragment: the keys a section is about (tiers:,
 //     repeat: ...). It must be valid in some study, so it is completed and
@@ -99,6 +101,9 @@ func snippetProblems(cat *catalog.Catalog, page docPage) (n int, out []string) {
 		n++
 		at := fmt.Sprintf("%s:%d", page.name, b.line)
 		probs, how := checkSnippet(cat, page.name, b)
+		if isProfile(b) {
+			probs, how = checkProfile(page.name, b), "the profile reader (profile.Parse)"
+		}
 		switch {
 		case b.invalid && len(probs) == 0:
 			out = append(out, fmt.Sprintf("%s: the snippet is marked %s, but %s accepts it: fix it to show the mistake, or remove the mark", at, invalidMark, how))
@@ -146,6 +151,24 @@ func checkSnippet(cat *catalog.Catalog, page string, b fencedBlock) (probs []str
 		how = fmt.Sprintf("validate (the fragment completed from `tierbench init --engine %s`, and from every other engine's)", bestEngine)
 	}
 	return best, how
+}
+
+// isProfile reports whether a yaml block is a device profile rather than
+// a study: a profile file says its source: at the top.
+func isProfile(b fencedBlock) bool {
+	var root yaml.Node
+	if yaml.Unmarshal([]byte(strings.Join(b.body, "\n")), &root) != nil || len(root.Content) != 1 {
+		return false
+	}
+	return slices.Contains(mappingKeys(root.Content[0]), "source")
+}
+
+// checkProfile reads a profile snippet as `profile: FILE` would.
+func checkProfile(page string, b fencedBlock) []string {
+	if _, err := profile.Parse([]byte(strings.Join(b.body, "\n")+"\n"), "snippet"); err != nil {
+		return []string{fmt.Sprintf("%s:%d: %v", page, b.line, err)}
+	}
+	return nil
 }
 
 // problemsAt renders Parse's problems at their lines in the page: a line
