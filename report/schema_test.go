@@ -12,6 +12,7 @@ import (
 
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/results/schema"
+	"github.com/tierbench/tierbench/tier/probe"
 )
 
 // crashFixture is a study with crash runs, as TestJSONCarriesCrashCosts
@@ -25,6 +26,17 @@ func crashFixture() *fixture {
 				Detail: "70 of 70 record fields with an acknowledged write lost it", Lost: "3 files"}
 		}
 	}
+	return f
+}
+
+// probedFixture is the fixture with a stored probe of its ram tier that
+// measured the fsync with several writers at once (a profiled tier's).
+func probedFixture() *fixture {
+	f := newFixture(defaultOpts())
+	lat := probe.Latency{P50: 127, P99: 210}
+	f.st.Probes = map[string]*results.Probe{"ram": {TakenAt: time.Unix(0, 0).UTC(), MountPoint: "/dev/shm", Quick: true,
+		Tier: probe.Tier{Path: "/dev/shm/x", FSType: "tmpfs", Fio: &probe.Fio{FsyncLat: lat, SyncCeilingPerS: 7874, FioVersion: "fio-3.33",
+			FsyncAtOnce: []probe.SyncsAtOnce{{Syncs: 2, Lat: probe.Latency{P50: 151, P99: 276}}, {Syncs: 8, Lat: probe.Latency{P50: 239, P99: 514}}}}}}}
 	return f
 }
 
@@ -44,6 +56,7 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 		{"a swept option", sweptFixture().st, sweptFixture().runs},
 		{"a workload's own metric", tpccFixture().st, tpccFixture().runs},
 		{"crash runs", crashFixture().st, crashFixture().runs},
+		{"a probe with writers at once", probedFixture().st, probedFixture().runs},
 		{"runs stored long ago", oldSt, oldRuns},
 		{"no runs", newFixture(defaultOpts()).st, nil},
 	} {
