@@ -230,7 +230,7 @@ func dominated(st *results.Study, b *CapacityEntry, others []*CapacityEntry) (Do
 		if a == b || cost(a) > cost(b) {
 			continue
 		}
-		c := Paired(b.group.Rounds(), a.group.Rounds(), true, a.group.margin)
+		c := PairedWithin(b.group.Rounds(), a.group.Rounds(), true, a.group.margin, a.group.slack)
 		cheaper := cost(a) < cost(b)
 		if c.Verdict == Better || !cheaper && c.Verdict != Worse || c.Pairs == 0 {
 			continue

@@ -71,6 +71,9 @@ type Comparison struct {
 	// higherIsBetter says which way better lies, for the verdict the
 	// adjusted p values give.
 	higherIsBetter bool
+	// slack is log(1+slack) of PairedWithin: how far each figure may be
+	// from the truth by construction.
+	slack float64
 }
 
 // HalfWidth is the relative half-width of the 95% CI on the ratio's
@@ -98,7 +101,20 @@ func halfWidth(ci *[2]float64) float64 {
 // rounds out of the comparison, since both sides of a pair ran back to
 // back under the same machine conditions.
 func Paired(a, b map[int]float64, higherIsBetter bool, margin float64) Comparison {
-	c := Comparison{Paired: true, higherIsBetter: higherIsBetter}
+	return PairedWithin(a, b, higherIsBetter, margin, 0)
+}
+
+// PairedWithin is Paired for figures each known only to within a factor
+// 1+slack below the truth, however many rounds ran: a capacity search's
+// resolution (its capacity is the met end of a bracket whose ends are
+// within it). The ratio of two such figures may be off by that factor
+// either way, and pairing does not remove it: a search that starts from
+// the round before's capacity lands near the same point of its grid. So
+// the intervals are widened by the factor, better or worse needs the
+// ratio to clear it (p tests |log ratio| <= log(1+slack)), and equivalent
+// needs the widened 90% interval within the margin. slack 0 is Paired.
+func PairedWithin(a, b map[int]float64, higherIsBetter bool, margin, slack float64) Comparison {
+	c := Comparison{Paired: true, higherIsBetter: higherIsBetter, slack: math.Log1p(max(slack, 0))}
 	c.noTest()
 	var d []float64
 	for _, r := range roundsOf(a, b) {
@@ -134,8 +150,32 @@ func (c *Comparison) test(m, se, df, margin float64) {
 	}
 	c.CI95, c.CI90 = expInterval(m, se, df)
 	c.P, c.PEquivalence = pValues(m, se, df, math.Log1p(margin))
+	if c.slack > 0 {
+		c.widen(m, se, df, math.Log1p(margin))
+	}
 	c.PAdjusted, c.PEquivalenceAdjusted = c.P, c.PEquivalence
 	c.Verdict = Judge(*c.CI95, *c.CI90, c.higherIsBetter, margin)
+}
+
+// widen applies the comparison's slack (PairedWithin): intervals wider
+// by it on the log scale, a difference test of |m| <= slack, and an
+// equivalence test against the margin less the slack.
+func (c *Comparison) widen(m, se, df, bound float64) {
+	r := c.slack
+	c.CI95 = &[2]float64{c.CI95[0] / math.Exp(r), c.CI95[1] * math.Exp(r)}
+	c.CI90 = &[2]float64{c.CI90[0] / math.Exp(r), c.CI90[1] * math.Exp(r)}
+	switch {
+	case se == 0 && math.Abs(m) > r:
+		c.P = 0
+	case se == 0:
+		c.P = 1
+	default:
+		c.P = min(1, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival((math.Abs(m)-r)/se))
+	}
+	c.PEquivalence = 1
+	if bound > r {
+		_, c.PEquivalence = pValues(m, se, df, bound-r)
+	}
 }
 
 // noTest marks a comparison without an interval: no p values.

@@ -77,6 +77,9 @@ type Group struct {
 	lowerIsBetter bool
 	// margin is the study's equivalence margin.
 	margin float64
+	// slack is how far below the truth each figure may be by
+	// construction: a capacity search's resolution (PairedWithin).
+	slack float64
 	// base is the group this one is compared with; nil for a baseline.
 	base *Group
 	// cmp is the comparison the ratio fields show, adjusted with the
@@ -222,9 +225,12 @@ func (a *Analysis) Group(k Key) *Group { return a.index[k] }
 
 // Analyze computes every group of st from its runs.
 func Analyze(st *results.Study, runs []results.Run) *Analysis {
+	slack := 0.0
 	if st.SLO != nil && st.Search != nil {
-		// A capacity study's figure is each search's capacity, in ops/s.
+		// A capacity study's figure is each search's capacity, in ops/s,
+		// known to within the search's resolution.
 		runs = capacityRuns(st, runs)
+		slack = st.Search.Resolution
 	}
 	a := &Analysis{index: map[Key]*Group{}}
 	baselineOf := map[string]string{}
@@ -236,7 +242,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Series() {
-				g := &Group{Series: p.Name, Durability: d, Clients: c, lowerIsBetter: !st.HigherIsBetter(), margin: st.EquivalenceMargin()}
+				g := &Group{Series: p.Name, Durability: d, Clients: c, lowerIsBetter: !st.HigherIsBetter(), margin: st.EquivalenceMargin(), slack: slack}
 				a.Groups = append(a.Groups, g)
 				a.index[g.Key()] = g
 			}
@@ -312,7 +318,7 @@ func compareWithBaseline(g, base *Group, isBase bool) {
 		g.Verdict = NoData
 		return
 	}
-	g.cmp = Paired(g.Rounds(), base.Rounds(), !g.lowerIsBetter, g.margin)
+	g.cmp = PairedWithin(g.Rounds(), base.Rounds(), !g.lowerIsBetter, g.margin, g.slack)
 	g.fromCmp()
 }
 

@@ -182,3 +182,48 @@ func TestLoadPerOpRatio(t *testing.T) {
 		}
 	}
 }
+
+// PairedWithin: a difference within the figures' own slack (a capacity
+// search's resolution) is no difference, one beyond it still is, and the
+// intervals are wider by it.
+func TestPairedWithinSlack(t *testing.T) {
+	rounds := func(vs ...float64) map[int]float64 {
+		m := map[int]float64{}
+		for i, v := range vs {
+			m[i+1] = v
+		}
+		return m
+	}
+	// 1.30-1.40x in three rounds: better at face value, within a 50% grid.
+	a, b := rounds(1300, 1400, 1350), rounds(1000, 1000, 1000)
+	for _, c := range []struct {
+		name  string
+		a, b  map[int]float64
+		slack float64
+		want  string
+	}{
+		{"no slack", a, b, 0, Better},
+		{"within a 50% resolution", a, b, 0.5, Inconclusive},
+		{"within a 5% resolution", a, b, 0.05, Better},
+		{"ten times, beyond a 50% resolution", rounds(10000, 11000, 10500), b, 0.5, Better},
+		{"a tenth, beyond it", rounds(100, 110, 105), b, 0.5, Worse},
+		// Equivalence within a 5% margin cannot be shown on a 5% grid.
+		{"equal, slack as wide as the margin", rounds(1000, 1001, 999), b, 0.05, Inconclusive},
+		{"equal, no slack", rounds(1000, 1001, 999), b, 0, Equivalent},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := PairedWithin(c.a, c.b, true, 0.05, c.slack)
+			if got.Verdict != c.want {
+				t.Errorf("verdict %s (ratio %.2f, CI %v, p %.3g), want %s", got.Verdict, got.Ratio, *got.CI95, got.P, c.want)
+			}
+			Adjust([]*Comparison{&got})
+			if got.Verdict != c.want {
+				t.Errorf("after adjustment: verdict %s (p %.3g), want %s: the p values disagree with the intervals", got.Verdict, got.P, c.want)
+			}
+			plain := Paired(c.a, c.b, true, 0.05)
+			if c.slack > 0 && !(got.CI95[0] < plain.CI95[0] && got.CI95[1] > plain.CI95[1]) {
+				t.Errorf("CI %v is not wider than %v", *got.CI95, *plain.CI95)
+			}
+		})
+	}
+}
