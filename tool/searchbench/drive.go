@@ -115,7 +115,7 @@ func (d *Driver) Drive(ctx context.Context, cfg driver.Config, clients int) (*dr
 	}
 	defer done()
 	track, home := filepath.Join(dir, trackDir), filepath.Join(dir, homeDir)
-	for _, sub := range []string{track, home} {
+	for _, sub := range []string{track, home, filepath.Join(home, "tmp")} {
 		os.RemoveAll(sub) // an earlier Drive's, had it been killed
 		if err := os.Mkdir(sub, 0o700); err != nil {
 			return nil, fmt.Errorf("driver %s: %w", d.Name, err)
@@ -302,12 +302,14 @@ func toolEnv(home string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "HOME" || strings.HasPrefix(name, "RALLY_") || strings.HasPrefix(name, "BENCHMARK_") || strings.HasPrefix(name, "OSB_") {
+		if name == "HOME" || name == "TMPDIR" || strings.HasPrefix(name, "RALLY_") || strings.HasPrefix(name, "BENCHMARK_") || strings.HasPrefix(name, "OSB_") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "HOME="+home)
+	// TMPDIR in its home: Python's multiprocessing leaves its pymp-*
+	// folders (a listener socket each) in /tmp otherwise.
+	return append(env, "HOME="+home, "TMPDIR="+filepath.Join(home, "tmp"))
 }
 
 // tails quotes the end of the tool's output and of its log file, for an
