@@ -232,10 +232,11 @@ func probeProfile(ctx context.Context, f probeFlags, prof profile.Profile, paths
 	}
 	applied := tier.ApplyProfile(prof, false, false, tier.LatencyPath(f.emulate))
 	var pt probe.Tier
+	opt := f.options()
+	opt.SyncsAtOnce = prof.SyncsAtOnce()
 	if lat := applied.Latency; lat.SyncCalls() {
 		fmt.Fprintf(os.Stderr, "probing a tier for profile %s at the sync calls (%s) with fio...\n", prof.Name, lat.String())
-		opt := f.options()
-		opt.SyncDelays, opt.SyncsAtOnce = syncdelay.Rules{lat.SyncRule(base)}, prof.SyncsAtOnce()
+		opt.SyncDelays = syncdelay.Rules{lat.SyncRule(base)}
 		if pt, err = probe.Probe(ctx, base, opt); err != nil {
 			return err
 		}
@@ -246,8 +247,6 @@ func probeProfile(ctx context.Context, f probeFlags, prof profile.Profile, paths
 		}
 		cal, _ := prov.LatencyCalibration("profile")
 		fmt.Fprintf(os.Stderr, "probing an emulated tier for profile %s through the FUSE layer (%s; %s) with fio...\n", prof.Name, lat.String(), cal.String())
-		opt := f.options()
-		opt.SyncsAtOnce = prof.SyncsAtOnce()
 		if pt, err = probe.Probe(ctx, mnt, opt); err != nil {
 			return err
 		}

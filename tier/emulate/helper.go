@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -313,7 +312,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
 	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes; take commands on fd 4")
-	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight: SYNCS:P50:P99,...")
+	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight, as JSON")
 	if err := fl.Parse(args); err != nil {
 		return c, err
 	}
@@ -324,43 +323,19 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	return c, nil
 }
 
-// atOnceFlag carries Latency.FsyncAtOnce on the helper's command line as
-// SYNCS:P50:P99 points, comma-separated.
+// atOnceFlag carries Latency.FsyncAtOnce on the helper's command line,
+// as JSON.
 type atOnceFlag struct{ points *[]SyncsAtOnce }
 
 func (f atOnceFlag) String() string {
 	if f.points == nil {
 		return ""
 	}
-	parts := make([]string, len(*f.points))
-	for i, a := range *f.points {
-		parts[i] = fmt.Sprintf("%d:%s:%s", a.Syncs, a.P50, a.P99)
-	}
-	return strings.Join(parts, ",")
+	b, _ := json.Marshal(*f.points)
+	return string(b)
 }
 
-func (f atOnceFlag) Set(v string) error {
-	for _, part := range strings.Split(v, ",") {
-		fs := strings.Split(part, ":")
-		if len(fs) != 3 {
-			return fmt.Errorf("fsync-at-once point %q is not SYNCS:P50:P99", part)
-		}
-		n, err := strconv.Atoi(fs[0])
-		if err != nil {
-			return fmt.Errorf("fsync-at-once point %q: %w", part, err)
-		}
-		p50, err := time.ParseDuration(fs[1])
-		if err != nil {
-			return fmt.Errorf("fsync-at-once point %q: %w", part, err)
-		}
-		p99, err := time.ParseDuration(fs[2])
-		if err != nil {
-			return fmt.Errorf("fsync-at-once point %q: %w", part, err)
-		}
-		*f.points = append(*f.points, SyncsAtOnce{Syncs: n, P50: p50, P99: p99})
-	}
-	return nil
-}
+func (f atOnceFlag) Set(v string) error { return json.Unmarshal([]byte(v), f.points) }
 
 // helperMain is the latency server process: mount, calibrate, say ready,
 // serve until unmounted; unmount when told to (SIGTERM) or when the owner
