@@ -16,6 +16,8 @@
 //   - host/mountinfo: the one reader of /proc/self/mountinfo
 //   - host/procfs: the one reader of /proc/PID/stat
 //   - host/logtail: the last lines of a log or of a program's output
+//   - host/userfile: files at paths the user names, written through links
+//     and devices without replacing them, and read only when a file
 //
 // Packages here import only each other (layers_test.go checks it), so
 // anything in tierbench may stand on them.

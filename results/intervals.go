@@ -48,6 +48,9 @@ func putInterval(ctx context.Context, tx *sql.Tx, runID string, h Histogram) err
 // in order; none for a run stored before they were kept, or measured by a
 // load generator that reports no histograms per interval.
 func (s *Store) IntervalHistograms(ctx context.Context, runID, op, kind string) ([]Histogram, error) {
+	if s.missing["interval_histograms"] {
+		return nil, nil // a store made before they were kept, opened read-only
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT idx, phase, start_ns, length_ns, hdr FROM interval_histograms
 		WHERE run_id = ? AND op = ? AND kind = ? ORDER BY idx`, runID, op, kind)
 	if err != nil {

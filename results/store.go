@@ -63,6 +63,10 @@ CREATE TABLE IF NOT EXISTS histograms (
 type Store struct {
 	db  *sql.DB
 	dir string
+	// readOnly stores (OpenReadOnly) write nothing; missing names the
+	// tables a store made by an older tierbench lacks, read as empty.
+	readOnly bool
+	missing  map[string]bool
 }
 
 // ErrNoStudy is returned when nothing stored matches: no store, no study
@@ -95,6 +99,54 @@ func OpenExisting(dir string) (*Store, error) {
 		return nil, nothingStored{fmt.Sprintf("no results in %s: run a study first, or pass --results DIR", dir)}
 	}
 	return open(path, dir)
+}
+
+// OpenReadOnly opens the store in dir for reading only, creating nothing
+// and leaving its bytes as they were: what show, list, export, report and
+// compare use. A store made before a table existed reads that table as
+// empty.
+func OpenReadOnly(dir string) (*Store, error) {
+	path := filepath.Join(dir, DBFile)
+	if _, err := os.Stat(path); err != nil {
+		return nil, nothingStored{fmt.Sprintf("no results in %s: run a study first, or pass --results DIR", dir)}
+	}
+	// Reading a WAL-mode database makes its -wal file if it is missing,
+	// and a reader cannot remove it again. No -wal file means no writer
+	// has the store open and all it wrote is in the file itself, which
+	// is then read as immutable: nothing made, nothing locked. A writer
+	// at work (a study running) keeps its -wal, read as usual.
+	mode := "mode=ro"
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, os.ErrNotExist) {
+		mode = "immutable=1"
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?"+mode+"&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return nil, fmt.Errorf("open results store %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	var v int
+	if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open results store %s: %w", path, err)
+	}
+	if v > schemaVersion {
+		db.Close()
+		return nil, fmt.Errorf("results store %s has schema %d, newer than this tierbench (%d): upgrade tierbench", path, v, schemaVersion)
+	}
+	s := &Store{db: db, dir: dir, readOnly: true, missing: map[string]bool{}}
+	for _, table := range []string{"studies", "runs", "histograms", "interval_histograms", "probes"} {
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&n); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("open results store %s: %w", path, err)
+		}
+		s.missing[table] = n == 0
+	}
+	if s.missing["studies"] || s.missing["runs"] {
+		db.Close()
+		return nil, nothingStored{fmt.Sprintf("no results in %s: its store holds no study yet; run a study first, or pass --results DIR", dir)}
+	}
+	return s, nil
 }
 
 func open(path, dir string) (*Store, error) {

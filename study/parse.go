@@ -19,6 +19,7 @@ import (
 
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/host/userfile"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
@@ -66,11 +67,11 @@ func (ps Problems) Error() string {
 // ParseFile reads and parses a study file. A file that cannot be read is
 // reported as Problems too: to the user it is bad input like any other.
 func ParseFile(path string, cat Catalog) (*Study, error) {
-	data, err := readStudyFile(path)
-	var notStudy notStudyError
+	data, err := userfile.Read(path, "study file", MaxFileBytes)
+	var notFile *userfile.NotUsableError
 	switch {
-	case errors.As(err, &notStudy):
-		return nil, Problems{{Msg: fmt.Sprintf("study file %s: %v", path, err)}}
+	case errors.As(err, &notFile):
+		return nil, Problems{{Msg: "study file " + err.Error()}}
 	case err != nil:
 		// os.PathError repeats the path; keep only the reason.
 		var pe *os.PathError
@@ -84,41 +85,9 @@ func ParseFile(path string, cat Catalog) (*Study, error) {
 
 // MaxFileBytes bounds a study file: the largest real one is a few KiB, and
 // a bound means a wrong path (a device, a log) is refused at once rather
-// than read until memory runs out.
+// than read until memory runs out. A pipe (validate <(make-study)) is read
+// within the bound too.
 const MaxFileBytes = 1 << 20
-
-// readStudyFile reads a regular file of at most MaxFileBytes.
-func readStudyFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	// A pipe (validate <(make-study)) is read within the bound too.
-	switch m := fi.Mode(); {
-	case m.IsDir():
-		return nil, notStudyError("it is a folder; give the path of a study file in it")
-	case m&(os.ModeDevice|os.ModeCharDevice|os.ModeSocket) != 0:
-		return nil, notStudyError("it is a device or socket, not a file; give the path of a study file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes {
-		return nil, notStudyError(fmt.Sprintf("it is larger than %d KiB, which no study file is; give the path of a study file", MaxFileBytes>>10))
-	}
-	return data, nil
-}
-
-// notStudyError is a path that names something other than a study file.
-type notStudyError string
-
-func (e notStudyError) Error() string { return string(e) }
 
 // Parse parses and validates a study file. filename is used only in
 // problems. On any problem it returns a nil Study and a Problems error that

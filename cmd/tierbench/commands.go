@@ -152,7 +152,7 @@ func anyMeasured(runs []results.Run) bool {
 // stored one, or the file given, which must be the same study. A study of a
 // target server needs the file, since its stored text lacks the password.
 func resumeStudy(ctx context.Context, resultsDir, id string, a []string, cat *catalog.Catalog) (*study.Study, *results.Study, error) {
-	store, err := results.OpenExisting(resultsDir)
+	store, err := results.OpenReadOnly(resultsDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -300,7 +300,7 @@ func newListCmd() *cobra.Command {
 		Args:  args(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dir := absResults(resultsDir)
-			store, err := results.OpenExisting(dir)
+			store, err := results.OpenReadOnly(dir)
 			if err != nil {
 				return storedOrBad(err)
 			}
@@ -508,7 +508,7 @@ func loadStudy(ctx context.Context, resultsDir string, args []string) (*results.
 	if len(args) == 1 {
 		ref = args[0]
 	}
-	store, err := results.OpenExisting(absResults(resultsDir))
+	store, err := results.OpenReadOnly(absResults(resultsDir))
 	if err != nil {
 		return nil, nil, nil, storedOrBad(err)
 	}

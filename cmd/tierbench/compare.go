@@ -70,7 +70,7 @@ func newCompareCmd() *cobra.Command {
 // compare prints the comparison the arguments name and, with failOn,
 // judges it as a regression gate: a failed gate exits exitGateFailed.
 func compare(ctx context.Context, resultsDir string, a []string, placements, durability, format, failOn string, tolerance float64, force bool) error {
-	store, err := results.OpenExisting(absResults(resultsDir))
+	store, err := results.OpenReadOnly(absResults(resultsDir))
 	if err != nil {
 		return storedOrBad(err)
 	}

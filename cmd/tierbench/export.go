@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/host/userfile"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
 )
@@ -176,51 +177,15 @@ func (o *exportOptions) tableExporter(whatGiven bool) (exporter, error) {
 			_, err := os.Stdout.Write(buf.Bytes())
 			return err
 		}
-		return writeExportFile(out, buf.Bytes())
+		return userfile.WriteFile(out, buf.Bytes(), 0o644)
 	}, nil
 }
 
-// checkExportFile refuses an output file whose folder is missing, or that
-// is a folder, before anything is read.
+// checkExportFile refuses, before anything is read, an output that cannot
+// be written: a folder, a missing folder, a block device, a socket.
 func checkExportFile(out string) error {
-	dir := filepath.Dir(out)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return fmt.Errorf("cannot write %s: folder %s does not exist; create it or give another -o", out, dir)
-	}
-	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-		return fmt.Errorf("cannot write %s: it is a folder; give a file name such as %s", out, filepath.Join(out, "runs.csv"))
-	}
-	return nil
-}
-
-// writeExportFile writes data to a temporary file beside out and renames
-// it into place, so a failure leaves no half-written file.
-func writeExportFile(out string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".tierbench-export-*")
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the temporary file's name means nothing to the user
-		}
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	if err = os.Rename(tmp.Name(), out); err != nil {
-		return fmt.Errorf("write %s: %w", out, err)
+	if _, err := userfile.Resolve(out); err != nil {
+		return fmt.Errorf("cannot write %w", err)
 	}
 	return nil
 }

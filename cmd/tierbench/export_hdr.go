@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/hist/hdrlog"
+	"github.com/tierbench/tierbench/host/userfile"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
 )
@@ -146,18 +148,11 @@ func runLog(ctx context.Context, store *results.Store, st *results.Study, r resu
 	return l, nil
 }
 
-// writeLog writes l to path, replacing a log of the same run.
+// writeLog writes l to path, replacing a log of the same run (through a
+// link there, never over a device: see userfile).
 func writeLog(path string, l hdrlog.Log) error {
-	f, err := os.Create(path)
-	if err != nil {
+	if err := userfile.Write(path, 0o644, func(w io.Writer) error { return hdrlog.Write(w, l) }); err != nil {
 		return fmt.Errorf("--hdr: %w", err)
-	}
-	if err := hdrlog.Write(f, l); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/host/userfile"
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
@@ -87,8 +88,12 @@ func exitCode(err error) int {
 	}
 	var ee *exitError
 	code := exitRunsFailed
-	if errors.As(err, &ee) {
+	var nu *userfile.NotUsableError
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case errors.As(err, &nu):
+		code = exitBadInput // a path the user named that cannot be used
 	}
 	var probs study.Problems
 	if errors.As(err, &probs) {

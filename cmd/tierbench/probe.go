@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/host/userfile"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/probe"
@@ -282,13 +283,11 @@ func writeProbe(f probeFlags, rep probe.Report) error {
 	return nil
 }
 
-// checkWritable refuses a profile path whose folder is missing, before
-// anything is measured.
+// checkWritable refuses a profile path that cannot be written (a missing
+// folder, a folder, a block device), before anything is measured.
 func checkWritable(path string) error {
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
-		return fmt.Errorf("--save-profile %s: folder %s does not exist; create it or give another path", path, dir)
+	if _, err := userfile.Resolve(path); err != nil {
+		return fmt.Errorf("--save-profile %w", err)
 	}
 	return nil
 }
@@ -304,7 +303,7 @@ func saveProfile(file, path string, pt probe.Tier) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(file, data, 0o644); err != nil {
+	if err := userfile.WriteFile(file, data, 0o644); err != nil {
 		return fmt.Errorf("--save-profile: %w", err)
 	}
 	fmt.Fprintf(os.Stderr, "wrote profile %s to %s\n", p.Name, file)

@@ -24,7 +24,7 @@ func TestRefusesBadProfiles(t *testing.T) {
 		{"profile and latency", "{path: DISK, profile: sata-ssd, latency: {fsync: 2ms}}", "", "has both profile and latency; a profile sets the tier's latency and caps: remove latency"},
 		{"malformed profile file", "{path: DISK, profile: bad.yaml}", "latency: {fsync: {p50: 2ms}}\ndurability: sometimes\nsource: x\n", `durability "sometimes" is not one of synced, written or none`},
 		{"profile file that is not yaml", "{path: DISK, profile: bad.yaml}", "latency: {fsync: [\n", "not a profile"},
-		{"missing profile file", "{path: DISK, profile: ./gone.yaml}", "", "read profile file: open"},
+		{"missing profile file", "{path: DISK, profile: ./gone.yaml}", "", "read profile file ./gone.yaml: no such file"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

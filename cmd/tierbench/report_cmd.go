@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +13,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/spf13/cobra"
 
+	"github.com/tierbench/tierbench/host/userfile"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/stats"
 )
@@ -31,14 +32,18 @@ func newReportCmd() *cobra.Command {
 			if out != "" {
 				// A folder given as -o is said as such, before its name is
 				// read for a format.
-				if err := checkOutputDir(out); err != nil {
-					return badInput(err)
-				}
-				f, err := outputFormat(out, format, cmd.Flags().Changed("format"))
+				// A folder given as -o is said as such, before its name
+				// is read for a format.
+				t, err := checkOutput(out)
 				if err != nil {
 					return badInput(err)
 				}
-				format = f
+				if format, err = outputFormat(out, format, cmd.Flags().Changed("format")); err != nil {
+					return badInput(err)
+				}
+				if t.Through && format == "markdown" {
+					return badInput(fmt.Errorf("cannot write a Markdown report to %s: it is a device or a pipe, and a Markdown report's charts go in a folder beside its file; give a file path, or --format html", out))
+				}
 			}
 			if clients < 0 {
 				return badInput(fmt.Errorf("--clients %d is negative: give a client count the study ran, or leave it out for the largest", clients))
@@ -94,24 +99,16 @@ func outputFormat(out, format string, explicit bool) (string, error) {
 	return "", fmt.Errorf("-o %s: cannot tell the report's format from its name; end it in .html or .md, or give --format html or --format markdown", out)
 }
 
-// checkOutputDir refuses an output file whose folder does not exist (or is
-// not a folder) before anything is rendered, naming the path as given
-// rather than the temporary file the report is written through.
-func checkOutputDir(out string) error {
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case err != nil && errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("cannot write the report to %s: folder %s does not exist; create it or give another -o", out, dir)
-	case err != nil:
-		return fmt.Errorf("cannot write the report to %s: %w", out, err)
-	case !st.IsDir():
-		return fmt.Errorf("cannot write the report to %s: %s is not a folder; give another -o", out, dir)
+// checkOutput refuses, before anything is rendered, an output that cannot
+// be written (a folder, a missing folder, a block device, a socket), and
+// says whether it is written through (a device, a pipe). Links are
+// followed.
+func checkOutput(out string) (userfile.Target, error) {
+	t, err := userfile.Resolve(out)
+	if err != nil {
+		return t, fmt.Errorf("cannot write the report to %w", err)
 	}
-	if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-		return fmt.Errorf("cannot write the report to %s: it is a folder; give a file name such as %s", out, filepath.Join(out, "report.html"))
-	}
-	return nil
+	return t, nil
 }
 
 // joinInts lists counts for messages: 1, 4 and 16.
@@ -126,48 +123,33 @@ func joinInts(ns []int) string {
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
-// writeReport writes to a temporary file and renames it into place, so a
-// failure leaves no half-written report.
-func writeReport(out, format string, in report.Input) (err error) {
-	dir := filepath.Dir(out)
-	tmp, err := os.CreateTemp(dir, ".tierbench-report-*")
+// writeReport writes the report to out as userfile does: atomically, so a
+// failure leaves no half-written report, through a link to the file it
+// names, and never over a device or a pipe. A Markdown report's charts go
+// in a folder beside the file written.
+func writeReport(out, format string, in report.Input) error {
+	t, err := userfile.Resolve(out)
 	if err != nil {
-		// The temporary file's name means nothing to the user: name out.
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("write report to %s: %w", out, err)
+		return fmt.Errorf("cannot write the report to %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	switch format {
-	case "html":
-		err = report.HTML(tmp, in)
-	case "markdown":
-		chartRel := strings.TrimSuffix(filepath.Base(out), filepath.Ext(out)) + "-charts"
-		chartDir := filepath.Join(dir, chartRel)
-		if err = os.MkdirAll(chartDir, 0o755); err != nil {
+	chartRel := strings.TrimSuffix(filepath.Base(t.Path), filepath.Ext(t.Path)) + "-charts"
+	chartDir := filepath.Join(filepath.Dir(t.Path), chartRel)
+	if format == "markdown" {
+		if err := os.MkdirAll(chartDir, 0o755); err != nil {
 			return fmt.Errorf("write report charts: %w", err)
 		}
-		err = report.Markdown(tmp, in, chartDir, chartRel+"/")
 	}
-	if err != nil {
-		return fmt.Errorf("render report: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write report to %s: %w", out, err)
-	}
-	if err = os.Rename(tmp.Name(), out); err != nil {
-		var le *os.LinkError
-		if errors.As(err, &le) {
-			err = le.Err
+	return userfile.Write(out, 0o644, func(w io.Writer) error {
+		var err error
+		switch format {
+		case "html":
+			err = report.HTML(w, in)
+		case "markdown":
+			err = report.Markdown(w, in, chartDir, chartRel+"/")
 		}
-		return fmt.Errorf("write report to %s: %w", out, err)
-	}
-	return os.Chmod(out, 0o644)
+		if err != nil {
+			return fmt.Errorf("render report: %w", err)
+		}
+		return nil
+	})
 }

@@ -17,7 +17,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/tierbench/tierbench/host/userfile"
 )
 
 //go:embed profiles/*.yaml
@@ -184,6 +186,10 @@ func Find(name string) (Profile, error) {
 	return Profile{}, fmt.Errorf("%w %q; use one of %s, or a profile file's path (see tierbench profiles)", ErrUnknown, name, strings.Join(names, ", "))
 }
 
+// MaxFileBytes bounds a profile file: a saved one is under 2 KiB, and a
+// bound refuses a wrong path (a device, a log) at once.
+const MaxFileBytes = 256 << 10
+
 // Load returns the profile ref names: a shipped profile's name, or a
 // profile file's path (IsFile), relative paths taken from dir.
 func Load(ref, dir string) (Profile, error) {
@@ -194,9 +200,17 @@ func Load(ref, dir string) (Profile, error) {
 	if !filepath.IsAbs(path) && dir != "" {
 		path = filepath.Join(dir, path)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Profile{}, fmt.Errorf("read profile file: %w; give the path of a profile file such as tierbench probe --save-profile writes", err)
+	data, err := userfile.Read(path, "profile file", MaxFileBytes)
+	var notFile *userfile.NotUsableError
+	switch {
+	case errors.As(err, &notFile):
+		return Profile{}, fmt.Errorf("profile file %w", err)
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is said once, as given
+		}
+		return Profile{}, fmt.Errorf("read profile file %s: %w; give the path of a profile file such as tierbench probe --save-profile writes", ref, err)
 	}
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".yaml"), ".yml")
 	p, err := Parse(data, base)
