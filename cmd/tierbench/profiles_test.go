@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/tier"
 	"github.com/tierbench/tierbench/tier/emulate"
@@ -158,6 +161,27 @@ func TestSaveProfileRoundTrip(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "does not exist") {
 		t.Errorf("--save-profile into a missing folder: exit %d, %s", r.code, r.stderr)
 	}
+
+	// A device, a link and a pipe of the test's own stay what they were:
+	// the device is written through, the link's file written, the pipe
+	// nothing reads refused (see TestWritersKeepDevicesPipesAndLinks).
+	dev := filepath.Join(dir, "null")
+	if err := unix.Mknod(dev, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Fatalf("mknod: %v", err)
+	}
+	link := filepath.Join(dir, "link.yaml")
+	must(t, os.Symlink("mydisk.yaml", link))
+	fifo := filepath.Join(dir, "fifo")
+	must(t, syscall.Mkfifo(fifo, 0o600))
+	for out, want := range map[string]int{dev: 0, link: 0, fifo: 2} {
+		r = tierbenchEnv(t, dir, env, "probe", disk, "--save-profile", out, "--runtime", "200ms", "--size", "4194304", "--results", filepath.Join(dir, "results"))
+		if r.code != want {
+			t.Errorf("--save-profile %s: exit %d, want %d\n%s", out, r.code, want, r.stderr)
+		}
+	}
+	kind(t, dev, os.ModeCharDevice)
+	kind(t, link, os.ModeSymlink)
+	kind(t, fifo, os.ModeNamedPipe)
 }
 
 func skipWithoutFuseAndFio(t *testing.T) {

@@ -57,14 +57,18 @@ func TestWritersKeepDevicesPipesAndLinks(t *testing.T) {
 		name string
 		args func(out string) []string
 	}{
-		{"report html", func(out string) []string { return []string{"report", "--results", resultsDir, "-o", out, "--format", "html"} }},
+		{"report html", func(out string) []string {
+			return []string{"report", "--results", resultsDir, "-o", out, "--format", "html"}
+		}},
 		{"report markdown", func(out string) []string {
 			return []string{"report", "--results", resultsDir, "-o", out, "--format", "markdown"}
 		}},
 		{"export csv", func(out string) []string {
 			return []string{"export", "--results", resultsDir, "--format", "csv", "--what", "runs", "-o", out}
 		}},
-		{"export json", func(out string) []string { return []string{"export", "--results", resultsDir, "--format", "json", "-o", out} }},
+		{"export json", func(out string) []string {
+			return []string{"export", "--results", resultsDir, "--format", "json", "-o", out}
+		}},
 		{"init", func(out string) []string { return []string{"init", "-o", out} }},
 	}
 	for _, w := range writers {
@@ -201,7 +205,6 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
 
 // TestReadersRefuseDevicesAndNeverWaitOnPipes gives validate and profiles
 // an endless device and a named pipe nobody writes, as a study file and a
