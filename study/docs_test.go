@@ -51,3 +51,37 @@ var (
 	fenceRE = regexp.MustCompile("^(```+|~~~+)")
 	spanRE  = regexp.MustCompile("`([^`]+)`")
 )
+
+// TestDocsListEveryTierKind keeps docs/tiers.md's table of kinds the
+// parser's (tierKinds), row for row and in its order, and
+// docs/adding-a-tier.md's walk naming the table it adds a row to: a kind
+// added without its row, or a row left for a kind removed, fails here.
+func TestDocsListEveryTierKind(t *testing.T) {
+	data, err := os.ReadFile("../docs/tiers.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(data), "| key | what |\n| --- | --- |\n")
+	if !ok {
+		t.Fatal("docs/tiers.md has no table of kinds headed | key | what |")
+	}
+	var rows []string
+	for _, line := range strings.Split(table, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			break
+		}
+		rows = append(rows, spanRE.FindStringSubmatch(line)[1])
+	}
+	if got, want := strings.Join(rows, " "), strings.Join(tierKindKeys(), " "); got != want {
+		t.Errorf("docs/tiers.md's kinds of tier are %q; study/parse_tiers.go's tierKinds are %q", got, want)
+	}
+	guide, err := os.ReadFile("../docs/adding-a-tier.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, must := range []string{"tierKinds", "study/parse_tiers.go", "docs/tiers.md"} {
+		if !strings.Contains(string(guide), must) {
+			t.Errorf("docs/adding-a-tier.md no longer names %s, where a new kind's row goes", must)
+		}
+	}
+}
