@@ -46,11 +46,12 @@ func init() {
 }
 
 // childConfig is what the child opens, sent as one JSON line on its
-// control socket; Options are the parent's resolved options in normal
-// form, which the child resolves into its Config as any Config's builder.
+// control socket; Options are the parent's resolved options, typed, with
+// their declarations (setting.Values' JSON), which the child opens with
+// as they are: it resolves nothing again.
 type childConfig struct {
 	Dirs       map[string]string
-	Options    map[string]string
+	Options    engine.Options
 	Durability engine.Durability
 	SyncDelays syncdelay.Rules
 }
@@ -104,7 +105,7 @@ func openChild(ctx context.Context, cfg engine.Config) (engine.DB, error) {
 		return nil, fmt.Errorf("pebble child: %w", err)
 	}
 	mine.Close()
-	if err := d.handshake(ctx, childConfig{Dirs: cfg.Dirs, Options: cfg.Options.Map(), Durability: cfg.Durability, SyncDelays: cfg.SyncDelays}); err != nil {
+	if err := d.handshake(ctx, childConfig{Dirs: cfg.Dirs, Options: cfg.Options, Durability: cfg.Durability, SyncDelays: cfg.SyncDelays}); err != nil {
 		d.kill()
 		return nil, d.withLog(err)
 	}
@@ -397,12 +398,7 @@ func childMain() int {
 		reply(err)
 		return 1
 	}
-	o, err := Engine{}.Spec().ResolveOptions(c.Options)
-	if err != nil {
-		reply(err)
-		return 1
-	}
-	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: c.Dirs, Options: o, Durability: c.Durability, SyncDelays: c.SyncDelays})
+	db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: c.Dirs, Options: c.Options, Durability: c.Durability, SyncDelays: c.SyncDelays})
 	if err != nil {
 		reply(err)
 		return 1
