@@ -17,6 +17,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,6 +48,18 @@ const (
 
 // Durabilities lists the durability values, for messages.
 var Durabilities = []Durability{Synced, Written, None}
+
+// Bounds of a profile's figures, so that a wrong one is refused rather
+// than applied: a probe starts a writer per fsync_at_once sync, and caps
+// become integers of the block I/O controller.
+const (
+	// MaxSyncsAtOnce bounds fsync_at_once's writer counts: the most
+	// clients an engine takes.
+	MaxSyncsAtOnce = 1024
+	// MaxRate bounds iops and bandwidth_mib_s: a billion is past any
+	// device, and fits the controller's integers.
+	MaxRate = 1e9
+)
 
 // Duration is a latency, written as Go durations (10us, 2ms) in YAML.
 type Duration time.Duration
@@ -215,6 +228,12 @@ func Parse(data []byte, name string) (Profile, error) {
 	if err := dec.Decode(&p); err != nil {
 		return Profile{}, fmt.Errorf("not a profile: %v; see the profile files that tierbench profiles lists, or docs/tiers.md", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	// A second document would be silently ignored, and it may be the
+	// one the user meant.
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		return Profile{}, errors.New("the file holds a second YAML document (after ---); keep one profile per file")
+	}
 	if p.Name == "" {
 		p.Name = name
 	}
@@ -243,8 +262,16 @@ func (p *Profile) check() error {
 	if err := p.checkAtOnce(); err != nil {
 		return err
 	}
-	if p.IOPS.Read < 0 || p.IOPS.Write < 0 || p.Bandwidth.Read < 0 || p.Bandwidth.Write < 0 {
-		return errors.New("iops and bandwidth_mib_s must not be negative")
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{
+		{"iops read", p.IOPS.Read}, {"iops write", p.IOPS.Write},
+		{"bandwidth_mib_s read", p.Bandwidth.Read}, {"bandwidth_mib_s write", p.Bandwidth.Write},
+	} {
+		if !(r.v >= 0 && r.v <= MaxRate) {
+			return fmt.Errorf("%s %g is not a number from 0 to %g; write the device's figure, or leave it out (or 0) for no limit", r.name, r.v, float64(MaxRate))
+		}
 	}
 	if !slices.Contains(Durabilities, p.Durability) {
 		return fmt.Errorf("durability %q is not one of synced, written or none; write durability: synced", p.Durability)
@@ -266,6 +293,8 @@ func (p *Profile) checkAtOnce() error {
 		switch {
 		case a.Syncs <= last:
 			return fmt.Errorf("fsync_at_once: syncs %d must be above %d; list the points in rising order of writers, from 2", a.Syncs, last)
+		case a.Syncs > MaxSyncsAtOnce:
+			return fmt.Errorf("fsync_at_once: syncs %d is more than %d, more writers than a study runs at once (a probe measures each point with that many); list points up to %d", a.Syncs, MaxSyncsAtOnce, MaxSyncsAtOnce)
 		case a.P50 == 0:
 			return fmt.Errorf("fsync_at_once: %d syncs has no p50; write {syncs: %d, p50: 300us, p99: 700us}", a.Syncs, a.Syncs)
 		case a.P99 != 0 && a.P99 < a.P50:
