@@ -295,6 +295,8 @@ func (p *parser) syntax(err error, data []byte) {
 	switch {
 	case line > 0 && strings.Contains(lineText(data, line), "\t"):
 		fix = "indent with spaces, not tabs"
+	case strings.Contains(msg, "exceeded max depth"):
+		fix = "a study nests a few levels deep; remove the brackets or indentation nested past them"
 	case strings.Contains(msg, "unexpected end of stream"):
 		fix = "a quote or bracket opened earlier in the file is never closed; close it"
 	}
