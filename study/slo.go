@@ -125,6 +125,11 @@ func (p *parser) slo(e entry) *results.SLO {
 					slo.BoundUs = float64(d.Nanoseconds()) / 1e3
 				}
 			}
+		case percentileSpellings[f.key] != "":
+			// The JSON's and other tools' names of p99.9: the edit distance
+			// would suggest p99, another percentile.
+			p.addf(f.k.Line, "unknown key %q in slo; did you mean %q? (known keys: %s, errors)", f.key, percentileSpellings[f.key], strings.Join(capacity.Percentiles, ", "))
+			good = false
 		default:
 			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in slo", f.key), f.key, append(slices.Clone(capacity.Percentiles), "errors"), "known keys: a latency percentile or errors", "remove it")
 			good = false
@@ -139,6 +144,9 @@ func (p *parser) slo(e entry) *results.SLO {
 	}
 	return &slo
 }
+
+// percentileSpellings are other spellings of a percentile slo takes.
+var percentileSpellings = map[string]string{"p999": "p99.9", "p99_9": "p99.9", "p99.90": "p99.9", "p50.0": "p50", "p99.0": "p99"}
 
 // opsRate reads a rate in ops/s, "20000" or "20_000"; ok is false for
 // anything else, NaN and infinities included.

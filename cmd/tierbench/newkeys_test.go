@@ -132,7 +132,7 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 		{name: "target_rate list with an empty entry", slo: "-", need: "-", search: "-", extra: "target_rate: [1000, ~]", want: []string{"target_rate has an empty entry"}},
 		{name: "target_rate huge", slo: "-", need: "-", search: "-", extra: "target_rate: 1e300", want: []string{"target_rate 1e300 is more than 1e+09 ops/s"}},
 		{name: "target_rate below one op a second", slo: "-", need: "-", search: "-", extra: "target_rate: 0.001", want: []string{"target_rate 0.001 starts less than one operation in duration 1s; give at least 1 ops/s"}},
-		{name: "target_rate a map", slo: "-", need: "-", search: "-", extra: "target_rate: {a: 1}", want: []string{"target_rate must be a single value or a list, not a mapping"}},
+		{name: "target_rate a map", slo: "-", need: "-", search: "-", extra: "target_rate: {a: 1}", want: []string{"target_rate must be a single value, not a mapping"}},
 		{name: "target_rate list past the runs bound", slo: "-", need: "-", search: "-", extra: "repeat: 100\ntarget_rate: [" + rateList(1001) + "]",
 			want: []string{"the study has more than 100000 runs (1 placements x 1001 swept combinations x 1 durability x 1 client counts x 100 rounds)"}},
 		{name: "target_rate with slo", extra: "target_rate: [1000, 2000]", want: []string{"target_rate: a capacity study (slo) searches the rate itself"}},
@@ -246,7 +246,13 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "dev.yaml"), []byte(or(c.profile, goodProfile)), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			refused(t, dir, writeStudy(t, dir, text), nil, c.want...)
+			study := writeStudy(t, dir, text)
+			state := filepath.Join(dir, "state")
+			if r := tierbenchEnv(t, dir, []string{"TIERBENCH_STATE_DIR=" + state}, "validate", study); r.code == 0 {
+				// Not run: an accepted bad input may be a study of days.
+				t.Fatalf("validate accepted it:\n%s", r.stderr)
+			}
+			refused(t, dir, study, nil, c.want...)
 			if _, err := os.Stat(disk); !os.IsNotExist(err) {
 				t.Error("bad input created the tier folder")
 			}
