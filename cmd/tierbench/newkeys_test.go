@@ -191,7 +191,7 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 		{name: "profile bandwidth huge", tier: ", profile: ./dev.yaml", profile: goodProfile + "bandwidth_mib_s: {read: 1e300}\n",
 			want: []string{"bandwidth_mib_s read 1e+300 is not a number from 0 to 1e+09"}},
 		{name: "profile duplicate key", tier: ", profile: ./dev.yaml", profile: goodProfile + "durability: none\n",
-			want: []string{`not a profile: line 10: mapping key "durability" already defined at line 7`}},
+			want: []string{`not a profile: line 10: mapping key "durability" already defined at line 8; see the profile files`}},
 		{name: "profile a list for a map", tier: ", profile: ./dev.yaml", profile: strings.Replace(goodProfile, "iops: {read: 1000, write: 1000}", "iops: [1000, 1000]", 1),
 			want: []string{"not a profile"}},
 		{name: "profile alias bomb", tier: ", profile: ./dev.yaml", profile: goodProfile + profileAliasBomb(),

@@ -226,7 +226,13 @@ func Parse(data []byte, name string) (Profile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
-		return Profile{}, fmt.Errorf("not a profile: %v; see the profile files that tierbench profiles lists, or docs/tiers.md", strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// One line: a problem is one line of validate's output.
+			msg = strings.Join(te.Errors, "; ")
+		}
+		return Profile{}, fmt.Errorf("not a profile: %s; see the profile files that tierbench profiles lists, or docs/tiers.md", msg)
 	}
 	// A second document would be silently ignored, and it may be the
 	// one the user meant.
