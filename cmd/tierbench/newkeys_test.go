@@ -198,6 +198,10 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 			want: []string{"not a profile"}},
 		{name: "profile deep nesting", tier: ", profile: ./dev.yaml", profile: goodProfile + "assumed: " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "\n",
 			want: []string{"not a profile"}},
+		{name: "profile name with an ANSI escape", tier: ", profile: ./dev.yaml", profile: strings.Replace(goodProfile, "name: dev", `name: "\e[2Jdev"`, 1),
+			want: []string{`name "\x1b[2Jdev" must be one word of letters, digits`}},
+		{name: "profile device with a right-to-left override", tier: ", profile: ./dev.yaml", profile: strings.Replace(goodProfile, "device: a test device", `device: "a \u202Edevice"`, 1),
+			want: []string{`device "a \u202edevice" holds a control or bidirectional character (U+202E)`}},
 		{name: "profile two documents", tier: ", profile: ./dev.yaml", profile: goodProfile + "---\nname: other\n",
 			want: []string{"holds a second YAML document"}},
 
@@ -210,6 +214,9 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 		{name: "emulate without latency", tier: ", emulate: fuse", want: []string{`tier "disk": emulate says how a latency or profile is applied, and the tier has neither`}},
 		{name: "emulate unknown", tier: ", latency: {fsync: 1ms}, emulate: ebpf", want: []string{`tier "disk": unknown emulate "ebpf"`}},
 		{name: "emulate a list", tier: ", latency: {fsync: 1ms}, emulate: [fuse, syscall]", want: []string{"emulate must be a single value, not a list"}},
+
+		{name: "emulate syscall under the power-loss layer", slo: "-", need: "-", search: "-", tier: ", latency: {fsync: 1ms}, emulate: syscall", extra: "crash: power",
+			want: []string{"crash: power puts tier disk under the power-loss layer, a FUSE layer, and the tier asks for emulate: syscall"}},
 
 		// warmup: {steady} at its edges (closed loop: no slo).
 		{name: "steady zero", slo: "-", need: "-", search: "-", extra: "warmup: {steady: 0%}", want: []string{`warmup steady "0%" must be a percentage above 0% and below 100%`}},
@@ -370,6 +377,8 @@ func TestRefusesBadGateAndExportFlags(t *testing.T) {
 		{"hdr empty", append(exp, "--hdr", ""), "--hdr needs a folder"},
 		{"hdr blank", append(exp, "--hdr", "  "), "--hdr needs a folder"},
 		{"hdr under a file", append(exp, "--hdr", filepath.Join(study, "hdr")), "--hdr " + filepath.Join(study, "hdr") + " cannot be made"},
+		{"hdr in /proc", append(exp, "--hdr", "/proc/tierbench-hdr"), "--hdr /proc/tierbench-hdr cannot be made: folder /proc is on proc"},
+		{"results in /proc", []string{"run", study, "--results", "/proc/tierbench-results"}, "folder /proc is on proc"},
 		{"metrics empty", append(run, "--metrics", ""), "--metrics needs an address"},
 		{"metrics without a port", append(run, "--metrics", "127.0.0.1"), `--metrics "127.0.0.1": want HOST:PORT`},
 		{"metrics port out of range", append(run, "--metrics", "127.0.0.1:70000"), "the port must be a number from 0 to 65535"},

@@ -74,6 +74,8 @@ func TestLoad(t *testing.T) {
 		{"negative latency", write("neg.yaml", "latency: {fsync: {p50: -1ms}}\ndurability: synced\nsource: x\n"), `latency "-1ms" is not a duration between 0 and 1m`},
 		{"a second document", write("two.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: x\n---\nlatency: {fsync: {p50: 9ms}}\n"), "second YAML document"},
 		{"duplicate key", write("dup.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\ndurability: none\nsource: x\n"), `mapping key "durability" already defined`},
+		{"name with an escape", write("esc.yaml", "name: \"\\e[31mred\"\nlatency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: x\n"), `name "\x1b[31mred" must be one word`},
+		{"source with a right-to-left override", write("bidi.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: \"a \\u202E b\"\n"), `source "a \u202e b" holds a control or bidirectional character (U+202E)`},
 		{"syncs at once without fsync", write("once4.yaml", "latency: {read: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p50: 2ms}]\ndurability: synced\nsource: x\n"), "without latency.fsync"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
