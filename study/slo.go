@@ -165,7 +165,7 @@ func (p *parser) search(s *Study) {
 	if !ok {
 		return
 	}
-	if len(ents) == 0 {
+	if len(ents) == 0 && len(deref(e.v).Content) == 0 { // not a merge that failed
 		p.addf(e.k.Line, "search sets nothing; write %s, or remove search for its defaults", searchExample)
 		return
 	}
@@ -285,7 +285,7 @@ func (p *parser) costs(s *Study) *results.Costs {
 	c := &results.Costs{Tiers: p.tierCosts}
 	if e, ok := p.top["host"]; ok {
 		if ents, ok := p.entries(e.v, "host", "write host: {cost: {per_month: 300}}"); ok {
-			if len(ents) == 0 {
+			if len(ents) == 0 && len(deref(e.v).Content) == 0 {
 				p.addf(e.k.Line, "host sets nothing; write host: {cost: {per_month: 300}}, or remove host")
 			}
 			for _, f := range ents {
@@ -322,7 +322,7 @@ func (p *parser) sizes(e entry) map[string]int64 {
 	if !ok {
 		return nil
 	}
-	if len(ents) == 0 {
+	if len(ents) == 0 && len(deref(e.v).Content) == 0 {
 		p.addf(e.k.Line, "size sets nothing; %s, or remove size", fix)
 		return nil
 	}

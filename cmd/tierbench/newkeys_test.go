@@ -93,6 +93,27 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 			want: []string{"slo must be a mapping of key: value pairs, not a list"}},
 		{name: "slo alias of a cost", tier: ", cost: &c {per_month: 5}", slo: "slo: *c", want: []string{`unknown key "per_month" in slo`}},
 
+		// Aliases, merges and repeats on every new key: each refused as the
+		// value it brings in, at its own line.
+		{name: "need an alias of a mapping", tier: ", cost: &c {per_month: 5}", need: "need: *c", want: []string{"need must be a single value, not a mapping"}},
+		{name: "need twice", need: "need: 1000\nneed: 2000", want: []string{`duplicate key "need" in the study (first at line 12)`}},
+		{name: "search an alias of a list", search: "search: *l", study: strings.Replace(capacityStudy, "clients: [1]", "clients: &l [1]", 1),
+			want: []string{"search must be a mapping of key: value pairs, not a list"}},
+		{name: "search merging a list of values", search: "search: {<<: *l}", study: strings.Replace(capacityStudy, "clients: [1]", "clients: &l [1]", 1),
+			want: []string{"merge (<<) in search must name mappings, not the value \"1\""}},
+		{name: "search merging a bad value", tier: ", cost: &c {per_month: 5}", search: "search: {<<: *c}", want: []string{`unknown key "per_month" in search`}},
+		{name: "cost an alias of a scalar", tier: ", cost: *n", study: strings.Replace(capacityStudy, "name: newkeys", "name: &n newkeys", 1),
+			want: []string{`tier "disk" cost must be a mapping of key: value pairs, not the value "newkeys"`}},
+		{name: "size an alias of the slo", tier: ", cost: {per_gib_month: 0.1}", slo: "slo: &s {p99: 20ms}", extra: "size: *s", want: []string{`size: unknown component "p99"`}},
+		{name: "target_rate an alias of a mapping", slo: "-", need: "-", search: "-", tier: ", latency: &m {fsync: 1ms}", extra: "target_rate: *m",
+			want: []string{"target_rate must be a single value, not a mapping"}},
+		{name: "warmup an alias of a list", slo: "-", need: "-", search: "-", extra: "warmup: *l", study: strings.Replace(capacityStudy, "clients: [1]", "clients: &l [1]", 1),
+			want: []string{"warmup must be a single value, not a list"}},
+		{name: "host cost nested deep", tier: ", cost: {per_month: 5}", extra: "host: {cost: " + strings.Repeat("{a: ", 100) + "1" + strings.Repeat("}", 100) + "}",
+			want: []string{`unknown key "a" in host cost`}},
+		{name: "profile an alias of a mapping", study: strings.Replace(capacityStudy, "disk: {path: DISKTIER}", "fast: {path: DISK2, latency: &m {fsync: 1ms}}\n  disk: {path: DISK, profile: *m}", 1),
+			want: []string{"profile must be a single value, not a mapping"}},
+
 		// need: the rate the answer must carry.
 		{name: "need zero", need: "need: 0", want: []string{`need "0" is not a rate above 0`}},
 		{name: "need negative", need: "need: -100", want: []string{`need "-100" is not a rate above 0`}},
