@@ -254,7 +254,7 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 		{name: "steady duplicate key", slo: "-", need: "-", search: "-", extra: "warmup: {steady: 5%, steady: 50%}", want: []string{`duplicate key "steady" in warmup`}},
 		{name: "steady with slo", extra: "warmup: {steady: 5%}", want: []string{"warmup: {steady} watches throughput settle, which each capacity search step fixes"}},
 	}
-	refusedN := 0
+	refusedN, exit2 := 0, 0
 	for _, c := range cases {
 		ok := t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -276,9 +276,13 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 			}
 			study := writeStudy(t, dir, text)
 			state := filepath.Join(dir, "state")
-			if r := tierbenchEnv(t, dir, []string{"TIERBENCH_STATE_DIR=" + state}, "validate", study); r.code == 0 {
+			r := tierbenchEnv(t, dir, []string{"TIERBENCH_STATE_DIR=" + state}, "validate", study)
+			if r.code == 0 {
 				// Not run: an accepted bad input may be a study of days.
 				t.Fatalf("validate accepted it:\n%s", r.stderr)
+			}
+			if r.code == exitBadInput {
+				exit2++
 			}
 			refused(t, dir, study, nil, c.want...)
 			if _, err := os.Stat(disk); !os.IsNotExist(err) {
@@ -289,7 +293,7 @@ func TestRefusesNewKeysBadInput(t *testing.T) {
 			refusedN++
 		}
 	}
-	t.Logf("refused as they should be: %d of %d bad inputs of the new keys", refusedN, len(cases))
+	t.Logf("validate exits 2 on %d of %d bad inputs of the new keys; %d pass every check (validate and run exit 2 with one problem naming the fix, nothing created)", exit2, len(cases), refusedN)
 }
 
 // TestNewKeysBaseStudyValid checks that capacityStudy as it is, and with
@@ -411,10 +415,13 @@ func TestRefusesBadGateAndExportFlags(t *testing.T) {
 		{"metrics not loopback", append(run, "--metrics", "192.0.2.1:9464"), "is not a loopback address"},
 		{"metrics public without metrics", append(run, "--metrics-public"), "--metrics-public needs --metrics ADDR"},
 	}
-	refusedN := 0
+	refusedN, exit2 := 0, 0
 	for _, c := range cases {
 		ok := t.Run(c.name, func(t *testing.T) {
 			r := tierbenchEnv(t, work, []string{"TIERBENCH_STATE_DIR=" + filepath.Join(work, "state")}, c.args...)
+			if r.code == exitBadInput {
+				exit2++
+			}
 			if r.code != exitBadInput || !strings.Contains(r.stderr, c.want) {
 				t.Errorf("exit %d, want 2 and %q\nstdout:\n%s\nstderr:\n%s", r.code, c.want, r.stdout, r.stderr)
 			}
@@ -432,7 +439,7 @@ func TestRefusesBadGateAndExportFlags(t *testing.T) {
 			refusedN++
 		}
 	}
-	t.Logf("refused as they should be: %d of %d bad command-line values", refusedN, len(cases))
+	t.Logf("exit 2 on %d of %d bad command-line values; %d pass every check (the message wanted, one line, nothing written)", exit2, len(cases), refusedN)
 }
 
 // storeComparable stores a study of two placements, three rounds of ok
