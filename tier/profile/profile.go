@@ -17,17 +17,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -238,11 +233,8 @@ func Parse(data []byte, name string) (Profile, error) {
 		}
 		return Profile{}, fmt.Errorf("not a profile: %s; see the profile files that tierbench profiles lists, or docs/tiers.md", msg)
 	}
-	// A second document would be silently ignored, and it may be the
-	// one the user meant.
-	var next yaml.Node
-	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
-		return Profile{}, errors.New("the file holds a second YAML document (after ---); keep one profile per file")
+	if err := oneDocument(dec); err != nil {
+		return Profile{}, err
 	}
 	if p.Name == "" {
 		p.Name = name
@@ -255,18 +247,8 @@ func Parse(data []byte, name string) (Profile, error) {
 
 // check refuses a profile that asks for nothing, or whose figures cannot be.
 func (p *Profile) check() error {
-	if !nameRe.MatchString(p.Name) {
-		return fmt.Errorf("name %s must be one word of letters, digits, '.', - and _ (at most 64); write name: my-ssd", excerpt(p.Name))
-	}
-	for _, f := range []struct{ key, text, allowed string }{
-		{"device", p.Device, ""}, {"source", p.Source, "\n"}, {"assumed", p.Assumed, "\n"},
-	} {
-		// validate and tierbench profiles print these: a terminal would
-		// act on an escape sequence or a bidirectional override.
-		if i := strings.IndexFunc(f.text, func(r rune) bool { return hidden(r) && !strings.ContainsRune(f.allowed, r) }); i >= 0 {
-			r, _ := utf8.DecodeRuneInString(f.text[i:])
-			return fmt.Errorf("%s %s holds a control or bidirectional character (U+%04X), which terminals would act on; write it as plain text", f.key, excerpt(f.text), r)
-		}
+	if err := p.checkText(); err != nil {
+		return err
 	}
 	if p.Latency.Read.P50 == 0 && p.Latency.Write.P50 == 0 && p.Latency.Fsync.P50 == 0 {
 		return errors.New("latency sets nothing; write latency: {fsync: {p50: 2ms, p99: 5ms}}")
@@ -361,25 +343,6 @@ func (p Profile) Marshal() ([]byte, error) {
 		return nil, fmt.Errorf("write profile %s: %w", p.Name, err)
 	}
 	return b.Bytes(), nil
-}
-
-// nameRe is a profile's name: a word a study can write (profile: NAME).
-var nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// hidden reports a character a terminal acts on rather than shows: a
-// control character, a format character (U+202E right-to-left override)
-// or a line or paragraph separator, as tier.CheckIdentifier refuses.
-func hidden(r rune) bool {
-	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || r == utf8.RuneError
-}
-
-// excerpt quotes s for a message, escaped, cut to its first 24
-// characters when longer than 40.
-func excerpt(s string) string {
-	if utf8.RuneCountInString(s) <= 40 {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(string([]rune(s)[:24])) + "..."
 }
 
 // closest returns the name within edit distance 2 of name, or "".
