@@ -37,6 +37,8 @@ func TestCheckAddress(t *testing.T) {
 		{"127.0.0.1", false, "want HOST:PORT"},
 		{"127.0.0.1:http", false, "the port must be a number from 0 to 65535"},
 		{"127.0.0.1:70000", false, "the port must be a number"},
+		{"127.0.0.1:+80", false, "the port must be a number"},
+		{"127.0.0.1:-1", false, "the port must be a number"},
 	} {
 		err := CheckAddress(c.addr, c.public)
 		switch {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,8 @@ func CheckAddress(addr string, public bool) error {
 	if err != nil {
 		return fmt.Errorf("--metrics %q: want HOST:PORT, such as 127.0.0.1:9464", addr)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+	// Digits only: Atoi would take "+80", which no one means as a port.
+	if n, err := strconv.Atoi(port); err != nil || strings.Trim(port, "0123456789") != "" || n > 65535 {
 		return fmt.Errorf("--metrics %q: the port must be a number from 0 to 65535 (0 picks a free one)", addr)
 	}
 	if public || host == "localhost" {

@@ -23,6 +23,17 @@ const (
 	// MaxStudyTime bounds the warmups and measured windows of a study's
 	// runs added up, and an adaptive study's budget.
 	MaxStudyTime = 30 * 24 * time.Hour
+	// MaxRate bounds target_rate and a capacity search's from and max,
+	// in ops/s: no engine tierbench runs serves a billion operations a
+	// second on one host, and the open-loop driver's gap between two
+	// operations is then one nanosecond, the finest it keeps.
+	MaxRate = 1e9
+	// MaxPrice bounds a price (cost:), in the study's currency: a billion
+	// a month is no device's price, and prices times sizes stay finite.
+	MaxPrice = 1e9
+	// MaxComponentSize bounds a component's production size (size:):
+	// 1 EiB is past any one tier, and bytes times prices stay exact.
+	MaxComponentSize = 1 << 60
 )
 
 // maxRoundsText is MaxRounds as a setting's bound.
@@ -64,6 +75,8 @@ func (p *parser) boundMatrix(s *Study) {
 	for _, a := range s.Axes {
 		combos = mul(combos, len(a.Values))
 	}
+	// A list of target rates is one more axis (Variants).
+	combos = mul(combos, max(len(s.TargetRates), 1))
 	// Every cell of a round but its cache state: warm and cold cells
 	// differ in warmup.
 	rest := mul(mul(mul(mul(len(s.Placements), len(s.drivers())), len(s.Clients)), len(s.Durability)), mul(combos, len(s.crashesOrNone())))

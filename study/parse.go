@@ -264,6 +264,8 @@ func (p *parser) syntax(err error, data []byte) {
 	switch {
 	case line > 0 && strings.Contains(lineText(data, line), "\t"):
 		fix = "indent with spaces, not tabs"
+	case strings.Contains(msg, "exceeded max depth"):
+		fix = "a study nests a few levels deep; remove the brackets or indentation nested past them"
 	case strings.Contains(msg, "unexpected end of stream"):
 		fix = "a quote or bracket opened earlier in the file is never closed; close it"
 	}
@@ -534,7 +536,11 @@ func (p *parser) rate(s *Study) {
 				return
 			}
 			for _, it := range items {
-				vals = append(vals, it.Value)
+				v, ok := p.item(it, "target_rate", fix)
+				if !ok {
+					return
+				}
+				vals = append(vals, v)
 			}
 		} else if v, ok := p.scalar(rateEnt, fix); ok {
 			vals = []string{v}
@@ -547,6 +553,10 @@ func (p *parser) rate(s *Study) {
 				p.addf(rateEnt.v.Line, "target_rate %q is not a number; write the total ops/s, e.g. target_rate: 20000", v)
 			case f <= 0:
 				p.addf(rateEnt.v.Line, "target_rate must be more than 0, got %s; remove it for closed loop or give the total ops/s", v)
+			case f > MaxRate:
+				p.addf(rateEnt.v.Line, "target_rate %s is more than %g ops/s, more than any engine serves on one host; give the total ops/s, e.g. target_rate: 20000", v, float64(MaxRate))
+			case s.Duration > 0 && f*s.Duration.Seconds() < 1:
+				p.addf(rateEnt.v.Line, "target_rate %s starts less than one operation in duration %s; give at least %.3g ops/s, or a longer duration", v, s.Duration, 1/s.Duration.Seconds())
 			case slices.Contains(rates, f):
 				p.addf(rateEnt.v.Line, "target_rate %s is listed twice; remove one", v)
 			default:

@@ -2,6 +2,7 @@ package study
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -221,7 +222,8 @@ func (p *parser) storageClassTier(name string, kind entry, mods map[string]entry
 		return Tier{}, false
 	}
 	spec := &tier.StorageClassSpec{Class: v, VolumeMode: "Filesystem"}
-	for key, e := range mods {
+	for _, key := range slices.Sorted(maps.Keys(mods)) { // one problem, the same each time
+		e := mods[key]
 		if key != "volume_mode" {
 			p.addf(e.k.Line, "tier %q: %s is not supported on a storage_class tier, whose speed is the cluster's; remove it", name, key)
 			return Tier{}, false

@@ -61,9 +61,14 @@ func (p *parser) capacityStudy(s *Study) {
 	p.search(s)
 	if f, has := p.top["need"]; has {
 		if v, ok := p.scalar(f, "write need: <ops/s the placement must carry>, e.g. need: 20000"); ok {
-			if n, ok := opsRate(v); !ok || n <= 0 {
+			switch n, ok := opsRate(v); {
+			case !ok || n <= 0:
 				p.addf(f.v.Line, "need %q is not a rate above 0; write the ops/s the placement must carry under the objective, e.g. need: 20000", v)
-			} else {
+			case n < capacity.MinRate:
+				p.addf(f.v.Line, "need %g ops/s is below %g ops/s, the lowest rate a search tries; write e.g. need: 20000", n, capacity.MinRate)
+			case n > s.Search.MaxOpsS:
+				p.addf(f.v.Line, "need %g ops/s is above search max %g, the most a search tries, so no placement could be found to carry it; lower need, or raise search max (at most %g)", n, s.Search.MaxOpsS, float64(MaxRate))
+			default:
 				s.Need = n
 			}
 		}
@@ -120,6 +125,11 @@ func (p *parser) slo(e entry) *results.SLO {
 					slo.BoundUs = float64(d.Nanoseconds()) / 1e3
 				}
 			}
+		case percentileSpellings[f.key] != "":
+			// The JSON's and other tools' names of p99.9: the edit distance
+			// would suggest p99, another percentile.
+			p.addf(f.k.Line, "unknown key %q in slo; did you mean %q? (known keys: %s, errors)", f.key, percentileSpellings[f.key], strings.Join(capacity.Percentiles, ", "))
+			good = false
 		default:
 			p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in slo", f.key), f.key, append(slices.Clone(capacity.Percentiles), "errors"), "known keys: a latency percentile or errors", "remove it")
 			good = false
@@ -134,6 +144,9 @@ func (p *parser) slo(e entry) *results.SLO {
 	}
 	return &slo
 }
+
+// percentileSpellings are other spellings of a percentile slo takes.
+var percentileSpellings = map[string]string{"p999": "p99.9", "p99_9": "p99.9", "p99.90": "p99.9", "p50.0": "p50", "p99.0": "p99"}
 
 // opsRate reads a rate in ops/s, "20000" or "20_000"; ok is false for
 // anything else, NaN and infinities included.
@@ -152,6 +165,10 @@ func (p *parser) search(s *Study) {
 	if !ok {
 		return
 	}
+	if len(ents) == 0 && len(deref(e.v).Content) == 0 { // not a merge that failed
+		p.addf(e.k.Line, "search sets nothing; write %s, or remove search for its defaults", searchExample)
+		return
+	}
 	for _, f := range ents {
 		v, ok := p.scalar(f, "write "+searchExample)
 		if !ok {
@@ -162,6 +179,10 @@ func (p *parser) search(s *Study) {
 			n, ok := opsRate(v)
 			if !ok || n < capacity.MinRate {
 				p.addf(f.v.Line, "search %s %q is not a rate of at least %g ops/s; write e.g. %s", f.key, v, capacity.MinRate, searchExample)
+				continue
+			}
+			if n > MaxRate {
+				p.addf(f.v.Line, "search %s %g is more than %g ops/s, more than any engine serves on one host; write e.g. %s", f.key, n, float64(MaxRate), searchExample)
 				continue
 			}
 			if f.key == "from" {
@@ -251,6 +272,10 @@ func (p *parser) price(what string, f entry, v string) (float64, bool) {
 		p.addf(f.v.Line, "%s cost %s %q is not a price tierbench can read; write a number, optionally after one of %s, e.g. %s: 0.10", what, f.key, v, strings.Join(currencies, " "), f.key)
 		return 0, false
 	}
+	if n > MaxPrice {
+		p.addf(f.v.Line, "%s cost %s %s is more than %g a month, which no device costs; write the price in units of its currency, e.g. %s: 0.10", what, f.key, v, float64(MaxPrice), f.key)
+		return 0, false
+	}
 	return n, true
 }
 
@@ -260,6 +285,9 @@ func (p *parser) costs(s *Study) *results.Costs {
 	c := &results.Costs{Tiers: p.tierCosts}
 	if e, ok := p.top["host"]; ok {
 		if ents, ok := p.entries(e.v, "host", "write host: {cost: {per_month: 300}}"); ok {
+			if len(ents) == 0 && len(deref(e.v).Content) == 0 {
+				p.addf(e.k.Line, "host sets nothing; write host: {cost: {per_month: 300}}, or remove host")
+			}
 			for _, f := range ents {
 				if f.key != "cost" {
 					p.unknown(f.k.Line, fmt.Sprintf("unknown key %q in host", f.key), f.key, []string{"cost"}, "known keys", "write host: {cost: {per_month: 300}}")
@@ -294,6 +322,10 @@ func (p *parser) sizes(e entry) map[string]int64 {
 	if !ok {
 		return nil
 	}
+	if len(ents) == 0 && len(deref(e.v).Content) == 0 {
+		p.addf(e.k.Line, "size sets nothing; %s, or remove size", fix)
+		return nil
+	}
 	var comps []string
 	if p.spec != nil {
 		for _, c := range p.spec.Components {
@@ -315,7 +347,12 @@ func (p *parser) sizes(e entry) map[string]int64 {
 			p.addf(f.v.Line, "size of %s: %v", f.key, err)
 			continue
 		}
-		out[f.key], _ = strconv.ParseInt(norm, 10, 64)
+		n, _ := strconv.ParseInt(norm, 10, 64)
+		if n > MaxComponentSize {
+			p.addf(f.v.Line, "size of %s %s is more than 1 EiB, past any one tier; write the component's production size, e.g. %s: 500GiB", f.key, v, f.key)
+			continue
+		}
+		out[f.key] = n
 	}
 	return out
 }

@@ -26,6 +26,9 @@ const (
 	// minSteadyWindow is two of the driver's one-second ticks: one tick
 	// alone is always within any band of itself.
 	minSteadyWindow = 2 * time.Second
+	// minSteadyBand is the narrowest band: at 1000 ops/s, 0.1% is one
+	// operation a second either way.
+	minSteadyBand = 0.001
 )
 
 const warmupExample = "warmup: 5s, or warmup: {steady: 5%, window: 3s, max: 60s}"
@@ -69,6 +72,11 @@ func (p *parser) steady(s *Study, e entry) {
 				if ok {
 					p.addf(f.v.Line, "warmup steady %q must be a percentage above 0%% and below 100%%: how far each second's throughput may lie from the window's mean; write e.g. steady: 5%%", v)
 				}
+				good = false
+				continue
+			}
+			if frac < minSteadyBand {
+				p.addf(f.v.Line, "warmup steady %q is below 0.1%%, finer than a second's count of operations tells apart, so no run would ever be steady; write e.g. steady: 5%%", v)
 				good = false
 				continue
 			}

@@ -22,6 +22,11 @@ func CheckCreatable(dir string) error {
 		case err == nil && !st.IsDir():
 			return fmt.Errorf("%s is a file, not a folder", d)
 		case err == nil:
+			// /proc and /sys pass the access check as root, and refuse
+			// the mkdir only later, after the work it was for.
+			if m, err := mountOf(d); err == nil && PseudoFS(m.FSType) {
+				return fmt.Errorf("folder %s is on %s (mounted at %s), a kernel interface that holds no files of ours", d, m.FSType, m.Point)
+			}
 			if err := unix.Access(d, unix.W_OK|unix.X_OK); err != nil {
 				return fmt.Errorf("folder %s is not writable by this user", d)
 			}

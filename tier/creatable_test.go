@@ -20,6 +20,8 @@ func TestCheckCreatable(t *testing.T) {
 		{"folders to make", filepath.Join(dir, "a", "b", "c"), ""},
 		{"a file", file, "is a file, not a folder"},
 		{"below a file", filepath.Join(file, "state"), "is below a file, not a folder"},
+		{"in /proc", "/proc/tierbench-hdr", "folder /proc is on proc (mounted at /proc), a kernel interface"},
+		{"in /sys", "/sys/kernel/tierbench", "is on sysfs"},
 	}
 	for _, c := range cases {
 		err := CheckCreatable(c.path)

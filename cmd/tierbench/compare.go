@@ -33,6 +33,9 @@ func newCompareCmd() *cobra.Command {
 			if format != "table" && format != "json" {
 				return badInput(fmt.Errorf("unknown --format %q: use table or json", format))
 			}
+			if err := gateFlagsGiven(cmd, failOn, toleranceText); err != nil {
+				return badInput(err)
+			}
 			if toleranceText != "" {
 				t, err := gateTolerance(toleranceText, failOn)
 				if err != nil {
@@ -209,6 +212,22 @@ func (w withinStudy) sides(refs []string, list string, load func(string) (*resul
 	}
 	return sides[0], sides[1:], nil
 }
+
+// gateFlagsGiven refuses --fail-on or --tolerance given with an empty
+// value: in CI that is a variable left unset (--fail-on "$GATE"), and
+// taking it as "no gate" would pass every job without judging anything.
+func gateFlagsGiven(cmd *cobra.Command, failOn, tolerance string) error {
+	switch {
+	case cmd.Flags().Changed("fail-on") && failOn == "":
+		return fmt.Errorf("--fail-on is empty (a CI variable left unset?), which would judge nothing: give --fail-on %s, or leave the flag out for no gate", strings.Join(stats.FailOnValues, " or --fail-on "))
+	case cmd.Flags().Changed("tolerance") && toleranceEmpty(tolerance):
+		return errors.New("--tolerance is empty (a CI variable left unset?): give a percentage such as --tolerance 5%, or leave the flag out for no tolerance")
+	}
+	return nil
+}
+
+// toleranceEmpty is a --tolerance of nothing but spaces.
+func toleranceEmpty(v string) bool { return strings.TrimSpace(v) == "" }
 
 // gateTolerance reads --tolerance: a percentage, with --fail-on worse.
 func gateTolerance(v, failOn string) (float64, error) {

@@ -110,9 +110,13 @@ the warmup (docs/live-metrics.md).`,
 // exporters are the outputs export's flags ask for, each written in turn;
 // none is bad input.
 func (o *exportOptions) exporters(cmd *cobra.Command) ([]exporter, error) {
+	if err := o.givenEmpty(cmd); err != nil {
+		return nil, err
+	}
 	var outs []exporter
+	whatGiven := cmd.Flags().Changed("what")
 	if o.format != "" || o.out != "" {
-		out, err := o.tableExporter(cmd.Flags().Changed("what"))
+		out, err := o.tableExporter(whatGiven)
 		if err != nil {
 			return nil, err
 		}
@@ -125,10 +129,28 @@ func (o *exportOptions) exporters(cmd *cobra.Command) ([]exporter, error) {
 		}
 		outs = append(outs, out)
 	}
+	if whatGiven && o.format == "" && o.out == "" && len(outs) > 0 {
+		return nil, errors.New("--what picks a CSV table, and only --hdr is asked for: add --format csv (or -o FILE.csv) for the table, or drop --what")
+	}
 	if len(outs) == 0 {
 		return nil, errors.New("say what to write: --format csv (one table: --what runs, groups, comparisons or events), --format json, or --hdr DIR (HdrHistogram interval logs); see `tierbench export --help`")
 	}
 	return outs, nil
+}
+
+// givenEmpty refuses --what or --format given with an empty value (a
+// script's variable left unset): --what "" would otherwise fall back to
+// nothing it names, and --format "" to no table at all.
+func (o *exportOptions) givenEmpty(cmd *cobra.Command) error {
+	for _, f := range []struct{ name, value, fix string }{
+		{"what", o.what, "give --what runs, groups, comparisons or events, or leave it out for runs"},
+		{"format", o.format, "give --format csv or --format json, or leave it out to take the format from -o's extension"},
+	} {
+		if cmd.Flags().Changed(f.name) && strings.TrimSpace(f.value) == "" {
+			return fmt.Errorf("--%s is empty (a variable left unset?): %s", f.name, f.fix)
+		}
+	}
+	return nil
 }
 
 // exportFormatByExt is the format an output file's extension means.

@@ -50,6 +50,18 @@ const (
 // Durabilities lists the durability values, for messages.
 var Durabilities = []Durability{Synced, Written, None}
 
+// Bounds of a profile's figures, so that a wrong one is refused rather
+// than applied: a probe starts a writer per fsync_at_once sync, and caps
+// become integers of the block I/O controller.
+const (
+	// MaxSyncsAtOnce bounds fsync_at_once's writer counts: the most
+	// clients an engine takes.
+	MaxSyncsAtOnce = 1024
+	// MaxRate bounds iops and bandwidth_mib_s: a billion is past any
+	// device, and fits the controller's integers.
+	MaxRate = 1e9
+)
+
 // Duration is a latency, written as Go durations (10us, 2ms) in YAML.
 type Duration time.Duration
 
@@ -227,7 +239,16 @@ func Parse(data []byte, name string) (Profile, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&p); err != nil {
-		return Profile{}, fmt.Errorf("not a profile: %v; see the profile files that tierbench profiles lists, or docs/tiers.md", strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			// One line: a problem is one line of validate's output.
+			msg = strings.Join(te.Errors, "; ")
+		}
+		return Profile{}, fmt.Errorf("not a profile: %s; see the profile files that tierbench profiles lists, or docs/tiers.md", msg)
+	}
+	if err := oneDocument(dec); err != nil {
+		return Profile{}, err
 	}
 	if p.Name == "" {
 		p.Name = name
@@ -240,8 +261,8 @@ func Parse(data []byte, name string) (Profile, error) {
 
 // check refuses a profile that asks for nothing, or whose figures cannot be.
 func (p *Profile) check() error {
-	if p.Name == "" || strings.ContainsAny(p.Name, " /\t") {
-		return fmt.Errorf("name %q must be one word; write name: my-ssd", p.Name)
+	if err := p.checkText(); err != nil {
+		return err
 	}
 	if p.Latency.Read.P50 == 0 && p.Latency.Write.P50 == 0 && p.Latency.Fsync.P50 == 0 {
 		return errors.New("latency sets nothing; write latency: {fsync: {p50: 2ms, p99: 5ms}}")
@@ -257,8 +278,16 @@ func (p *Profile) check() error {
 	if err := p.checkAtOnce(); err != nil {
 		return err
 	}
-	if p.IOPS.Read < 0 || p.IOPS.Write < 0 || p.Bandwidth.Read < 0 || p.Bandwidth.Write < 0 {
-		return errors.New("iops and bandwidth_mib_s must not be negative")
+	for _, r := range []struct {
+		name string
+		v    float64
+	}{
+		{"iops read", p.IOPS.Read}, {"iops write", p.IOPS.Write},
+		{"bandwidth_mib_s read", p.Bandwidth.Read}, {"bandwidth_mib_s write", p.Bandwidth.Write},
+	} {
+		if !(r.v >= 0 && r.v <= MaxRate) {
+			return fmt.Errorf("%s %g is not a number from 0 to %g; write the device's figure, or leave it out (or 0) for no limit", r.name, r.v, float64(MaxRate))
+		}
 	}
 	if !slices.Contains(Durabilities, p.Durability) {
 		return fmt.Errorf("durability %q is not one of synced, written or none; write durability: synced", p.Durability)
@@ -280,6 +309,8 @@ func (p *Profile) checkAtOnce() error {
 		switch {
 		case a.Syncs <= last:
 			return fmt.Errorf("fsync_at_once: syncs %d must be above %d; list the points in rising order of writers, from 2", a.Syncs, last)
+		case a.Syncs > MaxSyncsAtOnce:
+			return fmt.Errorf("fsync_at_once: syncs %d is more than %d, more writers than a study runs at once (a probe measures each point with that many); list points up to %d", a.Syncs, MaxSyncsAtOnce, MaxSyncsAtOnce)
 		case a.P50 == 0:
 			return fmt.Errorf("fsync_at_once: %d syncs has no p50; write {syncs: %d, p50: 300us, p99: 700us}", a.Syncs, a.Syncs)
 		case a.P99 != 0 && a.P99 < a.P50:

@@ -68,6 +68,14 @@ func TestLoad(t *testing.T) {
 		{"syncs at once not rising", write("once1.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 4, p50: 2ms}, {syncs: 2, p50: 3ms}]\ndurability: synced\nsource: x\n"), "syncs 2 must be above 4"},
 		{"syncs at once from one", write("once2.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 1, p50: 2ms}]\ndurability: synced\nsource: x\n"), "syncs 1 must be above 1"},
 		{"syncs at once without p50", write("once3.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p99: 2ms}]\ndurability: synced\nsource: x\n"), "2 syncs has no p50"},
+		{"syncs at once past the bound", write("once5.yaml", "latency: {fsync: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p50: 2ms}, {syncs: 100000000, p50: 3ms}]\ndurability: synced\nsource: x\n"), "syncs 100000000 is more than 1024"},
+		{"iops NaN", write("nan.yaml", "latency: {fsync: {p50: 1ms}}\niops: {read: .nan}\ndurability: synced\nsource: x\n"), "iops read NaN is not a number from 0 to 1e+09"},
+		{"bandwidth huge", write("huge.yaml", "latency: {fsync: {p50: 1ms}}\nbandwidth_mib_s: {write: 1e300}\ndurability: synced\nsource: x\n"), "bandwidth_mib_s write 1e+300 is not a number"},
+		{"negative latency", write("neg.yaml", "latency: {fsync: {p50: -1ms}}\ndurability: synced\nsource: x\n"), `latency "-1ms" is not a duration between 0 and 1m`},
+		{"a second document", write("two.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: x\n---\nlatency: {fsync: {p50: 9ms}}\n"), "second YAML document"},
+		{"duplicate key", write("dup.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\ndurability: none\nsource: x\n"), `mapping key "durability" already defined`},
+		{"name with an escape", write("esc.yaml", "name: \"\\e[31mred\"\nlatency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: x\n"), `name "\x1b[31mred" must be one word`},
+		{"source with a right-to-left override", write("bidi.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: \"a \\u202E b\"\n"), `source "a \u202e b" holds a control or bidirectional character (U+202E)`},
 		{"syncs at once without fsync", write("once4.yaml", "latency: {read: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p50: 2ms}]\ndurability: synced\nsource: x\n"), "without latency.fsync"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
