@@ -517,7 +517,7 @@ server or a mount behind fails the build instead of disturbing the next.`,
 				return nil
 			}
 			if check {
-				return &exitError{code: exitRunsFailed, err: fmt.Errorf("cleanup --check: %d things were left behind (%d undone, %d still there) in %s",
+				return &exitError{code: exitRunsFailed, err: fmt.Errorf("cleanup --check: %d left behind (%d undone now, %d still there), state folder %s",
 					len(done)+len(held), len(done), len(held), ledger.Dir())}
 			}
 			return nil

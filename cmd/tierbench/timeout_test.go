@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
 )
@@ -112,4 +113,69 @@ func timeoutChildTest(t *testing.T, mode string) {
 	}
 	<-testenv.Context(t).Done()
 	t.Fatalf("gave up at the test's deadline: the run (in %s) was still going", tier.StateDir())
+}
+
+// TestCleanupCheck checks what cleanup --check says and exits with: 0
+// and nothing to clean up on an empty ledger; 1 when it undid what a dead
+// process left, or found a record of a live one, which it leaves; plain
+// cleanup exits 0 for both.
+func TestCleanupCheck(t *testing.T) {
+	if _, running := node.Running(); running {
+		t.Skip("a node runs on this machine, which cleanup --check reports whatever the ledger")
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		owner int // of the record of a folder; 0: no record
+		check bool
+		code  int
+		want  string
+		kept  bool
+	}{
+		{"empty ledger", 0, true, 0, "nothing to clean up", false},
+		{"a dead process's folder", dead.Process.Pid, true, exitRunsFailed, "undone: dir ", false},
+		{"a dead process's folder, no --check", dead.Process.Pid, false, 0, "undone: dir ", false},
+		{"a live process's folder", os.Getpid(), true, exitRunsFailed, "still there: dir ", true},
+		{"a live process's folder, no --check", os.Getpid(), false, 0, "nothing to clean up", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			state, made := filepath.Join(dir, "state"), filepath.Join(dir, "made")
+			if tc.owner != 0 {
+				if err := os.Mkdir(made, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				l, err := tier.OpenLedger(state)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := l.Intend(tier.Resource{Kind: tier.KindDir, Path: made})
+				if err != nil {
+					t.Fatal(err)
+				}
+				owned := r
+				owned.Owner = tc.owner
+				if err := l.Update(r, owned); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := []string{"cleanup"}
+			if tc.check {
+				args = append(args, "--check")
+			}
+			r := tierbenchEnv(t, "", []string{"TIERBENCH_STATE_DIR=" + state}, args...)
+			if r.code != tc.code || !strings.Contains(r.stdout, tc.want) {
+				t.Errorf("exit %d, want %d with %q:\n%s%s", r.code, tc.code, tc.want, r.stdout, r.stderr)
+			}
+			if tc.code != 0 && !strings.Contains(r.stderr, "cleanup --check: 1 left behind") {
+				t.Errorf("stderr does not say what was left:\n%s", r.stderr)
+			}
+			if _, err := os.Stat(made); tc.owner != 0 && (err == nil) != tc.kept {
+				t.Errorf("the folder kept: %v, want %v", err == nil, tc.kept)
+			}
+		})
+	}
 }
