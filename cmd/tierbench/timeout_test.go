@@ -58,6 +58,7 @@ func TestTimeoutUndoes(t *testing.T) {
 		{"stuck", "testenv: undid tierbench run"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel() // each waits out its child's -timeout
 			work := serverWork(t, "tierbench-timeout-")
 			state := filepath.Join(work, "state")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestTimeoutUndoes$", "-test.timeout=75s", "-test.v")
