@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/engine/enginetest"
+	"github.com/tierbench/tierbench/workload/sqlwork"
 	"github.com/tierbench/tierbench/workload/workloadtest"
 )
 
@@ -257,10 +258,17 @@ func deadlockRetried(t *testing.T, name string, db engine.DB, w *Workload, c *Cl
 			t.Fatalf("payment in a deadlock: %v (the other side: %v)", err, xerr)
 		}
 		if w.stats.retries.Deadlocks() > retries {
-			if xerr != nil {
-				t.Errorf("both sides failed; the other: %v", xerr)
+			// x may lose a second deadlock: the client's retry, begun at
+			// once, can update the warehouse before x, woken by the
+			// client's rollback, runs again (PostgreSQL lets whoever comes
+			// first take a row whose updater rolled back); x then waits
+			// for the retry, which waits for x's district, and x, waiting
+			// first, is the victim. The retry commits all the same. This
+			// failed the test twice on a loaded machine.
+			if xerr != nil && sqlwork.Conflict(xerr) == "" {
+				t.Errorf("the other side failed: %v", xerr)
 			}
-			t.Logf("%s: payment retried after a deadlock on attempt %d", name, attempt)
+			t.Logf("%s: payment retried after a deadlock on attempt %d (the other side: %v)", name, attempt, xerr)
 			if got := paid(); got != before+int64(attempt) {
 				t.Errorf("customer paid %d times, want %d", got-before, attempt)
 			}
