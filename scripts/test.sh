@@ -14,7 +14,9 @@
 # (engine/ignite, engine/search, tool/searchbench, workload/searchload);
 # last those that start this machine's one Kubernetes node, one after the
 # other (cmd/tierbench's TestRealNode, which waits on containerd, the
-# kubelet and pods; platform/kube/node). They check files, errors, counts
+# kubelet and pods; platform/kube/node), and cmd/tierbench's
+# TestTimeoutUndoes, which waits out two child test binaries' -timeout
+# around a PostgreSQL run. They check files, errors, counts
 # and processes. Every test keeps to folders, ports, ledgers and processes
 # of its own, whichever lane runs it.
 set -uo pipefail
@@ -27,7 +29,7 @@ ceph=(./engine/ceph ./tool/radosbench ./workload/objects)
 slow=(./engine/ignite ./engine/search ./tool/searchbench ./workload/searchload)
 
 # side is the side lane's tests by name, skipped in the main lane.
-side='^(TestIgniteCrash|TestRealNode|TestServeUndoes)$'
+side='^(TestIgniteCrash|TestRealNode|TestServeUndoes|TestTimeoutUndoes)$'
 
 if [ "${1:-}" = --side ]; then
 	start=$SECONDS rc=0
@@ -64,7 +66,7 @@ echo "main lane: $((SECONDS - start)) s"
 wait "$lane"
 side_rc=$?
 lane=
-echo "--- side lane: TestIgniteCrash, ${ceph[*]} ${slow[*]}, TestRealNode, platform/kube/node"
+echo "--- side lane: TestIgniteCrash, ${ceph[*]} ${slow[*]}, TestRealNode, TestTimeoutUndoes, platform/kube/node"
 cat "$side_log"
 if [ "$main_rc" -ne 0 ] || [ "$side_rc" -ne 0 ]; then
 	echo "FAIL: main lane exit $main_rc, side lane exit $side_rc"

@@ -16,6 +16,7 @@ import (
 	"github.com/tierbench/tierbench/catalog"
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/platform/kube/node"
 	"github.com/tierbench/tierbench/progress"
 	"github.com/tierbench/tierbench/report"
 	"github.com/tierbench/tierbench/results"
@@ -473,10 +474,20 @@ func terminalWidth(f *os.File) int {
 }
 
 func newCleanupCmd() *cobra.Command {
-	return &cobra.Command{
+	var check bool
+	cmd := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Undo what a killed tierbench left: mounts, loop devices, images, run folders",
-		Args:  args(cobra.NoArgs),
+		Long: `cleanup undoes what a killed tierbench left in the ledger of its state
+folder (TIERBENCH_STATE_DIR): mounts, loop devices, images, run folders,
+server processes, cluster objects. What a running tierbench recorded is
+its own to undo, and is left alone.
+
+With --check it also fails (exit 1) when it found anything: something it
+undid, something a running tierbench still holds, or a node that still
+runs on this machine. CI ends with it, so a test that left a node, a
+server or a mount behind fails the build instead of disturbing the next.`,
+		Args: args(cobra.NoArgs),
 		RunE: func(*cobra.Command, []string) error {
 			ledger, err := tier.OpenLedger(tier.StateDir())
 			if err != nil {
@@ -492,12 +503,45 @@ func newCleanupCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("cleanup: %w", err)
 			}
-			if len(done) == 0 {
+			var held []string
+			if check {
+				if held, err = stillHeld(ledger); err != nil {
+					return fmt.Errorf("cleanup --check: %w", err)
+				}
+				for _, h := range held {
+					fmt.Println("still there: " + h)
+				}
+			}
+			if len(done) == 0 && len(held) == 0 {
 				fmt.Println("nothing to clean up")
+				return nil
+			}
+			if check {
+				return &exitError{code: exitRunsFailed, err: fmt.Errorf("cleanup --check: %d left behind (%d undone now, %d still there), state folder %s",
+					len(done)+len(held), len(done), len(held), ledger.Dir())}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&check, "check", false, "exit 1 when anything was left: undone now, still held by a running tierbench, or a node still running")
+	return cmd
+}
+
+// stillHeld names what cleanup leaves because its owner runs: the
+// ledger's records of live processes, and the machine's node.
+func stillHeld(ledger *tier.Ledger) ([]string, error) {
+	all, err := ledger.All()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range all {
+		out = append(out, fmt.Sprintf("%s (recorded by running process %d)", r, r.Owner))
+	}
+	if info, ok := node.Running(); ok {
+		out = append(out, fmt.Sprintf("a node runs on this machine (pid %d, kubeconfig %s): tierbench cluster down", info.PID, info.Kubeconfig))
+	}
+	return out, nil
 }
 
 // loadStudy opens the results store and loads the study named by args

@@ -30,7 +30,15 @@ import (
 // binary is tierbench built once for these end-to-end tests.
 var binary string
 
+// testBinary names, in a child test binary (TestTimeoutUndoes), the
+// tierbench its parent built, which it runs with the parent's state
+// folder instead of building its own.
+const testBinary = "TIERBENCH_TEST_BINARY"
+
 func TestMain(m *testing.M) {
+	if binary = os.Getenv(testBinary); binary != "" {
+		os.Exit(testenv.Main(m))
+	}
 	dir, err := os.MkdirTemp("", "tierbench-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -47,7 +55,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	enginetest.Name("cmd")
-	code := m.Run()
+	// Under a watchdog: a test that started a node or a server and is
+	// stuck near the -timeout has it undone (testenv.OnTimeout).
+	code := testenv.Main(m)
 	enginetest.Done()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -94,8 +94,14 @@ func TestRealNode(t *testing.T) {
 	}
 	waitNoNode(t)
 	dir := t.TempDir()
+	// Should the test be stuck near the binary's -timeout, the watchdog
+	// takes the node down (testenv.Main), as the cleanup would have.
+	forget := testenv.OnTimeout("the node (tierbench cluster down)", func() {
+		out, err := exec.Command(binary, "cluster", "down").CombinedOutput()
+		fmt.Fprintf(os.Stderr, "cluster down: %v\n%s", err, out)
+	})
 	up := tierbench(t, "cluster", "up", writeStudy(t, dir, nodeStudy))
-	t.Cleanup(func() { tierbench(t, "cluster", "down") })
+	t.Cleanup(func() { tierbench(t, "cluster", "down"); forget() })
 	if up.code != 0 {
 		t.Fatalf("cluster up: exit %d\n%s%s", up.code, up.stdout, up.stderr)
 	}
@@ -258,13 +264,16 @@ func TestRealNode(t *testing.T) {
 func waitNoNode(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Minute)
+	if d, ok := testenv.Deadline(t); ok && d.Before(deadline) {
+		deadline = d
+	}
 	for {
 		info, ok := node.Running()
 		if !ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("a node (pid %d) still runs on this machine after 10 minutes", info.PID)
+			t.Fatalf("a node (pid %d) still runs on this machine after 10 minutes, or at the test's deadline", info.PID)
 		}
 		time.Sleep(2 * time.Second)
 	}

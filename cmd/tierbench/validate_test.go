@@ -22,10 +22,18 @@ func tierbenchEnv(t *testing.T, dir string, env []string, args ...string) result
 	return runBinary(t, binary, dir, env, args...)
 }
 
-// runBinary runs the tierbench binary at path, as tierbench does.
+// runBinary runs the tierbench binary at path, as tierbench does, for at
+// most 5 minutes, and in a test's body not past testenv.Deadline: a
+// command that would run into the binary's -timeout is killed in time for
+// the test's cleanups (which, once t.Context has ended, get their 5
+// minutes) to undo what it started.
 func runBinary(t *testing.T, path, dir string, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	end := time.Now().Add(5 * time.Minute)
+	if d, ok := testenv.Deadline(t); ok && t.Context().Err() == nil && d.Before(end) {
+		end = d
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), end)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = dir

@@ -74,10 +74,15 @@ var shared struct {
 }
 
 // Main runs the tests and then removes the folder Open made. Call it from
-// TestMain; name labels the folder (/var/tmp/tierbench-NAME-test-*).
+// TestMain; name labels the folder (/var/tmp/tierbench-NAME-test-*). The
+// tests run under testenv.Main's watchdog, which, should they be stuck at
+// the binary's -timeout, unmounts their tmpfs tiers and removes the
+// folder (the servers die with the binary: Pdeathsig).
 func Main(m *testing.M, name string) {
 	Name(name)
-	code := m.Run()
+	forget := testenv.OnTimeout("the servers' test folder", Done)
+	code := testenv.Main(m)
+	forget()
 	Done()
 	os.Exit(code)
 }

@@ -92,12 +92,14 @@ func MountTmpfs(t testing.TB, size string) string {
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput(); err != nil {
 		testenv.Skipf(t, "cannot mount a tmpfs (%v: %s)", err, out)
 	}
+	forget := testenv.OnTimeout("tmpfs "+dir, func() { exec.Command("umount", "-l", dir).Run() })
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", dir, err, out)
 			exec.Command("umount", "-l", dir).Run()
 		}
 		os.Remove(dir)
+		forget()
 	})
 	return dir
 }

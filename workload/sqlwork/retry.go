@@ -2,6 +2,7 @@ package sqlwork
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -12,6 +13,10 @@ import (
 // retry them; an operation that still conflicts is an error.
 const MaxRetries = 10
 
+// ErrGaveUp marks an operation that still conflicted after MaxRetries
+// retries: rolled back, so its changes are not in the data.
+var ErrGaveUp = fmt.Errorf("gave up after %d retries", MaxRetries)
+
 // Retries retries operations that hit a conflict (see Conflict) and counts
 // the retries by kind and the operations given up, for a run's record.
 // Safe for concurrent use; the zero value is ready.
@@ -21,7 +26,9 @@ type Retries struct {
 }
 
 // Do runs op until it succeeds, fails with something other than a
-// conflict, or has been retried MaxRetries times.
+// conflict, or has been retried MaxRetries times. A conflict whose
+// rollback failed (RollbackFailed) is not retried: the connection may
+// still hold part of the transaction.
 func (r *Retries) Do(ctx context.Context, op func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := op()
@@ -29,12 +36,13 @@ func (r *Retries) Do(ctx context.Context, op func() error) error {
 			return err
 		}
 		kind := Conflict(err)
-		if kind == "" {
+		var rf *RollbackFailed
+		if kind == "" || errors.As(err, &rf) {
 			return err
 		}
 		if attempt == MaxRetries {
 			r.gaveUp.Add(1)
-			return fmt.Errorf("%w (gave up after %d retries)", err, MaxRetries)
+			return fmt.Errorf("%w (%w)", err, ErrGaveUp)
 		}
 		switch {
 		case strings.HasPrefix(kind, "deadlock"):

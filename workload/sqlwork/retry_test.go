@@ -31,8 +31,14 @@ func TestRetries(t *testing.T) {
 		t.Errorf("a non-conflict error came back as %v", err)
 	}
 	calls = 0
-	if err := r.Do(context.Background(), func() error { calls++; return deadlock }); !errors.Is(err, deadlock) || calls != MaxRetries+1 {
+	if err := r.Do(context.Background(), func() error { calls++; return deadlock }); !errors.Is(err, deadlock) || !errors.Is(err, ErrGaveUp) || calls != MaxRetries+1 {
 		t.Errorf("a lasting conflict: %v after %d calls", err, calls)
+	}
+	// A deadlock whose rollback failed is not retried.
+	calls = 0
+	unrolled := &RollbackFailed{errors.Join(deadlock, errors.New("rollback: connection reset"))}
+	if err := r.Do(context.Background(), func() error { calls++; return unrolled }); err != unrolled || calls != 1 {
+		t.Errorf("a conflict whose rollback failed: %v after %d calls, want it back after 1", err, calls)
 	}
 	want := "retries: 11 after deadlock, 1 after serialization failure (1 given up after 10)"
 	if got := r.String(); got != want || r.Deadlocks() != 11 {

@@ -207,16 +207,28 @@ func Txn(ctx context.Context, conn *sql.Conn, workloadName string, body func() (
 // never retried here, so a retry loop cannot hide them from the results.
 // ROLLBACK runs even when ctx is done (the run's end must not leave a
 // transaction open on a connection that stays in use), with a bound of its
-// own.
+// own. When the ROLLBACK fails too, the error is a RollbackFailed, which
+// Retries never retries.
 func Rollback(ctx context.Context, conn *sql.Conn, what string, err error) error {
 	err = Labelled(what, err)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if _, rerr := conn.ExecContext(rctx, "ROLLBACK"); rerr != nil {
-		return errors.Join(err, fmt.Errorf("rollback: %w", rerr))
+		return &RollbackFailed{errors.Join(err, fmt.Errorf("rollback: %w", rerr))}
 	}
 	return err
 }
+
+// RollbackFailed is a failed transaction whose ROLLBACK failed as well:
+// its connection may still hold the transaction, or the part of it that
+// a lock wait timeout left (MariaDB rolls back only the statement), and
+// a retry's START TRANSACTION would commit that part on MariaDB, or fail
+// on PostgreSQL. So it is never retried, even when it began as a
+// deadlock.
+type RollbackFailed struct{ Err error }
+
+func (e *RollbackFailed) Error() string { return e.Err.Error() }
+func (e *RollbackFailed) Unwrap() error { return e.Err }
 
 // Labelled labels a failed transaction's error with what, and with the
 // conflict kind when it is one (Conflict), as Rollback does.

@@ -56,6 +56,10 @@ type Client struct {
 	// order is the New-Order under way in a crash run (acks.go).
 	order   acklog.Pending
 	ordered bool
+	// skipped counts the districts the Delivery under way found without
+	// a new order, added to the stats only when it commits: an attempt
+	// rolled back for a deadlock and retried must not count them twice.
+	skipped int64
 }
 
 func (c *Client) prepare(ctx context.Context) error {
@@ -185,10 +189,12 @@ func (c *Client) txn(ctx context.Context, body func(context.Context) (string, er
 	if _, err := c.conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
 		return false, fmt.Errorf("tpcc %s: begin: %w", what(), err)
 	}
+	c.skipped = 0
 	step, err := body(ctx)
 	if err == nil {
 		if _, err = c.conn.ExecContext(ctx, "COMMIT"); err == nil {
 			c.endOrder(true)
+			c.w.stats.skipped.Add(c.skipped)
 			return false, nil
 		}
 		step = "commit"

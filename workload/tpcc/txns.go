@@ -340,7 +340,7 @@ func (c *Client) delivery(ctx context.Context, carrier int64) (string, error) {
 		var oid, cid int64
 		if err := c.stmts[sOldestNewOrder].QueryRowContext(ctx, w, d).Scan(&oid); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
-				c.w.stats.skipped.Add(1)
+				c.skipped++
 				continue
 			}
 			return fmt.Sprintf("district %d: select oldest new order", d), err

@@ -14,6 +14,8 @@ import (
 	"github.com/tierbench/tierbench/tier"
 )
 
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m)) }
+
 // TestServeUndoes starts a node without images (no pod runs), checks it
 // becomes Ready with its classes and volumes, and that stopping it puts
 // the machine back: no process, mount, bridge, chain, cgroup, sysctl
@@ -30,15 +32,20 @@ func TestServeUndoes(t *testing.T) {
 	}
 	state := t.TempDir()
 	was := before(filepath.Join(state, "cluster", "node"), "/run/tierbench-containerd")
-	ctx, cancel := context.WithCancel(context.Background())
+	// The node ends, and undoes itself, at the test's deadline, before
+	// the binary's -timeout; stuck, the watchdog ends it (testenv.Main).
+	ctx, cancel := context.WithCancel(testenv.Context(t))
 	done := make(chan error, 1)
+	served := make(chan struct{})
 	var info Info
 	readyc := make(chan struct{})
 	go func() {
 		done <- Serve(ctx, Spec{StateDir: state, BinDir: BinDir(), VolumesPerClass: 2,
 			Tiers: []tier.Spec{{Name: "ram", Kind: tier.TmpfsSpec{Size: 64 << 20}}}},
 			func(i Info) { info = i; close(readyc) })
+		close(served)
 	}()
+	defer testenv.OnTimeout("the node", func() { cancel(); <-served })()
 	select {
 	case <-readyc:
 	case err := <-done:
