@@ -6,7 +6,10 @@
 # ($TIERBENCH_STATE_DIR, else the default), then every state folder of a
 # cmd/tierbench test binary that did not end by itself: its TestMain
 # removes ${TMPDIR:-/tmp}/tierbench-bin-* when the tests end, so one that
-# is still there was killed, typically by its -timeout.
+# is still there was killed, typically by its -timeout. With
+# TIERBENCH_LEFTOVERS_SINCE naming a file (.ci/run's stamp), only test
+# binaries' folders made after it count: an earlier session's are not
+# this run's to answer for.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=${TIERBENCH:-bin/tierbench}
@@ -24,6 +27,9 @@ check() {
 check "${TIERBENCH_STATE_DIR:-}"
 shopt -s nullglob
 for dir in "${TMPDIR:-/tmp}"/tierbench-bin-*/; do
+	if [ -n "${TIERBENCH_LEFTOVERS_SINCE:-}" ] && ! [ "${dir%/}" -nt "$TIERBENCH_LEFTOVERS_SINCE" ]; then
+		continue
+	fi
 	echo "--- ${dir%/} is a test binary's, which did not end by itself: remove it once checked"
 	rc=1
 	for state in "$dir"state*/; do
