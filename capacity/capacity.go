@@ -183,12 +183,21 @@ type Found struct {
 	AtLeast bool
 	// Above is why the next rate up did not count: the failed step's Why.
 	Above string
+	// EstimateOpsS is the round's capacity as a figure to average and
+	// compare: the geometric middle of the final bracket [OpsS, the
+	// failed rate above]. OpsS, the met end, is below the truth by up to
+	// a resolution every round, a bias pairing does not cancel between
+	// placements whose brackets fall differently; with the search's
+	// dithered start the truth lies anywhere in the bracket, so its
+	// middle is off by at most half the bracket either way, on average
+	// not at all. A lower bound (AtLeast) or an open bracket keeps OpsS.
+	EstimateOpsS float64
 }
 
 // Capacity is the capacity steps found.
 func Capacity(s results.Search, steps []Step) Found {
 	lo, hi := Bracket(steps)
-	f := Found{OpsS: lo}
+	f := Found{OpsS: lo, EstimateOpsS: lo}
 	if hi == 0 {
 		f.AtLeast = lo > 0 && lo >= s.MaxOpsS
 		if f.AtLeast {
@@ -199,6 +208,9 @@ func Capacity(s results.Search, steps []Step) Found {
 	i := slices.IndexFunc(steps, func(st Step) bool { return !st.Met && st.Rate == hi })
 	f.AtLeast = lo > 0 && steps[i].GeneratorBound
 	f.Above = fmt.Sprintf("%.0f ops/s: %s", hi, steps[i].Why)
+	if lo > 0 && !f.AtLeast {
+		f.EstimateOpsS = math.Sqrt(lo * hi)
+	}
 	return f
 }
 

@@ -21,9 +21,10 @@ import (
 // capacity is not shown better than A's (their paired comparison is not
 // "better"), or when they cost the same and B's capacity is shown worse.
 // A series that costs more must prove its worth to stay on the frontier.
-// Without prices every series costs the same. These pairwise comparisons
-// are judged at 5% each, outside the study's family: the verdicts against
-// the baseline printed beside them are the guarded ones.
+// Without prices every series costs the same. The pairs of a block are
+// judged together, Holm over them (frontier.go), apart from the study's
+// family: the chance that two equal capacities are told apart anywhere in
+// the block is at most Alpha.
 
 // CapacityEntry is a series' capacity in a block: an element of `capacity`
 // in `show --format json`.
@@ -199,9 +200,14 @@ func (d *Decision) decideBlock(st *results.Study, block []*CapacityEntry) {
 			measured = append(measured, e)
 		}
 	}
+	rounds := make([]map[int]float64, len(measured))
+	for i, e := range measured {
+		rounds[i] = e.group.Rounds()
+	}
+	pairs := comparePairs(rounds, st.EquivalenceMargin())
 	var frontier []*CapacityEntry
-	for _, b := range measured {
-		if dom, ok := dominated(st, b, measured); ok {
+	for j, b := range measured {
+		if dom, ok := dominated(st, j, measured, pairs); ok {
 			d.Dominated = append(d.Dominated, dom)
 			continue
 		}
@@ -224,23 +230,26 @@ func cost(e *CapacityEntry) float64 {
 	return *e.CostPerMonth
 }
 
-// dominated finds a series that dominates b (see the rule above).
-func dominated(st *results.Study, b *CapacityEntry, others []*CapacityEntry) (Domination, bool) {
-	for _, a := range others {
-		if a == b || cost(a) > cost(b) {
+// dominated finds a series that dominates entry j of the block (see the
+// rule above and frontier.go), judged on the block's adjusted pairs.
+func dominated(st *results.Study, j int, others []*CapacityEntry, pairs pairwise) (Domination, bool) {
+	b := others[j]
+	for i, a := range others {
+		if i == j {
 			continue
 		}
-		c := PairedWithin(b.group.Rounds(), a.group.Rounds(), true, a.group.margin, a.group.slack)
+		c := pairs.cmp[j][i]
+		ok, clear := dominates(cost(a), cost(b), c)
+		if !ok {
+			continue
+		}
+		dom := Domination{Series: b.Series, Durability: b.Durability, Clients: b.Clients, By: a.Series, Clear: clear}
+		capText := fmt.Sprintf("capacity is not shown better than %s's (%s, Holm over the block's %d pairs)", a.Series, c.Verdict, len(others)*(len(others)-1)/2)
+		if shown := c.shownCI(); shown != nil && (c.Verdict == Worse || c.Verdict == Equivalent) {
+			capText = fmt.Sprintf("capacity %s [%s-%s] %s's: %s (adjusted %.1f%% interval, Holm over the block's %d pairs)", ratioText(c.Ratio), ratioText(shown[0]), ratioText(shown[1]),
+				a.Series, c.Verdict, c.AdjustedLevel*100, len(others)*(len(others)-1)/2)
+		}
 		cheaper := cost(a) < cost(b)
-		if c.Verdict == Better || !cheaper && c.Verdict != Worse || c.Pairs == 0 {
-			continue
-		}
-		dom := Domination{Series: b.Series, Durability: b.Durability, Clients: b.Clients, By: a.Series,
-			Clear: c.CI95 != nil && c.CI95[1] < 1}
-		capText := fmt.Sprintf("capacity is not shown better than %s's (%s)", a.Series, c.Verdict)
-		if c.Verdict == Worse || c.Verdict == Equivalent {
-			capText = fmt.Sprintf("capacity %s [%s-%s] %s's: %s", ratioText(c.Ratio), ratioText(ci(c.CI95, 0)), ratioText(ci(c.CI95, 1)), a.Series, c.Verdict)
-		}
 		if cheaper && st.Costs != nil {
 			dom.Why = fmt.Sprintf("%s costs %s more a month, and its %s", b.Series, capacity.Money(st.Costs, cost(b)-cost(a)), capText)
 		} else {
