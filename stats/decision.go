@@ -29,29 +29,41 @@ import (
 // CapacityEntry is a series' capacity in a block: an element of `capacity`
 // in `show --format json`.
 type CapacityEntry struct {
-	Series     string      `json:"placement"`
-	Durability string      `json:"durability"`
-	Clients    int         `json:"clients"`
-	OpsS       float64     `json:"ops_s"`
-	CI95       *[2]float64 `json:"ci95"`
+	Series     string `json:"placement"`
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
+	// OpsS is the geometric mean of the rounds' capacities, the figure
+	// CI95 is the 95% t interval of (on logs).
+	OpsS float64     `json:"ops_s"`
+	CI95 *[2]float64 `json:"ci95"`
 	// AtLeast is true when some round's capacity is only a lower bound.
 	AtLeast bool `json:"at_least,omitempty"`
 	Rounds  int  `json:"rounds"`
 	Steps   int  `json:"steps"`
 	// Ratio, RatioCI95 and Verdict compare it with its baseline's, paired
-	// by round and guarded with the study's other comparisons.
-	Ratio     float64     `json:"ratio"`
-	RatioCI95 *[2]float64 `json:"ratio_ci95"`
-	Verdict   string      `json:"verdict"`
+	// by round and guarded with the study's other comparisons; RatioCI95
+	// is the adjusted interval that matches the verdict, at
+	// RatioCILevel, RatioCI95PerComparison the comparison's own.
+	Ratio                  float64     `json:"ratio"`
+	RatioCI95              *[2]float64 `json:"ratio_ci95"`
+	RatioCILevel           float64     `json:"ratio_ci_level,omitempty"`
+	RatioCI95PerComparison *[2]float64 `json:"ratio_ci95_per_comparison,omitempty"`
+	Verdict                string      `json:"verdict"`
 	// CostPerMonth is nil when the study priced nothing.
 	CostPerMonth      *float64 `json:"cost_per_month"`
 	CostPerMillionOps *float64 `json:"cost_per_million_ops,omitempty"`
 	CostParts         []string `json:"cost_parts,omitempty"`
 	Unpriced          []string `json:"unpriced_tiers,omitempty"`
-	// MeetsNeed is "yes" (the CI lies above the need), "may" (it
-	// straddles it, or there is no CI and the capacity is above) or "no";
-	// empty without a need.
-	MeetsNeed string `json:"meets_need,omitempty"`
+	// MeetsNeed is "yes" (it carries the need in at least NeedCoverage
+	// of rounds, at NeedConfidence: need.go), "no" (its rounds say it
+	// misses it more often) or "may" (NeedWhy says what would decide);
+	// empty without a need. NeedBoundOpsS is its lower tolerance bound,
+	// NeedMoreRounds about how many more rounds would decide a "may".
+	MeetsNeed      string   `json:"meets_need,omitempty"`
+	NeedWhy        string   `json:"need_why,omitempty"`
+	NeedBoundOpsS  *float64 `json:"need_bound_ops_s,omitempty"`
+	NeedConfidence float64  `json:"need_confidence,omitempty"`
+	NeedMoreRounds int      `json:"need_more_rounds,omitempty"`
 	// Dropped says after which round the search stopped running it.
 	Dropped string `json:"dropped,omitempty"`
 
@@ -84,8 +96,13 @@ type Recommendation struct {
 	Clients      int      `json:"clients"`
 	Series       *string  `json:"placement"`
 	CostPerMonth *float64 `json:"cost_per_month"`
-	CapacityOpsS float64  `json:"capacity_ops_s"`
-	Reason       string   `json:"reason"`
+	// CapacityOpsS is its mean capacity (geometric, over rounds);
+	// LowerBoundOpsS what it carries in at least NeedCoverage of rounds
+	// at Confidence.
+	CapacityOpsS   float64  `json:"capacity_ops_s"`
+	LowerBoundOpsS *float64 `json:"lower_bound_ops_s,omitempty"`
+	Confidence     float64  `json:"confidence,omitempty"`
+	Reason         string   `json:"reason"`
 }
 
 // SearchTime compares the searches' time with a fixed-rate study of the
@@ -136,8 +153,9 @@ func Decide(st *results.Study, a *Analysis, runs []results.Run) *Decision {
 		series[p.Name] = p
 	}
 	for _, g := range a.Groups {
-		e := &CapacityEntry{Series: g.Series, Durability: g.Durability, Clients: g.Clients, OpsS: g.ThroughputMedian, CI95: g.ThroughputCI,
-			Rounds: g.N, Steps: steps[g.Key()], Ratio: g.Ratio, RatioCI95: g.RatioCI, Verdict: g.Verdict, group: g}
+		e := &CapacityEntry{Series: g.Series, Durability: g.Durability, Clients: g.Clients, OpsS: geoMean(g.Throughputs()), CI95: g.ThroughputCI,
+			Rounds: g.N, Steps: steps[g.Key()], Ratio: g.Ratio, RatioCI95: g.RatioCI, RatioCILevel: g.RatioCILevel,
+			RatioCI95PerComparison: g.RatioCIPerComparison, Verdict: g.Verdict, group: g}
 		for _, r := range g.Runs {
 			e.AtLeast = e.AtLeast || slices.ContainsFunc(r.Caveats, func(c string) bool { return strings.HasPrefix(c, "capacity is at least") })
 		}
@@ -150,9 +168,6 @@ func Decide(st *results.Study, a *Analysis, runs []results.Run) *Decision {
 		if x, ok := dropped[g.Key()]; ok {
 			e.Dropped = fmt.Sprintf("after round %d: %s's capacity is clearly above, at no more cost", x.AfterRound, x.By)
 		}
-		if st.NeedOpsS > 0 && g.N > 0 {
-			e.MeetsNeed = meets(e, st.NeedOpsS)
-		}
 		d.Capacity = append(d.Capacity, e)
 	}
 	for _, block := range blocksOf(d.Capacity) {
@@ -162,16 +177,13 @@ func Decide(st *results.Study, a *Analysis, runs []results.Run) *Decision {
 	return d
 }
 
-// meets says whether e's capacity carries need: its CI above it (yes),
-// straddling it or no CI with the capacity above (may), or not (no).
-func meets(e *CapacityEntry, need float64) string {
-	switch {
-	case e.CI95 != nil && e.CI95[0] >= need:
-		return "yes"
-	case e.CI95 != nil && e.CI95[1] >= need, e.CI95 == nil && e.OpsS >= need:
-		return "may"
+// geoMean is the geometric mean of v's positive values, 0 for none.
+func geoMean(v []float64) float64 {
+	l := logs(v)
+	if len(l) == 0 {
+		return 0
 	}
-	return "no"
+	return math.Exp(Mean(l))
 }
 
 // blocksOf groups entries by durability and clients, in the study's order.
@@ -205,6 +217,9 @@ func (d *Decision) decideBlock(st *results.Study, block []*CapacityEntry) {
 		rounds[i] = e.group.Rounds()
 	}
 	pairs := comparePairs(rounds, st.EquivalenceMargin())
+	if st.NeedOpsS > 0 {
+		judgeNeed(measured, st.NeedOpsS)
+	}
 	var frontier []*CapacityEntry
 	for j, b := range measured {
 		if dom, ok := dominated(st, j, measured, pairs); ok {
@@ -275,8 +290,8 @@ func ratioText(r float64) string {
 	return fmt.Sprintf("%.2fx", r)
 }
 
-// recommend picks the cheapest series meeting the need, the larger
-// capacity among equal costs.
+// recommend picks the cheapest series that carries the need in at least
+// NeedCoverage of rounds (need.go), the larger capacity among equal costs.
 func recommend(st *results.Study, dur string, clients int, measured []*CapacityEntry) Recommendation {
 	rec := Recommendation{Durability: dur, Clients: clients}
 	if st.NeedOpsS == 0 {
@@ -292,14 +307,15 @@ func recommend(st *results.Study, dur string, clients int, measured []*CapacityE
 			may = append(may, e)
 		}
 	}
+	conf := 0.0
+	if len(measured) > 0 {
+		conf = measured[0].NeedConfidence
+	}
 	if len(yes) == 0 {
-		rec.Reason = fmt.Sprintf("no placement's capacity CI lies above %.0f ops/s", st.NeedOpsS)
-		if len(may) > 0 {
-			var names []string
-			for _, e := range may {
-				names = append(names, e.Series)
-			}
-			rec.Reason += fmt.Sprintf("; %s may meet it (the CI straddles the need, or there are too few rounds for one): run more rounds", strings.Join(names, ", "))
+		rec.Reason = fmt.Sprintf("no placement is shown to carry %.0f ops/s in at least %.0f%% of rounds (%.1f%% confidence each, Bonferroni over the %d candidates)",
+			st.NeedOpsS, NeedCoverage*100, conf*100, len(measured))
+		for _, e := range may {
+			rec.Reason += fmt.Sprintf("; %s may: %s", e.Series, e.NeedWhy)
 		}
 		return rec
 	}
@@ -310,14 +326,17 @@ func recommend(st *results.Study, dur string, clients int, measured []*CapacityE
 		return cmp.Compare(y.OpsS, x.OpsS)
 	})
 	best := yes[0]
-	rec.Series, rec.CostPerMonth, rec.CapacityOpsS = &best.Series, best.CostPerMonth, best.OpsS
+	rec.Series, rec.CostPerMonth, rec.CapacityOpsS, rec.LowerBoundOpsS = &best.Series, best.CostPerMonth, best.OpsS, best.NeedBoundOpsS
+	rec.Confidence = conf
+	meets := fmt.Sprintf("meets the need in at least %.0f%% of rounds (95%% confidence over the %d candidates: %.1f%% each): its lower tolerance bound is %.0f ops/s",
+		NeedCoverage*100, len(measured), conf*100, *best.NeedBoundOpsS)
 	switch {
 	case st.Costs == nil:
-		rec.Reason = "meets the need with the most capacity; no costs were given, so none is cheaper"
+		rec.Reason = meets + "; no costs were given, so none is cheaper and the one with the most capacity is chosen"
 	case len(yes) == 1:
-		rec.Reason = "the only placement whose capacity CI lies above the need"
+		rec.Reason = "the only placement that " + meets
 	default:
-		rec.Reason = fmt.Sprintf("the cheapest of %d placements whose capacity CI lies above the need", len(yes))
+		rec.Reason = fmt.Sprintf("the cheapest of %d placements shown to carry it; it %s", len(yes), meets)
 	}
 	return rec
 }
