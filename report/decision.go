@@ -38,7 +38,8 @@ func decisionLines(st *results.Study, d *stats.Decision) []string {
 		switch {
 		case rec.Series != nil:
 			e := entry(*rec.Series, f.Durability, f.Clients)
-			line := fmt.Sprintf("Cheapest meeting %s at %s ops/s (%s): %s, %s, capacity %s", slo, figure(st.NeedOpsS), block, e.Series, costText(st, e), capacityText(e))
+			line := fmt.Sprintf("Cheapest meeting %s at %s ops/s (%s): %s, %s; it meets the need in at least %.0f%% of rounds (95%% confidence): %s carried in 95%% of rounds, mean capacity %s",
+				slo, figure(st.NeedOpsS), block, e.Series, costText(st, e), stats.NeedCoverage*100, boundText(rec.LowerBoundOpsS), capacityText(e))
 			if base := entry(st.BaselineOf(results.Placement{Name: e.Series}), f.Durability, f.Clients); base != nil && base != e && e.RatioCI95 != nil {
 				line += fmt.Sprintf("; %s %s, %s [%s-%s] its capacity (%s)", costDiff(st, e, base), base.Series, ratioX(e.Ratio), ratioX(e.RatioCI95[0]), ratioX(e.RatioCI95[1]), e.Verdict)
 			}
@@ -73,6 +74,14 @@ func decisionLines(st *results.Study, d *stats.Decision) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// boundText is a lower tolerance bound: "at least 9,100 ops/s".
+func boundText(b *float64) string {
+	if b == nil {
+		return "no bound"
+	}
+	return "at least " + figure(*b) + " ops/s"
 }
 
 // capacityText is "9,800 ops/s [9,500-10,100]", with "at least" when
@@ -127,8 +136,9 @@ func capacityTable(w io.Writer, st *results.Study, d *stats.Decision) {
 	if d == nil {
 		return
 	}
-	fmt.Fprintf(w, "\ncapacity under %s (search from %s ops/s to %g%%; each round's capacity is the highest rate met):\n",
-		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100)
+	fmt.Fprintf(w, "\ncapacity under %s (search from %s ops/s to %g%%; each round's capacity is the geometric middle of its final bracket, the figure their geometric mean with its 95%% CI; "+
+		"vs baseline [Holm-adjusted interval]; need: carried in at least %.0f%% of rounds at 95%% confidence over the candidates, yes, no or may):\n",
+		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100, stats.NeedCoverage*100)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  placement\tdurability\tclients\tcapacity ops/s [95% CI]\trounds\tsteps\tvs baseline\tcost/month\tper M ops\tneed\tdecision")
 	for _, e := range d.Capacity {

@@ -260,7 +260,7 @@ func dominated(st *results.Study, j int, others []*CapacityEntry, pairs pairwise
 		}
 		dom := Domination{Series: b.Series, Durability: b.Durability, Clients: b.Clients, By: a.Series, Clear: clear}
 		capText := fmt.Sprintf("capacity is not shown better than %s's (%s, Holm over the block's %d pairs)", a.Series, c.Verdict, len(others)*(len(others)-1)/2)
-		if shown := c.shownCI(); shown != nil && (c.Verdict == Worse || c.Verdict == Equivalent) {
+		if shown := c.ShownCI(); shown != nil && (c.Verdict == Worse || c.Verdict == Equivalent) {
 			capText = fmt.Sprintf("capacity %s [%s-%s] %s's: %s (adjusted %.1f%% interval, Holm over the block's %d pairs)", ratioText(c.Ratio), ratioText(shown[0]), ratioText(shown[1]),
 				a.Series, c.Verdict, c.AdjustedLevel*100, len(others)*(len(others)-1)/2)
 		}

@@ -291,7 +291,7 @@ func (c *Comparison) rejudge() {
 // fill copies the comparison's figures into its JSON fields.
 func (j *Judged) fill() {
 	c := j.cmp
-	j.Ratio, j.CI95, j.CI90, j.Pairs, j.Verdict = c.Ratio, c.shownCI(), c.CI90, c.Pairs, c.Verdict
+	j.Ratio, j.CI95, j.CI90, j.Pairs, j.Verdict = c.Ratio, c.ShownCI(), c.CI90, c.Pairs, c.Verdict
 	j.CILevel, j.CI95PerComparison = c.AdjustedLevel, c.CI95
 	j.P, j.PAdjusted = finite(c.P), finite(c.PAdjusted)
 	j.PEquivalence, j.PEquivalenceAdjusted = finite(c.PEquivalence), finite(c.PEquivalenceAdjusted)

@@ -86,9 +86,9 @@ func dominates(costA, costB float64, c *Comparison) (dom, clear bool) {
 	return clear, clear
 }
 
-// shownCI is the interval printed beside a verdict: the adjusted one
+// ShownCI is the interval printed beside a verdict: the adjusted one
 // when the comparison was judged in a family, else its own 95% CI.
-func (c Comparison) shownCI() *[2]float64 {
+func (c Comparison) ShownCI() *[2]float64 {
 	if c.AdjustedCI95 != nil {
 		return c.AdjustedCI95
 	}

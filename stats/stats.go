@@ -330,7 +330,7 @@ func (g *Group) fromCmp() {
 	if g.Verdict == IsBaseline || c.Verdict == "" {
 		return // not compared: a baseline, no data, a crash run
 	}
-	g.Ratio, g.RatioCI, g.RatioCI90, g.Verdict = c.Ratio, c.shownCI(), c.CI90, c.Verdict
+	g.Ratio, g.RatioCI, g.RatioCI90, g.Verdict = c.Ratio, c.ShownCI(), c.CI90, c.Verdict
 	g.RatioCIPerComparison, g.RatioCILevel, g.Why = c.CI95, c.AdjustedLevel, c.Why
 	g.Pairs, g.RoundsLeftOut = c.Pairs, c.LeftOut
 	g.P, g.PAdjusted = finite(c.P), finite(c.PAdjusted)
