@@ -7,7 +7,11 @@
 // A run meets the objective when its latency at the percentile, measured
 // from each operation's intended start, is within the bound, its errors
 // within theirs, and it achieved at least MinAchieved of the rate it was
-// asked for. When a step misses while the study's clients were busy
+// asked for. The percentile is one order statistic of a short window, so
+// a step that recorded its interval (results.Run.LatencyCI) meets the
+// bound only when the interval's upper end is within it, misses it only
+// when the lower end is beyond, and is unsure otherwise: the search runs
+// the rate once more, and a step still unsure counts as not met. When a step misses while the study's clients were busy
 // (each has one operation in flight) and the engine's mean service time
 // (from each operation's actual start) stayed near what it was at the
 // search's lowest rate, the engine was not contended: operations waited
@@ -19,7 +23,6 @@ package capacity
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/hist"
@@ -55,6 +58,10 @@ const MinAchieved = 0.9
 // Outcome is what one search step found.
 type Outcome struct {
 	Met bool
+	// Unsure is true when the percentile's 95% interval straddles the
+	// bound (or the step had too few operations for one): not met, and
+	// the search repeats the rate once (Next).
+	Unsure bool
 	// GeneratorBound is true when the step missed while the engine's
 	// service time stayed flat (StepsOf): operations waited for a free
 	// client; raise clients to measure further.
@@ -83,16 +90,28 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 	}
 	achieved := r.ThroughputOpsS
 	behind := r.TargetRate > 0 && achieved < MinAchieved*r.TargetRate
+	ci, hasCI := r.LatencyCI[slo.Percentile]
+	judged := r.LatencyCI != nil // a step stored with intervals
 	switch {
 	case !errorsOK:
 		return Outcome{Why: why}
-	case lat > bound:
+	case hasCI && ci.Lo > bound:
+		return Outcome{Why: fmt.Sprintf("%s %s [%s-%s] > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi), hist.FormatMicros(bound))}
+	case !judged && lat > bound:
 		return Outcome{Why: fmt.Sprintf("%s %s > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(bound))}
 	case behind:
 		return Outcome{Why: fmt.Sprintf("achieved %.0f of %.0f ops/s", achieved, r.TargetRate)}
+	case judged && !hasCI:
+		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s from %d operations, too few for its interval: a longer step would tell", slo.Percentile, hist.FormatMicros(lat), r.Ops)}
+	case hasCI && ci.Hi > bound:
+		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s, its 95%% interval [%s-%s] straddles %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi), hist.FormatMicros(bound))}
 	}
 	return Outcome{Met: true}
 }
+
+// Tries is how many steps a search runs at one rate: an unsure step is
+// repeated once, and the last step at a rate decides it.
+const Tries = 2
 
 // FlatService is how much the engine's mean service time may grow over
 // its value at a search's lowest rate for a missed step to count as
@@ -133,6 +152,9 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 	if len(steps) == 0 {
 		return math.Min(start, s.MaxOpsS), true
 	}
+	if last := steps[len(steps)-1]; last.Unsure && triesAt(steps, last.Rate) < Tries {
+		return last.Rate, true
+	}
 	factor := coldFactor
 	if warm {
 		factor = warmFactor(s.Resolution)
@@ -159,19 +181,41 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 
 // Bracket is the highest rate that met the objective (lo) and the lowest
 // that failed above it (hi); 0 when there is none. A failure below lo is
-// noise the higher success outweighs.
+// noise the higher success outweighs. A rate tried more than once is
+// judged by its last step.
 func Bracket(steps []Step) (lo, hi float64) {
-	for _, s := range steps {
+	decisive := lastAt(steps)
+	for _, s := range decisive {
 		if s.Met && s.Rate > lo {
 			lo = s.Rate
 		}
 	}
-	for _, s := range steps {
+	for _, s := range decisive {
 		if !s.Met && s.Rate > lo && (hi == 0 || s.Rate < hi) {
 			hi = s.Rate
 		}
 	}
 	return lo, hi
+}
+
+// lastAt is the last step at each rate tried.
+func lastAt(steps []Step) map[float64]Step {
+	out := map[float64]Step{}
+	for _, s := range steps {
+		out[s.Rate] = s
+	}
+	return out
+}
+
+// triesAt counts the steps at rate.
+func triesAt(steps []Step, rate float64) int {
+	n := 0
+	for _, s := range steps {
+		if s.Rate == rate {
+			n++
+		}
+	}
+	return n
 }
 
 // Found is a finished search's capacity: the highest rate that met the
@@ -205,9 +249,9 @@ func Capacity(s results.Search, steps []Step) Found {
 		}
 		return f
 	}
-	i := slices.IndexFunc(steps, func(st Step) bool { return !st.Met && st.Rate == hi })
-	f.AtLeast = lo > 0 && steps[i].GeneratorBound
-	f.Above = fmt.Sprintf("%.0f ops/s: %s", hi, steps[i].Why)
+	above := lastAt(steps)[hi]
+	f.AtLeast = lo > 0 && above.GeneratorBound
+	f.Above = fmt.Sprintf("%.0f ops/s: %s", hi, above.Why)
 	if lo > 0 && !f.AtLeast {
 		f.EstimateOpsS = math.Sqrt(lo * hi)
 	}
@@ -235,7 +279,7 @@ func StepsOf(slo results.SLO, runs []results.Run) []Step {
 		if r.Clients > 0 {
 			busy = r.ThroughputOpsS * r.ServiceTime.Mean / 1e6 / float64(r.Clients)
 		}
-		if !st.Met && unloaded != nil && r.Status == results.RunOK && !strings.HasPrefix(st.Why, "errors") && busy >= BusyClients &&
+		if !st.Met && !st.Unsure && unloaded != nil && r.Status == results.RunOK && !strings.HasPrefix(st.Why, "errors") && busy >= BusyClients &&
 			r.ServiceTime.Mean > 0 && r.ServiceTime.Mean <= FlatService*unloaded.ServiceTime.Mean {
 			st.GeneratorBound = true
 			st.Why += fmt.Sprintf(", while the %d clients were busy %.0f%% of the time and the engine's mean service time stayed at %s (%s at %.0f ops/s): operations waited for a free client, not for the engine",

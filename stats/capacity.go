@@ -54,7 +54,11 @@ func searchRun(st *results.Study, steps []results.Run) results.Run {
 		r.Error = fmt.Sprintf("no rate met %s: %s", SLOText(st.SLO), lowestMiss(st, steps))
 		return r
 	}
-	i := slices.IndexFunc(steps, func(r results.Run) bool { return r.TargetRate == found.OpsS && r.Status == results.RunOK })
+	// The last step at the rate decided it (capacity.Tries).
+	i := len(steps) - 1
+	for steps[i].TargetRate != found.OpsS || steps[i].Status != results.RunOK {
+		i--
+	}
 	r := steps[i]
 	r.ThroughputOpsS = found.EstimateOpsS
 	r.Caveats = slices.Clone(r.Caveats)
