@@ -152,7 +152,7 @@ func (b *builder) throughputSection() chartSection {
 func throughputTip(g *stats.Group, unit string) string {
 	t := fmt.Sprintf("%s, %s, %d clients: %.0f %s median of %d", g.Series, g.Durability, g.Clients, g.ThroughputMedian, unit, g.N)
 	if g.ThroughputCI != nil {
-		t += fmt.Sprintf(" (95%% CI %.0f-%.0f)", g.ThroughputCI[0], g.ThroughputCI[1])
+		t += fmt.Sprintf(" (95%% CI of the geometric mean %.0f-%.0f)", g.ThroughputCI[0], g.ThroughputCI[1])
 	}
 	return t
 }

@@ -83,6 +83,9 @@ func (b *builder) headline() *headlineChart {
 				// Short, for a row: the answer's line says how to get one.
 				r.Ratio = g.Ratio
 				r.Value = fmt.Sprintf("%.2fx (no CI: %d round%s) %s", g.Ratio, g.Pairs, plural(g.Pairs), g.Verdict)
+				if g.Why != "" {
+					r.Value = fmt.Sprintf("%.2fx (no CI: no spread) %s", g.Ratio, g.Verdict)
+				}
 			default:
 				r.Value = RatioText(g)
 			}

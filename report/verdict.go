@@ -312,7 +312,7 @@ func clientsText(c int) string {
 	return fmt.Sprintf("%d clients", c)
 }
 
-// ratioCI is a ratio with its 95% CI, "2.10x [1.90-2.30]", or with why
+// ratioCI is a ratio with its adjusted CI, "2.10x [1.90-2.30]", or with why
 // it has none, "2.10x (no interval: 1 round)".
 func ratioCI(g *stats.Group) string {
 	if g.RatioCI == nil {
@@ -324,6 +324,9 @@ func ratioCI(g *stats.Group) string {
 // noInterval says why a ratio has no interval: "(no interval: 1 round;
 // run 2 or more)".
 func noInterval(g *stats.Group) string {
+	if g.Why != "" {
+		return "(no interval: " + g.Why + ")"
+	}
 	return fmt.Sprintf("(no interval: %d round%s; run %d or more)", g.Pairs, plural(g.Pairs), stats.MinRounds)
 }
 
