@@ -1,7 +1,5 @@
 package stats
 
-import "math"
-
 // A block's frontier judges every pair of its placements' capacities, and
 // each pair can go wrong: at 5% a pair, six identical placements would
 // have one of them called dominated in about a quarter of studies. So the
@@ -94,5 +92,3 @@ func (c Comparison) ShownCI() *[2]float64 {
 	}
 	return c.CI95
 }
-
-var _ = math.NaN

@@ -19,24 +19,6 @@ import (
 // NeedCoverage is the share of rounds a placement must carry its need in.
 const NeedCoverage = 0.95
 
-// tolerancePValue is the p value of "fewer than coverage of rounds reach
-// need" from the logs of a placement's round capacities: under it the
-// statistic sqrt(n)(mean - ln need)/s is at most noncentral t with n-1
-// degrees of freedom and noncentrality z_coverage sqrt(n). NaN below
-// MinRounds or with no spread.
-func tolerancePValue(logs []float64, need, coverage float64) float64 {
-	n := len(logs)
-	if n < MinRounds || need <= 0 {
-		return math.NaN()
-	}
-	m, s := Mean(logs), sd(logs)
-	if noSpread(m, s/math.Sqrt(float64(n))) {
-		return math.NaN()
-	}
-	t := math.Sqrt(float64(n)) * (m - math.Log(need)) / s
-	return nctSurvival(t, n-1, zQuantile(coverage)*math.Sqrt(float64(n)))
-}
-
 // toleranceFactor is k such that mean - k s of n log-normal rounds is
 // below coverage of rounds with the given confidence: 7.66 for 3 rounds
 // at 95%/95%, 2.91 for 10.
