@@ -59,8 +59,7 @@ const MinAchieved = 0.9
 type Outcome struct {
 	Met bool
 	// Unsure is true when the percentile's 95% interval straddles the
-	// bound (or the step had too few operations for one): not met, and
-	// the search repeats the rate once (Next).
+	// bound: not met, and the search repeats the rate once (Next).
 	Unsure bool
 	// GeneratorBound is true when the step missed while the engine's
 	// service time stayed flat (StepsOf): operations waited for a free
@@ -96,17 +95,29 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 	case !errorsOK:
 		return Outcome{Why: why}
 	case hasCI && ci.Lo > bound:
-		return Outcome{Why: fmt.Sprintf("%s %s [%s-%s] > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi), hist.FormatMicros(bound))}
+		return Outcome{Why: fmt.Sprintf("%s %s %s > %s", slo.Percentile, hist.FormatMicros(lat), ciText(ci), hist.FormatMicros(bound))}
 	case !judged && lat > bound:
 		return Outcome{Why: fmt.Sprintf("%s %s > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(bound))}
 	case behind:
 		return Outcome{Why: fmt.Sprintf("achieved %.0f of %.0f ops/s", achieved, r.TargetRate)}
-	case judged && !hasCI:
-		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s from %d operations, too few for its interval: a longer step would tell", slo.Percentile, hist.FormatMicros(lat), r.Ops)}
+	case judged && (!hasCI || ci.Open):
+		// A repeat of the same length would be as short: not met, and
+		// the reason says what would tell.
+		return Outcome{Why: fmt.Sprintf("%s %s from %d operations, too few to show it within %s (an interval's upper end needs more beyond the percentile): raise duration",
+			slo.Percentile, hist.FormatMicros(lat), r.Ops, hist.FormatMicros(bound))}
 	case hasCI && ci.Hi > bound:
-		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s, its 95%% interval [%s-%s] straddles %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi), hist.FormatMicros(bound))}
+		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s, its 95%% interval %s straddles %s", slo.Percentile, hist.FormatMicros(lat), ciText(ci), hist.FormatMicros(bound))}
 	}
 	return Outcome{Met: true}
+}
+
+// ciText prints a percentile's interval: "[25.00ms-40.00ms]", or
+// "[25.00ms-open]" without an upper end.
+func ciText(ci hist.CI) string {
+	if ci.Open {
+		return fmt.Sprintf("[%s-open]", hist.FormatMicros(ci.Lo))
+	}
+	return fmt.Sprintf("[%s-%s]", hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi))
 }
 
 // Tries is how many steps a search runs at one rate: an unsure step is

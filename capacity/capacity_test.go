@@ -114,7 +114,9 @@ func TestJudgeWithInterval(t *testing.T) {
 		{"beyond", run(31000, map[string]hist.CI{"p99": {Lo: 25000, Hi: 40000}}), false, false, "p99 31.00ms [25.00ms-40.00ms] > 20.00ms"},
 		{"straddles, below", run(18000, map[string]hist.CI{"p99": {Lo: 15000, Hi: 24000}}), false, true, "straddles 20.00ms"},
 		{"straddles, above", run(22000, map[string]hist.CI{"p99": {Lo: 15000, Hi: 24000}}), false, true, "straddles"},
-		{"too few operations", run(15000, map[string]hist.CI{"p50": {Lo: 1, Hi: 2}}), false, true, "too few for its interval"},
+		{"too few operations", run(15000, map[string]hist.CI{"p50": {Lo: 1, Hi: 2}}), false, false, "too few to show it"},
+		{"too few, open above", run(15000, map[string]hist.CI{"p99": {Lo: 9000, Hi: 19000, Open: true}}), false, false, "raise duration"},
+		{"too few, yet beyond", run(150000, map[string]hist.CI{"p99": {Lo: 90000, Hi: 190000, Open: true}}), false, false, "p99 150.00ms [90.00ms-open] > 20.00ms"},
 		{"stored before intervals", run(15000, nil), true, false, ""},
 	} {
 		got := Judge(slo, c.r)

@@ -24,19 +24,28 @@ import (
 type CI struct {
 	Lo float64 `json:"lo"`
 	Hi float64 `json:"hi"`
+	// Open is true when the window held too few values beyond the
+	// percentile for an upper end (p99 needs about 370 values): Hi is
+	// then the largest value recorded, and the percentile may be above
+	// it.
+	Open bool `json:"open,omitempty"`
 }
 
 // PercentileCI is the 95% interval of h's percentile q (0-100) from the
-// order statistics of its values; ok is false when h holds too few values
-// for one (the upper rank would pass the largest).
+// order statistics of its values, open above when h holds too few values
+// for an upper end; ok is false for an empty histogram.
 func PercentileCI(h *hdr.Histogram, q float64) (CI, bool) {
-	if h == nil {
+	if h == nil || h.TotalCount() == 0 {
 		return CI{}, false
 	}
 	n := h.TotalCount()
 	l, u, ok := orderRanks(n, q/100, 0.95)
 	if !ok {
-		return CI{}, false
+		lo := 0.0
+		if l >= 1 {
+			lo = float64(h.ValueAtQuantile(100*(float64(l)-0.5)/float64(n))) / 1e3
+		}
+		return CI{Lo: lo, Hi: float64(h.Max()) / 1e3, Open: true}, true
 	}
 	at := func(rank int64) float64 {
 		if rank < 1 {
@@ -51,7 +60,8 @@ func PercentileCI(h *hdr.Histogram, q float64) (CI, bool) {
 // values hold the q-quantile with at least conf: P(l <= B < u) >= conf
 // for B ~ Binomial(n, q), the count of values below it, each tail at most
 // (1-conf)/2. l is 0 when even the smallest value may be above it (the
-// interval then starts at 0); ok is false when the largest may be below.
+// interval then starts at 0); ok is false when the largest may be below
+// (u would pass n), l still the lower rank.
 func orderRanks(n int64, q, conf float64) (l, u int64, ok bool) {
 	if n < 1 || q <= 0 || q >= 1 {
 		return 0, 0, false

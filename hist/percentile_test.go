@@ -35,7 +35,7 @@ func TestPercentileCICoverage(t *testing.T) {
 					Record(h, time.Duration(ms*float64(time.Millisecond)))
 				}
 				ci, ok := PercentileCI(h, c.q)
-				if !ok {
+				if !ok || ci.Open {
 					missing++
 					continue
 				}
@@ -49,6 +49,22 @@ func TestPercentileCICoverage(t *testing.T) {
 				t.Errorf("coverage %.3f (%d without an interval), want 0.95 ± 0.02", cov, missing)
 			}
 		})
+	}
+}
+
+// TestPercentileCIOpen: a window with too few values for p99's upper end
+// still bounds it below, and says its interval is open.
+func TestPercentileCIOpen(t *testing.T) {
+	h := New()
+	for i := 1; i <= 264; i++ {
+		Record(h, time.Duration(i)*time.Millisecond)
+	}
+	ci, ok := PercentileCI(h, 99)
+	if !ok || !ci.Open || ci.Lo < 250_000 || ci.Hi < 263_000 {
+		t.Errorf("p99 of 1..264 ms: %+v ok %v, want open above, from about 255 ms", ci, ok)
+	}
+	if ci, ok := PercentileCI(New(), 99); ok {
+		t.Errorf("an empty histogram: %+v", ci)
 	}
 }
 
