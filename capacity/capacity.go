@@ -103,7 +103,7 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 	case judged && (!hasCI || ci.Open):
 		// A repeat of the same length would be as short: not met, and
 		// the reason says what would tell.
-		return Outcome{Why: fmt.Sprintf("%s %s from %d operations, too few to show it within %s (an interval's upper end needs more beyond the percentile): raise duration",
+		return Outcome{Why: fmt.Sprintf("%s %s from %d operations, too few to show it within %s: raise duration",
 			slo.Percentile, hist.FormatMicros(lat), r.Ops, hist.FormatMicros(bound))}
 	case hasCI && ci.Hi > bound:
 		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s, its 95%% interval %s straddles %s", slo.Percentile, hist.FormatMicros(lat), ciText(ci), hist.FormatMicros(bound))}

@@ -311,6 +311,10 @@ func recommend(st *results.Study, dur string, clients int, measured []*CapacityE
 	if len(measured) > 0 {
 		conf = measured[0].NeedConfidence
 	}
+	if len(measured) == 0 {
+		rec.Reason = "no placement found a capacity in any round"
+		return rec
+	}
 	if len(yes) == 0 {
 		rec.Reason = fmt.Sprintf("no placement is shown to carry %.0f ops/s in at least %.0f%% of rounds (%.1f%% confidence each, Bonferroni over the %d candidates)",
 			st.NeedOpsS, NeedCoverage*100, conf*100, len(measured))
