@@ -58,7 +58,7 @@ func (c Comparison) inverse() Comparison {
 		return &[2]float64{1 / ci[1], 1 / ci[0]}
 	}
 	out.CI95, out.CI90, out.AdjustedCI95 = flip(c.CI95), flip(c.CI90), flip(c.AdjustedCI95)
-	out.logRatio = -c.logRatio
+	out.m = -c.m
 	switch c.Verdict {
 	case Better:
 		out.Verdict = Worse

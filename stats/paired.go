@@ -82,9 +82,10 @@ type Comparison struct {
 	// Why says why a comparison with rounds enough has no interval: every
 	// round gave the same ratio.
 	Why string
-	// logRatio, se and df are the t statistic's parts, for intervals at
-	// other levels.
-	logRatio, se, df float64
+	// m, se and df are the log ratio, its standard error and degrees of
+	// freedom, kept to redraw the intervals at another level
+	// (simultaneous.go).
+	m, se, df float64
 }
 
 // HalfWidth is the relative half-width of the 95% CI on the ratio's
@@ -159,7 +160,7 @@ func (c *Comparison) test(m, se, df, margin float64) {
 	if margin <= 0 {
 		margin = results.DefaultMargin
 	}
-	c.logRatio, c.se, c.df = m, se, df
+	c.m, c.se, c.df = m, se, df
 	if noSpread(m, se) {
 		c.Verdict, c.Why = Inconclusive, ZeroSpread
 		return

@@ -62,6 +62,6 @@ func holmIntervals(cmps []*Comparison) {
 // by its slack (PairedWithin).
 func (c *Comparison) intervalAt(a float64) *[2]float64 {
 	h := tQuantile(1-a/2, c.df) * c.se
-	lo, hi := math.Exp(c.logRatio-h-c.slack), math.Exp(c.logRatio+h+c.slack)
+	lo, hi := math.Exp(c.m-h-c.slack), math.Exp(c.m+h+c.slack)
 	return &[2]float64{lo, hi}
 }
