@@ -136,9 +136,9 @@ func capacityTable(w io.Writer, st *results.Study, d *stats.Decision) {
 	if d == nil {
 		return
 	}
-	fmt.Fprintf(w, "\ncapacity under %s (search from %s ops/s to %g%%; each round's capacity is the geometric middle of its final bracket, the figure their geometric mean with its 95%% CI; "+
-		"vs baseline [Holm-adjusted interval]; need: carried in at least %.0f%% of rounds at 95%% confidence over the candidates, yes, no or may):\n",
-		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100, stats.NeedCoverage*100)
+	fmt.Fprintln(w, "\n"+wrap(fmt.Sprintf("capacity under %s (search from %s ops/s to %g%%; each round's capacity is the geometric middle of its final bracket, the figure their geometric mean with its 95%% CI; "+
+		"vs baseline [Holm-adjusted interval]; need: carried in at least %.0f%% of rounds at 95%% confidence over the candidates, yes, no or may):",
+		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100, stats.NeedCoverage*100), showWidth, "", "  "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  placement\tdurability\tclients\tcapacity ops/s [95% CI]\trounds\tsteps\tvs baseline\tcost/month\tper M ops\tneed\tdecision")
 	for _, e := range d.Capacity {
