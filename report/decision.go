@@ -262,15 +262,25 @@ func (b *builder) rateLines(c *chart, name string, of map[string]string, dur str
 		if b.st.SLO != nil {
 			tip += ", " + metText(capacity.Judge(*b.st.SLO, r))
 		}
-		top.Points = append(top.Points, point{X: r.ThroughputOpsS, Y: at, Tip: tip})
+		pt := point{X: r.ThroughputOpsS, Y: at, Tip: tip}
+		if ci, ok := r.LatencyCI[pct]; ok && !ci.Open {
+			// The step's percentile is one order statistic: its whisker
+			// is the 95% interval the step was judged by.
+			pt.CI = &[2]float64{ci.Lo, ci.Hi}
+			pt.Tip += fmt.Sprintf(" (95%% interval %s-%s)", hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi))
+		}
+		top.Points = append(top.Points, pt)
 		p50.Points = append(p50.Points, point{X: r.ThroughputOpsS, Y: r.Latency.P50})
 	}
 	c.Lines = append(c.Lines, top, p50)
 }
 
 func metText(o capacity.Outcome) string {
-	if o.Met {
+	switch {
+	case o.Met:
 		return "met"
+	case o.Unsure:
+		return "unsure: " + o.Why
 	}
 	return "missed: " + o.Why
 }

@@ -59,8 +59,12 @@ func (e *CapacityEntry) meetsNeed(need, conf float64) (string, string) {
 	}
 	share := 1 - distuv.UnitNormal.CDF((mean-math.Log(need))/s)
 	if mean-zQuantile(NeedCoverage)*s < math.Log(need) {
-		return "no", fmt.Sprintf("its rounds vary %.0f%%: about %.0f%% of rounds would fall below %.0f ops/s (an estimate), more than %.0f%%",
-			(math.Exp(s)-1)*100, share*100, need, (1-NeedCoverage)*100)
+		below := fmt.Sprintf("about %.0f%%", share*100)
+		if share > 0.995 {
+			below = "nearly all"
+		}
+		return "no", fmt.Sprintf("its rounds vary %.0f%%: %s of rounds would fall below %.0f ops/s (an estimate), more than %.0f%%",
+			(math.Exp(s)-1)*100, below, need, (1-NeedCoverage)*100)
 	}
 	if more := roundsToClear(mean, s, math.Log(need), n, conf); more > 0 {
 		e.NeedMoreRounds = more
