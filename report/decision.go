@@ -194,7 +194,7 @@ func (b *builder) capacitySection() chartSection {
 	if b.st.SLO != nil {
 		pct = b.st.SLO.Percentile
 		d = stats.Decide(b.st, b.a, b.in.Runs)
-		s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved. The horizontal line is the objective's bound; each placement's capacity is marked below the axis. Both axes are logarithmic.", pct)
+		s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved; a whisker is the step's 95%% interval of its %s (order statistics), which the step was judged by. The horizontal line is the objective's bound; each placement's capacity (the geometric mean of its rounds') is marked below the axis. Both axes are logarithmic.", pct, pct)
 	} else {
 		s.Intro = "Each point is one run of the target_rate axis: its p50 (dashed) and p99 (solid) latency, from the intended start, against the rate it achieved. Both axes are logarithmic."
 	}
@@ -259,15 +259,19 @@ func (b *builder) rateLines(c *chart, name string, of map[string]string, dur str
 	for _, r := range runs {
 		at, _ := capacity.At(r.Latency, pct)
 		tip := fmt.Sprintf("%s #%d asked %.0f ops/s, achieved %.0f: %s %s", name, r.Repeat, r.TargetRate, r.ThroughputOpsS, pct, hist.FormatMicros(at))
+		ci, hasCI := r.LatencyCI[pct]
+		hasCI = hasCI && !ci.Open
+		if hasCI {
+			tip += fmt.Sprintf(" [%s-%s]", hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi))
+		}
 		if b.st.SLO != nil {
 			tip += ", " + metText(capacity.Judge(*b.st.SLO, r))
 		}
 		pt := point{X: r.ThroughputOpsS, Y: at, Tip: tip}
-		if ci, ok := r.LatencyCI[pct]; ok && !ci.Open {
+		if hasCI {
 			// The step's percentile is one order statistic: its whisker
 			// is the 95% interval the step was judged by.
 			pt.CI = &[2]float64{ci.Lo, ci.Hi}
-			pt.Tip += fmt.Sprintf(" (95%% interval %s-%s)", hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi))
 		}
 		top.Points = append(top.Points, pt)
 		p50.Points = append(p50.Points, point{X: r.ThroughputOpsS, Y: r.Latency.P50})
