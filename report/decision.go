@@ -43,6 +43,9 @@ func decisionLines(st *results.Study, d *stats.Decision) []string {
 			if base := entry(st.BaselineOf(results.Placement{Name: e.Series}), f.Durability, f.Clients); base != nil && base != e && e.RatioCI95 != nil {
 				line += fmt.Sprintf("; %s %s, %s [%s-%s] its capacity (%s)", costDiff(st, e, base), base.Series, ratioX(e.Ratio), ratioX(e.RatioCI95[0]), ratioX(e.RatioCI95[1]), e.Verdict)
 			}
+			if rec.Cheaper != "" {
+				line += ". Cheaper, " + rec.Cheaper
+			}
 			out = append(out, line+".")
 		case st.NeedOpsS > 0:
 			out = append(out, fmt.Sprintf("No placement is shown to meet %s at %s ops/s (%s): %s.", slo, figure(st.NeedOpsS), block, rec.Reason))

@@ -103,6 +103,9 @@ type Recommendation struct {
 	LowerBoundOpsS *float64 `json:"lower_bound_ops_s,omitempty"`
 	Confidence     float64  `json:"confidence,omitempty"`
 	Reason         string   `json:"reason"`
+	// Cheaper says which cheaper placements may meet the need too, and
+	// what would decide it: more rounds may recommend one of them.
+	Cheaper string `json:"cheaper_may_meet,omitempty"`
 }
 
 // SearchTime compares the searches' time with a fixed-rate study of the
@@ -330,6 +333,13 @@ func recommend(st *results.Study, dur string, clients int, measured []*CapacityE
 		return cmp.Compare(y.OpsS, x.OpsS)
 	})
 	best := yes[0]
+	var cheaper []string
+	for _, e := range may {
+		if cost(e) < cost(best) {
+			cheaper = append(cheaper, fmt.Sprintf("%s may: %s", e.Series, e.NeedWhy))
+		}
+	}
+	rec.Cheaper = strings.Join(cheaper, "; ")
 	rec.Series, rec.CostPerMonth, rec.CapacityOpsS, rec.LowerBoundOpsS = &best.Series, best.CostPerMonth, best.OpsS, best.NeedBoundOpsS
 	rec.Confidence = conf
 	meets := fmt.Sprintf("meets the need in at least %.0f%% of rounds (95%% confidence over the %d candidates: %.1f%% each): its lower tolerance bound is %.0f ops/s",

@@ -70,7 +70,7 @@ func (e *CapacityEntry) meetsNeed(need, conf float64) (string, string) {
 		e.NeedMoreRounds = more
 		return "may", fmt.Sprintf("its lower tolerance bound %.0f ops/s is below the need; about %d more rounds at this spread would decide", bound, more)
 	}
-	return "may", fmt.Sprintf("its lower tolerance bound %.0f ops/s is below the need, and would be after 100 more rounds at this spread", bound)
+	return "may", fmt.Sprintf("its lower tolerance bound %.0f ops/s is below the need, and would still be after 100 more rounds at this spread", bound)
 }
 
 // roundsToClear is about how many more rounds, at the same mean and
