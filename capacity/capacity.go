@@ -7,7 +7,11 @@
 // A run meets the objective when its latency at the percentile, measured
 // from each operation's intended start, is within the bound, its errors
 // within theirs, and it achieved at least MinAchieved of the rate it was
-// asked for. When a step misses while the study's clients were busy
+// asked for. The percentile is one order statistic of a short window, so
+// a step that recorded its interval (results.Run.LatencyCI) meets the
+// bound only when the interval's upper end is within it, misses it only
+// when the lower end is beyond, and is unsure otherwise: the search runs
+// the rate once more, and a step still unsure counts as not met. When a step misses while the study's clients were busy
 // (each has one operation in flight) and the engine's mean service time
 // (from each operation's actual start) stayed near what it was at the
 // search's lowest rate, the engine was not contended: operations waited
@@ -19,7 +23,6 @@ package capacity
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/tierbench/tierbench/hist"
@@ -55,6 +58,9 @@ const MinAchieved = 0.9
 // Outcome is what one search step found.
 type Outcome struct {
 	Met bool
+	// Unsure is true when the percentile's 95% interval straddles the
+	// bound: not met, and the search repeats the rate once (Next).
+	Unsure bool
 	// GeneratorBound is true when the step missed while the engine's
 	// service time stayed flat (StepsOf): operations waited for a free
 	// client; raise clients to measure further.
@@ -83,16 +89,40 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 	}
 	achieved := r.ThroughputOpsS
 	behind := r.TargetRate > 0 && achieved < MinAchieved*r.TargetRate
+	ci, hasCI := r.LatencyCI[slo.Percentile]
+	judged := r.LatencyCI != nil // a step stored with intervals
 	switch {
 	case !errorsOK:
 		return Outcome{Why: why}
-	case lat > bound:
+	case hasCI && ci.Lo > bound:
+		return Outcome{Why: fmt.Sprintf("%s %s %s > %s", slo.Percentile, hist.FormatMicros(lat), ciText(ci), hist.FormatMicros(bound))}
+	case !judged && lat > bound:
 		return Outcome{Why: fmt.Sprintf("%s %s > %s", slo.Percentile, hist.FormatMicros(lat), hist.FormatMicros(bound))}
 	case behind:
 		return Outcome{Why: fmt.Sprintf("achieved %.0f of %.0f ops/s", achieved, r.TargetRate)}
+	case judged && (!hasCI || ci.Open):
+		// A repeat of the same length would be as short: not met, and
+		// the reason says what would tell.
+		return Outcome{Why: fmt.Sprintf("%s %s from %d operations, too few to show it within %s: raise duration",
+			slo.Percentile, hist.FormatMicros(lat), r.Ops, hist.FormatMicros(bound))}
+	case hasCI && ci.Hi > bound:
+		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s, its 95%% interval %s straddles %s", slo.Percentile, hist.FormatMicros(lat), ciText(ci), hist.FormatMicros(bound))}
 	}
 	return Outcome{Met: true}
 }
+
+// ciText prints a percentile's interval: "[25.00ms-40.00ms]", or
+// "[25.00ms-open]" without an upper end.
+func ciText(ci hist.CI) string {
+	if ci.Open {
+		return fmt.Sprintf("[%s-open]", hist.FormatMicros(ci.Lo))
+	}
+	return fmt.Sprintf("[%s-%s]", hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi))
+}
+
+// Tries is how many steps a search runs at one rate: an unsure step is
+// repeated once, and the last step at a rate decides it.
+const Tries = 2
 
 // FlatService is how much the engine's mean service time may grow over
 // its value at a search's lowest rate for a missed step to count as
@@ -133,6 +163,9 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 	if len(steps) == 0 {
 		return math.Min(start, s.MaxOpsS), true
 	}
+	if last := steps[len(steps)-1]; last.Unsure && triesAt(steps, last.Rate) < Tries {
+		return last.Rate, true
+	}
 	factor := coldFactor
 	if warm {
 		factor = warmFactor(s.Resolution)
@@ -159,19 +192,41 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 
 // Bracket is the highest rate that met the objective (lo) and the lowest
 // that failed above it (hi); 0 when there is none. A failure below lo is
-// noise the higher success outweighs.
+// noise the higher success outweighs. A rate tried more than once is
+// judged by its last step.
 func Bracket(steps []Step) (lo, hi float64) {
-	for _, s := range steps {
+	decisive := lastAt(steps)
+	for _, s := range decisive {
 		if s.Met && s.Rate > lo {
 			lo = s.Rate
 		}
 	}
-	for _, s := range steps {
+	for _, s := range decisive {
 		if !s.Met && s.Rate > lo && (hi == 0 || s.Rate < hi) {
 			hi = s.Rate
 		}
 	}
 	return lo, hi
+}
+
+// lastAt is the last step at each rate tried.
+func lastAt(steps []Step) map[float64]Step {
+	out := map[float64]Step{}
+	for _, s := range steps {
+		out[s.Rate] = s
+	}
+	return out
+}
+
+// triesAt counts the steps at rate.
+func triesAt(steps []Step, rate float64) int {
+	n := 0
+	for _, s := range steps {
+		if s.Rate == rate {
+			n++
+		}
+	}
+	return n
 }
 
 // Found is a finished search's capacity: the highest rate that met the
@@ -183,12 +238,21 @@ type Found struct {
 	AtLeast bool
 	// Above is why the next rate up did not count: the failed step's Why.
 	Above string
+	// EstimateOpsS is the round's capacity as a figure to average and
+	// compare: the geometric middle of the final bracket [OpsS, the
+	// failed rate above]. OpsS, the met end, is below the truth by up to
+	// a resolution every round, a bias pairing does not cancel between
+	// placements whose brackets fall differently; with the search's
+	// dithered start the truth lies anywhere in the bracket, so its
+	// middle is off by at most half the bracket either way, on average
+	// not at all. A lower bound (AtLeast) or an open bracket keeps OpsS.
+	EstimateOpsS float64
 }
 
 // Capacity is the capacity steps found.
 func Capacity(s results.Search, steps []Step) Found {
 	lo, hi := Bracket(steps)
-	f := Found{OpsS: lo}
+	f := Found{OpsS: lo, EstimateOpsS: lo}
 	if hi == 0 {
 		f.AtLeast = lo > 0 && lo >= s.MaxOpsS
 		if f.AtLeast {
@@ -196,9 +260,12 @@ func Capacity(s results.Search, steps []Step) Found {
 		}
 		return f
 	}
-	i := slices.IndexFunc(steps, func(st Step) bool { return !st.Met && st.Rate == hi })
-	f.AtLeast = lo > 0 && steps[i].GeneratorBound
-	f.Above = fmt.Sprintf("%.0f ops/s: %s", hi, steps[i].Why)
+	above := lastAt(steps)[hi]
+	f.AtLeast = lo > 0 && above.GeneratorBound
+	f.Above = fmt.Sprintf("%.0f ops/s: %s", hi, above.Why)
+	if lo > 0 && !f.AtLeast {
+		f.EstimateOpsS = math.Sqrt(lo * hi)
+	}
 	return f
 }
 
@@ -223,7 +290,7 @@ func StepsOf(slo results.SLO, runs []results.Run) []Step {
 		if r.Clients > 0 {
 			busy = r.ThroughputOpsS * r.ServiceTime.Mean / 1e6 / float64(r.Clients)
 		}
-		if !st.Met && unloaded != nil && r.Status == results.RunOK && !strings.HasPrefix(st.Why, "errors") && busy >= BusyClients &&
+		if !st.Met && !st.Unsure && unloaded != nil && r.Status == results.RunOK && !strings.HasPrefix(st.Why, "errors") && busy >= BusyClients &&
 			r.ServiceTime.Mean > 0 && r.ServiceTime.Mean <= FlatService*unloaded.ServiceTime.Mean {
 			st.GeneratorBound = true
 			st.Why += fmt.Sprintf(", while the %d clients were busy %.0f%% of the time and the engine's mean service time stayed at %s (%s at %.0f ops/s): operations waited for a free client, not for the engine",

@@ -95,6 +95,57 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeWithInterval: a step that recorded its percentile's interval
+// meets the objective only when the interval's upper end is within it,
+// misses only when its lower end is beyond, and is unsure otherwise, or
+// without an interval for lack of operations.
+func TestJudgeWithInterval(t *testing.T) {
+	slo := results.SLO{Percentile: "p99", BoundUs: 20000}
+	run := func(p99 float64, ci map[string]hist.CI) results.Run {
+		return results.Run{Status: results.RunOK, Ops: 5000, TargetRate: 1000, ThroughputOpsS: 1000, Latency: hist.Summary{P99: p99}, LatencyCI: ci}
+	}
+	for _, c := range []struct {
+		name        string
+		r           results.Run
+		met, unsure bool
+		whyHolds    string
+	}{
+		{"within", run(15000, map[string]hist.CI{"p99": {Lo: 12000, Hi: 18000}}), true, false, ""},
+		{"beyond", run(31000, map[string]hist.CI{"p99": {Lo: 25000, Hi: 40000}}), false, false, "p99 31.00ms [25.00ms-40.00ms] > 20.00ms"},
+		{"straddles, below", run(18000, map[string]hist.CI{"p99": {Lo: 15000, Hi: 24000}}), false, true, "straddles 20.00ms"},
+		{"straddles, above", run(22000, map[string]hist.CI{"p99": {Lo: 15000, Hi: 24000}}), false, true, "straddles"},
+		{"too few operations", run(15000, map[string]hist.CI{"p50": {Lo: 1, Hi: 2}}), false, false, "too few to show it"},
+		{"too few, open above", run(15000, map[string]hist.CI{"p99": {Lo: 9000, Hi: 19000, Open: true}}), false, false, "raise duration"},
+		{"too few, yet beyond", run(150000, map[string]hist.CI{"p99": {Lo: 90000, Hi: 190000, Open: true}}), false, false, "p99 150.00ms [90.00ms-open] > 20.00ms"},
+		{"stored before intervals", run(15000, nil), true, false, ""},
+	} {
+		got := Judge(slo, c.r)
+		if got.Met != c.met || got.Unsure != c.unsure || !strings.Contains(got.Why, c.whyHolds) {
+			t.Errorf("%s: %+v, want met %v unsure %v why containing %q", c.name, got, c.met, c.unsure, c.whyHolds)
+		}
+	}
+}
+
+// TestUnsureStepIsRepeated: the search runs an unsure rate once more, and
+// its last step decides it.
+func TestUnsureStepIsRepeated(t *testing.T) {
+	steps := []Step{{Rate: 1000, Outcome: Outcome{Met: true}}, {Rate: 2000, Outcome: Outcome{Unsure: true}}}
+	if rate, more := Next(search, 1000, false, steps); !more || rate != 2000 {
+		t.Fatalf("after an unsure step: %g %v, want 2000 again", rate, more)
+	}
+	again := append(steps, Step{Rate: 2000, Outcome: Outcome{Met: true}})
+	if lo, hi := Bracket(again); lo != 2000 || hi != 0 {
+		t.Errorf("met on its repeat: bracket %g..%g, want 2000..none", lo, hi)
+	}
+	still := append(steps, Step{Rate: 2000, Outcome: Outcome{Unsure: true}})
+	if rate, more := Next(search, 1000, false, still); !more || rate == 2000 {
+		t.Errorf("unsure twice: %g %v, want the search to move on", rate, more)
+	}
+	if lo, hi := Bracket(still); lo != 1000 || hi != 2000 {
+		t.Errorf("unsure twice: bracket %g..%g, want 1000..2000 (not met)", lo, hi)
+	}
+}
+
 // TestStepsOfTellsGeneratorBound: a missed step counts against the engine
 // when its service time grew with the load, and as generator-bound when it
 // stayed flat (operations waited for a free client).

@@ -101,7 +101,7 @@ func missingNote(g *stats.Group) string {
 
 func (b *builder) throughputSection() chartSection {
 	s := chartSection{ID: "chart-throughput", Heading: "Throughput vs clients",
-		Intro: fmt.Sprintf(b.metricIntro()+"Median throughput over the ok rounds of each placement; whiskers are the 95%% t interval of the geometric mean (on logs, shown from %d ok rounds on).", stats.MinRounds)}
+		Intro: fmt.Sprintf(b.metricIntro()+"Median throughput over the ok rounds of each placement; whiskers are the 95%% t interval of the geometric mean (on logs, shown from %d ok rounds on), not of the median.", stats.MinRounds)}
 	for _, d := range b.st.Durability {
 		c := &chart{Title: "Throughput vs clients, durability " + d, X: b.clientAxis(),
 			Y: axis{Label: "median " + b.st.ThroughputUnit(), ZeroBased: true}}
@@ -152,14 +152,14 @@ func (b *builder) throughputSection() chartSection {
 func throughputTip(g *stats.Group, unit string) string {
 	t := fmt.Sprintf("%s, %s, %d clients: %.0f %s median of %d", g.Series, g.Durability, g.Clients, g.ThroughputMedian, unit, g.N)
 	if g.ThroughputCI != nil {
-		t += fmt.Sprintf(" (95%% CI %.0f-%.0f)", g.ThroughputCI[0], g.ThroughputCI[1])
+		t += fmt.Sprintf(" (95%% CI of the geometric mean %.0f-%.0f)", g.ThroughputCI[0], g.ThroughputCI[1])
 	}
 	return t
 }
 
 func (b *builder) ratioSection() chartSection {
 	s := chartSection{ID: "chart-ratio", Heading: "Throughput relative to the baseline",
-		Intro: fmt.Sprintf("Each bar is a placement's throughput ratio to the baseline %s at the same durability and client count, paired round by round: the geometric mean of the per-round ratios, which can differ from the ratio of the two medians; a bar %s the dashed 1.0 line is faster. Whiskers are the ratio's 95%% paired t interval (on logs, %d rounds at least).", b.st.BaselineText(), fasterSide(b.st), stats.MinRounds)}
+		Intro: fmt.Sprintf("Each bar is a placement's throughput ratio to the baseline %s at the same durability and client count, paired round by round: the geometric mean of the per-round ratios, which can differ from the ratio of the two medians; a bar %s the dashed 1.0 line is faster. Whiskers are the ratio's paired t interval (on logs, %d rounds at least), Holm-adjusted to match the verdict.", b.st.BaselineText(), fasterSide(b.st), stats.MinRounds)}
 	var others []results.Placement
 	for _, p := range b.st.Placements {
 		if !b.st.IsBaseline(p) {

@@ -61,8 +61,9 @@ func CompareTable(w io.Writer, baseLabel string, rows []stats.Row, color bool) {
 		if !rows[0].Paired {
 			how = "the ratio of geometric means with Welch's t interval on logs (the studies ran at different times, so drift between them is not controlled)"
 		}
-		fmt.Fprintf(w, "Baseline and Contender are medians. Diff %%, Diff and their 95%% CIs come from one estimator, %s: Diff %% is the ratio less 1, Diff the same change on the baseline's median. "+
-			"Verdicts are judged over all %d rows at once (Holm's adjustment, as show's), so a 95%% CI that excludes 0 may still read inconclusive.\n", how, len(rows))
+		fmt.Fprintf(w, "Baseline and Contender are medians. Diff %%, Diff and their intervals come from one estimator, %s: Diff %% is the ratio less 1, Diff the same change on the baseline's median. "+
+			"Verdicts are judged over all %d rows at once (Holm's adjustment, as show's), and each [interval] is Holm-adjusted to match its verdict: "+
+			"at the level Holm judged the row (95%% simultaneous over the undecided rows, wider than a row's own 95%% CI, which the JSON keeps), so it excludes 0 exactly when the verdict is better or worse.\n", how, len(rows))
 		if apart {
 			fmt.Fprintln(w, "* the two medians differ the other way: the rounds' ratios and the medians disagree, and the verdict judges the ratio.")
 		}

@@ -96,10 +96,11 @@ func perOpRatioText(g *stats.Group) string {
 	switch {
 	case !ok:
 		return "-"
-	case c.CI95 == nil:
+	case c.ShownCI() == nil:
 		return fmt.Sprintf("%.2fx", c.Ratio)
 	}
-	return fmt.Sprintf("%.2fx [%.2f-%.2f] %s", c.Ratio, c.CI95[0], c.CI95[1], c.Verdict)
+	ci := c.ShownCI()
+	return fmt.Sprintf("%.2fx [%.2f-%.2f] %s", c.Ratio, ci[0], ci[1], c.Verdict)
 }
 
 // cpuTable writes, per durability, client count and series, the median

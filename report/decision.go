@@ -38,9 +38,13 @@ func decisionLines(st *results.Study, d *stats.Decision) []string {
 		switch {
 		case rec.Series != nil:
 			e := entry(*rec.Series, f.Durability, f.Clients)
-			line := fmt.Sprintf("Cheapest meeting %s at %s ops/s (%s): %s, %s, capacity %s", slo, figure(st.NeedOpsS), block, e.Series, costText(st, e), capacityText(e))
+			line := fmt.Sprintf("Cheapest meeting %s at %s ops/s (%s): %s, %s; it meets the need in at least %.0f%% of rounds (95%% confidence): %s carried in 95%% of rounds, mean capacity %s",
+				slo, figure(st.NeedOpsS), block, e.Series, costText(st, e), stats.NeedCoverage*100, boundText(rec.LowerBoundOpsS), capacityText(e))
 			if base := entry(st.BaselineOf(results.Placement{Name: e.Series}), f.Durability, f.Clients); base != nil && base != e && e.RatioCI95 != nil {
 				line += fmt.Sprintf("; %s %s, %s [%s-%s] its capacity (%s)", costDiff(st, e, base), base.Series, ratioX(e.Ratio), ratioX(e.RatioCI95[0]), ratioX(e.RatioCI95[1]), e.Verdict)
+			}
+			if rec.Cheaper != "" {
+				line += ". Cheaper, " + rec.Cheaper
 			}
 			out = append(out, line+".")
 		case st.NeedOpsS > 0:
@@ -73,6 +77,14 @@ func decisionLines(st *results.Study, d *stats.Decision) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// boundText is a lower tolerance bound: "at least 9,100 ops/s".
+func boundText(b *float64) string {
+	if b == nil {
+		return "no bound"
+	}
+	return "at least " + figure(*b) + " ops/s"
 }
 
 // capacityText is "9,800 ops/s [9,500-10,100]", with "at least" when
@@ -127,8 +139,9 @@ func capacityTable(w io.Writer, st *results.Study, d *stats.Decision) {
 	if d == nil {
 		return
 	}
-	fmt.Fprintf(w, "\ncapacity under %s (search from %s ops/s to %g%%; each round's capacity is the highest rate met):\n",
-		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100)
+	fmt.Fprintln(w, "\n"+wrap(fmt.Sprintf("capacity under %s (search from %s ops/s to %g%%; each round's capacity is the geometric middle of its final bracket, the figure their geometric mean with its 95%% CI; "+
+		"vs baseline [Holm-adjusted interval]; need: carried in at least %.0f%% of rounds at 95%% confidence over the candidates, yes, no or may):",
+		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100, stats.NeedCoverage*100), showWidth, "", "  "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  placement\tdurability\tclients\tcapacity ops/s [95% CI]\trounds\tsteps\tvs baseline\tcost/month\tper M ops\tneed\tdecision")
 	for _, e := range d.Capacity {
@@ -184,7 +197,7 @@ func (b *builder) capacitySection() chartSection {
 	if b.st.SLO != nil {
 		pct = b.st.SLO.Percentile
 		d = stats.Decide(b.st, b.a, b.in.Runs)
-		s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved. The horizontal line is the objective's bound; each placement's capacity is marked below the axis. Both axes are logarithmic.", pct)
+		s.Intro = fmt.Sprintf("Each point is one search step: its p50 (dashed) and %s (solid) latency, from the intended start, against the rate it achieved; a whisker is the step's 95%% interval of its %s (order statistics), which the step was judged by. The horizontal line is the objective's bound; each placement's capacity (the geometric mean of its rounds') is marked below the axis. Both axes are logarithmic.", pct, pct)
 	} else {
 		s.Intro = "Each point is one run of the target_rate axis: its p50 (dashed) and p99 (solid) latency, from the intended start, against the rate it achieved. Both axes are logarithmic."
 	}
@@ -249,18 +262,32 @@ func (b *builder) rateLines(c *chart, name string, of map[string]string, dur str
 	for _, r := range runs {
 		at, _ := capacity.At(r.Latency, pct)
 		tip := fmt.Sprintf("%s #%d asked %.0f ops/s, achieved %.0f: %s %s", name, r.Repeat, r.TargetRate, r.ThroughputOpsS, pct, hist.FormatMicros(at))
+		ci, hasCI := r.LatencyCI[pct]
+		hasCI = hasCI && !ci.Open
+		if hasCI {
+			tip += fmt.Sprintf(" [%s-%s]", hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi))
+		}
 		if b.st.SLO != nil {
 			tip += ", " + metText(capacity.Judge(*b.st.SLO, r))
 		}
-		top.Points = append(top.Points, point{X: r.ThroughputOpsS, Y: at, Tip: tip})
+		pt := point{X: r.ThroughputOpsS, Y: at, Tip: tip}
+		if hasCI {
+			// The step's percentile is one order statistic: its whisker
+			// is the 95% interval the step was judged by.
+			pt.CI = &[2]float64{ci.Lo, ci.Hi}
+		}
+		top.Points = append(top.Points, pt)
 		p50.Points = append(p50.Points, point{X: r.ThroughputOpsS, Y: r.Latency.P50})
 	}
 	c.Lines = append(c.Lines, top, p50)
 }
 
 func metText(o capacity.Outcome) string {
-	if o.Met {
+	switch {
+	case o.Met:
 		return "met"
+	case o.Unsure:
+		return "unsure: " + o.Why
 	}
 	return "missed: " + o.Why
 }

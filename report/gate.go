@@ -10,7 +10,7 @@ import (
 
 // GateText writes a regression gate's judgement (compare --fail-on): a
 // line saying passed or failed over how many comparisons, each failing
-// comparison on a line of its own (what, its ratio with the 95% CI, the
+// comparison on a line of its own (what, its ratio with its adjusted interval, the
 // adjusted p its verdict was judged on, the verdict), then the groups
 // with nothing to compare, which the verdicts could not reach.
 func GateText(w io.Writer, baseLabel string, g stats.Gate) {
@@ -27,7 +27,7 @@ func GateText(w io.Writer, baseLabel string, g stats.Gate) {
 		fmt.Fprintf(w, "  FAIL %s: %s, adjusted p %s: %s\n", rowWhat(baseLabel, r), rowRatio(r), pText(r.PAdjusted), r.Verdict)
 	}
 	for _, r := range g.Tolerated {
-		fmt.Fprintf(w, "  within tolerance %s: %s, adjusted p %s: %s, but its 95%% CI reaches within %g%%\n", rowWhat(baseLabel, r), rowRatio(r), pText(r.PAdjusted), r.Verdict, g.Tolerance*100)
+		fmt.Fprintf(w, "  within tolerance %s: %s, adjusted p %s: %s, but its adjusted interval reaches within %g%%\n", rowWhat(baseLabel, r), rowRatio(r), pText(r.PAdjusted), r.Verdict, g.Tolerance*100)
 	}
 	for _, r := range g.NoData {
 		mark := "  not judged"
@@ -48,7 +48,7 @@ func rowWhat(baseLabel string, r stats.Row) string {
 	return fmt.Sprintf("%s (%s, %s) of %s, %s against %s", r.Metric, r.Unit, dir, r.Group, r.Contender, baseLabel)
 }
 
-// rowRatio is a row's ratio with its 95% CI: "0.021x [0.011-0.041]".
+// rowRatio is a row's ratio with its adjusted interval: "0.021x [0.011-0.041]".
 func rowRatio(r stats.Row) string {
 	ratio, ci := r.Ratio()
 	if ci == nil {

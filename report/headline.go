@@ -69,7 +69,7 @@ func (b *builder) headline() *headlineChart {
 			if g == nil {
 				continue
 			}
-			r := headlineRow{Name: fmt.Sprintf("%s (%s)", shownName(p.Name), d), Color: b.colors[p.Name], Verdict: g.Verdict}
+			r := headlineRow{Name: fmt.Sprintf("%s (%s)", shownName(p.Name), d), Color: markColor(g.Verdict), Verdict: g.Verdict}
 			if b.notDurable(p) {
 				// The ratio of a placement a power cut empties is not a
 				// free win: the chart says so where the ratio stands.
@@ -83,6 +83,9 @@ func (b *builder) headline() *headlineChart {
 				// Short, for a row: the answer's line says how to get one.
 				r.Ratio = g.Ratio
 				r.Value = fmt.Sprintf("%.2fx (no CI: %d round%s) %s", g.Ratio, g.Pairs, plural(g.Pairs), g.Verdict)
+				if g.Why != "" {
+					r.Value = fmt.Sprintf("%.2fx (no CI: no spread) %s", g.Ratio, g.Verdict)
+				}
 			default:
 				r.Value = RatioText(g)
 			}
@@ -113,6 +116,17 @@ func upperFirst(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// markColor paints a row's dot and whisker by its verdict alone: no
+// colour says more than the verdict (a placement's palette colour could
+// draw an inconclusive ratio in red).
+func markColor(v string) string {
+	switch v {
+	case stats.Better, stats.Worse:
+		return verdictColor(v)
+	}
+	return "#888"
 }
 
 // verdictColor paints a verdict's words as the tables do.

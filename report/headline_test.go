@@ -65,8 +65,27 @@ func TestHeadlineChartPlotsEachRatio(t *testing.T) {
 	if !strings.Contains(d.Headline.Title, fmt.Sprintf("at %d clients", clients)) {
 		t.Errorf("title %q does not say the client count", d.Headline.Title)
 	}
-	if !strings.Contains(d.HeadlineNote, "95% paired t interval") || strings.Contains(d.HeadlineNote, "bootstrap") {
+	if !strings.Contains(d.HeadlineNote, "paired t interval, Holm-adjusted") || strings.Contains(d.HeadlineNote, "bootstrap") {
 		t.Errorf("caption %q does not name the interval drawn", d.HeadlineNote)
+	}
+}
+
+// TestHeadlineMarksSayNoMoreThanTheVerdict: a dot and whisker are red
+// only for worse, green only for better; inconclusive and equivalent are
+// grey, whatever the placement's colour elsewhere.
+func TestHeadlineMarksSayNoMoreThanTheVerdict(t *testing.T) {
+	red, green := verdictColor(stats.Worse), verdictColor(stats.Better)
+	for _, c := range []struct {
+		verdict, want string
+	}{{stats.Better, green}, {stats.Worse, red}, {stats.Inconclusive, "#888"}, {stats.Equivalent, "#888"}, {stats.NoData, "#888"}} {
+		if got := markColor(c.verdict); got != c.want {
+			t.Errorf("%s drawn in %s, want %s", c.verdict, got, c.want)
+		}
+	}
+	for _, p := range palette {
+		if p == "#888" {
+			t.Errorf("the neutral grey %s is a placement colour too", p)
+		}
 	}
 }
 

@@ -189,7 +189,7 @@ func buildDoc(in Input) (*doc, error) {
 	}
 	if h := b.headline(); h != nil {
 		d.Headline = &chartOut{Title: h.Title, Slug: b.uniqueSlug("headline"), SVG: h.render(wideLayout), Narrow: h.render(narrowLayout)}
-		d.HeadlineNote = fmt.Sprintf("Each dot is a placement's %s ratio to %s at %s, paired round by round (the geometric mean of the per-round ratios); each whisker its 95%% paired t interval.",
+		d.HeadlineNote = fmt.Sprintf("Each dot is a placement's %s ratio to %s at %s, paired round by round (the geometric mean of the per-round ratios); each whisker its paired t interval, Holm-adjusted to match the verdict; a dot is green for better, red for worse and grey otherwise.",
 			throughputNoun(b.st), baselineShort(b.st), clientsText(b.clients))
 	}
 	d.Placements = b.placementTable()

@@ -312,7 +312,7 @@ func clientsText(c int) string {
 	return fmt.Sprintf("%d clients", c)
 }
 
-// ratioCI is a ratio with its 95% CI, "2.10x [1.90-2.30]", or with why
+// ratioCI is a ratio with its adjusted CI, "2.10x [1.90-2.30]", or with why
 // it has none, "2.10x (no interval: 1 round)".
 func ratioCI(g *stats.Group) string {
 	if g.RatioCI == nil {
@@ -324,6 +324,9 @@ func ratioCI(g *stats.Group) string {
 // noInterval says why a ratio has no interval: "(no interval: 1 round;
 // run 2 or more)".
 func noInterval(g *stats.Group) string {
+	if g.Why != "" {
+		return "(no interval: " + g.Why + ")"
+	}
 	return fmt.Sprintf("(no interval: %d round%s; run %d or more)", g.Pairs, plural(g.Pairs), stats.MinRounds)
 }
 
@@ -352,18 +355,20 @@ func RatioText(g *stats.Group) string {
 	if g.RatioCI == nil {
 		return ratioCI(g) + ", " + g.Verdict
 	}
-	return fmt.Sprintf("%.2fx (95%% CI %.2f-%.2fx, %s)", g.Ratio, g.RatioCI[0], g.RatioCI[1], g.Verdict)
+	return fmt.Sprintf("%.2fx (Holm-adjusted CI %.2f-%.2fx, %s)", g.Ratio, g.RatioCI[0], g.RatioCI[1], g.Verdict)
 }
 
 // MethodNote says how the figures and verdicts were computed, for every
 // output that shows them.
 func MethodNote(st *results.Study) string {
-	return fmt.Sprintf("Figures are medians over %s; [brackets] are 95%% CIs: a t interval on logs for a figure, "+
-		"and for a ratio the paired one, from %d rounds on: the geometric mean of the per-round ratios, which is what the verdict judges "+
+	return fmt.Sprintf("Figures are medians over %s; a figure's [brackets] are the 95%% t interval of its geometric mean (on logs), "+
+		"which is near the median for steady runs but is not the median's interval. A ratio is paired, from %d rounds on: the geometric mean of the per-round ratios, which is what the verdict judges "+
 		"and so differs a little from the ratio of the medians beside it. %s "+
 		"Verdicts: better or worse when the difference is significant at 5%% after Holm's adjustment over every comparison the study judged, "+
-		"equivalent when equivalence within ±%s is (two one-sided tests, adjusted alike), inconclusive otherwise; "+
-		"so a 95%% CI that excludes 1 may still read inconclusive.",
+		"equivalent when equivalence within ±%s is (two one-sided tests, adjusted alike), inconclusive otherwise. "+
+		"A ratio's [brackets] are Holm-adjusted to match its verdict: each at the level Holm judged it (95%% simultaneous over the undecided ones), "+
+		"so a bracket excludes 1 exactly when the verdict is better or worse; the JSON keeps each comparison's own 95%% CI (ratio_ci95_per_comparison). "+
+		"Rounds that all give the same ratio decide nothing: no spread, no interval.",
 		roundsText(st), stats.MinRounds, orderNote(st), strconv.FormatFloat(st.EquivalenceMargin()*100, 'f', -1, 64)+"%")
 }
 

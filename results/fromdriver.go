@@ -58,6 +58,9 @@ func FromDriver(r *Run, res *driver.Result) ([]Histogram, error) {
 		if ph.phase == driver.Measured {
 			r.Latency = hist.Summarize(all)
 			r.ServiceTime = hist.Summarize(allSvc)
+			if r.TargetRate > 0 {
+				r.LatencyCI = latencyCI(all)
+			}
 		}
 	}
 	sort.Slice(hists, func(i, j int) bool {
@@ -80,6 +83,18 @@ func FromDriver(r *Run, res *driver.Result) ([]Histogram, error) {
 		}
 	}
 	return hists, nil
+}
+
+// latencyCI is the 95% interval of each percentile an objective may
+// bound, for a capacity step's judgement (capacity.Judge).
+func latencyCI(h *hdr.Histogram) map[string]hist.CI {
+	out := map[string]hist.CI{}
+	for name, q := range map[string]float64{"p50": 50, "p90": 90, "p95": 95, "p99": 99, "p99.9": 99.9} {
+		if ci, ok := hist.PercentileCI(h, q); ok {
+			out[name] = ci
+		}
+	}
+	return out
 }
 
 // encodePair encodes an op's latency and (open loop only) service histograms.

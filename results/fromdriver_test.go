@@ -36,10 +36,15 @@ func TestFromDriver(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := &Run{}
+			r := &Run{TargetRate: tc.rate}
 			hists, err := FromDriver(r, res)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// A capacity step (a target rate) records its percentiles'
+			// intervals, each holding its percentile; other runs none.
+			if ci, ok := r.LatencyCI["p50"]; tc.rate > 0 && (!ok || ci.Lo > r.Latency.P50 || ci.Hi < r.Latency.P50) || tc.rate == 0 && r.LatencyCI != nil {
+				t.Errorf("rate %g: p50 %v, intervals %v", tc.rate, r.Latency.P50, r.LatencyCI)
 			}
 			if r.Ops != res.Measured.Ops || r.Ops == 0 || r.DurationS <= 0 || r.ThroughputOpsS <= 0 {
 				t.Errorf("run %d ops in %.3fs at %.0f ops/s, driver measured %d", r.Ops, r.DurationS, r.ThroughputOpsS, res.Measured.Ops)

@@ -376,7 +376,12 @@ type Run struct {
 	ThroughputOpsS float64 `json:"throughput_ops_s"`
 	// Latency is from the intended start in open loop, from the actual start
 	// in closed loop; ServiceTime always from the actual start.
-	Latency     hist.Summary         `json:"latency_us"`
+	Latency hist.Summary `json:"latency_us"`
+	// LatencyCI is, for a capacity search's step, the 95% interval of each
+	// latency percentile a latency objective may bound (hist.PercentileCI),
+	// keyed p50, p90, p95, p99, p99.9; a percentile its operations are too
+	// few for has none. Steps stored before it have none at all.
+	LatencyCI   map[string]hist.CI   `json:"latency_ci95_us,omitempty"`
 	ServiceTime hist.Summary         `json:"service_time_us"`
 	ByOp        map[string]OpSummary `json:"by_op"`
 	Timeline    []Interval           `json:"timeline"`

@@ -168,6 +168,8 @@ func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
 	switch {
 	case out.GeneratorBound:
 		verdict = "not counted: " + out.Why
+	case out.Unsure:
+		verdict = "unsure: " + out.Why
 	case !out.Met:
 		verdict = "missed: " + out.Why
 	default:

@@ -25,10 +25,11 @@ import (
 // asked for a need of 1 op/s, which all carry, the cheapest placement is
 // recommended. The twin shares the fast WAL tier rather than having its
 // own: two emulated tiers are two FUSE layers, each calibrated at its
-// mount, which need not be equal. Even so, the twins' searches can land
-// on their grid (a coarse 50% here) a step apart round after round; the
-// comparison of capacities allows for the resolution (stats.PairedWithin),
-// so that is no difference, and the twin is dominated.
+// mount, which need not be equal. Each round's capacity is the middle of
+// its search's final bracket, dithered (a coarse 50% grid here), so twins
+// differ by the grid's rounding round to round, not by a step every
+// round; the block's pairs are judged together (Holm), and the twin,
+// not shown better, is dominated.
 func TestCapacityKnownAnswer(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skip(t, err)

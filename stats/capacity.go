@@ -13,7 +13,10 @@ import (
 // whose step met the objective (package capacity). Analyze judges it as
 // any study's figure, paired round by round with the study's guard, by
 // seeing each (series, durability, clients, round) search as one run: the
-// step that set the capacity, with the capacity as its throughput.
+// step that set the capacity, with the capacity as its throughput. That
+// capacity is the geometric middle of the search's final bracket
+// (capacity.Found.EstimateOpsS), not its met end, which is low by up to a
+// resolution; so capacities are compared as any figure, with no slack.
 
 // capacityRuns collapses a capacity study's steps into one run per search,
 // in the order the searches ended. A search with no met step is a failed
@@ -51,9 +54,13 @@ func searchRun(st *results.Study, steps []results.Run) results.Run {
 		r.Error = fmt.Sprintf("no rate met %s: %s", SLOText(st.SLO), lowestMiss(st, steps))
 		return r
 	}
-	i := slices.IndexFunc(steps, func(r results.Run) bool { return r.TargetRate == found.OpsS && r.Status == results.RunOK })
+	// The last step at the rate decided it (capacity.Tries).
+	i := len(steps) - 1
+	for steps[i].TargetRate != found.OpsS || steps[i].Status != results.RunOK {
+		i--
+	}
 	r := steps[i]
-	r.ThroughputOpsS = found.OpsS
+	r.ThroughputOpsS = found.EstimateOpsS
 	r.Caveats = slices.Clone(r.Caveats)
 	if found.AtLeast {
 		r.Caveats = append(r.Caveats, fmt.Sprintf("capacity is at least %.0f ops/s: %s", found.OpsS, found.Above))

@@ -51,17 +51,22 @@ type Side struct {
 // Value - Baseline may, when the rounds' ratios and the medians point
 // different ways.
 type Row struct {
-	Metric    string      `json:"metric"`
-	Unit      string      `json:"unit"`
-	Group     string      `json:"group"`
-	Contender string      `json:"contender"`
-	Baseline  float64     `json:"baseline"`
-	Value     float64     `json:"value"`
-	Diff      float64     `json:"diff"`
-	DiffCI    *[2]float64 `json:"diff_ci95"`
-	DiffPct   float64     `json:"diff_pct"`
-	DiffPctCI *[2]float64 `json:"diff_pct_ci95"`
-	Verdict   string      `json:"verdict"`
+	Metric    string  `json:"metric"`
+	Unit      string  `json:"unit"`
+	Group     string  `json:"group"`
+	Contender string  `json:"contender"`
+	Baseline  float64 `json:"baseline"`
+	Value     float64 `json:"value"`
+	Diff      float64 `json:"diff"`
+	// DiffCI and DiffPctCI are the intervals that match the verdict,
+	// adjusted over every row at CILevel (simultaneous.go);
+	// DiffPctCIPerComparison is the row's own 95% interval.
+	DiffCI                 *[2]float64 `json:"diff_ci95"`
+	DiffPct                float64     `json:"diff_pct"`
+	DiffPctCI              *[2]float64 `json:"diff_pct_ci95"`
+	CILevel                float64     `json:"ci_level,omitempty"`
+	DiffPctCIPerComparison *[2]float64 `json:"diff_pct_ci95_per_comparison,omitempty"`
+	Verdict                string      `json:"verdict"`
 	// P and PAdjusted are the comparison's raw p value and the one its
 	// verdict is judged on, Holm-adjusted over every row of the compare
 	// (Adjust); absent without an interval.
@@ -113,10 +118,6 @@ func Compare(base Side, contenders []Side) []Row {
 					row.DiffPct = (cmp.Ratio - 1) * 100
 					row.Diff = row.Baseline * (cmp.Ratio - 1)
 				}
-				if cmp.CI95 != nil {
-					row.DiffPctCI = &[2]float64{(cmp.CI95[0] - 1) * 100, (cmp.CI95[1] - 1) * 100}
-					row.DiffCI = &[2]float64{row.Baseline * (cmp.CI95[0] - 1), row.Baseline * (cmp.CI95[1] - 1)}
-				}
 				rows = append(rows, row)
 			}
 		}
@@ -126,6 +127,14 @@ func Compare(base Side, contenders []Side) []Row {
 	for i, c := range judged {
 		r := &rows[at[i]]
 		r.Verdict, r.P, r.PAdjusted = c.Verdict, finite(c.P), finite(c.PAdjusted)
+		if ci := c.ShownCI(); ci != nil {
+			r.DiffPctCI = &[2]float64{(ci[0] - 1) * 100, (ci[1] - 1) * 100}
+			r.DiffCI = &[2]float64{r.Baseline * (ci[0] - 1), r.Baseline * (ci[1] - 1)}
+			r.CILevel = c.AdjustedLevel
+		}
+		if ci := c.CI95; ci != nil {
+			r.DiffPctCIPerComparison = &[2]float64{(ci[0] - 1) * 100, (ci[1] - 1) * 100}
+		}
 	}
 	return rows
 }

@@ -100,13 +100,16 @@ func TestComparePairsWithinAStudy(t *testing.T) {
 	st := &results.Study{ID: "s", Durability: []string{"sync"}, Clients: []int{4},
 		Placements: []results.Placement{{Name: "base"}, {Name: "fast"}}}
 	var runs []results.Run
+	// The rounds' own noise multiplies to 1, so the paired ratio is 1.1;
+	// without any, a spread of 0 would decide nothing (ZeroSpread).
+	noise := []float64{1.01, 0.99, 1, 1 / 1.01, 1 / 0.99}
 	for r, speed := range []float64{1, 0.6, 1.3, 0.8, 1.1} { // the machine drifts between rounds
 		for _, p := range []struct {
 			name   string
 			factor float64
-		}{{"base", 1}, {"fast", 1.1}} {
+		}{{"base", 1}, {"fast", 1.1 * noise[r]}} {
 			runs = append(runs, results.Run{Placement: p.name, Durability: "sync", Clients: 4, Repeat: r + 1, Status: results.RunOK,
-				ThroughputOpsS: 1000 * speed * p.factor, Latency: hist.Summary{P50: 100 / speed, P99: 1000 / speed}})
+				ThroughputOpsS: 1000 * speed * p.factor, Latency: hist.Summary{P50: 100 / speed * p.factor, P99: 1000 / speed * p.factor}})
 		}
 	}
 	within := Compare(StudySide("base", st, runs, "base"), []Side{StudySide("fast", st, runs, "fast")})
@@ -131,7 +134,7 @@ func TestCompareDiffAndPercentFromOneEstimator(t *testing.T) {
 	for i, p99 := range [][2]float64{{100, 150}, {200, 190}, {300, 500}} {
 		for j, name := range []string{"base", "other"} {
 			runs = append(runs, results.Run{Placement: name, Durability: "sync", Clients: 4, Repeat: i + 1, Status: results.RunOK,
-				ThroughputOpsS: 1000 + 100*float64(i*j), Latency: hist.Summary{P50: 10, P99: p99[j]}})
+				ThroughputOpsS: 1000 + 100*float64(i*j), Latency: hist.Summary{P50: 10 + float64(i*j), P99: p99[j]}})
 		}
 	}
 	rows := Compare(StudySide("base", st, runs, "base"), []Side{StudySide("other", st, runs, "other")})

@@ -21,36 +21,49 @@ import (
 // capacity is not shown better than A's (their paired comparison is not
 // "better"), or when they cost the same and B's capacity is shown worse.
 // A series that costs more must prove its worth to stay on the frontier.
-// Without prices every series costs the same. These pairwise comparisons
-// are judged at 5% each, outside the study's family: the verdicts against
-// the baseline printed beside them are the guarded ones.
+// Without prices every series costs the same. The pairs of a block are
+// judged together, Holm over them (frontier.go), apart from the study's
+// family: the chance that two equal capacities are told apart anywhere in
+// the block is at most Alpha.
 
 // CapacityEntry is a series' capacity in a block: an element of `capacity`
 // in `show --format json`.
 type CapacityEntry struct {
-	Series     string      `json:"placement"`
-	Durability string      `json:"durability"`
-	Clients    int         `json:"clients"`
-	OpsS       float64     `json:"ops_s"`
-	CI95       *[2]float64 `json:"ci95"`
+	Series     string `json:"placement"`
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
+	// OpsS is the geometric mean of the rounds' capacities, the figure
+	// CI95 is the 95% t interval of (on logs).
+	OpsS float64     `json:"ops_s"`
+	CI95 *[2]float64 `json:"ci95"`
 	// AtLeast is true when some round's capacity is only a lower bound.
 	AtLeast bool `json:"at_least,omitempty"`
 	Rounds  int  `json:"rounds"`
 	Steps   int  `json:"steps"`
 	// Ratio, RatioCI95 and Verdict compare it with its baseline's, paired
-	// by round and guarded with the study's other comparisons.
-	Ratio     float64     `json:"ratio"`
-	RatioCI95 *[2]float64 `json:"ratio_ci95"`
-	Verdict   string      `json:"verdict"`
+	// by round and guarded with the study's other comparisons; RatioCI95
+	// is the adjusted interval that matches the verdict, at
+	// RatioCILevel, RatioCI95PerComparison the comparison's own.
+	Ratio                  float64     `json:"ratio"`
+	RatioCI95              *[2]float64 `json:"ratio_ci95"`
+	RatioCILevel           float64     `json:"ratio_ci_level,omitempty"`
+	RatioCI95PerComparison *[2]float64 `json:"ratio_ci95_per_comparison,omitempty"`
+	Verdict                string      `json:"verdict"`
 	// CostPerMonth is nil when the study priced nothing.
 	CostPerMonth      *float64 `json:"cost_per_month"`
 	CostPerMillionOps *float64 `json:"cost_per_million_ops,omitempty"`
 	CostParts         []string `json:"cost_parts,omitempty"`
 	Unpriced          []string `json:"unpriced_tiers,omitempty"`
-	// MeetsNeed is "yes" (the CI lies above the need), "may" (it
-	// straddles it, or there is no CI and the capacity is above) or "no";
-	// empty without a need.
-	MeetsNeed string `json:"meets_need,omitempty"`
+	// MeetsNeed is "yes" (it carries the need in at least NeedCoverage
+	// of rounds, at NeedConfidence: need.go), "no" (its rounds say it
+	// misses it more often) or "may" (NeedWhy says what would decide);
+	// empty without a need. NeedBoundOpsS is its lower tolerance bound,
+	// NeedMoreRounds about how many more rounds would decide a "may".
+	MeetsNeed      string   `json:"meets_need,omitempty"`
+	NeedWhy        string   `json:"need_why,omitempty"`
+	NeedBoundOpsS  *float64 `json:"need_bound_ops_s,omitempty"`
+	NeedConfidence float64  `json:"need_confidence,omitempty"`
+	NeedMoreRounds int      `json:"need_more_rounds,omitempty"`
 	// Dropped says after which round the search stopped running it.
 	Dropped string `json:"dropped,omitempty"`
 
@@ -83,8 +96,16 @@ type Recommendation struct {
 	Clients      int      `json:"clients"`
 	Series       *string  `json:"placement"`
 	CostPerMonth *float64 `json:"cost_per_month"`
-	CapacityOpsS float64  `json:"capacity_ops_s"`
-	Reason       string   `json:"reason"`
+	// CapacityOpsS is its mean capacity (geometric, over rounds);
+	// LowerBoundOpsS what it carries in at least NeedCoverage of rounds
+	// at Confidence.
+	CapacityOpsS   float64  `json:"capacity_ops_s"`
+	LowerBoundOpsS *float64 `json:"lower_bound_ops_s,omitempty"`
+	Confidence     float64  `json:"confidence,omitempty"`
+	Reason         string   `json:"reason"`
+	// Cheaper says which cheaper placements may meet the need too, and
+	// what would decide it: more rounds may recommend one of them.
+	Cheaper string `json:"cheaper_may_meet,omitempty"`
 }
 
 // SearchTime compares the searches' time with a fixed-rate study of the
@@ -135,8 +156,9 @@ func Decide(st *results.Study, a *Analysis, runs []results.Run) *Decision {
 		series[p.Name] = p
 	}
 	for _, g := range a.Groups {
-		e := &CapacityEntry{Series: g.Series, Durability: g.Durability, Clients: g.Clients, OpsS: g.ThroughputMedian, CI95: g.ThroughputCI,
-			Rounds: g.N, Steps: steps[g.Key()], Ratio: g.Ratio, RatioCI95: g.RatioCI, Verdict: g.Verdict, group: g}
+		e := &CapacityEntry{Series: g.Series, Durability: g.Durability, Clients: g.Clients, OpsS: geoMean(g.Throughputs()), CI95: g.ThroughputCI,
+			Rounds: g.N, Steps: steps[g.Key()], Ratio: g.Ratio, RatioCI95: g.RatioCI, RatioCILevel: g.RatioCILevel,
+			RatioCI95PerComparison: g.RatioCIPerComparison, Verdict: g.Verdict, group: g}
 		for _, r := range g.Runs {
 			e.AtLeast = e.AtLeast || slices.ContainsFunc(r.Caveats, func(c string) bool { return strings.HasPrefix(c, "capacity is at least") })
 		}
@@ -149,9 +171,6 @@ func Decide(st *results.Study, a *Analysis, runs []results.Run) *Decision {
 		if x, ok := dropped[g.Key()]; ok {
 			e.Dropped = fmt.Sprintf("after round %d: %s's capacity is clearly above, at no more cost", x.AfterRound, x.By)
 		}
-		if st.NeedOpsS > 0 && g.N > 0 {
-			e.MeetsNeed = meets(e, st.NeedOpsS)
-		}
 		d.Capacity = append(d.Capacity, e)
 	}
 	for _, block := range blocksOf(d.Capacity) {
@@ -161,16 +180,13 @@ func Decide(st *results.Study, a *Analysis, runs []results.Run) *Decision {
 	return d
 }
 
-// meets says whether e's capacity carries need: its CI above it (yes),
-// straddling it or no CI with the capacity above (may), or not (no).
-func meets(e *CapacityEntry, need float64) string {
-	switch {
-	case e.CI95 != nil && e.CI95[0] >= need:
-		return "yes"
-	case e.CI95 != nil && e.CI95[1] >= need, e.CI95 == nil && e.OpsS >= need:
-		return "may"
+// geoMean is the geometric mean of v's positive values, 0 for none.
+func geoMean(v []float64) float64 {
+	l := logs(v)
+	if len(l) == 0 {
+		return 0
 	}
-	return "no"
+	return math.Exp(Mean(l))
 }
 
 // blocksOf groups entries by durability and clients, in the study's order.
@@ -199,9 +215,17 @@ func (d *Decision) decideBlock(st *results.Study, block []*CapacityEntry) {
 			measured = append(measured, e)
 		}
 	}
+	rounds := make([]map[int]float64, len(measured))
+	for i, e := range measured {
+		rounds[i] = e.group.Rounds()
+	}
+	pairs := comparePairs(rounds, st.EquivalenceMargin())
+	if st.NeedOpsS > 0 {
+		judgeNeed(measured, st.NeedOpsS)
+	}
 	var frontier []*CapacityEntry
-	for _, b := range measured {
-		if dom, ok := dominated(st, b, measured); ok {
+	for j, b := range measured {
+		if dom, ok := dominated(st, j, measured, pairs); ok {
 			d.Dominated = append(d.Dominated, dom)
 			continue
 		}
@@ -224,23 +248,26 @@ func cost(e *CapacityEntry) float64 {
 	return *e.CostPerMonth
 }
 
-// dominated finds a series that dominates b (see the rule above).
-func dominated(st *results.Study, b *CapacityEntry, others []*CapacityEntry) (Domination, bool) {
-	for _, a := range others {
-		if a == b || cost(a) > cost(b) {
+// dominated finds a series that dominates entry j of the block (see the
+// rule above and frontier.go), judged on the block's adjusted pairs.
+func dominated(st *results.Study, j int, others []*CapacityEntry, pairs pairwise) (Domination, bool) {
+	b := others[j]
+	for i, a := range others {
+		if i == j {
 			continue
 		}
-		c := PairedWithin(b.group.Rounds(), a.group.Rounds(), true, a.group.margin, a.group.slack)
+		c := pairs.cmp[j][i]
+		ok, clear := dominates(cost(a), cost(b), c)
+		if !ok {
+			continue
+		}
+		dom := Domination{Series: b.Series, Durability: b.Durability, Clients: b.Clients, By: a.Series, Clear: clear}
+		capText := fmt.Sprintf("capacity is not shown better than %s's (%s, Holm over the block's %d pairs)", a.Series, c.Verdict, len(others)*(len(others)-1)/2)
+		if shown := c.ShownCI(); shown != nil && (c.Verdict == Worse || c.Verdict == Equivalent) {
+			capText = fmt.Sprintf("capacity %s [%s-%s] %s's: %s (adjusted %.1f%% interval, Holm over the block's %d pairs)", ratioText(c.Ratio), ratioText(shown[0]), ratioText(shown[1]),
+				a.Series, c.Verdict, c.AdjustedLevel*100, len(others)*(len(others)-1)/2)
+		}
 		cheaper := cost(a) < cost(b)
-		if c.Verdict == Better || !cheaper && c.Verdict != Worse || c.Pairs == 0 {
-			continue
-		}
-		dom := Domination{Series: b.Series, Durability: b.Durability, Clients: b.Clients, By: a.Series,
-			Clear: c.CI95 != nil && c.CI95[1] < 1}
-		capText := fmt.Sprintf("capacity is not shown better than %s's (%s)", a.Series, c.Verdict)
-		if c.Verdict == Worse || c.Verdict == Equivalent {
-			capText = fmt.Sprintf("capacity %s [%s-%s] %s's: %s", ratioText(c.Ratio), ratioText(ci(c.CI95, 0)), ratioText(ci(c.CI95, 1)), a.Series, c.Verdict)
-		}
 		if cheaper && st.Costs != nil {
 			dom.Why = fmt.Sprintf("%s costs %s more a month, and its %s", b.Series, capacity.Money(st.Costs, cost(b)-cost(a)), capText)
 		} else {
@@ -266,8 +293,8 @@ func ratioText(r float64) string {
 	return fmt.Sprintf("%.2fx", r)
 }
 
-// recommend picks the cheapest series meeting the need, the larger
-// capacity among equal costs.
+// recommend picks the cheapest series that carries the need in at least
+// NeedCoverage of rounds (need.go), the larger capacity among equal costs.
 func recommend(st *results.Study, dur string, clients int, measured []*CapacityEntry) Recommendation {
 	rec := Recommendation{Durability: dur, Clients: clients}
 	if st.NeedOpsS == 0 {
@@ -283,14 +310,19 @@ func recommend(st *results.Study, dur string, clients int, measured []*CapacityE
 			may = append(may, e)
 		}
 	}
+	conf := 0.0
+	if len(measured) > 0 {
+		conf = measured[0].NeedConfidence
+	}
+	if len(measured) == 0 {
+		rec.Reason = "no placement found a capacity in any round"
+		return rec
+	}
 	if len(yes) == 0 {
-		rec.Reason = fmt.Sprintf("no placement's capacity CI lies above %.0f ops/s", st.NeedOpsS)
-		if len(may) > 0 {
-			var names []string
-			for _, e := range may {
-				names = append(names, e.Series)
-			}
-			rec.Reason += fmt.Sprintf("; %s may meet it (the CI straddles the need, or there are too few rounds for one): run more rounds", strings.Join(names, ", "))
+		rec.Reason = fmt.Sprintf("no placement is shown to carry %.0f ops/s in at least %.0f%% of rounds (%.1f%% confidence each, Bonferroni over the %d candidates)",
+			st.NeedOpsS, NeedCoverage*100, conf*100, len(measured))
+		for _, e := range may {
+			rec.Reason += fmt.Sprintf("; %s may: %s", e.Series, e.NeedWhy)
 		}
 		return rec
 	}
@@ -301,14 +333,24 @@ func recommend(st *results.Study, dur string, clients int, measured []*CapacityE
 		return cmp.Compare(y.OpsS, x.OpsS)
 	})
 	best := yes[0]
-	rec.Series, rec.CostPerMonth, rec.CapacityOpsS = &best.Series, best.CostPerMonth, best.OpsS
+	var cheaper []string
+	for _, e := range may {
+		if cost(e) < cost(best) {
+			cheaper = append(cheaper, fmt.Sprintf("%s may: %s", e.Series, e.NeedWhy))
+		}
+	}
+	rec.Cheaper = strings.Join(cheaper, "; ")
+	rec.Series, rec.CostPerMonth, rec.CapacityOpsS, rec.LowerBoundOpsS = &best.Series, best.CostPerMonth, best.OpsS, best.NeedBoundOpsS
+	rec.Confidence = conf
+	meets := fmt.Sprintf("meets the need in at least %.0f%% of rounds (95%% confidence over the %d candidates: %.1f%% each): its lower tolerance bound is %.0f ops/s",
+		NeedCoverage*100, len(measured), conf*100, *best.NeedBoundOpsS)
 	switch {
 	case st.Costs == nil:
-		rec.Reason = "meets the need with the most capacity; no costs were given, so none is cheaper"
+		rec.Reason = meets + "; no costs were given, so none is cheaper and the one with the most capacity is chosen"
 	case len(yes) == 1:
-		rec.Reason = "the only placement whose capacity CI lies above the need"
+		rec.Reason = "the only placement that " + meets
 	default:
-		rec.Reason = fmt.Sprintf("the cheapest of %d placements whose capacity CI lies above the need", len(yes))
+		rec.Reason = fmt.Sprintf("the cheapest of %d placements shown to carry it; it %s", len(yes), meets)
 	}
 	return rec
 }

@@ -49,11 +49,16 @@ type Judged struct {
 	AgainstDurability string `json:"against_durability"`
 	// Adjacent is false where the two sides did not run back to back in
 	// their rounds (durability modes run in blocks of their own).
-	Adjacent bool        `json:"adjacent"`
-	Ratio    float64     `json:"ratio"`
-	CI95     *[2]float64 `json:"ratio_ci95"`
-	CI90     *[2]float64 `json:"ratio_ci90,omitempty"`
-	Pairs    int         `json:"pairs"`
+	Adjacent bool    `json:"adjacent"`
+	Ratio    float64 `json:"ratio"`
+	// CI95 is the interval that matches the verdict, adjusted with the
+	// family at CILevel (simultaneous.go); CI95PerComparison is the
+	// comparison's own 95% interval.
+	CI95              *[2]float64 `json:"ratio_ci95"`
+	CILevel           float64     `json:"ratio_ci_level,omitempty"`
+	CI95PerComparison *[2]float64 `json:"ratio_ci95_per_comparison,omitempty"`
+	CI90              *[2]float64 `json:"ratio_ci90,omitempty"`
+	Pairs             int         `json:"pairs"`
 	// P and PAdjusted are the raw and adjusted p values of "no
 	// difference"; PEquivalence and PEquivalenceAdjusted those of "a
 	// difference beyond the margin" (TOST). Absent without an interval.
@@ -241,6 +246,7 @@ func Adjust(cmps []*Comparison) {
 	for _, c := range cmps {
 		c.rejudge()
 	}
+	holmIntervals(cmps)
 }
 
 // adjustP is the family's adjustment, Multiplicity's.
@@ -285,7 +291,8 @@ func (c *Comparison) rejudge() {
 // fill copies the comparison's figures into its JSON fields.
 func (j *Judged) fill() {
 	c := j.cmp
-	j.Ratio, j.CI95, j.CI90, j.Pairs, j.Verdict = c.Ratio, c.CI95, c.CI90, c.Pairs, c.Verdict
+	j.Ratio, j.CI95, j.CI90, j.Pairs, j.Verdict = c.Ratio, c.ShownCI(), c.CI90, c.Pairs, c.Verdict
+	j.CILevel, j.CI95PerComparison = c.AdjustedLevel, c.CI95
 	j.P, j.PAdjusted = finite(c.P), finite(c.PAdjusted)
 	j.PEquivalence, j.PEquivalenceAdjusted = finite(c.PEquivalence), finite(c.PEquivalenceAdjusted)
 }

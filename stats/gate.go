@@ -27,8 +27,9 @@ var FailOnValues = []string{FailOnWorse, FailOnNotEquivalent}
 // Gate is a gate's judgement of a compare's rows.
 type Gate struct {
 	FailOn string
-	// Tolerance, under worse, lets a worse row pass unless its whole 95%
-	// CI lies beyond it (a fraction: 0.05 fails only a regression shown
+	// Tolerance, under worse, lets a worse row pass unless its whole
+	// interval (Holm-adjusted, the one printed beside its verdict) lies
+	// beyond it (a fraction: 0.05 fails only a regression shown
 	// to exceed 5%): between two studies, run apart, a shift of a few
 	// percent is often real yet no regression of the code.
 	Tolerance float64
@@ -89,8 +90,8 @@ func JudgeGate(rows []Row, failOn string, tolerance float64) (Gate, error) {
 	return g, nil
 }
 
-// beyond reports whether row r's whole 95% CI of its difference lies
-// past tolerance on the worse side.
+// beyond reports whether row r's whole interval of its difference (the
+// adjusted one its verdict matches) lies past tolerance on the worse side.
 func beyond(r Row, tolerance float64) bool {
 	ci := r.DiffPctCI
 	if ci == nil {
@@ -102,8 +103,8 @@ func beyond(r Row, tolerance float64) bool {
 	return ci[0] > tolerance*100
 }
 
-// Ratio is the row's ratio of contender to baseline, with its 95% CI
-// (nil without one): what its Diff % is read from.
+// Ratio is the row's ratio of contender to baseline, with its adjusted
+// interval (nil without one): what its Diff % is read from.
 func (r Row) Ratio() (ratio float64, ci *[2]float64) {
 	ratio = 1 + r.DiffPct/100
 	if r.DiffPctCI != nil {

@@ -74,6 +74,18 @@ type Comparison struct {
 	// slack is log(1+slack) of PairedWithin: how far each figure may be
 	// from the truth by construction.
 	slack float64
+	// AdjustedCI95 is the interval that matches the adjusted verdict
+	// (simultaneous.go); nil until the comparison is judged in a family.
+	AdjustedCI95 *[2]float64
+	// AdjustedLevel is AdjustedCI95's confidence level.
+	AdjustedLevel float64
+	// Why says why a comparison with rounds enough has no interval: every
+	// round gave the same ratio.
+	Why string
+	// m, se and df are the log ratio, its standard error and degrees of
+	// freedom, kept to redraw the intervals at another level
+	// (simultaneous.go).
+	m, se, df float64
 }
 
 // HalfWidth is the relative half-width of the 95% CI on the ratio's
@@ -147,6 +159,11 @@ func PairedWithin(a, b map[int]float64, higherIsBetter bool, margin, slack float
 func (c *Comparison) test(m, se, df, margin float64) {
 	if margin <= 0 {
 		margin = results.DefaultMargin
+	}
+	c.m, c.se, c.df = m, se, df
+	if noSpread(m, se) {
+		c.Verdict, c.Why = Inconclusive, ZeroSpread
+		return
 	}
 	c.CI95, c.CI90 = expInterval(m, se, df)
 	c.P, c.PEquivalence = pValues(m, se, df, math.Log1p(margin))

@@ -44,8 +44,15 @@ type Group struct {
 	P50Median        float64     `json:"p50_us_median"`
 	// Ratio is the paired ratio to the baseline group (stats.Paired):
 	// the geometric mean of the per-round ratios.
-	Ratio   float64     `json:"ratio_vs_baseline"`
-	RatioCI *[2]float64 `json:"ratio_ci95"`
+	Ratio float64 `json:"ratio_vs_baseline"`
+	// RatioCI is the interval that matches the verdict: adjusted with
+	// the study's family (simultaneous.go), at RatioCILevel;
+	// RatioCIPerComparison is the comparison's own 95% interval.
+	RatioCI              *[2]float64 `json:"ratio_ci95"`
+	RatioCILevel         float64     `json:"ratio_ci_level,omitempty"`
+	RatioCIPerComparison *[2]float64 `json:"ratio_ci95_per_comparison,omitempty"`
+	// Why says why a comparison with rounds enough has no interval.
+	Why string `json:"why,omitempty"`
 	// RatioCI90 is the interval the equivalence test reads.
 	RatioCI90 *[2]float64 `json:"ratio_ci90,omitempty"`
 	// Pairs are the rounds compared; RoundsLeftOut those where only one
@@ -77,9 +84,6 @@ type Group struct {
 	lowerIsBetter bool
 	// margin is the study's equivalence margin.
 	margin float64
-	// slack is how far below the truth each figure may be by
-	// construction: a capacity search's resolution (PairedWithin).
-	slack float64
 	// base is the group this one is compared with; nil for a baseline.
 	base *Group
 	// cmp is the comparison the ratio fields show, adjusted with the
@@ -225,12 +229,10 @@ func (a *Analysis) Group(k Key) *Group { return a.index[k] }
 
 // Analyze computes every group of st from its runs.
 func Analyze(st *results.Study, runs []results.Run) *Analysis {
-	slack := 0.0
 	if st.SLO != nil && st.Search != nil {
-		// A capacity study's figure is each search's capacity, in ops/s,
-		// known to within the search's resolution.
+		// A capacity study's figure is each search's capacity, in ops/s:
+		// the middle of its final bracket, compared as any figure.
 		runs = capacityRuns(st, runs)
-		slack = st.Search.Resolution
 	}
 	a := &Analysis{index: map[Key]*Group{}}
 	baselineOf := map[string]string{}
@@ -242,7 +244,7 @@ func Analyze(st *results.Study, runs []results.Run) *Analysis {
 	for _, d := range st.Durability {
 		for _, c := range st.Clients {
 			for _, p := range st.Series() {
-				g := &Group{Series: p.Name, Durability: d, Clients: c, lowerIsBetter: !st.HigherIsBetter(), margin: st.EquivalenceMargin(), slack: slack}
+				g := &Group{Series: p.Name, Durability: d, Clients: c, lowerIsBetter: !st.HigherIsBetter(), margin: st.EquivalenceMargin()}
 				a.Groups = append(a.Groups, g)
 				a.index[g.Key()] = g
 			}
@@ -318,7 +320,7 @@ func compareWithBaseline(g, base *Group, isBase bool) {
 		g.Verdict = NoData
 		return
 	}
-	g.cmp = PairedWithin(g.Rounds(), base.Rounds(), !g.lowerIsBetter, g.margin, g.slack)
+	g.cmp = Paired(g.Rounds(), base.Rounds(), !g.lowerIsBetter, g.margin)
 	g.fromCmp()
 }
 
@@ -328,7 +330,8 @@ func (g *Group) fromCmp() {
 	if g.Verdict == IsBaseline || c.Verdict == "" {
 		return // not compared: a baseline, no data, a crash run
 	}
-	g.Ratio, g.RatioCI, g.RatioCI90, g.Verdict = c.Ratio, c.CI95, c.CI90, c.Verdict
+	g.Ratio, g.RatioCI, g.RatioCI90, g.Verdict = c.Ratio, c.ShownCI(), c.CI90, c.Verdict
+	g.RatioCIPerComparison, g.RatioCILevel, g.Why = c.CI95, c.AdjustedLevel, c.Why
 	g.Pairs, g.RoundsLeftOut = c.Pairs, c.LeftOut
 	g.P, g.PAdjusted = finite(c.P), finite(c.PAdjusted)
 	if c.Pairs == 0 {
@@ -395,6 +398,7 @@ func MinSamplesFor(percentile float64) int64 {
 func Versus(g, other *Group) *Group {
 	c := *g
 	c.Ratio, c.RatioCI, c.RatioCI90, c.Verdict, c.Pairs, c.RoundsLeftOut = 0, nil, nil, "", 0, 0
+	c.RatioCIPerComparison, c.RatioCILevel, c.Why = nil, 0, ""
 	c.cmp, c.P, c.PAdjusted, c.loadCmp = Comparison{}, nil, nil, nil
 	compareWithBaseline(&c, other, false)
 	return &c
