@@ -2,14 +2,18 @@ package tier
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -61,6 +65,12 @@ type Provisioner struct {
 	group *throttle.Group
 	// calibrations holds what each latency tier's layer measured at mount.
 	calibrations map[string]emulate.Calibration
+	// bySpec holds the first calibration of each spec (specKey), which
+	// later mounts of the spec take (emulate.Options.Calibrated), and
+	// siblings the tiers mounted with each spec, in order, for
+	// CheckSiblings.
+	bySpec   map[string]emulate.Calibration
+	siblings map[string][]layered
 	// crashLayers are the crash-capable layers, by tier (crash.go).
 	crashLayers map[string]*emulate.Server
 }
@@ -412,8 +422,13 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 		_, err := p.step(Resource{Kind: KindFuseServer, Path: dir, PID: pid, StartTicks: startTicks(pid)}, func() error { return nil })
 		return err
 	}
+	key := specKey(lat, crashable)
+	opt := emulate.Options{Started: started, Crashable: crashable}
+	if c, ok := p.bySpec[key]; ok {
+		opt.Calibrated = &c
+	}
 	_, err = p.step(Resource{Kind: KindMount, Path: dir}, func() error {
-		srv, err := emulate.Start(backing, dir, lat, emulate.Options{Started: started, Crashable: crashable})
+		srv, err := emulate.Start(backing, dir, lat, opt)
 		if err != nil {
 			return err
 		}
@@ -428,6 +443,13 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 			p.calibrations = map[string]emulate.Calibration{}
 		}
 		p.calibrations[name] = srv.Calibration()
+		if p.bySpec == nil {
+			p.bySpec, p.siblings = map[string]emulate.Calibration{}, map[string][]layered{}
+		}
+		if _, ok := p.bySpec[key]; !ok {
+			p.bySpec[key] = srv.Calibration()
+		}
+		p.siblings[key] = append(p.siblings[key], layered{name: name, dir: dir, lat: lat, crashable: crashable})
 		return nil
 	})
 	if err != nil {
@@ -442,4 +464,97 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 func (p *Provisioner) LatencyCalibration(name string) (emulate.Calibration, bool) {
 	c, ok := p.calibrations[name]
 	return c, ok
+}
+
+// layered is a tier served through a latency layer, as CheckSiblings
+// measures it.
+type layered struct {
+	name, dir string
+	lat       emulate.Latency
+	crashable bool
+}
+
+// specKey names what a latency layer is asked to do: two layers with the
+// same key are two tiers of one spec, which must delay alike.
+func specKey(lat emulate.Latency, crashable bool) string {
+	b, _ := json.Marshal(struct {
+		Lat       emulate.Latency
+		Crashable bool
+	}{lat, crashable})
+	return string(b)
+}
+
+// SiblingTolerance is how far apart, as a share of the lower, two tiers
+// of one spec may measure their fsync p50 side by side before the study
+// is warned that they do not delay alike (CheckSiblings). They share one
+// calibration, so what parts them beyond the measurement's own noise is
+// the layers themselves, which a comparison of the two would report as a
+// difference between placements.
+const SiblingTolerance = 0.2
+
+// Unlike is a tier whose layer measured apart from its siblings' of the
+// same spec: its note says by how much, for the tier's record.
+type Unlike struct {
+	Tier, Note string
+}
+
+// CheckSiblings measures, side by side, the fsync p50 of every group of
+// tiers this provisioner served through layers of one spec, and returns
+// each tier of a group whose fastest and slowest are apart by more than
+// SiblingTolerance twice in a row (a second look, so that one burst of
+// load on the machine is not taken for the layers), with a note that
+// names the figures. A spec with no fsync latency, or one too long to
+// measure quickly, is not checked, nor a crashable one (the check's
+// file would be a change its power cut has to undo).
+func (p *Provisioner) CheckSiblings() ([]Unlike, error) {
+	var out []Unlike
+	keys := make([]string, 0, len(p.siblings))
+	for k := range p.siblings {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		group := p.siblings[k]
+		if len(group) < 2 || !group[0].lat.Checkable() || group[0].crashable {
+			continue
+		}
+		dirs := make([]string, len(group))
+		for i, g := range group {
+			dirs[i] = g.dir
+		}
+		var p50s []time.Duration
+		apart := true
+		for range 2 {
+			var err error
+			if p50s, err = emulate.FsyncAlongside(dirs, group[0].lat); err != nil {
+				return nil, fmt.Errorf("check tiers of one spec: %w", err)
+			}
+			if apart = spread(p50s) > SiblingTolerance; !apart {
+				break
+			}
+		}
+		if !apart {
+			continue
+		}
+		figures := make([]string, len(group))
+		for i, g := range group {
+			figures[i] = fmt.Sprintf("%s %dµs", g.name, p50s[i].Microseconds())
+		}
+		note := fmt.Sprintf("tiers of one spec measured apart side by side: fsync p50 %s (over %.0f%% apart, twice); comparisons between them may show the layers rather than the placements",
+			strings.Join(figures, ", "), 100*SiblingTolerance)
+		for _, g := range group {
+			out = append(out, Unlike{Tier: g.name, Note: note})
+		}
+	}
+	return out, nil
+}
+
+// spread is how far the largest of ds is above the smallest, as a share
+// of the smallest.
+func spread(ds []time.Duration) float64 {
+	lo, hi := slices.Min(ds), slices.Max(ds)
+	if lo <= 0 {
+		return math.Inf(1)
+	}
+	return float64(hi-lo) / float64(lo)
 }

@@ -71,6 +71,11 @@ type Options struct {
 	// package doc). Reads and writes then always go through the server
 	// (no FUSE passthrough), whatever the latencies.
 	Crashable bool
+	// Calibrated, when set, is another mount's calibration of the same
+	// latencies (and crashability), whose overhead and round trip this
+	// mount takes instead of measuring its own: so that two tiers of one
+	// spec in a study delay alike (see Calibration.Shared).
+	Calibrated *Calibration
 }
 
 // Server is an emulated tier served by a helper process.
@@ -195,6 +200,9 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	if len(lat.FsyncAtOnce) > 0 {
 		args = append(args, "-fsync-at-once", atOnceFlag{&lat.FsyncAtOnce}.String())
 	}
+	if opt.Calibrated != nil {
+		args = append(args, "-calibrated", opt.Calibrated.Overhead.String(), "-calibrated-round-trip", opt.Calibrated.RoundTrip.String())
+	}
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
 		Args:       append(args, backing, mountPoint),
@@ -297,6 +305,8 @@ type helperConfig struct {
 	lat                 Latency
 	crashable           bool
 	backing, mountPoint string
+	// calibrated is the overhead and round trip to take (nil: measure).
+	calibrated *Calibration
 }
 
 func parseHelperArgs(args []string) (helperConfig, error) {
@@ -313,8 +323,14 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes; take commands on fd 4")
 	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight, as JSON")
+	var overhead, roundTrip time.Duration
+	fl.DurationVar(&overhead, "calibrated", -1, "the layer's overhead, measured by another mount of this spec")
+	fl.DurationVar(&roundTrip, "calibrated-round-trip", 0, "the layer's round trip, measured with -calibrated")
 	if err := fl.Parse(args); err != nil {
 		return c, err
+	}
+	if overhead >= 0 {
+		c.calibrated = &Calibration{Overhead: overhead, RoundTrip: roundTrip}
 	}
 	if fl.NArg() != 2 || c.owner <= 0 {
 		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] [-crashable] BACKING MOUNTPOINT", helperArg)
@@ -375,7 +391,7 @@ func helperMain(args []string) int {
 		}
 		_ = srv.unmount()
 	}()
-	cal, err := srv.calibrate(cfg.lat)
+	cal, err := srv.calibrate(cfg.lat, cfg.calibrated)
 	if err != nil {
 		err = fmt.Errorf("calibrate: %w", err)
 	} else if srv.crash != nil {
