@@ -1,0 +1,121 @@
+package tier
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tierbench/tierbench/testenv"
+	"github.com/tierbench/tierbench/tier/emulate"
+	"github.com/tierbench/tierbench/tier/syncdelay"
+)
+
+// TestTiersOfOneSpecShareACalibration: a study's two FUSE tiers of one
+// latency spec are calibrated once, the second taking the first's
+// overhead and round trip and saying so in its record, while a tier of
+// another spec measures its own; two sync-call tiers of one spec carry
+// one calibration, measured at provisioning rather than at each engine's
+// start. Nothing is left after.
+func TestTiersOfOneSpecShareACalibration(t *testing.T) {
+	if err := emulate.Supported(); err != nil {
+		testenv.Skip(t, err)
+	}
+	if err := syncdelay.Supported(); err != nil {
+		testenv.Skip(t, err)
+	}
+	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lat := LatencySpec{Fsync: 200 * time.Microsecond}
+	other := LatencySpec{Fsync: 300 * time.Microsecond}
+	syscalls := LatencySpec{Fsync: 200 * time.Microsecond, Path: AtSyncCalls}
+	tmpfs := TmpfsSpec{Size: 16 << 20}
+	ws, err := NewWorkspace(context.Background(), ledger, "alike",
+		Spec{Name: "a", Kind: tmpfs, Latency: &lat},
+		Spec{Name: "other", Kind: tmpfs, Latency: &other},
+		Spec{Name: "a2", Kind: tmpfs, Latency: &lat},
+		Spec{Name: "s", Kind: tmpfs, Latency: &syscalls},
+		Spec{Name: "s2", Kind: tmpfs, Latency: &syscalls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := ws.Close(); err != nil {
+			t.Error(err)
+		}
+		if left, _ := ledger.All(); len(left) != 0 {
+			t.Errorf("left in the ledger: %v", left)
+		}
+	}()
+	cal := map[string]emulate.Calibration{}
+	for _, name := range []string{"a", "other", "a2"} {
+		cal[name], _ = ws.prov.LatencyCalibration(name)
+		t.Logf("tier %s: %s", name, ws.Tiers()[name].Emulation)
+	}
+	a, a2 := cal["a"], cal["a2"]
+	if a.Shared || !a2.Shared || a2.Overhead != a.Overhead || a2.RoundTrip != a.RoundTrip {
+		t.Errorf("a2 does not take a's calibration: a %+v, a2 %+v", a, a2)
+	}
+	if a2.FsyncP50 == 0 {
+		t.Errorf("a2 did not measure what it delivers: %+v", a2)
+	}
+	if cal["other"].Shared {
+		t.Errorf("a tier of another spec took a calibration: %+v", cal["other"])
+	}
+	if e := ws.Tiers()["a2"].Emulation; !strings.Contains(e, "measured at the first mount of this spec") {
+		t.Errorf("a2's record does not say its calibration is shared: %s", e)
+	}
+	rules := ws.SyncDelays()
+	if len(rules) != 2 || rules[0].Calibration == nil || rules[1].Calibration == nil || *rules[0].Calibration != *rules[1].Calibration {
+		t.Errorf("the sync-call tiers of one spec do not share one calibration: %+v", rules)
+	}
+	t.Logf("warnings: %v", ws.Warnings())
+}
+
+// TestSiblingsApartAreWarnedOf: two tiers of one spec whose layers
+// delay differently (the second given a calibration that takes every
+// wait off, as one measured under a burst of load might) are found apart
+// side by side, and each is named with the figures.
+func TestSiblingsApartAreWarnedOf(t *testing.T) {
+	if err := emulate.Supported(); err != nil {
+		testenv.Skip(t, err)
+	}
+	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Provisioner{Ledger: ledger, Tag: "apart"}
+	defer func() {
+		if err := p.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	lat := LatencySpec{Fsync: 2 * time.Millisecond}
+	for _, name := range []string{"a", "a2"} {
+		base, err := p.Tmpfs(name, TmpfsSpec{Size: 16 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "a2" {
+			// A wait of 2 ms shortened by 2 ms, and no spin: the
+			// layer's round trip alone.
+			for k := range p.bySpec {
+				p.bySpec[k] = emulate.Calibration{Overhead: lat.Fsync, RoundTrip: lat.Fsync}
+			}
+		}
+		if _, err := p.Latency(name, base, lat, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unlike, err := p.CheckSiblings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", unlike)
+	if len(unlike) != 2 || unlike[0].Tier != "a" || unlike[1].Tier != "a2" || !strings.Contains(unlike[0].Note, "fsync p50 a ") {
+		t.Errorf("tiers apart not warned of: %+v", unlike)
+	}
+}
