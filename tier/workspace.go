@@ -238,6 +238,10 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 		if c, ok := w.prov.LatencyCalibration(t.Name); ok {
 			info.Emulation += " (" + c.String() + ")"
 		}
+		if i := slices.IndexFunc(w.syncRules, func(r syncdelay.Rule) bool { return r.Dir == path }); i >= 0 && w.syncRules[i].Calibration != nil {
+			info.Emulation += fmt.Sprintf(" (in tierbench's process, the sleep's %dµs overshoot, measured once for the study, is taken off each delay)",
+				w.syncRules[i].Calibration.Overshoot.Microseconds())
+		}
 	}
 	if t.Throttle != nil {
 		info.Emulated = true
