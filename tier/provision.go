@@ -449,7 +449,7 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 		if _, ok := p.bySpec[key]; !ok {
 			p.bySpec[key] = srv.Calibration()
 		}
-		p.siblings[key] = append(p.siblings[key], layered{name: name, dir: dir, lat: lat, crashable: crashable})
+		p.siblings[key] = append(p.siblings[key], layered{name: name, dir: dir, lat: lat, crashable: crashable, srv: srv})
 		return nil
 	})
 	if err != nil {
@@ -472,6 +472,7 @@ type layered struct {
 	name, dir string
 	lat       emulate.Latency
 	crashable bool
+	srv       *emulate.Server
 }
 
 // specKey names what a latency layer is asked to do: two layers with the
@@ -485,29 +486,41 @@ func specKey(lat emulate.Latency, crashable bool) string {
 }
 
 // SiblingTolerance is how far apart, as a share of the lower, two tiers
-// of one spec may measure their fsync p50 side by side before the study
-// is warned that they do not delay alike (CheckSiblings). They share one
+// of one spec may measure their fsync p50 side by side (emulate.
+// FsyncAlongside) before their layers are recalibrated side by side, and
+// the study warned if they stay apart (CheckSiblings). They share one
 // calibration, so what parts them beyond the measurement's own noise is
-// the layers themselves, which a comparison of the two would report as a
-// difference between placements.
+// the layers themselves (each its own helper process, scheduled apart),
+// which a comparison of the two would report as a difference between
+// placements.
 const SiblingTolerance = 0.2
 
-// Unlike is a tier whose layer measured apart from its siblings' of the
-// same spec: its note says by how much, for the tier's record.
-type Unlike struct {
+// SiblingNote is what CheckSiblings found of a tier whose layer measured
+// apart from its siblings' of the same spec: recalibrated alike, or, with
+// Warn, still apart.
+type SiblingNote struct {
 	Tier, Note string
+	Warn       bool
 }
 
+// siblingRounds is how many times CheckSiblings recalibrates a group
+// apart before it warns.
+const siblingRounds = 2
+
 // CheckSiblings measures, side by side, the fsync p50 of every group of
-// tiers this provisioner served through layers of one spec, and returns
-// each tier of a group whose fastest and slowest are apart by more than
-// SiblingTolerance twice in a row (a second look, so that one burst of
-// load on the machine is not taken for the layers), with a note that
-// names the figures. A spec with no fsync latency, or one too long to
+// tiers this provisioner served through layers of one spec. A group
+// whose fastest and slowest are apart by more than SiblingTolerance
+// twice in a row (a second look, so that one burst of load on the
+// machine is not taken for the layers) is recalibrated side by side: each
+// layer's overhead is corrected by what its own figure missed the asked
+// fsync by, measured under the same load as its siblings', and measured
+// again. It returns a note for each tier of a group recalibrated, and a
+// warning, with the figures, for each of a group still apart after
+// siblingRounds. A spec with no fsync latency, or one too long to
 // measure quickly, is not checked, nor a crashable one (the check's
 // file would be a change its power cut has to undo).
-func (p *Provisioner) CheckSiblings() ([]Unlike, error) {
-	var out []Unlike
+func (p *Provisioner) CheckSiblings() ([]SiblingNote, error) {
+	var out []SiblingNote
 	keys := make([]string, 0, len(p.siblings))
 	for k := range p.siblings {
 		keys = append(keys, k)
@@ -522,31 +535,62 @@ func (p *Provisioner) CheckSiblings() ([]Unlike, error) {
 		for i, g := range group {
 			dirs[i] = g.dir
 		}
-		var p50s []time.Duration
-		apart := true
-		for range 2 {
-			var err error
-			if p50s, err = emulate.FsyncAlongside(dirs, group[0].lat); err != nil {
+		measure := func() ([]time.Duration, error) {
+			p50s, err := emulate.FsyncAlongside(dirs, group[0].lat)
+			if err != nil {
 				return nil, fmt.Errorf("check tiers of one spec: %w", err)
 			}
-			if apart = spread(p50s) > SiblingTolerance; !apart {
+			return p50s, nil
+		}
+		p50s, err := measure()
+		if err == nil && spread(p50s) > SiblingTolerance {
+			p50s, err = measure()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if spread(p50s) <= SiblingTolerance {
+			continue
+		}
+		before := figures(group, p50s)
+		for range siblingRounds {
+			target := group[0].lat.Fsync
+			for i, g := range group {
+				over := min(max(g.srv.Calibration().Overhead+p50s[i]-target, 0), target)
+				if err := g.srv.SetOverhead(over); err != nil {
+					return nil, fmt.Errorf("recalibrate tier %s: %w", g.name, err)
+				}
+			}
+			if p50s, err = measure(); err != nil {
+				return nil, err
+			}
+			if spread(p50s) <= SiblingTolerance {
 				break
 			}
 		}
-		if !apart {
-			continue
-		}
-		figures := make([]string, len(group))
-		for i, g := range group {
-			figures[i] = fmt.Sprintf("%s %dµs", g.name, p50s[i].Microseconds())
-		}
-		note := fmt.Sprintf("tiers of one spec measured apart side by side: fsync p50 %s (over %.0f%% apart, twice); comparisons between them may show the layers rather than the placements",
-			strings.Join(figures, ", "), 100*SiblingTolerance)
+		alike := spread(p50s) <= SiblingTolerance
 		for _, g := range group {
-			out = append(out, Unlike{Tier: g.name, Note: note})
+			n := SiblingNote{Tier: g.name, Warn: !alike}
+			if alike {
+				n.Note = fmt.Sprintf("recalibrated side by side with the other tiers of its spec, whose fsync p50s were over %.0f%% apart (%s; then %s): the layer's own %dµs now taken off each delay",
+					100*SiblingTolerance, before, figures(group, p50s), g.srv.Calibration().Overhead.Microseconds())
+			} else {
+				n.Note = fmt.Sprintf("tiers of one spec measured apart side by side: fsync p50 %s, then %s after recalibrating them side by side (over %.0f%% apart); comparisons between them may show the layers rather than the placements",
+					before, figures(group, p50s), 100*SiblingTolerance)
+			}
+			out = append(out, n)
 		}
 	}
 	return out, nil
+}
+
+// figures names each tier of group with its fsync p50.
+func figures(group []layered, p50s []time.Duration) string {
+	parts := make([]string, len(group))
+	for i, g := range group {
+		parts[i] = fmt.Sprintf("%s %dµs", g.name, p50s[i].Microseconds())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // spread is how far the largest of ds is above the smallest, as a share

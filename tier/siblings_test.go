@@ -75,11 +75,15 @@ func TestTiersOfOneSpecShareACalibration(t *testing.T) {
 	t.Logf("warnings: %v", ws.Warnings())
 }
 
-// TestSiblingsApartAreWarnedOf: two tiers of one spec whose layers
-// delay differently (the second given a calibration that takes every
-// wait off, as one measured under a burst of load might) are found apart
-// side by side, and each is named with the figures.
-func TestSiblingsApartAreWarnedOf(t *testing.T) {
+// TestSiblingsApartAreRecalibratedOrWarnedOf: two tiers of one spec
+// whose layers delay differently (the second given a calibration that
+// takes every wait off, as one measured under a burst of load might) are
+// found apart side by side and recalibrated there, and the note of each
+// says so; two tiers of another spec, the second on a backing folder
+// whose own fsync takes longer than asked (a slower layer beneath), stay
+// apart whatever their layers take off, and each is warned of with the
+// figures.
+func TestSiblingsApartAreRecalibratedOrWarnedOf(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skip(t, err)
 	}
@@ -92,30 +96,58 @@ func TestSiblingsApartAreWarnedOf(t *testing.T) {
 		if err := p.Close(); err != nil {
 			t.Error(err)
 		}
-	}()
-	lat := LatencySpec{Fsync: 2 * time.Millisecond}
-	for _, name := range []string{"a", "a2"} {
-		base, err := p.Tmpfs(name, TmpfsSpec{Size: 16 << 20})
-		if err != nil {
-			t.Fatal(err)
+		if left, _ := ledger.All(); len(left) != 0 {
+			t.Errorf("left in the ledger: %v", left)
 		}
-		if name == "a2" {
-			// A wait of 2 ms shortened by 2 ms, and no spin: the
-			// layer's round trip alone.
-			for k := range p.bySpec {
-				p.bySpec[k] = emulate.Calibration{Overhead: lat.Fsync, RoundTrip: lat.Fsync}
+	}()
+	mount := func(name string, lat LatencySpec, base string) {
+		t.Helper()
+		if base == "" {
+			var err error
+			if base, err = p.Tmpfs(name, TmpfsSpec{Size: 16 << 20}); err != nil {
+				t.Fatal(err)
 			}
 		}
 		if _, err := p.Latency(name, base, lat, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	unlike, err := p.CheckSiblings()
+	lat := LatencySpec{Fsync: 2 * time.Millisecond}
+	mount("a", lat, "")
+	// A wait of 2 ms shortened by 2 ms, and no spin: the layer's round
+	// trip alone.
+	bogus := emulate.Calibration{Overhead: lat.Fsync, RoundTrip: lat.Fsync}
+	for k := range p.bySpec {
+		p.bySpec[k] = bogus
+	}
+	mount("a2", lat, "")
+	other := LatencySpec{Fsync: time.Millisecond}
+	mount("b", other, "")
+	slowBase, err := p.Tmpfs("slow", TmpfsSpec{Size: 16 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%+v", unlike)
-	if len(unlike) != 2 || unlike[0].Tier != "a" || unlike[1].Tier != "a2" || !strings.Contains(unlike[0].Note, "fsync p50 a ") {
-		t.Errorf("tiers apart not warned of: %+v", unlike)
+	slow, err := p.Latency("slow", slowBase, LatencySpec{Fsync: 5 * time.Millisecond}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mount("b2", other, slow)
+
+	notes, err := p.CheckSiblings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTier := map[string]SiblingNote{}
+	for _, n := range notes {
+		t.Logf("%+v", n)
+		byTier[n.Tier] = n
+	}
+	if c, _ := p.LatencyCalibration("a2"); len(byTier["a"].Note) == 0 || len(byTier["a2"].Note) == 0 || p.siblings[specKey(emulate.Latency{Fsync: lat.Fsync}, false)][1].srv.Calibration().Overhead == bogus.Overhead {
+		t.Errorf("a2, apart from a, was not recalibrated: notes %+v, a2 mounted with %+v", byTier, c)
+	}
+	for _, name := range []string{"b", "b2"} {
+		if n := byTier[name]; !n.Warn || !strings.Contains(n.Note, "fsync p50 b ") {
+			t.Errorf("tier %s, apart from its sibling for good, not warned of: %+v", name, n)
+		}
 	}
 }

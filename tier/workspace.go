@@ -265,9 +265,10 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 }
 
 // checkSiblings measures the tiers of one spec side by side
-// (Provisioner.CheckSiblings) and notes in the record of each that
-// measured apart, and in the study's warnings, that they do not delay
-// alike.
+// (Provisioner.CheckSiblings), recalibrating them there if apart, and
+// notes in the record of each that measured apart what was done; of
+// those still apart, in the study's warnings too, that they do not
+// delay alike.
 func (w *Workspace) checkSiblings() error {
 	unlike, err := w.prov.CheckSiblings()
 	if err != nil {
@@ -275,6 +276,11 @@ func (w *Workspace) checkSiblings() error {
 	}
 	for _, u := range unlike {
 		info := w.tiers[u.Tier]
+		if !u.Warn {
+			info.Emulation = joinNonEmpty(info.Emulation, u.Note)
+			w.tiers[u.Tier] = info
+			continue
+		}
 		info.Emulation = joinNonEmpty(info.Emulation, "warning: "+u.Note)
 		w.tiers[u.Tier] = info
 		if w := &w.warnings; !slices.Contains(*w, u.Note) {

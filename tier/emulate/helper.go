@@ -84,7 +84,7 @@ type Server struct {
 	cmd         *exec.Cmd
 	exited      chan struct{} // closed once the helper is reaped
 	calibration Calibration
-	ctl         *control // the command channel of a crashable helper
+	ctl         *control // the helper's command channel
 
 	once     sync.Once
 	closeErr error
@@ -92,7 +92,7 @@ type Server struct {
 
 // readyMsg is the first message the helper sends its owner, over the pipe
 // it gets as file descriptor 3: the calibration once it serves, or why
-// it could not. (A crashable helper then replies to commands there; see
+// it could not. (The helper then replies to commands there; see
 // control.go.)
 type readyMsg struct {
 	Error       string      `json:"error,omitempty"`
@@ -127,17 +127,13 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 	if err != nil {
 		return nil, fmt.Errorf("emulate: readiness pipe: %w", err)
 	}
-	files := []*os.File{w}
-	var cmds *os.File
-	if opt.Crashable {
-		cr, cw, err := os.Pipe()
-		if err != nil {
-			r.Close()
-			w.Close()
-			return nil, fmt.Errorf("emulate: command pipe: %w", err)
-		}
-		files, cmds = append(files, cr), cw
+	cr, cmds, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("emulate: command pipe: %w", err)
 	}
+	files := []*os.File{w, cr}
 	cmd := helperCommand(backing, mountPoint, lat, opt, files)
 	err = cmd.Start()
 	for _, f := range files {
@@ -145,18 +141,12 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 	}
 	if err != nil {
 		r.Close()
-		if cmds != nil {
-			cmds.Close()
-		}
+		cmds.Close()
 		return nil, fmt.Errorf("emulate: start the latency server for %s: %w", mountPoint, err)
 	}
 	s := &Server{mountPoint: mountPoint, cmd: cmd, exited: make(chan struct{})}
 	dec := json.NewDecoder(r)
-	if cmds != nil {
-		s.ctl = &control{cmds: cmds, replies: r, dec: dec}
-	} else {
-		defer r.Close()
-	}
+	s.ctl = &control{cmds: cmds, replies: r, dec: dec}
 	go func() {
 		cmd.Wait()
 		close(s.exited)
@@ -180,8 +170,8 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 }
 
 // helperCommand is the re-execution of this executable as the latency
-// server; files become its file descriptors 3 (the readiness pipe) and,
-// for a crashable mount, 4 (the command pipe).
+// server; files become its file descriptors 3 (the readiness pipe, then
+// the replies) and 4 (the command pipe).
 func helperCommand(backing, mountPoint string, lat Latency, opt Options, files []*os.File) *exec.Cmd {
 	stderr := opt.Stderr
 	if stderr == nil {
@@ -406,12 +396,8 @@ func helperMain(args []string) int {
 		srv.server.Wait()
 		return fail(err)
 	}
-	if srv.crash == nil {
-		tell(ready, readyMsg{Calibration: cal})
-	} else {
-		_ = json.NewEncoder(ready).Encode(readyMsg{Calibration: cal})
-		go serveCommands(os.NewFile(4, "commands"), ready, srv.crash)
-	}
+	_ = json.NewEncoder(ready).Encode(readyMsg{Calibration: cal})
+	go serveCommands(os.NewFile(4, "commands"), ready, srv)
 	srv.server.Wait()
 	return 0
 }
