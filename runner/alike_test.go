@@ -41,12 +41,12 @@ func TestTiersOfOneSpecAreAlike(t *testing.T) {
 				testenv.Skip(t, err)
 			}
 			for _, seed := range []uint64{1, 2, 3} {
-				wrong, figures := alikeStudy(t, path, seed)
+				wrong, figures := alikeStudy(t, path, seed, 4, 500*time.Millisecond)
 				t.Logf("seed %d: %s", seed, figures)
 				if len(wrong) == 0 {
 					continue
 				}
-				again, figures := alikeStudy(t, path, seed+100)
+				again, figures := alikeStudy(t, path, seed+100, 4, 500*time.Millisecond)
 				t.Logf("seed %d, once more as seed %d: %s", seed, seed+100, figures)
 				if len(again) > 0 {
 					t.Errorf("two tiers of one spec (%s) called different twice: %v, then %v", path, wrong, again)
@@ -57,9 +57,9 @@ func TestTiersOfOneSpecAreAlike(t *testing.T) {
 }
 
 // alikeStudy runs one A/A' study of two tiers of one spec on path, with
-// order seed; it returns the comparisons read better or worse, and the
-// figures for the log.
-func alikeStudy(t *testing.T, path tier.LatencyPath, seed uint64) (wrong []string, figures string) {
+// order seed, of rounds rounds of window each; it returns the
+// comparisons read better or worse, and the figures for the log.
+func alikeStudy(t *testing.T, path tier.LatencyPath, seed uint64, rounds int, window time.Duration) (wrong []string, figures string) {
 	t.Helper()
 	root := t.TempDir()
 	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
@@ -77,8 +77,8 @@ func alikeStudy(t *testing.T, path tier.LatencyPath, seed uint64) (wrong []strin
 		{Spec: tier.Spec{Name: "a2", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &lat}},
 	}
 	st.Durability, st.Clients = []engine.Durability{engine.Sync}, []int{1}
-	st.Warmup, st.Duration = 200*time.Millisecond, 500*time.Millisecond
-	st.Repeat, st.Order = 4, study.Order{Seed: seed, SeedSet: true}
+	st.Warmup, st.Duration = 200*time.Millisecond, window
+	st.Repeat, st.Order = rounds, study.Order{Seed: seed, SeedSet: true}
 	rec, a, _ := runStudy(t, root, st, ledger)
 	var parts []string
 	for _, j := range a.Comparisons {
