@@ -560,6 +560,7 @@ func (p *Provisioner) CheckSiblings() ([]SiblingNote, error) {
 				if err := g.srv.SetOverhead(over); err != nil {
 					return nil, fmt.Errorf("recalibrate tier %s: %w", g.name, err)
 				}
+				p.calibrations[g.name] = g.srv.Calibration()
 			}
 			if p50s, err = measure(); err != nil {
 				return nil, err

@@ -311,7 +311,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.WriteP99, "write-p99", 0, "write latency's 99th percentile")
 	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
 	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
-	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes; take commands on fd 4")
+	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes, for the power commands on fd 4")
 	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight, as JSON")
 	var overhead, roundTrip time.Duration
 	fl.DurationVar(&overhead, "calibrated", -1, "the layer's overhead, measured by another mount of this spec")
