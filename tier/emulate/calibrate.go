@@ -73,6 +73,10 @@ const (
 	minSamples = 5
 	maxSamples = 100
 	maxChecked = 100 * time.Millisecond
+	// maxAlongside bounds the fdatasyncs FsyncAlongside makes through
+	// each mount: more than a calibration's, since tiers of one spec are
+	// told apart by a few per cent.
+	maxAlongside = 1000
 	// roundTripSamples undelayed fdatasyncs measure the round trip: a few
 	// ms at most.
 	roundTripSamples = 50
@@ -160,7 +164,7 @@ func (l Latency) Checkable() bool { return l.Fsync > 0 && l.Fsync <= maxChecked 
 // loads each alike; what tells them apart is then the layers themselves.
 // It writes a file in each folder and removes it again.
 func FsyncAlongside(mounts []string, lat Latency) ([]time.Duration, error) {
-	n := samples(lat.Fsync, checkSpan)
+	n := min(max(int(checkSpan/lat.Fsync), minSamples), maxAlongside)
 	syncers := make([]*syncer, len(mounts))
 	for i, dir := range mounts {
 		path := filepath.Join(dir, calibrationFile)
