@@ -133,6 +133,11 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is emulated, %s", t.Name, info.Path, tier.PmemEmulatedNote))
 		}
 	}
+	if s.ws != nil {
+		for _, w := range s.ws.Warnings() {
+			opt.Progress.Line("warning: " + w)
+		}
+	}
 	return s, nil
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/tierbench/tierbench/tier/profile"
-	"github.com/tierbench/tierbench/tier/syncdelay"
 	"os"
 	"path/filepath"
+	"slices"
+
+	"github.com/tierbench/tierbench/tier/profile"
+	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
 // Spec is one tier as a study declares it: a folder (Path), or storage
@@ -95,6 +97,8 @@ type Workspace struct {
 	// syncRules delay the syncs of tiers whose latency is applied at the
 	// sync calls (SyncDelays).
 	syncRules syncdelay.Rules
+	// warnings are what the study should be told of its tiers (Warnings).
+	warnings []string
 }
 
 // NewWorkspace is WorkspaceConfig{Ledger: ledger, Tag: tag}.Open: a
@@ -127,6 +131,9 @@ func (c WorkspaceConfig) Open(ctx context.Context, tiers ...Spec) (*Workspace, e
 			return nil, errors.Join(err, ws.Close())
 		}
 		ws.tiers[t.Name] = info
+	}
+	if err := ws.checkSiblings(); err != nil {
+		return nil, errors.Join(err, ws.Close())
 	}
 	var err error
 	if ws.scratch, ws.dropScratch, err = makeScratch(c.Ledger, c.Tag); err != nil {
@@ -231,6 +238,10 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 		if c, ok := w.prov.LatencyCalibration(t.Name); ok {
 			info.Emulation += " (" + c.String() + ")"
 		}
+		if i := slices.IndexFunc(w.syncRules, func(r syncdelay.Rule) bool { return r.Dir == path }); i >= 0 && w.syncRules[i].Calibration != nil {
+			info.Emulation += fmt.Sprintf(" (in tierbench's process, the sleep's %dµs overshoot, measured once for the study, is taken off each delay)",
+				w.syncRules[i].Calibration.Overshoot.Microseconds())
+		}
 	}
 	if t.Throttle != nil {
 		info.Emulated = true
@@ -252,6 +263,36 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 	}
 	return info, nil
 }
+
+// checkSiblings measures the tiers of one spec side by side
+// (Provisioner.CheckSiblings), recalibrating them there if apart, and
+// notes in the record of each that measured apart what was done; of
+// those still apart, in the study's warnings too, that they do not
+// delay alike.
+func (w *Workspace) checkSiblings() error {
+	unlike, err := w.prov.CheckSiblings()
+	if err != nil {
+		return fmt.Errorf("prepare tiers: %w", err)
+	}
+	for _, u := range unlike {
+		info := w.tiers[u.Tier]
+		if !u.Warn {
+			info.Emulation = joinNonEmpty(info.Emulation, u.Note)
+			w.tiers[u.Tier] = info
+			continue
+		}
+		info.Emulation = joinNonEmpty(info.Emulation, "warning: "+u.Note)
+		w.tiers[u.Tier] = info
+		if w := &w.warnings; !slices.Contains(*w, u.Note) {
+			*w = append(*w, u.Note)
+		}
+	}
+	return nil
+}
+
+// Warnings are what the study should be told of its tiers before it runs:
+// tiers of one spec that do not delay alike.
+func (w *Workspace) Warnings() []string { return w.warnings }
 
 // layeredFolder readies a folder tier that a FUSE layer is to serve: the
 // folder is made as Prepare makes it (the layer keeps its backing folder
@@ -296,7 +337,9 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 		if err = syncdelay.Supported(); err != nil {
 			return "", fmt.Errorf("tier %s: %w", t.Name, err)
 		}
-		w.syncRules = append(w.syncRules, t.Latency.SyncRule(path))
+		// Calibrated once for the study, and alike for every tier of one
+		// spec: not again at each engine's start.
+		w.syncRules = append(w.syncRules, t.Latency.SyncRule(path)).Calibrated()
 		return path, nil
 	}
 	if err == nil && (t.Latency != nil || t.Crashable) {

@@ -27,12 +27,26 @@ type Calibration struct {
 	// the layer's cost without a sleep, which a wait too short to sleep
 	// through spins on top of.
 	RoundTrip time.Duration `json:"round_trip_ns,omitempty"`
+	// Shared marks an Overhead and RoundTrip that another mount of the
+	// same latencies measured and this one took (Options.Calibrated):
+	// two layers of one spec measured apart, each under the load of its
+	// own moment, delivered delays a quarter apart, which a study would
+	// read as a difference between its tiers.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // String says what was measured, for the tier's record.
 func (c Calibration) String() string {
+	where := "measured at mount"
+	if c.Shared {
+		where = "measured at the first mount of this spec"
+	}
 	if c.FsyncP50 == 0 {
-		return fmt.Sprintf("the layer's own %dµs is taken off each delay (measured at mount)", c.Overhead.Microseconds())
+		return fmt.Sprintf("the layer's own %dµs is taken off each delay (%s)", c.Overhead.Microseconds(), where)
+	}
+	if c.Shared {
+		return fmt.Sprintf("measured at mount: fsync p50 %dµs over %d fdatasyncs; the layer's own %dµs, %s, taken off each delay",
+			c.FsyncP50.Microseconds(), c.Samples, c.Overhead.Microseconds(), where)
 	}
 	return fmt.Sprintf("measured at mount: fsync p50 %dµs over %d fdatasyncs, the layer's own %dµs taken off each delay",
 		c.FsyncP50.Microseconds(), c.Samples, c.Overhead.Microseconds())
@@ -59,6 +73,10 @@ const (
 	minSamples = 5
 	maxSamples = 100
 	maxChecked = 100 * time.Millisecond
+	// maxAlongside bounds the fdatasyncs FsyncAlongside makes through
+	// each mount: more than a calibration's, since tiers of one spec are
+	// told apart by a few per cent.
+	maxAlongside = 1000
 	// roundTripSamples undelayed fdatasyncs measure the round trip: a few
 	// ms at most.
 	roundTripSamples = 50
@@ -72,8 +90,10 @@ const (
 // calibrate measures the layer's overhead on fdatasync through the mount,
 // as fio's fsync job and a database's log writer use it (a 4 KiB write,
 // then fdatasync), sets it as the delays' overhead, and measures the
-// result at the asked fsync latency.
-func (s *fsServer) calibrate(lat Latency) (Calibration, error) {
+// result at the asked fsync latency. With given (another mount's of the
+// same latencies), it takes given's overhead and round trip instead of
+// measuring its own, and only measures the result.
+func (s *fsServer) calibrate(lat Latency, given *Calibration) (Calibration, error) {
 	if lat.Read == 0 && lat.Write == 0 && lat.Fsync == 0 {
 		return Calibration{}, nil
 	}
@@ -86,6 +106,12 @@ func (s *fsServer) calibrate(lat Latency) (Calibration, error) {
 	defer f.Close()
 	c := &syncer{fd: int(f.Fd()), buf: make([]byte, 4096)}
 
+	if given != nil {
+		s.delays.roundTrip.Store(int64(given.RoundTrip))
+		s.delays.overhead.Store(int64(given.Overhead))
+		cal := Calibration{Overhead: given.Overhead, RoundTrip: given.RoundTrip, Shared: true}
+		return cal, s.check(c, lat, &cal)
+	}
 	at := min(max(lat.Fsync, calibrationMin), calibrationMax)
 	defer s.delays.fsync.Store(int64(lat.Fsync))
 	// The round trip first, with a delay that never waits (1ns).
@@ -109,15 +135,65 @@ func (s *fsServer) calibrate(lat Latency) (Calibration, error) {
 		s.delays.overhead.Store(int64(overhead))
 	}
 	cal := Calibration{Overhead: overhead, RoundTrip: rt}
+	return cal, s.check(c, lat, &cal)
+}
+
+// check measures the fsync p50 the mount delivers at the asked latency
+// into cal, unless none was asked or it is too long to measure.
+func (s *fsServer) check(c *syncer, lat Latency, cal *Calibration) error {
 	if lat.Fsync == 0 || lat.Fsync > maxChecked {
-		return cal, nil
+		return nil
 	}
 	s.delays.fsync.Store(int64(lat.Fsync))
-	cal.Samples = samples(lat.Fsync, checkSpan)
-	if cal.FsyncP50, err = c.p50(cal.Samples); err != nil {
-		return Calibration{}, err
+	if _, err := c.p50(minSamples); err != nil { // warm up: file blocks, threads
+		return err
 	}
-	return cal, nil
+	cal.Samples = samples(lat.Fsync, checkSpan)
+	p50, err := c.p50(cal.Samples)
+	cal.FsyncP50 = p50
+	return err
+}
+
+// Checkable reports whether FsyncAlongside can measure mounts of lat:
+// an fsync latency asked, short enough to measure quickly.
+func (l Latency) Checkable() bool { return l.Fsync > 0 && l.Fsync <= maxChecked }
+
+// FsyncAlongside measures the fsync p50 of each of mounts, folders
+// served by layers of one spec, in turn (a write and fdatasync through
+// each, round after round), so that what loads the machine meanwhile
+// loads each alike; what tells them apart is then the layers themselves.
+// It writes a file in each folder and removes it again.
+func FsyncAlongside(mounts []string, lat Latency) ([]time.Duration, error) {
+	n := min(max(int(checkSpan/lat.Fsync), minSamples), maxAlongside)
+	syncers := make([]*syncer, len(mounts))
+	for i, dir := range mounts {
+		path := filepath.Join(dir, calibrationFile)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("create %s: %w", path, err)
+		}
+		defer os.Remove(path)
+		defer f.Close()
+		syncers[i] = &syncer{fd: int(f.Fd()), buf: make([]byte, 4096)}
+	}
+	times := make([][]time.Duration, len(mounts))
+	for round := range n + minSamples {
+		for i, c := range syncers {
+			d, err := c.p50(1)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", mounts[i], err)
+			}
+			if round >= minSamples { // the first ones warm up
+				times[i] = append(times[i], d)
+			}
+		}
+	}
+	p50s := make([]time.Duration, len(mounts))
+	for i, ds := range times {
+		slices.Sort(ds)
+		p50s[i] = ds[len(ds)/2]
+	}
+	return p50s, nil
 }
 
 // samples is how many fdatasyncs of latency d fit in span, within bounds.

@@ -12,18 +12,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A crashable mount's helper takes commands from its owner: one JSON
-// command a line on its file descriptor 4, answered by one JSON reply a
-// line on its descriptor 3, after the readiness message there. The helper
-// runs them one at a time, in order. When the owner dies the command pipe
-// ends, and the helper goes on as any helper does: it notices the owner is
-// gone, unmounts and exits.
+// A mount's helper takes commands from its owner: one JSON command a line
+// on its file descriptor 4, answered by one JSON reply a line on its
+// descriptor 3, after the readiness message there. The helper runs them
+// one at a time, in order. When the owner dies the command pipe ends, and
+// the helper goes on as any helper does: it notices the owner is gone,
+// unmounts and exits. Only a crashable mount's helper takes the power
+// commands; every helper takes a new overhead.
 
 // The commands.
 const (
-	opSettle = "settle"
-	opCut    = "power-cut"
-	opOn     = "power-on"
+	opSettle   = "settle"
+	opCut      = "power-cut"
+	opOn       = "power-on"
+	opOverhead = "overhead"
 )
 
 // commandWait bounds how long the owner waits for a command's reply: a
@@ -33,6 +35,8 @@ const commandWait = 10 * time.Minute
 
 type command struct {
 	Op string `json:"op"`
+	// Overhead is opOverhead's new overhead.
+	Overhead time.Duration `json:"overhead_ns,omitempty"`
 }
 
 type reply struct {
@@ -40,7 +44,7 @@ type reply struct {
 	Loss  *Loss  `json:"loss,omitempty"`
 }
 
-// control is the owner's end of a crashable helper's command channel.
+// control is the owner's end of a helper's command channel.
 type control struct {
 	mu      sync.Mutex
 	cmds    *os.File // the helper's descriptor 4
@@ -98,12 +102,25 @@ func (s *Server) PowerOn() error {
 	return nil
 }
 
-// command sends the helper one command and waits for its reply.
-func (s *Server) command(op string) (reply, error) {
-	if s.ctl == nil {
-		return reply{}, fmt.Errorf("emulate: %s: %s needs a crashable mount (Options.Crashable)", s.mountPoint, op)
+// SetOverhead makes d the layer's own cost taken off every delay, in
+// place of what it measured (or took) at mount: for tiers of one spec
+// whose layers measured apart side by side (FsyncAlongside), each is
+// corrected by what its own figure missed the asked latency by.
+func (s *Server) SetOverhead(d time.Duration) error {
+	if _, err := s.send(command{Op: opOverhead, Overhead: d}); err != nil {
+		return err
 	}
-	r, err := s.ctl.call(op, s.exited)
+	s.calibration.Overhead = d
+	return nil
+}
+
+// command sends the helper one command and waits for its reply.
+func (s *Server) command(op string) (reply, error) { return s.send(command{Op: op}) }
+
+// send sends the helper cmd and waits for its reply.
+func (s *Server) send(cmd command) (reply, error) {
+	op := cmd.Op
+	r, err := s.ctl.call(cmd, s.exited)
 	if err == nil && r.Error != "" {
 		err = errors.New(r.Error)
 	}
@@ -113,13 +130,13 @@ func (s *Server) command(op string) (reply, error) {
 	return r, nil
 }
 
-func (c *control) call(op string, exited <-chan struct{}) (reply, error) {
+func (c *control) call(cmd command, exited <-chan struct{}) (reply, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.broken != nil {
 		return reply{}, c.broken
 	}
-	if err := json.NewEncoder(c.cmds).Encode(command{Op: op}); err != nil {
+	if err := json.NewEncoder(c.cmds).Encode(cmd); err != nil {
 		c.broken = fmt.Errorf("the latency server takes no more commands: %w", err)
 		return reply{}, c.broken
 	}
@@ -146,9 +163,9 @@ func (c *control) call(op string, exited <-chan struct{}) (reply, error) {
 	return reply{}, c.broken
 }
 
-// serveCommands runs the owner's commands on c until the owner closes the
+// serveCommands runs the owner's commands on s until the owner closes the
 // channel (or dies).
-func serveCommands(in io.Reader, out io.Writer, c *crash) {
+func serveCommands(in io.Reader, out io.Writer, s *fsServer) {
 	dec := json.NewDecoder(in)
 	enc := json.NewEncoder(out)
 	for {
@@ -156,7 +173,18 @@ func serveCommands(in io.Reader, out io.Writer, c *crash) {
 		if err := dec.Decode(&cmd); err != nil {
 			return
 		}
-		if err := enc.Encode(c.run(cmd.Op)); err != nil {
+		var r reply
+		switch {
+		case cmd.Op == opOverhead && cmd.Overhead >= 0:
+			s.delays.overhead.Store(int64(cmd.Overhead))
+		case cmd.Op == opOverhead:
+			r.Error = fmt.Sprintf("negative overhead %v", cmd.Overhead)
+		case s.crash == nil:
+			r.Error = fmt.Sprintf("%s needs a crashable mount (Options.Crashable)", cmd.Op)
+		default:
+			r = s.crash.run(cmd.Op)
+		}
+		if err := enc.Encode(r); err != nil {
 			return
 		}
 	}

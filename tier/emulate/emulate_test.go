@@ -508,6 +508,35 @@ func TestCalibration(t *testing.T) {
 	}
 }
 
+// TestCalibrationTaken: a mount given another's calibration takes its
+// overhead and round trip as they are, says so, and still measures what
+// it delivers; FsyncAlongside then measures both mounts in turn.
+func TestCalibrationTaken(t *testing.T) {
+	lat := emulate.Latency{Fsync: time.Millisecond}
+	_, mnt1, first := start(t, lat)
+	given := first.Calibration()
+	given.Overhead += 3 * time.Microsecond // not what a mount of its own would measure
+	_, mnt2, second := startWith(t, lat, emulate.Options{Calibrated: &given})
+	c := second.Calibration()
+	t.Logf("first %s; second %s", first.Calibration(), c)
+	if !c.Shared || c.Overhead != given.Overhead || c.RoundTrip != given.RoundTrip {
+		t.Errorf("calibration %+v, want %+v taken", c, given)
+	}
+	if c.FsyncP50 == 0 || !strings.Contains(c.String(), "measured at the first mount of this spec") {
+		t.Errorf("the second mount does not measure what it delivers or say what it took: %s", c)
+	}
+	p50s, err := emulate.FsyncAlongside([]string{mnt1, mnt2}, lat)
+	if err != nil || len(p50s) != 2 || p50s[0] <= 0 || p50s[1] <= 0 {
+		t.Fatalf("side by side: %v %v", p50s, err)
+	}
+	t.Logf("fsync p50 side by side: %v", p50s)
+	for _, m := range []string{mnt1, mnt2} {
+		if ents, _ := os.ReadDir(m); len(ents) != 0 {
+			t.Errorf("%s keeps %v", m, ents)
+		}
+	}
+}
+
 // TestDelays checks that each delayed operation takes at least what was
 // asked less the layer's own measured cost (which the layer takes off
 // every wait): a lower bound that holds on any machine. How close to the

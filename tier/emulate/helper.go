@@ -71,6 +71,11 @@ type Options struct {
 	// package doc). Reads and writes then always go through the server
 	// (no FUSE passthrough), whatever the latencies.
 	Crashable bool
+	// Calibrated, when set, is another mount's calibration of the same
+	// latencies (and crashability), whose overhead and round trip this
+	// mount takes instead of measuring its own: so that two tiers of one
+	// spec in a study delay alike (see Calibration.Shared).
+	Calibrated *Calibration
 }
 
 // Server is an emulated tier served by a helper process.
@@ -79,7 +84,7 @@ type Server struct {
 	cmd         *exec.Cmd
 	exited      chan struct{} // closed once the helper is reaped
 	calibration Calibration
-	ctl         *control // the command channel of a crashable helper
+	ctl         *control // the helper's command channel
 
 	once     sync.Once
 	closeErr error
@@ -87,7 +92,7 @@ type Server struct {
 
 // readyMsg is the first message the helper sends its owner, over the pipe
 // it gets as file descriptor 3: the calibration once it serves, or why
-// it could not. (A crashable helper then replies to commands there; see
+// it could not. (The helper then replies to commands there; see
 // control.go.)
 type readyMsg struct {
 	Error       string      `json:"error,omitempty"`
@@ -122,17 +127,13 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 	if err != nil {
 		return nil, fmt.Errorf("emulate: readiness pipe: %w", err)
 	}
-	files := []*os.File{w}
-	var cmds *os.File
-	if opt.Crashable {
-		cr, cw, err := os.Pipe()
-		if err != nil {
-			r.Close()
-			w.Close()
-			return nil, fmt.Errorf("emulate: command pipe: %w", err)
-		}
-		files, cmds = append(files, cr), cw
+	cr, cmds, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, fmt.Errorf("emulate: command pipe: %w", err)
 	}
+	files := []*os.File{w, cr}
 	cmd := helperCommand(backing, mountPoint, lat, opt, files)
 	err = cmd.Start()
 	for _, f := range files {
@@ -140,18 +141,12 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 	}
 	if err != nil {
 		r.Close()
-		if cmds != nil {
-			cmds.Close()
-		}
+		cmds.Close()
 		return nil, fmt.Errorf("emulate: start the latency server for %s: %w", mountPoint, err)
 	}
 	s := &Server{mountPoint: mountPoint, cmd: cmd, exited: make(chan struct{})}
 	dec := json.NewDecoder(r)
-	if cmds != nil {
-		s.ctl = &control{cmds: cmds, replies: r, dec: dec}
-	} else {
-		defer r.Close()
-	}
+	s.ctl = &control{cmds: cmds, replies: r, dec: dec}
 	go func() {
 		cmd.Wait()
 		close(s.exited)
@@ -175,8 +170,8 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 }
 
 // helperCommand is the re-execution of this executable as the latency
-// server; files become its file descriptors 3 (the readiness pipe) and,
-// for a crashable mount, 4 (the command pipe).
+// server; files become its file descriptors 3 (the readiness pipe, then
+// the replies) and 4 (the command pipe).
 func helperCommand(backing, mountPoint string, lat Latency, opt Options, files []*os.File) *exec.Cmd {
 	stderr := opt.Stderr
 	if stderr == nil {
@@ -194,6 +189,9 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	}
 	if len(lat.FsyncAtOnce) > 0 {
 		args = append(args, "-fsync-at-once", atOnceFlag{&lat.FsyncAtOnce}.String())
+	}
+	if opt.Calibrated != nil {
+		args = append(args, "-calibrated", opt.Calibrated.Overhead.String(), "-calibrated-round-trip", opt.Calibrated.RoundTrip.String())
 	}
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
@@ -297,6 +295,8 @@ type helperConfig struct {
 	lat                 Latency
 	crashable           bool
 	backing, mountPoint string
+	// calibrated is the overhead and round trip to take (nil: measure).
+	calibrated *Calibration
 }
 
 func parseHelperArgs(args []string) (helperConfig, error) {
@@ -311,10 +311,16 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.WriteP99, "write-p99", 0, "write latency's 99th percentile")
 	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
 	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
-	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes; take commands on fd 4")
+	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes, for the power commands on fd 4")
 	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight, as JSON")
+	var overhead, roundTrip time.Duration
+	fl.DurationVar(&overhead, "calibrated", -1, "the layer's overhead, measured by another mount of this spec")
+	fl.DurationVar(&roundTrip, "calibrated-round-trip", 0, "the layer's round trip, measured with -calibrated")
 	if err := fl.Parse(args); err != nil {
 		return c, err
+	}
+	if overhead >= 0 {
+		c.calibrated = &Calibration{Overhead: overhead, RoundTrip: roundTrip}
 	}
 	if fl.NArg() != 2 || c.owner <= 0 {
 		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] [-crashable] BACKING MOUNTPOINT", helperArg)
@@ -375,7 +381,7 @@ func helperMain(args []string) int {
 		}
 		_ = srv.unmount()
 	}()
-	cal, err := srv.calibrate(cfg.lat)
+	cal, err := srv.calibrate(cfg.lat, cfg.calibrated)
 	if err != nil {
 		err = fmt.Errorf("calibrate: %w", err)
 	} else if srv.crash != nil {
@@ -390,12 +396,8 @@ func helperMain(args []string) int {
 		srv.server.Wait()
 		return fail(err)
 	}
-	if srv.crash == nil {
-		tell(ready, readyMsg{Calibration: cal})
-	} else {
-		_ = json.NewEncoder(ready).Encode(readyMsg{Calibration: cal})
-		go serveCommands(os.NewFile(4, "commands"), ready, srv.crash)
-	}
+	_ = json.NewEncoder(ready).Encode(readyMsg{Calibration: cal})
+	go serveCommands(os.NewFile(4, "commands"), ready, srv)
 	srv.server.Wait()
 	return 0
 }

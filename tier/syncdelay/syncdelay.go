@@ -56,6 +56,47 @@ type Rule struct {
 	// FsyncAtOnce is how the time grows with the folder's syncs in flight
 	// (emulate.Latency.FsyncAtOnce).
 	FsyncAtOnce []emulate.SyncsAtOnce `json:"fsync_at_once,omitempty"`
+	// Calibration is what Calibrated measured for the rule, which
+	// InProcess takes instead of measuring again; nil: InProcess measures.
+	Calibration *Calibration `json:"calibration,omitempty"`
+}
+
+// Calibration is a rule's cost in this process, measured once per study
+// (Rules.Calibrated) and shared by every rule of one median: each engine
+// start measuring its own, under the load of its moment, would give two
+// tiers of one spec, or two runs of one tier, delays apart.
+type Calibration struct {
+	// Overshoot is how late a sleep at the rule's calibration target
+	// wakes up (emulate.SleepOvershootAt): InProcess's overhead.
+	Overshoot time.Duration `json:"overshoot_ns"`
+}
+
+// Calibrated is rs with every rule calibrated: a rule without a
+// calibration takes that of a rule of the same calibration target, or
+// one measured now, once per target.
+func (rs Rules) Calibrated() Rules {
+	out := slices.Clone(rs)
+	byTarget := map[time.Duration]*Calibration{}
+	for _, r := range out {
+		if r.Calibration != nil {
+			if _, ok := byTarget[calibrationTarget(r)]; !ok {
+				byTarget[calibrationTarget(r)] = r.Calibration
+			}
+		}
+	}
+	for i, r := range out {
+		t := calibrationTarget(r)
+		if r.Calibration != nil || t == 0 {
+			continue
+		}
+		c, ok := byTarget[t]
+		if !ok {
+			c = &Calibration{Overshoot: emulate.SleepOvershootAt(t)}
+			byTarget[t] = c
+		}
+		out[i].Calibration = c
+	}
+	return out
 }
 
 // Rules are every delayed folder of a study. No two should nest; the
@@ -147,13 +188,17 @@ type InProcess struct {
 	timers []*emulate.SyncTimer
 }
 
-// InProcess readies the rules for this process's own files.
+// InProcess readies the rules for this process's own files, at their
+// calibrations (Calibrated), measuring those they lack.
 func (rs Rules) InProcess() *InProcess {
-	over := map[time.Duration]time.Duration{}
-	for _, t := range rs.calibrationTargets() {
-		over[t] = emulate.SleepOvershootAt(t)
+	rs = rs.Calibrated()
+	over := func(r Rule) time.Duration {
+		if r.Calibration == nil {
+			return 0
+		}
+		return r.Calibration.Overshoot
 	}
-	return &InProcess{rules: rs.cleaned(), timers: rs.timers(func(r Rule) time.Duration { return over[calibrationTarget(r)] }, 0)}
+	return &InProcess{rules: rs.cleaned(), timers: rs.timers(over, 0)}
 }
 
 // Sync runs sync, the sync of the file at path, and waits the rest of its
