@@ -13,16 +13,16 @@ import (
 	"github.com/tierbench/tierbench/study"
 )
 
-// TestResumedDropLooksAtItsRound: a capacity study killed in round 2 and
+// TestResumeJudgesARoundOnItsRuns: a capacity study killed in round 2 and
 // resumed judges round 1's end again before it goes on (Run calls
 // dropDominated after each round, the rounds resume found done included).
 // It must judge it on what round 1 stored, as the study did before the
 // kill: round 2's searches, cut short by the kill, are no round's
 // capacities yet, and with them the placement half as fast would be
 // dropped "after round 1" on two rounds' evidence, in the middle of its
-// round-2 search, which then never ends. Once round 2 is complete, its
-// end drops it on both rounds.
-func TestResumedDropLooksAtItsRound(t *testing.T) {
+// round-2 search, which then never ends; an adaptive study would stop
+// there. Once round 2 is complete, its end drops it on both rounds.
+func TestResumeJudgesARoundOnItsRuns(t *testing.T) {
 	store, err := results.Open(filepath.Join(t.TempDir(), "results"))
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +83,20 @@ func TestResumedDropLooksAtItsRound(t *testing.T) {
 	if len(rec.Dropped) > 0 {
 		t.Fatalf("round 1's end, judged again on resume, dropped %+v on round 2's unfinished search\n%s", rec.Dropped, lines.String())
 	}
+	// An adaptive study's stop rule, judged again at round 1's end, has
+	// one round's pair and no interval: it runs round 2 on, however wide
+	// an interval it would accept. With round 2's unfinished search as a
+	// second pair, it stopped there, leaving that search unfinished.
+	s.st = &study.Study{Repeat: 3, SLO: slo, Adaptive: &study.Adaptive{Min: 1, Until: 10}}
+	plan := newRoundPlan(s.st)
+	plan.ended(1, false, 0)
+	if err := s.judgeRound(ctx, plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.stop != "" {
+		t.Fatalf("round 1's end, judged again on resume, stopped the study (%s) on round 2's unfinished search\n%s", plan.stop, lines.String())
+	}
+	s.st = st
 
 	// Slow's round-2 search ends (up to 4350 missed: 1450 is its
 	// capacity); at round 2's end, half fast's capacity in both rounds,

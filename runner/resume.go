@@ -44,9 +44,10 @@ func resumed(ctx context.Context, store *results.Store, prev *results.Study) (*r
 }
 
 // throughRound is runs of round and the rounds before it. A resumed
-// study judges the end of a round it finished before the kill again, and
-// must do so on what that round's end saw: the next round's searches,
-// cut short by the kill, would count as capacities they are not yet.
+// study judges the end of a round it finished before the kill again (the
+// stop rule, the capacity drops), and must do so on what that round's end
+// saw: the next round's searches, cut short by the kill, would count as
+// capacities they are not yet.
 func throughRound(runs []results.Run, round int) []results.Run {
 	out := make([]results.Run, 0, len(runs))
 	for _, r := range runs {
