@@ -128,6 +128,10 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 		return kube.RunSpec{}, err
 	}
 	ctr.MemoryLimit = cell.Variant.Memory // the run setting memory; 0: none
+	if ctr.MemoryLimit == 0 {
+		need, _ := eng.Spec().MemoryNeedOf(opts)
+		ctr.MemoryRequest = need / int64(max(1, ctr.Nodes))
+	}
 	spec.Server = ctr
 	for _, comp := range slices.Sorted(maps.Keys(cell.Placement.Components)) {
 		if _, mounted := ctr.Mounts[comp]; !mounted {
