@@ -55,6 +55,10 @@ func TestEngineDown(t *testing.T) {
 			[]string{"pod tb-r1-engine Evicted: The node was low on resource: memory", "exit code 137"}, nil},
 		{"stopped", engine("", "Failed", ended(143, "Error"), 0, ""), []string{"exit code 143: Error", "SIGTERM (128+15)"}, []string{"OOM"}},
 		{"exited", engine("", "Failed", ended(1, "Error"), 0, ""), []string{"ended with exit code 1: Error"}, []string{"OOM", "SIG"}},
+		// The termination message, the log's last lines, comes after the
+		// cause, which a long log would otherwise bury.
+		{"OOM killed, with its log", engine("64Mi", "Failed", `{"terminated": {"exitCode": 137, "reason": "OOMKilled", "message": "Ready to accept connections"}}`, 0, ""),
+			[]string{"exit code 137: OOMKilled (the kernel's OOM killer killed it at its memory limit of 64Mi, the study's memory", "or caches) Ready to accept connections"}, nil},
 		{"restarted after an OOM kill", engine("1073741824", "Running", running, 2, ended(137, "OOMKilled")),
 			[]string{"container opensearch restarted 2 times, last with exit code 137: OOMKilled", "memory limit of 1.0 GiB"}, nil},
 		{"up", engine("1073741824", "Running", running, 0, ""), nil, nil},

@@ -96,14 +96,18 @@ func (p *pod) describe() string {
 }
 
 // exit says how container name ended: its exit code, the kubelet's
-// reason and, for a kill, its likely cause (exitCause).
+// reason, for a kill its likely cause (exitCause), and then its
+// termination message (the last lines of its log), which can be long.
 func (p *pod) exit(name string, t termination) string {
 	s := fmt.Sprintf("exit code %d", t.ExitCode)
-	if why := strings.TrimSpace(t.Reason + " " + t.Message); why != "" {
-		s += ": " + why
+	if t.Reason != "" {
+		s += ": " + t.Reason
 	}
 	if cause := exitCause(t, p.memoryLimit(name)); cause != "" {
 		s += " (" + cause + ")"
+	}
+	if msg := strings.TrimSpace(t.Message); msg != "" {
+		s += " " + msg
 	}
 	return s
 }
