@@ -202,13 +202,10 @@ func TestKill9CapacityResume(t *testing.T) {
 				t.Errorf("%s: no step stored", sid)
 				continue
 			}
+			// A search started again from scratch would run its start
+			// again where its stored steps call for another rate.
 			warm := warmSearch(st, final, sid)
-			seen := map[float64]bool{}
 			for j, r := range steps {
-				if seen[r.TargetRate] {
-					t.Errorf("%s: step %d repeats the rate %.0f ops/s: %s", sid, j+1, r.TargetRate, rates(steps))
-				}
-				seen[r.TargetRate] = true
 				if j == 0 {
 					continue // the start, dithered within a resolution
 				}
