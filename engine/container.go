@@ -88,6 +88,13 @@ type Container struct {
 	// MemoryLimit, set by the runner from the study's memory setting, is
 	// the container's memory request and limit in bytes; 0: none.
 	MemoryLimit int64
+	// MemoryRequest, set by the runner when the study sets no memory, is
+	// what the engine's own settings hold in one pod (Spec.MemoryNeed):
+	// the container asks for it, with no limit. A pod that asks for no
+	// memory is BestEffort, the one the kernel's OOM killer picks first
+	// when its node runs short (exit 137), and is placed with no regard
+	// to the memory its heap will take.
+	MemoryRequest int64
 }
 
 // EnvVar is one environment variable of a container: Value, or the pod's

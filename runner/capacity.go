@@ -189,7 +189,7 @@ func (s *studyRun) dropDominated(ctx context.Context, round int) error {
 	if err != nil {
 		return err
 	}
-	d := stats.DecideRuns(s.rec, runs)
+	d := stats.DecideRuns(s.rec, throughRound(runs, round))
 	for _, dom := range d.Dominated {
 		x := results.Dropped{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients, AfterRound: round, By: dom.By}
 		same := func(y results.Dropped) bool {

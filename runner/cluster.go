@@ -128,6 +128,10 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 		return kube.RunSpec{}, err
 	}
 	ctr.MemoryLimit = cell.Variant.Memory // the run setting memory; 0: none
+	if ctr.MemoryLimit == 0 {
+		need, _ := eng.Spec().MemoryNeedOf(opts)
+		ctr.MemoryRequest = need / int64(max(1, ctr.Nodes))
+	}
 	spec.Server = ctr
 	for _, comp := range slices.Sorted(maps.Keys(cell.Placement.Components)) {
 		if _, mounted := ctr.Mounts[comp]; !mounted {
@@ -287,8 +291,11 @@ func (r *run) driveOnCluster(ctx context.Context) error {
 	}
 	rd := stream.NewReader(what+" in pod "+pod, dcfg)
 	runErr := r.followLog(ctx, pod, rd)
-	if err := c.Restarted(ctx, spec.Namespace, spec.EnginePods()); err != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("engine: %w: the run measured a restart", err))
+	// An engine killed under load fails its load generator too, whose
+	// error says only that the engine went away: the engine's pod says
+	// why, and comes first.
+	if err := c.Down(ctx, spec.Namespace, spec.EnginePods()); err != nil {
+		runErr = errors.Join(fmt.Errorf("engine went down during the run: %w", err), runErr)
 	}
 	watch.sample(ctx, true)
 	r.rec.Telemetry = watch.summary(what)

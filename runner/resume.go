@@ -43,6 +43,21 @@ func resumed(ctx context.Context, store *results.Store, prev *results.Study) (*r
 	return &rec, done, nil
 }
 
+// throughRound is runs of round and the rounds before it. A resumed
+// study judges the end of a round it finished before the kill again (the
+// stop rule, the capacity drops), and must do so on what that round's end
+// saw: the next round's searches, cut short by the kill, would count as
+// capacities they are not yet.
+func throughRound(runs []results.Run, round int) []results.Run {
+	out := make([]results.Run, 0, len(runs))
+	for _, r := range runs {
+		if r.Repeat <= round {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Resumable says why a study cannot be taken up by `run --resume`: only an
 // interrupted one can (a running one may still have its tierbench, or was
 // killed and needs `tierbench cleanup` first; a done one has nothing left).

@@ -103,6 +103,7 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	if err != nil {
 		return err
 	}
+	runs = throughRound(runs, p.rounds) // resumed: not the next round's runs
 	w := stats.Widest(stats.Analyze(s.rec, runs))
 	p.disturbed = disturbedRounds(runs)
 	line := fmt.Sprintf("round %d of %d-%d: ", p.rounds, a.Min, p.st.Repeat)

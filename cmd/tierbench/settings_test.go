@@ -75,6 +75,9 @@ func TestSettingsOutOfRangeRefused(t *testing.T) {
 		{"postgres", "", "[1]", "options: {memory: 1PiB}", "option memory 1PiB is more than this machine's memory"},
 		{"postgres", "", "[1]", "options: {memory: [1GiB, 100MiB], cache: 256MiB}", "option memory 100 MiB is below what engine postgres's own settings hold in memory: 256 MiB (cache)"},
 		{"ignite", "", "[1]", "options: {memory: 1GiB}", "option memory 1.0 GiB is below what engine ignite's own settings hold in memory: 4.5 GiB (nodes x (heap + region_size))"},
+		// The JVM beside its heap: a node held to little more than its
+		// heap stalls there, or in a pod is OOM-killed (exit 137).
+		{"opensearch", "", "[1]", "options: {memory: 1280MiB}", "option memory 1.3 GiB is below what engine opensearch's own settings hold in memory: 1.8 GiB (heap + direct memory (heap/2) + 256 MiB of the JVM's own"},
 		{"pebble", "", "[1]", "options: {memory: 1GiB}", "option memory bounds a server's processes, and engine pebble runs inside tierbench's own process"},
 	} {
 		t.Run(c.engine+" "+c.extra+c.workload, func(t *testing.T) {

@@ -62,8 +62,8 @@ func TestParseSettings(t *testing.T) {
 			if got := s.indexSettings(); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("index settings %v, want %v", got, tc.want)
 			}
-			if got := s.javaOpts(); !reflect.DeepEqual(got, []string{"-Xms1024m", "-Xmx1024m", "-XX:-UsePerfData"}) {
-				t.Errorf("JVM flags %v, want the default 1GiB heap and no perf data", got)
+			if got := s.javaOpts(); !reflect.DeepEqual(got, []string{"-Xms1024m", "-Xmx1024m", "-XX:MaxDirectMemorySize=536870912", "-XX:-UsePerfData"}) {
+				t.Errorf("JVM flags %v, want the default 1GiB heap, half of it of direct memory and no perf data", got)
 			}
 		})
 	}
@@ -80,6 +80,16 @@ func TestSpecs(t *testing.T) {
 		}
 		if heap, _ := s.Option(optHeap); !heap.Memory {
 			t.Errorf("%s: heap is not a memory option", e.flavor)
+		}
+		// A memory limit must hold the JVM beside its heap: the direct
+		// memory its flags allow and its own, or the node stalls at the
+		// limit or is killed there (exit 137 in a pod).
+		o, err := s.ResolveOptions(map[string]string{optHeap: "2GiB"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if need, what := s.MemoryNeedOf(o); need != 2<<30+1<<30+256<<20 || len(what) != 3 {
+			t.Errorf("%s: a 2GiB heap needs %d bytes (%v), want 3.25GiB: heap, half of it of direct memory, 256MiB of the JVM's own", e.flavor, need, what)
 		}
 		for _, m := range s.Modes {
 			if !strings.Contains(m.Doc, "crash") {

@@ -253,6 +253,8 @@ func (r RunSpec) container(name string, c engine.Container) (container map[strin
 		// memory is, and its page cache is charged to the same limit.
 		m := fmt.Sprint(c.MemoryLimit)
 		container["resources"] = map[string]any{"requests": map[string]any{"memory": m}, "limits": map[string]any{"memory": m}}
+	} else if c.MemoryRequest > 0 {
+		container["resources"] = map[string]any{"requests": map[string]any{"memory": fmt.Sprint(c.MemoryRequest)}}
 	}
 	var mounts []any
 	if c.PasswordFile != "" {

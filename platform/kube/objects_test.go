@@ -376,7 +376,7 @@ func TestClusterEngineObjects(t *testing.T) {
 		!slices.ContainsFunc(ctr.VolumeMounts, func(m struct{ Name, MountPath string }) bool { return m.MountPath == "/opt/tierbench" }) {
 		t.Errorf("load generator container %+v, want the image's java with the launcher mounted", ctr)
 	}
-	if err := c.Restarted(ctx, spec.Namespace, pods); err != nil {
+	if err := c.Down(ctx, spec.Namespace, pods); err != nil {
 		t.Error(err)
 	}
 

@@ -5,17 +5,31 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
-// pod is the part of a Pod's status tierbench reads.
+// pod is the part of a Pod's spec and status tierbench reads.
 type pod struct {
 	Metadata struct{ Name, Namespace string }
-	Spec     struct{ NodeName string }
-	Status   struct {
-		Phase      string
-		Conditions []struct {
+	Spec     struct {
+		NodeName   string
+		Containers []struct {
+			Name      string
+			Resources struct {
+				Limits map[string]string
+			}
+		}
+	}
+	Status struct {
+		Phase string
+		// Reason and Message say why a pod failed as a whole: Evicted,
+		// with the resource the node ran short of.
+		Reason, Message string
+		Conditions      []struct {
 			Type, Status, Reason, Message string
 			LastTransitionTime            time.Time
 		}
@@ -34,10 +48,16 @@ type containerState struct {
 	Waiting *struct {
 		Reason, Message string
 	}
-	Terminated *struct {
-		ExitCode        int
-		Reason, Message string
-	}
+	Terminated *termination
+}
+
+// termination is how a container ended: its exit code (128+N when a
+// signal N ended it), the signal when the runtime says, and the kubelet's
+// reason (Completed, Error, OOMKilled, ...).
+type termination struct {
+	ExitCode        int
+	Signal          int
+	Reason, Message string
 }
 
 func (p *pod) condition(typ string) (status, why string) {
@@ -66,10 +86,76 @@ func (p *pod) describe() string {
 			parts = append(parts, fmt.Sprintf("container %s waiting: %s", c.Name, strings.TrimSpace(w.Reason+" "+w.Message)))
 		}
 		if t := c.State.Terminated; t != nil {
-			parts = append(parts, fmt.Sprintf("container %s ended with exit code %d: %s", c.Name, t.ExitCode, strings.TrimSpace(t.Reason+" "+t.Message)))
+			parts = append(parts, fmt.Sprintf("container %s ended with %s", c.Name, p.exit(c.Name, *t)))
 		}
 	}
+	if p.Status.Reason != "" {
+		parts = append(parts, "pod "+strings.TrimSpace(p.Status.Reason+": "+p.Status.Message))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// exit says how container name ended: its exit code, the kubelet's
+// reason, for a kill its likely cause (exitCause), and then its
+// termination message (the last lines of its log), which can be long.
+func (p *pod) exit(name string, t termination) string {
+	s := fmt.Sprintf("exit code %d", t.ExitCode)
+	if t.Reason != "" {
+		s += ": " + t.Reason
+	}
+	if cause := exitCause(t, p.memoryLimit(name)); cause != "" {
+		s += " (" + cause + ")"
+	}
+	if msg := strings.TrimSpace(t.Message); msg != "" {
+		s += " " + msg
+	}
+	return s
+}
+
+// memoryLimit is container name's memory limit as its spec gives it,
+// in bytes made readable when it is a number; "" when it has none.
+func (p *pod) memoryLimit(name string) string {
+	for _, c := range p.Spec.Containers {
+		if c.Name != name {
+			continue
+		}
+		m := c.Resources.Limits["memory"]
+		if n, err := strconv.ParseUint(m, 10, 64); err == nil {
+			return humanize.IBytes(n)
+		}
+		return m
+	}
+	return ""
+}
+
+// exitCause explains a container's end by a signal, the way an engine
+// under load ends when memory runs out, "" for another end. Exit code
+// 137 is 128+9: a SIGKILL, which the kernel's OOM killer sends. The
+// kubelet says OOMKilled when the container's own memory cgroup was at
+// its limit; a container with no limit of its own is killed when the
+// node (or its pods' share of it) runs short, which the kubelet reports
+// as a plain Error, and a pod with no memory request is the first the
+// kernel picks (BestEffort, oom_score_adj 1000). The kubelet also sends
+// SIGKILL once a stop's grace period has passed (an eviction, a
+// deletion). tierbench gives its pods a readiness probe and no liveness
+// probe, and a readiness probe never stops a container. limit is the
+// container's memory limit, "" for none.
+func exitCause(t termination, limit string) string {
+	switch {
+	case t.Reason == "OOMKilled" && limit != "":
+		return fmt.Sprintf("the kernel's OOM killer killed it at its memory limit of %s, the study's memory: the engine's memory outgrew it, for a JVM its heap and the direct memory, metaspace, code and threads beside it, with the page cache charged to the same limit; raise memory, or lower the engine's heap or caches", limit)
+	case t.Reason == "OOMKilled":
+		return "the kernel's OOM killer killed it; it had no memory limit, so the node ran short of memory, and a pod without a memory request is the first the kernel kills; give the study a memory setting, which the pod then asks for and is held to"
+	case t.ExitCode == 137 || t.Signal == 9:
+		cause := "killed by SIGKILL (128+9), not at a memory limit of its own: the node's OOM killer (its kernel log says so), the kubelet ending a stop after its grace period (an eviction: the pod's status says so), or someone's kill"
+		if limit == "" {
+			cause += "; it had no memory limit, and a pod without a memory request is the first the kernel's OOM killer picks when the node runs short: give the study a memory setting"
+		}
+		return cause
+	case t.ExitCode == 143 || t.Signal == 15:
+		return "stopped by SIGTERM (128+15): its pod was deleted or evicted"
+	}
+	return ""
 }
 
 // unschedulableGrace is how long the scheduler may find no node for a
@@ -95,7 +181,7 @@ func (p *pod) cannotStart(now time.Time) string {
 		case "CrashLoopBackOff":
 			last := ""
 			if t := c.LastState.Terminated; t != nil {
-				last = fmt.Sprintf(", last exit code %d %s", t.ExitCode, strings.TrimSpace(t.Reason+" "+t.Message))
+				last = ", last with " + p.exit(c.Name, *t)
 			}
 			return fmt.Sprintf("container %s keeps crashing (restarted %d times%s); read why with kubectl logs --previous -n %s %s -c %s", c.Name, c.RestartCount, last, p.Metadata.Namespace, p.Metadata.Name, c.Name)
 		case "CreateContainerConfigError", "CreateContainerError", "RunContainerError":
@@ -226,9 +312,13 @@ func (c *Cluster) PodOf(ctx context.Context, ns, selector string, timeout time.D
 	return name, err
 }
 
-// Restarted says which of the pods had a container restarted (a
-// StatefulSet's pods restart on failure), or nil when none did.
-func (c *Cluster) Restarted(ctx context.Context, ns string, names []string) error {
+// Down says which of the engine's pods went down during a run, each
+// with its cause: evicted, a container that ended (a Pod is never
+// restarted: its engine's end is the run's), or one that was restarted
+// (a StatefulSet's pods are), quoting how it last ended; nil when none
+// did. A load generator that fails because its engine was killed fails
+// for the engine's reason, which only the engine's pod status tells.
+func (c *Cluster) Down(ctx context.Context, ns string, names []string) error {
 	var errs []error
 	for _, name := range names {
 		var p pod
@@ -236,10 +326,28 @@ func (c *Cluster) Restarted(ctx context.Context, ns string, names []string) erro
 			errs = append(errs, err)
 			continue
 		}
-		for _, cs := range p.Status.ContainerStatuses {
-			if cs.RestartCount > 0 {
-				errs = append(errs, fmt.Errorf("pod %s: container %s restarted %d times", name, cs.Name, cs.RestartCount))
+		errs = append(errs, p.down())
+	}
+	return errors.Join(errs...)
+}
+
+// down says how the pod went down, nil when it is up.
+func (p *pod) down() error {
+	var errs []error
+	name := p.Metadata.Name
+	if p.Status.Reason != "" {
+		errs = append(errs, fmt.Errorf("pod %s %s", name, strings.TrimSpace(p.Status.Reason+": "+p.Status.Message)))
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		switch {
+		case cs.State.Terminated != nil:
+			errs = append(errs, fmt.Errorf("pod %s: container %s ended with %s", name, cs.Name, p.exit(cs.Name, *cs.State.Terminated)))
+		case cs.RestartCount > 0:
+			last := ""
+			if t := cs.LastState.Terminated; t != nil {
+				last = ", last with " + p.exit(cs.Name, *t)
 			}
+			errs = append(errs, fmt.Errorf("pod %s: container %s restarted %d times%s", name, cs.Name, cs.RestartCount, last))
 		}
 	}
 	return errors.Join(errs...)
