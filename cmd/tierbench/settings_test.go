@@ -101,8 +101,8 @@ func TestNotAStudyFileRefused(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"validate", "/dev/zero"}, "study file /dev/zero: it is a device or socket, not a file"},
-		{[]string{"run", "/dev/zero"}, "study file /dev/zero: it is a device or socket, not a file"},
+		{[]string{"validate", "/dev/zero"}, "study file /dev/zero: it is a device, not a study file"},
+		{[]string{"run", "/dev/zero"}, "study file /dev/zero: it is a device, not a study file"},
 		{[]string{"validate", binary}, "study file is not text (it holds a NUL byte or invalid UTF-8)"},
 		{[]string{"validate", dir}, "it is a folder"},
 		{[]string{"run", "--resume", ""}, "--resume needs the id of the study to take up"},
