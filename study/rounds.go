@@ -131,7 +131,7 @@ func (p *parser) adaptive(s *Study, e entry) {
 				good = false
 				continue
 			}
-			a.Until = frac
+			a.Until, p.untilLine = frac, f.v.Line
 		case "budget":
 			d, ok := p.duration(f)
 			switch {
