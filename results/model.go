@@ -91,6 +91,10 @@ type Study struct {
 	// (StopFixed, StopConverged, StopMax, StopBudget, StopInterrupted).
 	Rounds     int    `json:"rounds,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
+	// Decided are the blocks an adaptive study stopped running once every
+	// comparison touching them was decided, with the round after which;
+	// later rounds ran only the others.
+	Decided []DecidedBlock `json:"decided,omitempty"`
 	// HalfWidthReached is the widest paired 95% CI half-width of the
 	// study's comparisons with a baseline (a fraction, beside
 	// RepeatPlan.Until), and Multiplicity the guard its verdicts were
@@ -153,6 +157,15 @@ type RepeatPlan struct {
 	Max     int     `json:"max"`
 	Until   float64 `json:"until"`
 	BudgetS float64 `json:"budget_s,omitempty"`
+}
+
+// DecidedBlock is a durability x client-count block whose comparisons
+// were all decided (better, worse, equivalent or within until) after
+// AfterRound rounds.
+type DecidedBlock struct {
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
+	AfterRound int    `json:"after_round"`
 }
 
 // Why an adaptive (or fixed) study stopped running rounds.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -74,6 +75,12 @@ type Comparison struct {
 	// slack is log(1+slack) of PairedWithin: how far each figure may be
 	// from the truth by construction.
 	slack float64
+	// m, se and df are the log ratio, its standard error and degrees of
+	// freedom, kept to redraw the intervals at a look's level; Share is
+	// the part of alpha that level spends (sequential.go), 0 when judged
+	// without looks.
+	m, se, df float64
+	Share     float64
 }
 
 // HalfWidth is the relative half-width of the 95% CI on the ratio's
@@ -148,6 +155,7 @@ func (c *Comparison) test(m, se, df, margin float64) {
 	if margin <= 0 {
 		margin = results.DefaultMargin
 	}
+	c.m, c.se, c.df = m, se, df
 	c.CI95, c.CI90 = expInterval(m, se, df)
 	c.P, c.PEquivalence = pValues(m, se, df, math.Log1p(margin))
 	if c.slack > 0 {
@@ -281,10 +289,24 @@ func Judge(ci95, ci90 [2]float64, higherIsBetter bool, margin float64) string {
 	return Inconclusive
 }
 
-// tQuantile is Student's t quantile p with df degrees of freedom.
+// tQuantile is Student's t quantile p with df degrees of freedom,
+// remembered for whole df (paired rounds): a sequential study's
+// simulation asks the same few thousands of times.
 func tQuantile(p, df float64) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	if df != math.Trunc(df) || df > 1000 {
+		return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	}
+	k := [2]float64{p, df}
+	if q, ok := tQuantiles.Load(k); ok {
+		return q.(float64)
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	tQuantiles.Store(k, q)
+	return q
 }
+
+// tQuantiles memoizes tQuantile: a pure function's values, never changed.
+var tQuantiles sync.Map
 
 // expInterval is exp(m +- t se) at 95% and 90%.
 func expInterval(m, se, df float64) (ci95, ci90 *[2]float64) {
