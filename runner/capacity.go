@@ -63,6 +63,9 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 		dropped[stats.Key{Series: d.Series, Durability: d.Durability, Clients: d.Clients}] = true
 	}
 	for _, block := range blocks(s.st.Round(round)) {
+		if s.decided(string(block[0].Durability), block[0].Clients) {
+			continue
+		}
 		var searches []*search
 		for _, cell := range block {
 			sr := s.newSearch(cell, stored)
@@ -178,7 +181,8 @@ func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
 
 // dropDominated stops searching, from the next round on, each placement
 // whose capacity is clearly below another's that costs no more
-// (stats.Dominated), and stores why in the study record.
+// (stats.Dominated), clearly judged at its look's share of alpha
+// (stats.RaceClear), and stores why in the study record.
 func (s *studyRun) dropDominated(ctx context.Context, round int) error {
 	if s.st.SLO == nil || round >= s.st.Repeat {
 		return nil
@@ -188,7 +192,12 @@ func (s *studyRun) dropDominated(ctx context.Context, round int) error {
 		return err
 	}
 	d := stats.DecideRuns(s.rec, runs)
+	an := stats.Analyze(s.rec, runs)
 	for _, dom := range d.Dominated {
+		// A race looks after every round: a drop must clear the share of
+		// alpha its look may spend, not 2.5% each time (stats.RaceClear).
+		dom.Clear, _ = stats.RaceClear(an, s.rec, stats.Key{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients},
+			stats.Key{Series: dom.By, Durability: dom.Durability, Clients: dom.Clients})
 		x := results.Dropped{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients, AfterRound: round, By: dom.By}
 		same := func(y results.Dropped) bool {
 			return y.Series == x.Series && y.Durability == x.Durability && y.Clients == x.Clients

@@ -64,7 +64,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 			if ctx.Err() != nil || st.SLO != nil {
 				break
 			}
-			if s.done[cell.Seq] {
+			if s.done[cell.Seq] || s.decided(string(cell.Durability), cell.Clients) {
 				continue
 			}
 			ran = true

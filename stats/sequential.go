@@ -128,8 +128,7 @@ type BlockState struct {
 // both. The load generator's CPU per op is left out: it is a check on the
 // measurement, not the study's question. A block without any comparison
 // (one placement) is decided when each of its groups' own throughput
-// interval is within until, or when none of them has an ok run: another
-// round will not mend a cell that always fails.
+// interval is within until, and not before one of them has an ok run.
 func Blocks(st *results.Study, a *Analysis, until float64) []BlockState {
 	open := map[Block]string{}
 	compared := map[Block]bool{}
@@ -180,13 +179,18 @@ func decided(j *Judged, until float64) bool {
 // groupsOpen names a group of block b, which compares nothing, whose
 // throughput interval is wider than until; "" when none is.
 func groupsOpen(a *Analysis, b Block, until float64) string {
+	ran := false
 	for _, g := range a.Groups {
 		if g.Durability != b.Durability || g.Clients != b.Clients || g.N == 0 {
 			continue
 		}
+		ran = true
 		if hw := halfWidth(g.ThroughputCI); hw > until {
 			return fmt.Sprintf("%s %s c=%d: its own throughput interval is wider than ±%.1f%%", g.Series, g.Durability, g.Clients, until*100)
 		}
+	}
+	if !ran {
+		return fmt.Sprintf("%s: no ok run yet", b)
 	}
 	return ""
 }
@@ -206,9 +210,9 @@ func RaceClear(an *Analysis, st *results.Study, b, a Key) (clear, ok bool) {
 	return c.CI95 != nil && c.CI95[1] < 1, true
 }
 
-// markStopped marks the comparisons of blocks the study stopped before
-// its last round (results.Study.Decided) with the round they stopped
-// after.
+// markStopped marks each comparison with a side in a block the study
+// stopped before its last round (results.Study.Decided) with the round
+// its pairs ended at.
 func markStopped(st *results.Study, fam []*Judged) {
 	after := map[Block]int{}
 	for _, d := range st.Decided {
@@ -217,9 +221,10 @@ func markStopped(st *results.Study, fam []*Judged) {
 		}
 	}
 	for _, j := range fam {
-		a, b := after[Block{j.Durability, j.Clients}], after[Block{j.AgainstDurability, j.Clients}]
-		if a > 0 && b > 0 {
-			j.StoppedAfter = max(a, b)
+		for _, r := range []int{after[Block{j.Durability, j.Clients}], after[Block{j.AgainstDurability, j.Clients}]} {
+			if r > 0 && (j.StoppedAfter == 0 || r < j.StoppedAfter) {
+				j.StoppedAfter = r
+			}
 		}
 	}
 }
