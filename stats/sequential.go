@@ -228,3 +228,25 @@ func markStopped(st *results.Study, fam []*Judged) {
 		}
 	}
 }
+
+// RoundsToReachAt is RoundsToReach for a study judged at looks: the
+// half-width hw after pairs rounds was drawn at the look's share of
+// alpha, and so will every later one be. 0 when it is already there or
+// cannot be told; at most 1000.
+func RoundsToReachAt(l Looks, hw float64, pairs int, until float64) int {
+	if !l.Any() {
+		return RoundsToReach(hw, pairs, until)
+	}
+	if hw <= until || pairs < MinRounds || math.IsInf(hw, 1) || until <= 0 {
+		return 0
+	}
+	at := func(n int) float64 { return tQuantile(1-Alpha*l.Share(n)/2, float64(n-1)) }
+	spread := math.Log1p(hw) * math.Sqrt(float64(pairs)) / at(pairs)
+	want := math.Log1p(until)
+	for n := pairs + 1; n <= pairs+1000; n++ {
+		if at(n)*spread/math.Sqrt(float64(n)) <= want {
+			return n - pairs
+		}
+	}
+	return 1000
+}
