@@ -15,12 +15,14 @@ import (
 // block is decided or at max. Rounds drift ±20%; each run varies by
 // spread (a log-normal sigma).
 type seqSim struct {
-	trials          int
-	min, max        int
-	until           float64
-	spread          float64
-	truth           map[string]float64 // per placement; 1 when left out
-	noBlockStopping bool
+	trials   int
+	min, max int
+	until    float64
+	spread   float64
+	truth    map[string]float64 // per placement; 1 when left out
+	// fullAlpha judges every look at full alpha, as before issue 55: the
+	// contrast the docs quote.
+	fullAlpha bool
 }
 
 // seqOutcome counts what the simulated studies ended with.
@@ -71,10 +73,10 @@ func (s seqSim) run(seed uint64) seqOutcome {
 				continue
 			}
 			st.Rounds = round
-			states := Blocks(st, Analyze(st, runs), s.until)
+			states := Blocks(st, s.analyze(st, runs), s.until)
 			all := true
 			for _, b := range states {
-				if b.Decided && !stopped[b.Block] && !s.noBlockStopping {
+				if b.Decided && !stopped[b.Block] {
 					stopped[b.Block] = true
 					st.Decided = append(st.Decided, results.DecidedBlock{Durability: b.Durability, Clients: b.Clients, AfterRound: round})
 				}
@@ -90,7 +92,7 @@ func (s seqSim) run(seed uint64) seqOutcome {
 		if len(st.Decided) == 1 || len(st.Decided) == 2 && st.Decided[0].AfterRound != st.Decided[1].AfterRound {
 			out.fewerRoundsBlock++
 		}
-		a := Analyze(st, runs)
+		a := s.analyze(st, runs)
 		wrong, allFound := false, true
 		for _, j := range a.Comparisons {
 			truth := s.truth[j.Series]
@@ -122,6 +124,17 @@ func (s seqSim) run(seed uint64) seqOutcome {
 		}
 	}
 	return out
+}
+
+// analyze is Analyze, without looks when the simulation judges at full
+// alpha.
+func (s seqSim) analyze(st *results.Study, runs []results.Run) *Analysis {
+	if !s.fullAlpha {
+		return Analyze(st, runs)
+	}
+	c := *st
+	c.RepeatPlan = nil
+	return Analyze(&c, runs)
 }
 
 func rate(n, of int) float64 { return float64(n) / float64(max(of, 1)) }
