@@ -159,6 +159,20 @@ type RepeatPlan struct {
 	BudgetS float64 `json:"budget_s,omitempty"`
 }
 
+// Truncation is MSER-5's judgment of one run's interval series, warmup
+// and measured window together: where the transient ended (AtS, seconds
+// from the first operation, at most the warmup's most), the share of the
+// series after it (MeasuredShare), whether the series after it stays
+// within the study's steady band (SteadyAfter, under a steady-state
+// warmup) and whether MSER's point lay at the warmup's most (Bounded:
+// the transient may have lasted longer).
+type Truncation struct {
+	AtS           float64 `json:"at_s"`
+	MeasuredShare float64 `json:"measured_share"`
+	SteadyAfter   *bool   `json:"steady_after,omitempty"`
+	Bounded       bool    `json:"bounded,omitempty"`
+}
+
 // DecidedBlock is a durability x client-count block whose comparisons
 // were all decided (better, worse, equivalent or within until) after
 // AfterRound rounds.
@@ -371,6 +385,10 @@ type Run struct {
 	// then saying whether it was (false: the rule's most ran out).
 	WarmupS      float64 `json:"warmup_s"`
 	WarmupSteady *bool   `json:"warmup_steady,omitempty"`
+	// Truncation is where MSER-5 puts the end of the run's transient,
+	// judged after the fact on its interval series from the first
+	// operation; absent from a load generator that reports no series.
+	Truncation *Truncation `json:"truncation,omitempty"`
 	// DurationS is the measured window's actual length.
 	DurationS float64 `json:"duration_s"`
 	Ops       int64   `json:"ops"`

@@ -94,6 +94,13 @@ func (r *run) drive(ctx context.Context) (err error) {
 		steady := r.res.Steady
 		r.rec.WarmupS, r.rec.WarmupSteady = r.res.WarmupTaken.Seconds(), &steady
 	}
+	if r.res != nil && len(r.res.Intervals) >= 2*driver.MSERBatch {
+		// The transient judged after the fact on the run's whole series,
+		// at most the warmup's most, on the steady rule's band if any;
+		// not on fewer than MSER's two batches.
+		t := driver.Truncate(r.res.Intervals, r.st.WarmupIn(r.cell), dcfg.Steady)
+		r.rec.Truncation = &results.Truncation{AtS: t.At.Seconds(), MeasuredShare: t.MeasuredShare, SteadyAfter: t.Steady, Bounded: t.Bounded}
+	}
 	if r.res != nil {
 		var ferr error
 		if r.hists, ferr = results.FromDriver(r.rec, r.res); ferr != nil {
