@@ -180,9 +180,9 @@ func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
 }
 
 // dropDominated stops searching, from the next round on, each placement
-// whose capacity is clearly below another's that costs no more
-// (stats.Dominated), clearly judged at its look's share of alpha
-// (stats.RaceClear), and stores why in the study record.
+// whose capacity is clearly below another's that costs no more, judged
+// at its look's share of alpha (stats.Drops), and stores why in the
+// study record.
 func (s *studyRun) dropDominated(ctx context.Context, round int) error {
 	if s.st.SLO == nil || round >= s.st.Repeat {
 		return nil
@@ -191,22 +191,9 @@ func (s *studyRun) dropDominated(ctx context.Context, round int) error {
 	if err != nil {
 		return err
 	}
-	d := stats.DecideRuns(s.rec, runs)
-	an := stats.Analyze(s.rec, runs)
-	for _, dom := range d.Dominated {
-		// A race looks after every round: a drop must clear the share of
-		// alpha its look may spend, not 2.5% each time (stats.RaceClear).
-		dom.Clear, _ = stats.RaceClear(an, s.rec, stats.Key{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients},
-			stats.Key{Series: dom.By, Durability: dom.Durability, Clients: dom.Clients})
-		x := results.Dropped{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients, AfterRound: round, By: dom.By}
-		same := func(y results.Dropped) bool {
-			return y.Series == x.Series && y.Durability == x.Durability && y.Clients == x.Clients
-		}
-		if !dom.Clear || dom.Series == s.rec.BaselineSeries() || slices.ContainsFunc(s.rec.Dropped, same) {
-			continue
-		}
-		s.rec.Dropped = append(s.rec.Dropped, x)
-		s.opt.Progress.Line(fmt.Sprintf("capacity: %s %s c=%d is no longer searched: %s", dom.Series, dom.Durability, dom.Clients, dom.Why))
+	for _, d := range stats.Drops(s.rec, runs, round) {
+		s.rec.Dropped = append(s.rec.Dropped, d.Dropped)
+		s.opt.Progress.Line(fmt.Sprintf("capacity: %s %s c=%d is no longer searched: %s", d.Series, d.Durability, d.Clients, d.Why))
 	}
 	return s.opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec)
 }

@@ -86,7 +86,11 @@ func spend(t float64) float64 { return math.Pow(t, SpendPower) }
 // then judges it on its p values. A comparison without an interval, or
 // judged without looks, is unchanged.
 func (c *Comparison) atLook(l Looks) {
-	w := l.Share(c.Pairs)
+	c.atShare(l.Share(c.Pairs))
+}
+
+// atShare judges c at share w of alpha (see atLook).
+func (c *Comparison) atShare(w float64) {
 	if w >= 1 || c.CI95 == nil || math.IsNaN(c.P) {
 		return
 	}
@@ -197,16 +201,19 @@ func groupsOpen(a *Analysis, b Block, until float64) string {
 
 // RaceClear says whether a capacity race may drop series b for series
 // a: whether b's capacity is worse than a's with its interval drawn at the
-// share of alpha the look on their pairs may spend (one-sided, as a drop
-// is), so that dropping after any round keeps the stated error. ok is
-// false when either is not a group of the analysis.
-func RaceClear(an *Analysis, st *results.Study, b, a Key) (clear, ok bool) {
+// share of alpha the look on their pairs may spend, split among the
+// block's pairs (pairs: a race may drop any of a block's series for any
+// other, and each unordered pair may go wrong either way, which the
+// interval's two sides cover), so that dropping after any round keeps the
+// stated error for the whole block. ok is false when either is not a
+// group of the analysis.
+func RaceClear(an *Analysis, st *results.Study, b, a Key, pairs int) (clear, ok bool) {
 	gb, ga := an.Group(b), an.Group(a)
 	if gb == nil || ga == nil {
 		return false, false
 	}
 	c := PairedWithin(gb.Rounds(), ga.Rounds(), true, gb.margin, gb.slack)
-	c.atLook(LooksOf(st))
+	c.atShare(LooksOf(st).Share(c.Pairs) / float64(max(pairs, 1)))
 	return c.CI95 != nil && c.CI95[1] < 1, true
 }
 
@@ -249,4 +256,56 @@ func RoundsToReachAt(l Looks, hw float64, pairs int, until float64) int {
 		}
 	}
 	return 1000
+}
+
+// Drop is a series a capacity race stops searching, and why.
+type Drop struct {
+	results.Dropped
+	Why string
+}
+
+// Drops are the series a capacity race stops searching after round: each
+// series Decide finds dominated whose capacity is also clearly below its
+// dominator's at its look's share of alpha, split among the block's pairs
+// of series (RaceClear), other than the
+// baseline and those dropped before. The runner drops them; a simulation
+// judges the same rule.
+func Drops(st *results.Study, runs []results.Run, round int) []Drop {
+	d := DecideRuns(st, runs)
+	if d == nil {
+		return nil
+	}
+	an := Analyze(st, runs)
+	var out []Drop
+	for _, dom := range d.Dominated {
+		x := results.Dropped{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients, AfterRound: round, By: dom.By}
+		if dom.Series == st.BaselineSeries() || dropped(st.Dropped, x) || dropped(droppedOf(out), x) {
+			continue
+		}
+		k := len(st.Series())
+		clear, _ := RaceClear(an, st, Key{dom.Series, dom.Durability, dom.Clients}, Key{dom.By, dom.Durability, dom.Clients}, k*(k-1)/2)
+		if !clear {
+			continue
+		}
+		out = append(out, Drop{Dropped: x, Why: dom.Why})
+	}
+	return out
+}
+
+// dropped says whether x's series was dropped in its block already.
+func dropped(all []results.Dropped, x results.Dropped) bool {
+	for _, y := range all {
+		if y.Series == x.Series && y.Durability == x.Durability && y.Clients == x.Clients {
+			return true
+		}
+	}
+	return false
+}
+
+func droppedOf(ds []Drop) []results.Dropped {
+	out := make([]results.Dropped, len(ds))
+	for i, d := range ds {
+		out[i] = d.Dropped
+	}
+	return out
 }
