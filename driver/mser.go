@@ -2,6 +2,7 @@ package driver
 
 import (
 	"math"
+	"slices"
 	"time"
 )
 
@@ -25,8 +26,8 @@ type Truncation struct {
 	At        time.Duration
 	// MeasuredShare is the share of the series' time after the cut.
 	MeasuredShare float64
-	// Steady says whether every interval after the cut lies within a
-	// steady rule's band of their mean, when a rule was given.
+	// Steady says whether the rule's first window after the cut lies
+	// within its band (SteadyRule.Holds), when a rule was given.
 	Steady *bool
 	// Bounded is true when MSER's best point lay beyond the most it may
 	// cut (the warmup's most): the transient may outlast it.
@@ -65,42 +66,52 @@ func MSER5(series []float64, maxCut int) (cut int, bounded bool) {
 	v := series[:nb*MSERBatch]
 	cut, _, mean := mserMin(v, lo, hi)
 	// Give back, towards the start, every interval that lies within
-	// BackOff standard deviations of the tail's mean: on a steady tail
+	// BackOff standard deviations of the tail's mean (robustSD): on a steady tail
 	// MSER's minimum wanders late by chance (its statistic's noise
 	// exceeds its slope on a few tens of intervals), and an interval
 	// dropped without cause is time not counted. A transient's intervals
-	// lie outside and stop it.
-	// An interval alone outside, between two inside, is noise, not a
-	// transient, which lasts.
-	m, sd := mean[cut], sdOf(v[cut:])
+	// lie outside and stop it; an interval alone outside, between two
+	// inside, is noise, not a transient, which lasts.
+	m, sd := mean[cut], robustSD(v[cut:])
 	in := func(i int) bool { return i < 0 || math.Abs(v[i]-m) <= BackOff*sd }
-	for cut > 0 && (in(cut-1) || in(cut-2) && in(cut-3) && cut >= 3) {
+	for cut > 0 && (in(cut-1) || cut >= 3 && in(cut-2) && in(cut-3)) {
 		cut--
 	}
 	return cut, cut > 0 && cut >= limit
 }
 
-// BackOff is how many of the tail's standard deviations an interval may
-// lie from its mean and still be given back to the measured window: four
-// keep a steady series whole in all but about 1 in 15,000 intervals, and
-// stop at a transient as soon as it stands out of the noise.
+// BackOff is how many of the tail's standard deviations (robustSD) an
+// interval may lie from its mean and still be given back to the measured
+// window: four keep a steady series whole in all but about 1 in 15,000
+// intervals, and stop at a transient as soon as it stands out of the
+// noise.
 const BackOff = 4
 
-// sdOf is the sample standard deviation of v (0 for fewer than 2).
-func sdOf(v []float64) float64 {
+// robustSD is the standard deviation of v estimated from its median
+// absolute deviation (1.4826 MAD, the normal's): a busy machine's stalls
+// dip a throughput series far below its level, and a plain standard
+// deviation inflated by them would let a transient pass for noise.
+func robustSD(v []float64) float64 {
 	if len(v) < 2 {
 		return 0
 	}
-	m := 0.0
-	for _, x := range v {
-		m += x
+	med := median(v)
+	dev := make([]float64, len(v))
+	for i, x := range v {
+		dev[i] = math.Abs(x - med)
 	}
-	m /= float64(len(v))
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - m) * (x - m)
+	return 1.4826 * median(dev)
+}
+
+// median of v (v is not modified).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
 	}
-	return math.Sqrt(ss / float64(len(v)-1))
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // mserMin is the d in [lo, hi] minimizing MSER's statistic over v,
@@ -129,8 +140,8 @@ func mserMin(v []float64, lo, hi int) (best int, stat, mean []float64) {
 
 // Truncate chooses the measured part of a run's interval series, from its
 // first operation: MSER-5 on per-interval throughput, cutting at most
-// maxWarmup, and says whether what is left is steady by rule's band
-// (nil: not judged).
+// maxWarmup, and says whether the series is steady by rule from the cut
+// on (nil: not judged).
 func Truncate(ivs []Interval, maxWarmup time.Duration, rule *SteadyRule) Truncation {
 	var t Truncation
 	if len(ivs) == 0 {
@@ -156,29 +167,20 @@ func Truncate(ivs []Interval, maxWarmup time.Duration, rule *SteadyRule) Truncat
 	if total > 0 {
 		t.MeasuredShare = float64(total-t.At) / float64(total)
 	}
-	if rule != nil && len(ivs) > t.Intervals {
-		steady := within(series[t.Intervals:], rule.Band)
+	if rule != nil {
+		// fio's range criterion on the rule's first window after the cut:
+		// where a live steady warmup would have let the window start.
+		rest := ivs[t.Intervals:]
+		tick := ivs[len(ivs)-1].Length
+		if len(ivs) > 1 {
+			tick = ivs[len(ivs)-2].Length // the last may be cut short
+		}
+		n := 1
+		if tick > 0 {
+			n = int((rule.Window + tick - 1) / tick)
+		}
+		steady := len(rest) >= n && rule.Holds(rest[:n], tick)
 		t.Steady = &steady
 	}
 	return t
-}
-
-// within says whether every value of v lies within band (a fraction) of
-// their mean: fio's steadystate range criterion, over the whole measured
-// part rather than a trailing window.
-func within(v []float64, band float64) bool {
-	m := 0.0
-	for _, x := range v {
-		m += x
-	}
-	m /= float64(len(v))
-	if m <= 0 {
-		return false
-	}
-	for _, x := range v {
-		if math.Abs(x-m) > band*m {
-			return false
-		}
-	}
-	return true
 }

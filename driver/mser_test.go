@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -93,5 +94,62 @@ func TestTruncate(t *testing.T) {
 				t.Errorf("steady after the cut: %v, want %v", tr.Steady, !tc.bounded)
 			}
 		})
+	}
+}
+
+// TestWindowAfterTheFact: a run whose operations take 100 ms for its
+// first second and 5 ms after, with a window chosen after the fact, lasts
+// its warmup's most and duration; its measured window starts where the
+// slow start ends (not at the most), holds every interval after it, and
+// the phase totals add up to the run's. The contrast is large and the
+// intervals 250 ms, so a busy machine's jitter does not hide the
+// transient.
+func TestWindowAfterTheFact(t *testing.T) {
+	const tick, most, duration, slow = 250 * time.Millisecond, 3 * time.Second, 2 * time.Second, time.Second
+	begin := time.Now()
+	cl := ClientFunc(func(context.Context) (int, error) {
+		d := 5 * time.Millisecond
+		if time.Since(begin) < slow {
+			d = 100 * time.Millisecond
+		}
+		time.Sleep(d)
+		return 0, nil
+	})
+	res, err := Run(context.Background(), Config{Ops: []string{"op"}, Warmup: most, Duration: duration, Tick: tick, AfterTheFact: true,
+		Steady: &SteadyRule{Band: 0.5, Window: 500 * time.Millisecond}}, clients(2, cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Truncation
+	if tr == nil {
+		t.Fatal("no truncation recorded")
+	}
+	var series []int64
+	for _, iv := range res.Intervals {
+		series = append(series, iv.Ops)
+	}
+	t.Logf("cut at %s (%d intervals), measured share %.2f, steady %v; measured %s, %d ops; series %v", tr.At, tr.Intervals, tr.MeasuredShare, res.Steady, res.Measured.Length, res.Measured.Ops, series)
+	// A busy machine may add a dip of its own right after the slow start,
+	// which MSER rightly cuts too: up to three intervals later.
+	if tr.At < slow-tick || tr.At > slow+3*tick+tick/2 || res.WarmupTaken != tr.At {
+		t.Errorf("cut at %s, want where the slow start ends (%s, up to three intervals later)", tr.At, slow)
+	}
+	if res.Measured.Length < most+duration-tr.At-tick || tr.MeasuredShare < 0.7 {
+		t.Errorf("measured %s (share %.2f): every interval after the cut should count", res.Measured.Length, tr.MeasuredShare)
+	}
+	var ops int64
+	for _, iv := range res.Intervals {
+		ops += iv.Ops
+		if (iv.Phase == Measured) != (iv.Start >= tr.At) {
+			t.Errorf("interval %d at %s is %s, the cut is at %s", iv.Index, iv.Start, iv.Phase, tr.At)
+		}
+	}
+	if ops != res.Warmup.Ops+res.Measured.Ops || res.Measured.ByOp[0].Ops != res.Measured.Ops ||
+		res.Measured.ByOp[0].Latency.TotalCount() != res.Measured.Ops || res.Warmup.ByOp[0].Latency.TotalCount() != res.Warmup.Ops {
+		t.Errorf("phases do not add up: intervals %d ops, warmup %d (%d in its histogram), measured %d (%d, %d)", ops, res.Warmup.Ops,
+			res.Warmup.ByOp[0].Latency.TotalCount(), res.Measured.Ops, res.Measured.ByOp[0].Ops, res.Measured.ByOp[0].Latency.TotalCount())
+	}
+	if !res.Steady {
+		t.Error("not steady after the cut")
 	}
 }
