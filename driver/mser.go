@@ -87,20 +87,22 @@ func MSER5(series []float64, maxCut int) (cut int, bounded bool) {
 // noise.
 const BackOff = 4
 
-// robustSD is the standard deviation of v estimated from its median
-// absolute deviation (1.4826 MAD, the normal's): a busy machine's stalls
-// dip a throughput series far below its level, and a plain standard
-// deviation inflated by them would let a transient pass for noise.
+// robustSD is the interval-to-interval noise of v: the median absolute
+// difference of successive values, scaled to a normal's standard
+// deviation (1.4826 MAD / sqrt 2). A busy machine's stalls dip a series
+// far below its level and may shift the level for a while; a plain
+// standard deviation, or one about the median, inflated by them would let
+// a transient pass for noise, while successive differences see only the
+// noise from one interval to the next.
 func robustSD(v []float64) float64 {
-	if len(v) < 2 {
+	if len(v) < 3 {
 		return 0
 	}
-	med := median(v)
-	dev := make([]float64, len(v))
-	for i, x := range v {
-		dev[i] = math.Abs(x - med)
+	diff := make([]float64, len(v)-1)
+	for i := range diff {
+		diff[i] = math.Abs(v[i+1] - v[i])
 	}
-	return 1.4826 * median(dev)
+	return 1.4826 * median(diff) / math.Sqrt2
 }
 
 // median of v (v is not modified).

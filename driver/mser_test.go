@@ -99,11 +99,9 @@ func TestTruncate(t *testing.T) {
 
 // TestWindowAfterTheFact: a run whose operations take 100 ms for its
 // first second and 5 ms after, with a window chosen after the fact, lasts
-// its warmup's most and duration; its measured window starts where the
-// slow start ends (not at the most), holds every interval after it, and
-// the phase totals add up to the run's. The contrast is large and the
-// intervals 250 ms, so a busy machine's jitter does not hide the
-// transient.
+// its warmup's most and duration; its measured window starts after the
+// slow start (not at the most), holds every interval after the cut, and
+// the phase totals add up to the run's.
 func TestWindowAfterTheFact(t *testing.T) {
 	const tick, most, duration, slow = 250 * time.Millisecond, 3 * time.Second, 2 * time.Second, time.Second
 	begin := time.Now()
@@ -129,13 +127,16 @@ func TestWindowAfterTheFact(t *testing.T) {
 		series = append(series, iv.Ops)
 	}
 	t.Logf("cut at %s (%d intervals), measured share %.2f, steady %v; measured %s, %d ops; series %v", tr.At, tr.Intervals, tr.MeasuredShare, res.Steady, res.Measured.Length, res.Measured.Ops, series)
-	// A busy machine may add a dip of its own right after the slow start,
-	// which MSER rightly cuts too: up to three intervals later.
-	if tr.At < slow-tick || tr.At > slow+3*tick+tick/2 || res.WarmupTaken != tr.At {
-		t.Errorf("cut at %s, want where the slow start ends (%s, up to three intervals later)", tr.At, slow)
+	// Where exactly depends on the machine: a busy one adds dips and level
+	// shifts of its own, which MSER may rightly cut too (synthetic series
+	// test the point: TestMSERFindsTheTransient). Here: not inside the
+	// slow start, not past the warmup's most, and every interval after
+	// the cut measured.
+	if tr.At < slow-tick || tr.At > most || res.WarmupTaken != tr.At {
+		t.Errorf("cut at %s, want from where the slow start ends (%s) to the warmup's most (%s)", tr.At, slow, most)
 	}
-	if res.Measured.Length < most+duration-tr.At-tick || tr.MeasuredShare < 0.7 {
-		t.Errorf("measured %s (share %.2f): every interval after the cut should count", res.Measured.Length, tr.MeasuredShare)
+	if d := res.Measured.Length - (most + duration - tr.At); d < -tick || d > tick {
+		t.Errorf("measured %s after a cut at %s of %s: every interval after the cut should count", res.Measured.Length, tr.At, most+duration)
 	}
 	var ops int64
 	for _, iv := range res.Intervals {
