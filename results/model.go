@@ -171,6 +171,10 @@ type Truncation struct {
 	MeasuredShare float64 `json:"measured_share"`
 	SteadyAfter   *bool   `json:"steady_after,omitempty"`
 	Bounded       bool    `json:"bounded,omitempty"`
+	// Chosen says the cut chose the run's measured window (a steady-state
+	// warmup's run without a crash), rather than being judged beside a
+	// window chosen live.
+	Chosen bool `json:"chosen,omitempty"`
 }
 
 // DecidedBlock is a durability x client-count block whose comparisons

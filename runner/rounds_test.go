@@ -304,3 +304,36 @@ func TestResumeKeepsTheShuffledOrder(t *testing.T) {
 	}
 	t.Logf("blocks by round: %v", blocks)
 }
+
+// TestWindowChosenAfterTheFact: under a steady-state warmup a Pebble run
+// lasts the warmup's most and its duration, and MSER's cut after the fact
+// chooses its measured window: the run records the cut as its warmup,
+// measures everything after it, and the series' measured intervals start
+// there.
+func TestWindowChosenAfterTheFact(t *testing.T) {
+	root := t.TempDir()
+	st := tinyStudy(t, map[string]string{"a": filepath.Join(root, "a")}, []study.Placement{
+		{Name: "on-a", Components: map[string]string{"data": "a", "wal": "a"}},
+	})
+	st.Warmup, st.Duration = 2*time.Second, time.Second
+	st.Steady = &study.Steady{Band: 0.5, Window: time.Second}
+	_, a, lines := runStudy(t, root, st, nil)
+	g := a.Group(stats.Key{Series: "on-a", Durability: "nosync", Clients: 2})
+	if g == nil || len(g.Runs) != 1 {
+		t.Fatalf("no ok run:\n%s", lines)
+	}
+	r := g.Runs[0]
+	tr := r.Truncation
+	if tr == nil || !tr.Chosen {
+		t.Fatalf("truncation %+v, want the window chosen by it", tr)
+	}
+	t.Logf("cut at %.2fs, measured share %.2f, steady after %v; measured %.2fs, warmup %.2fs", tr.AtS, tr.MeasuredShare, *tr.SteadyAfter, r.DurationS, r.WarmupS)
+	if r.WarmupS != tr.AtS || tr.AtS > 2 || r.DurationS < 3-tr.AtS-0.25 || r.WarmupSteady == nil {
+		t.Errorf("warmup %.2fs (cut %.2fs), measured %.2fs: want the warmup at the cut and everything after it measured", r.WarmupS, tr.AtS, r.DurationS)
+	}
+	for _, iv := range r.Timeline {
+		if measured := iv.Phase == "measured"; measured != (iv.T-iv.Length >= tr.AtS-1e-9) {
+			t.Errorf("interval ending at %.2fs is %s, the cut is at %.2fs", iv.T, iv.Phase, tr.AtS)
+		}
+	}
+}
