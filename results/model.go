@@ -147,6 +147,10 @@ type Study struct {
 type WarmupRule struct {
 	Steady  float64 `json:"steady"`
 	WindowS float64 `json:"window_s"`
+	// AfterTheFact says each run's window was chosen once it was over,
+	// by MSER-5 on its 200 ms series (Run.Truncation), the rule judged
+	// after the cut; studies stored before ended their warmups live.
+	AfterTheFact bool `json:"after_the_fact,omitempty"`
 }
 
 // RepeatPlan is an adaptive study's rule: whole rounds from Min on, until
