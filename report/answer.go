@@ -220,6 +220,9 @@ func qualifications(st *results.Study, a *stats.Analysis, runs []results.Run) []
 	if w := warmupText(st, runs); w != "" {
 		out = append(out, w)
 	}
+	if t := timeText(st, runs); t != "" {
+		out = append(out, t)
+	}
 	if f := familyText(a); f != "" {
 		out = append(out, f)
 	}
@@ -380,6 +383,14 @@ func warmupText(st *results.Study, runs []results.Run) string {
 	}
 	if len(took) == 0 {
 		return ""
+	}
+	if rule.AfterTheFact {
+		s := fmt.Sprintf("Transients cut after the fact (MSER-5, at most %gs): %s-%s s (median %s s)",
+			st.WarmupS, figure(slices.Min(took)), figure(slices.Max(took)), figure(stats.Median(took)))
+		if unsteady > 0 {
+			s += fmt.Sprintf("; %d of %d not within ±%s over the %gs after the cut", unsteady, len(took), pctText1(rule.Steady), rule.WindowS)
+		}
+		return s + "."
 	}
 	s := fmt.Sprintf("Warmup until each second's throughput stayed within ±%s over %gs: runs took %s-%s s (median %s s)",
 		pctText1(rule.Steady), rule.WindowS, figure(slices.Min(took)), figure(slices.Max(took)), figure(stats.Median(took)))
