@@ -185,8 +185,15 @@ func (s *studyRun) decided(d string, c int) bool {
 	return false
 }
 
-// pct prints a fraction as a percentage with one decimal: "7.2%".
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+// pct prints a fraction as a percentage with one decimal: "7.2%"; above
+// 1000% as ">1000%", where an interval on two rounds at a look's small
+// share of alpha says only that it is no interval yet.
+func pct(f float64) string {
+	if f > 10 {
+		return ">1000%"
+	}
+	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+}
 
 // withOrder is st with the order of its rounds settled: a resumed study's
 // stored order (fixed for studies stored before shuffling), the study's
