@@ -132,6 +132,10 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	if err != nil {
 		return err
 	}
+	if open != "" && len(s.rec.Decided) > 0 {
+		// The widest may be a decided block's: say what keeps rounds going.
+		line += "; still open: " + open
+	}
 	switch {
 	case open == "":
 		p.stop = results.StopConverged
