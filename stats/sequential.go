@@ -149,8 +149,10 @@ func Blocks(st *results.Study, a *Analysis, until float64) []BlockState {
 		if j.AgainstDurability != j.Durability {
 			why = fmt.Sprintf("%s %s c=%d against %s: %s", j.Series, j.Durability, j.Clients, j.AgainstDurability, j.Verdict)
 		}
-		if hw := j.cmp.HalfWidth(); !math.IsInf(hw, 1) {
+		if hw := j.cmp.HalfWidth(); hw <= 10 {
 			why += fmt.Sprintf(", ±%.1f%%", hw*100)
+		} else {
+			why += ", its interval wider than ±1000%"
 		}
 		for _, b := range []Block{mine, theirs} {
 			if open[b] == "" {
