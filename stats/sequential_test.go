@@ -147,7 +147,7 @@ func rate(n, of int) float64 { return float64(n) / float64(max(of, 1)) }
 // at the stop holds the truth in at least 94% of comparisons, and a true
 // 10% gain is found within max in at least 80% of studies.
 func TestSequentialStudies(t *testing.T) {
-	const trials = 250
+	const trials = 200
 	cases := []struct {
 		name   string
 		spread float64
