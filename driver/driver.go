@@ -120,6 +120,15 @@ type Config struct {
 	// measured window begins, with the warmup it took: what samples the
 	// window (telemetry) starts then.
 	OnMeasured func(warmup time.Duration)
+	// AfterTheFact chooses the measured window once the run is over: the
+	// run lasts Warmup (the most a transient may take) and Duration, and
+	// MSER-5 cuts its interval series at most Warmup in (Truncate); the
+	// intervals after the cut join the measured window, so every one
+	// after the transient counts. Steady, when set, is then judged after
+	// the cut on the same series instead of ending the warmup live. A
+	// crash's Cut then falls CutAt after the warmup's most. Closed loop
+	// only, like Steady.
+	AfterTheFact bool
 }
 
 // DefaultStopGrace is how long operations in flight may take after the end.
@@ -208,6 +217,10 @@ type Result struct {
 	// Began is when the driven part began, which Interval.Start counts
 	// from; zero from a load generator that does not say.
 	Began time.Time
+	// Truncation is where Config.AfterTheFact cut the series; nil
+	// otherwise (WarmupTaken is then the cut, Steady whether the series
+	// after it was steady).
+	Truncation *Truncation
 }
 
 // Validate checks a Config.
@@ -233,6 +246,8 @@ func (cfg Config) Validate(clients int) error {
 		return errors.New("driver: a steady-state warmup watches closed-loop throughput over time: not with a target rate or max ops")
 	case cfg.Steady != nil && (cfg.Steady.Band <= 0 || cfg.Steady.Window <= 0 || cfg.Warmup <= 0):
 		return errors.New("driver: a steady-state warmup needs a band, a window and a most (Warmup) above 0")
+	case cfg.AfterTheFact && (cfg.TargetRate > 0 || cfg.MaxOps > 0 || cfg.Warmup <= 0):
+		return errors.New("driver: a window chosen after the fact needs a closed loop without max ops, and a warmup's most above 0")
 	}
 	return nil
 }
@@ -360,7 +375,7 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		}
 		iv := col.collect(phase, last, now)
 		last = now
-		if phase == Warmup && !warmupDone && cfg.Steady != nil && cfg.Steady.Holds(col.warmupIntervals(), cfg.Tick) {
+		if phase == Warmup && !warmupDone && cfg.Steady != nil && !cfg.AfterTheFact && cfg.Steady.Holds(col.warmupIntervals(), cfg.Tick) {
 			warmupDone, warmupEnd = true, iv.Start+iv.Length
 			col.result.Steady = true
 		}
@@ -402,6 +417,9 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		windowEnd = cutAt
 	}
 	col.collect(phase, last, windowEnd)
+	if cfg.AfterTheFact && warmupDone {
+		col.truncate()
+	}
 	res := col.result
 	if !warmupDone {
 		res.WarmupTaken = windowEnd

@@ -149,6 +149,9 @@ type collector struct {
 	scratchOps, scratchErrs []int64
 	phases                  map[Phase]*PhaseResult
 	result                  Result
+	// warmByOp are the warmup intervals' latency histograms per op,
+	// encoded, kept when the window is chosen after the fact (truncate).
+	warmByOp [][][]byte
 }
 
 func newCollector(cfg Config, workers []*worker, open bool) *collector {
@@ -250,6 +253,13 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 	// Kept empty too: a second in which nothing completed is a stall the
 	// log must show. Encoding cannot fail on a histogram of our geometry.
 	iv.Latency, _ = hist.Encode(c.tickLat)
+	if c.cfg.AfterTheFact && phase == Warmup {
+		byOp := make([][]byte, len(c.tickByOp))
+		for op, h := range c.tickByOp {
+			byOp[op], _ = hist.Encode(h)
+		}
+		c.warmByOp = append(c.warmByOp, byOp)
+	}
 	c.result.Intervals = append(c.result.Intervals, iv)
 	if c.cfg.OnTick != nil {
 		lent := iv
@@ -263,4 +273,42 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 // the measured window begins.
 func (c *collector) warmupIntervals() []Interval {
 	return c.result.Intervals
+}
+
+// truncate chooses the measured window after the fact (Config.AfterTheFact):
+// MSER-5 cuts the series at most the warmup's most in, the warmup phase is
+// rebuilt from the intervals before the cut and those after it join the
+// measured window, relabelled. Only closed loop: no service histograms.
+func (c *collector) truncate() {
+	t := Truncate(c.result.Intervals, c.cfg.Warmup, c.cfg.Steady)
+	c.result.Truncation = &t
+	c.result.WarmupTaken = t.At
+	c.result.Steady = t.Steady == nil || *t.Steady
+	warm := &PhaseResult{ByOp: make([]OpResult, len(c.cfg.Ops))}
+	for i, name := range c.cfg.Ops {
+		warm.ByOp[i] = OpResult{Name: name, Latency: hist.New()}
+	}
+	meas := c.phases[Measured]
+	for i := range c.result.Intervals {
+		iv := &c.result.Intervals[i]
+		if iv.Phase != Warmup || i >= len(c.warmByOp) {
+			continue
+		}
+		pr := warm
+		if i >= t.Intervals {
+			pr, iv.Phase = meas, Measured
+		}
+		pr.Length += iv.Length
+		pr.Ops += iv.Ops
+		pr.Errors += iv.Errors
+		pr.Late += iv.Late
+		for op, enc := range c.warmByOp[i] {
+			if h, err := hist.Decode(enc); err == nil {
+				pr.ByOp[op].Latency.Merge(h)
+			}
+			pr.ByOp[op].Ops += iv.PerOpOK[op]
+			pr.ByOp[op].Errors += iv.PerOpErr[op]
+		}
+	}
+	c.phases[Warmup] = warm
 }

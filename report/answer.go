@@ -211,11 +211,17 @@ func qualifications(st *results.Study, a *stats.Analysis, runs []results.Run) []
 	if p := precisionText(st, a, runs); p != "" {
 		out = append(out, p)
 	}
+	if d := decidedText(st); d != "" {
+		out = append(out, d)
+	}
 	if d := disturbedText(st, runs); d != "" {
 		out = append(out, d)
 	}
 	if w := warmupText(st, runs); w != "" {
 		out = append(out, w)
+	}
+	if t := timeText(st, runs); t != "" {
+		out = append(out, t)
 	}
 	if f := familyText(a); f != "" {
 		out = append(out, f)
@@ -231,8 +237,8 @@ func precisionText(st *results.Study, a *stats.Analysis, runs []results.Run) str
 		return ""
 	}
 	w := stats.Widest(a)
-	if !w.Found || w.HalfWidth <= plan.Until {
-		return ""
+	if !w.Found || w.HalfWidth <= plan.Until || st.StopReason == results.StopConverged {
+		return "" // converged: every comparison decided, or within until
 	}
 	asked := pctText1(plan.Until)
 	s := fmt.Sprintf("Precision NOT reached: ±%s was asked; ", asked)
@@ -242,12 +248,36 @@ func precisionText(st *results.Study, a *stats.Analysis, runs []results.Run) str
 		s += fmt.Sprintf("the widest 95%% CI is ±%s (%s) after %d rounds", pctText1(w.HalfWidth), shownLabel(w.Label), st.RoundsRun())
 	}
 	s += stopText(st)
-	if more := stats.RoundsToReach(w.HalfWidth, w.Pairs, plan.Until); more > 0 {
+	if more := stats.RoundsToReachAt(stats.LooksOf(st), w.HalfWidth, w.Pairs, plan.Until); more > 0 {
 		s += fmt.Sprintf("; about %d more round%s", more, plural(more))
 		if per := roundTime(runs, st.RoundsRun()); per > 0 {
 			s += fmt.Sprintf(" (about %s)", minutes(per*float64(more)))
 		}
 		s += " would reach it"
+	}
+	return s + "."
+}
+
+// decidedText says after how many rounds each block an adaptive study
+// stopped was decided (results.Study.Decided), and that the estimates of
+// a block stopped early lean away from 1: it stopped because they looked
+// decided.
+func decidedText(st *results.Study) string {
+	if st.RepeatPlan == nil || len(st.Decided) == 0 {
+		return ""
+	}
+	var parts []string
+	early := false
+	for _, d := range st.Decided {
+		parts = append(parts, fmt.Sprintf("%s at %s after %d round%s", d.Durability, clientsText(d.Clients), d.AfterRound, plural(d.AfterRound)))
+		early = early || d.AfterRound < st.RoundsRun()
+	}
+	s := "Decided: " + strings.Join(parts, "; ")
+	if open := len(st.Durability)*len(st.Clients) - len(st.Decided); open > 0 {
+		s += fmt.Sprintf("; %d block%s still open after %d rounds", open, plural(open), st.RoundsRun())
+	}
+	if early {
+		s += ". A block decided before the last round ran no further rounds; its ratios lean a little away from 1 (it stopped when they looked decided), its verdicts keep their 5%"
 	}
 	return s + "."
 }
@@ -353,6 +383,14 @@ func warmupText(st *results.Study, runs []results.Run) string {
 	}
 	if len(took) == 0 {
 		return ""
+	}
+	if rule.AfterTheFact {
+		s := fmt.Sprintf("Transients cut after the fact (MSER-5, at most %gs): %s-%s s (median %s s)",
+			st.WarmupS, figure(slices.Min(took)), figure(slices.Max(took)), figure(stats.Median(took)))
+		if unsteady > 0 {
+			s += fmt.Sprintf("; %d of %d not within ±%s over the %gs after the cut", unsteady, len(took), pctText1(rule.Steady), rule.WindowS)
+		}
+		return s + "."
 	}
 	s := fmt.Sprintf("Warmup until each second's throughput stayed within ±%s over %gs: runs took %s-%s s (median %s s)",
 		pctText1(rule.Steady), rule.WindowS, figure(slices.Min(took)), figure(slices.Max(took)), figure(stats.Median(took)))

@@ -247,9 +247,14 @@ func pText(p *float64) string {
 	return strconv.FormatFloat(*p, 'f', 4, 64)
 }
 
-// warmupHeader is the warmup as the header says it: "2s", or "until
-// steady within ±5% over 3s, at most 60s".
+// warmupHeader is the warmup as the header says it: "2s", "cut after
+// the fact (MSER-5), at most 60s, judged steady within ±5% over 3s", or,
+// for a study stored before, "until steady within ±5% over 3s, at most
+// 60s".
 func warmupHeader(st *results.Study) string {
+	if r := st.WarmupRule; r != nil && r.AfterTheFact {
+		return fmt.Sprintf("cut after the fact (MSER-5), at most %gs, judged steady within ±%s over %gs", st.WarmupS, pctText1(r.Steady), r.WindowS)
+	}
 	if r := st.WarmupRule; r != nil {
 		return fmt.Sprintf("until steady within ±%s over %gs, at most %gs", pctText1(r.Steady), r.WindowS, st.WarmupS)
 	}

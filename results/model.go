@@ -91,6 +91,10 @@ type Study struct {
 	// (StopFixed, StopConverged, StopMax, StopBudget, StopInterrupted).
 	Rounds     int    `json:"rounds,omitempty"`
 	StopReason string `json:"stop_reason,omitempty"`
+	// Decided are the blocks an adaptive study stopped running once every
+	// comparison touching them was decided, with the round after which;
+	// later rounds ran only the others.
+	Decided []DecidedBlock `json:"decided,omitempty"`
 	// HalfWidthReached is the widest paired 95% CI half-width of the
 	// study's comparisons with a baseline (a fraction, beside
 	// RepeatPlan.Until), and Multiplicity the guard its verdicts were
@@ -143,6 +147,10 @@ type Study struct {
 type WarmupRule struct {
 	Steady  float64 `json:"steady"`
 	WindowS float64 `json:"window_s"`
+	// AfterTheFact says each run's window was chosen once it was over,
+	// by MSER-5 on its 200 ms series (Run.Truncation), the rule judged
+	// after the cut; studies stored before ended their warmups live.
+	AfterTheFact bool `json:"after_the_fact,omitempty"`
 }
 
 // RepeatPlan is an adaptive study's rule: whole rounds from Min on, until
@@ -153,6 +161,33 @@ type RepeatPlan struct {
 	Max     int     `json:"max"`
 	Until   float64 `json:"until"`
 	BudgetS float64 `json:"budget_s,omitempty"`
+}
+
+// Truncation is MSER-5's judgment of one run's interval series, warmup
+// and measured window together: where the transient ended (AtS, seconds
+// from the first operation, at most the warmup's most), the share of the
+// series after it (MeasuredShare), whether the series after it stays
+// within the study's steady band (SteadyAfter, under a steady-state
+// warmup) and whether MSER's point lay at the warmup's most (Bounded:
+// the transient may have lasted longer).
+type Truncation struct {
+	AtS           float64 `json:"at_s"`
+	MeasuredShare float64 `json:"measured_share"`
+	SteadyAfter   *bool   `json:"steady_after,omitempty"`
+	Bounded       bool    `json:"bounded,omitempty"`
+	// Chosen says the cut chose the run's measured window (a steady-state
+	// warmup's run without a crash), rather than being judged beside a
+	// window chosen live.
+	Chosen bool `json:"chosen,omitempty"`
+}
+
+// DecidedBlock is a durability x client-count block whose comparisons
+// were all decided (better, worse, equivalent or within until) after
+// AfterRound rounds.
+type DecidedBlock struct {
+	Durability string `json:"durability"`
+	Clients    int    `json:"clients"`
+	AfterRound int    `json:"after_round"`
 }
 
 // Why an adaptive (or fixed) study stopped running rounds.
@@ -358,6 +393,10 @@ type Run struct {
 	// then saying whether it was (false: the rule's most ran out).
 	WarmupS      float64 `json:"warmup_s"`
 	WarmupSteady *bool   `json:"warmup_steady,omitempty"`
+	// Truncation is where MSER-5 puts the end of the run's transient,
+	// judged after the fact on its interval series from the first
+	// operation; absent from a load generator that reports no series.
+	Truncation *Truncation `json:"truncation,omitempty"`
 	// DurationS is the measured window's actual length.
 	DurationS float64 `json:"duration_s"`
 	Ops       int64   `json:"ops"`

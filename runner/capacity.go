@@ -63,6 +63,9 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 		dropped[stats.Key{Series: d.Series, Durability: d.Durability, Clients: d.Clients}] = true
 	}
 	for _, block := range blocks(s.st.Round(round)) {
+		if s.decided(string(block[0].Durability), block[0].Clients) {
+			continue
+		}
 		var searches []*search
 		for _, cell := range block {
 			sr := s.newSearch(cell, stored)
@@ -179,8 +182,9 @@ func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
 }
 
 // dropDominated stops searching, from the next round on, each placement
-// whose capacity is clearly below another's that costs no more
-// (stats.Dominated), and stores why in the study record.
+// whose capacity is clearly below another's that costs no more, judged
+// at its look's share of alpha (stats.Drops), and stores why in the
+// study record.
 func (s *studyRun) dropDominated(ctx context.Context, round int) error {
 	if s.st.SLO == nil || round >= s.st.Repeat {
 		return nil
@@ -189,17 +193,11 @@ func (s *studyRun) dropDominated(ctx context.Context, round int) error {
 	if err != nil {
 		return err
 	}
-	d := stats.DecideRuns(s.rec, throughRound(runs, round))
-	for _, dom := range d.Dominated {
-		x := results.Dropped{Series: dom.Series, Durability: dom.Durability, Clients: dom.Clients, AfterRound: round, By: dom.By}
-		same := func(y results.Dropped) bool {
-			return y.Series == x.Series && y.Durability == x.Durability && y.Clients == x.Clients
-		}
-		if !dom.Clear || dom.Series == s.rec.BaselineSeries() || slices.ContainsFunc(s.rec.Dropped, same) {
-			continue
-		}
-		s.rec.Dropped = append(s.rec.Dropped, x)
-		s.opt.Progress.Line(fmt.Sprintf("capacity: %s %s c=%d is no longer searched: %s", dom.Series, dom.Durability, dom.Clients, dom.Why))
+	// A resumed study judges round's end on its own runs, not on the
+	// next round's searches cut short by the kill (throughRound).
+	for _, d := range stats.Drops(s.rec, throughRound(runs, round), round) {
+		s.rec.Dropped = append(s.rec.Dropped, d.Dropped)
+		s.opt.Progress.Line(fmt.Sprintf("capacity: %s %s c=%d is no longer searched: %s", d.Series, d.Durability, d.Clients, d.Why))
 	}
 	return s.opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec)
 }

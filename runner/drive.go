@@ -61,13 +61,14 @@ func (r *run) drive(ctx context.Context) (err error) {
 		OnTick: r.showInterval,
 	}
 	if st := r.st.Steady; st != nil && ext == nil && dcfg.Warmup > 0 {
-		// The window opens when the driver finds the run steady, not at
-		// the warmup's most, which the watchers were timed for.
+		// The window is chosen after the fact: the run lasts the warmup's
+		// most and its duration (a crash falls that long after the most),
+		// recorded every AfterTheFactTick from its first operation, and
+		// MSER-5 cuts the transient; the steady rule is judged after the
+		// cut on the same series. Telemetry keeps the window it was timed
+		// for, from the warmup's most.
 		dcfg.Steady = &driver.SteadyRule{Band: st.Band, Window: st.Window}
-		dcfg.OnMeasured = func(time.Duration) {
-			watch.measureNow()
-			mem.measureNow()
-		}
+		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
 	}
 	if ext == nil {
 		dcfg.Threads = watch
@@ -94,6 +95,18 @@ func (r *run) drive(ctx context.Context) (err error) {
 		steady := r.res.Steady
 		r.rec.WarmupS, r.rec.WarmupSteady = r.res.WarmupTaken.Seconds(), &steady
 	}
+	if r.res != nil && (r.res.Truncation != nil || len(r.res.Intervals) >= 2*driver.MSERBatch) {
+		// The cut that chose the window, or, for a window chosen live,
+		// the transient judged after the fact on the run's whole series,
+		// at most the warmup's most, on the steady rule's band if any
+		// (not on fewer than MSER's two batches).
+		t := r.res.Truncation
+		if t == nil {
+			judged := driver.Truncate(r.res.Intervals, r.st.WarmupIn(r.cell), dcfg.Steady)
+			t = &judged
+		}
+		r.rec.Truncation = &results.Truncation{AtS: t.At.Seconds(), MeasuredShare: t.MeasuredShare, SteadyAfter: t.Steady, Bounded: t.Bounded, Chosen: r.res.Truncation != nil}
+	}
 	if r.res != nil {
 		var ferr error
 		if r.hists, ferr = results.FromDriver(r.rec, r.res); ferr != nil {
@@ -116,6 +129,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 	}
 	return err
 }
+
+// AfterTheFactTick is the interval a run whose window is chosen after the
+// fact is recorded at: short enough that MSER cuts its transient to a
+// fifth of a second, long enough that an interval's throughput is not all
+// noise.
+const AfterTheFactTick = 200 * time.Millisecond
 
 // showInterval shows a second of the run on the progress line, and
 // tells the live view (Options.Live).

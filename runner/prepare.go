@@ -190,7 +190,7 @@ func newStudyRecord(st *study.Study, params map[string]string) *results.Study {
 		rec.Order = results.OrderShuffled
 	}
 	if st.Steady != nil {
-		rec.WarmupRule = &results.WarmupRule{Steady: st.Steady.Band, WindowS: st.Steady.Window.Seconds()}
+		rec.WarmupRule = &results.WarmupRule{Steady: st.Steady.Band, WindowS: st.Steady.Window.Seconds(), AfterTheFact: true}
 	}
 	rec.Margin = st.Margin
 	if rec.Margin == 0 {

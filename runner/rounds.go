@@ -104,7 +104,8 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 		return err
 	}
 	runs = throughRound(runs, p.rounds) // resumed: not the next round's runs
-	w := stats.Widest(stats.Analyze(s.rec, runs))
+	an := stats.Analyze(s.rec, runs)
+	w := stats.Widest(an)
 	p.disturbed = disturbedRounds(runs)
 	line := fmt.Sprintf("round %d of %d-%d: ", p.rounds, a.Min, p.st.Repeat)
 	switch {
@@ -121,14 +122,25 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	if again > 0 {
 		line += fmt.Sprintf("; %d round(s) had a run disturbed by other processes", p.disturbed)
 	}
-	switch {
-	case p.rounds < a.Min+again && p.rounds < p.st.Repeat && !(a.Budget > 0 && p.rounds >= a.Min && time.Since(p.began)+p.longest > a.Budget):
+	if p.rounds < a.Min+again && p.rounds < p.st.Repeat && !(a.Budget > 0 && p.rounds >= a.Min && time.Since(p.began)+p.longest > a.Budget) {
 		if p.rounds >= a.Min {
 			line += ": running another in its place"
 		}
-	case w.Found && w.HalfWidth <= a.Until:
+		s.opt.Progress.Line(line)
+		return nil
+	}
+	open, err := s.decideBlocks(ctx, an, p.rounds)
+	if err != nil {
+		return err
+	}
+	if open != "" && len(s.rec.Decided) > 0 {
+		// The widest may be a decided block's: say what keeps rounds going.
+		line += "; still open: " + open
+	}
+	switch {
+	case open == "":
 		p.stop = results.StopConverged
-		line += fmt.Sprintf("; every comparison is within ±%s: stopping", pct(a.Until))
+		line += fmt.Sprintf("; every comparison is decided or within ±%s: stopping", pct(a.Until))
 	case p.rounds >= p.st.Repeat:
 		p.stop = results.StopMax
 		line += "; max rounds ran: stopping"
@@ -140,8 +152,53 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	return nil
 }
 
-// pct prints a fraction as a percentage with one decimal: "7.2%".
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+// decideBlocks stops each block (durability x clients) whose comparisons
+// are all decided (stats.Blocks): it is stored in the study record with
+// the round after which, and later rounds skip its cells. open names a
+// comparison still undecided, "" when every block is decided. The stop
+// is honest because every verdict spends only its look's share of alpha
+// (stats.LooksOf).
+func (s *studyRun) decideBlocks(ctx context.Context, an *stats.Analysis, round int) (open string, err error) {
+	changed := false
+	for _, b := range stats.Blocks(s.rec, an, s.st.Adaptive.Until) {
+		if !b.Decided {
+			if open == "" {
+				open = b.Open
+			}
+			continue
+		}
+		if s.decided(b.Durability, b.Clients) {
+			continue
+		}
+		s.rec.Decided = append(s.rec.Decided, results.DecidedBlock{Durability: b.Durability, Clients: b.Clients, AfterRound: round})
+		changed = true
+		s.opt.Progress.Line(fmt.Sprintf("%s is decided after %d rounds: later rounds skip it", b.Block, round))
+	}
+	if changed {
+		return open, s.opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec)
+	}
+	return open, nil
+}
+
+// decided says whether the block of durability d and c clients stopped.
+func (s *studyRun) decided(d string, c int) bool {
+	for _, b := range s.rec.Decided {
+		if b.Durability == d && b.Clients == c {
+			return true
+		}
+	}
+	return false
+}
+
+// pct prints a fraction as a percentage with one decimal: "7.2%"; above
+// 1000% as ">1000%", where an interval on two rounds at a look's small
+// share of alpha says only that it is no interval yet.
+func pct(f float64) string {
+	if f > 10 {
+		return ">1000%"
+	}
+	return strconv.FormatFloat(f*100, 'f', 1, 64) + "%"
+}
 
 // withOrder is st with the order of its rounds settled: a resumed study's
 // stored order (fixed for studies stored before shuffling), the study's

@@ -97,7 +97,7 @@ func TestLargeEffectStopsEarly(t *testing.T) {
 	if g.Verdict != stats.Better || rec.StopReason != results.StopConverged || rec.Rounds >= 8 {
 		t.Errorf("ran %d rounds (%s), stopped: %s; want better, converged before 8\n%s", rec.Rounds, g.Verdict, rec.StopReason, lines)
 	}
-	if !strings.Contains(lines, "round 3 of 3-8: widest 95% CI half-width ±") || !strings.Contains(lines, "every comparison is within ±50.0%: stopping") {
+	if !strings.Contains(lines, "round 3 of 3-8: widest 95% CI half-width ±") || !strings.Contains(lines, "every comparison is decided or within ±50.0%: stopping") {
 		t.Errorf("the progress does not say why it stopped:\n%s", lines)
 	}
 	if rec.RepeatPlan == nil || rec.RepeatPlan.Min != 3 || rec.RepeatPlan.Max != 8 || rec.Order != results.OrderRounds {
@@ -105,6 +105,74 @@ func TestLargeEffectStopsEarly(t *testing.T) {
 	}
 	if left, _ := ledger.All(); len(left) != 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestDecidedBlockStops is a real Pebble study of two blocks: with synced
+// commits a WAL whose fsyncs take 200 us against one whose take 5 ms is
+// decided (better) after the first rounds, while unsynced the two
+// placements are the same and, with a margin and until of 1% on windows
+// this short, never decided. The synced block stops: it ran fewer rounds
+// than the other, the record says after which round, and each of its
+// stored runs is still paired with its baseline's in the same round.
+func TestDecidedBlockStops(t *testing.T) {
+	if err := emulate.Supported(); err != nil {
+		testenv.Skip(t, err)
+	}
+	root := t.TempDir()
+	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tinyStudy(t, nil, []study.Placement{
+		{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}},
+		{Name: "wal-fast", Components: map[string]string{"data": "ram", "wal": "fast"}},
+	})
+	st.Tiers = []study.Tier{
+		{Spec: tier.Spec{Name: "ram", Kind: tier.TmpfsSpec{Size: 64 << 20}}},
+		{Spec: tier.Spec{Name: "fast", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 200 * time.Microsecond}}},
+		{Spec: tier.Spec{Name: "slow", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 5 * time.Millisecond}}},
+	}
+	st.Durability, st.Clients = []engine.Durability{engine.Sync, engine.NoSync}, []int{1}
+	st.Duration, st.Margin = 500*time.Millisecond, 0.01
+	// Up to 9 rounds: on a busy machine every round is disturbed, and up
+	// to min more run before any block may stop (disturbed runs).
+	st.Repeat, st.Adaptive = 9, &study.Adaptive{Min: 3, Until: 0.01}
+	rec, a, lines := runStudy(t, root, st, ledger)
+	for _, l := range strings.Split(lines, "\n") {
+		if strings.HasPrefix(l, "round ") || strings.Contains(l, "is decided after") {
+			t.Log(l)
+		}
+	}
+	for _, j := range a.Comparisons {
+		t.Logf("%s %s %s against %s %s: %.2fx %v over %d pairs (alpha share %.3f), stopped after %d", j.Kind, j.Series, j.Durability, j.Against, j.AgainstDurability, j.Ratio, j.CI95, j.Pairs, j.AlphaShare, j.StoppedAfter)
+	}
+	rounds := map[string]map[int]map[string]bool{} // durability -> round -> placement
+	for _, g := range a.Groups {
+		for _, r := range g.Runs {
+			if rounds[r.Durability] == nil {
+				rounds[r.Durability] = map[int]map[string]bool{}
+			}
+			if rounds[r.Durability][r.Repeat] == nil {
+				rounds[r.Durability][r.Repeat] = map[string]bool{}
+			}
+			rounds[r.Durability][r.Repeat][r.Placement] = true
+		}
+	}
+	if len(rec.Decided) != 1 || rec.Decided[0].Durability != "sync" || rec.Decided[0].AfterRound >= rec.Rounds {
+		t.Fatalf("decided blocks %+v after %d rounds (%s): want the synced block alone, before the last round\n%s", rec.Decided, rec.Rounds, rec.StopReason, lines)
+	}
+	if s, n := len(rounds["sync"]), len(rounds["nosync"]); s != rec.Decided[0].AfterRound || s >= n {
+		t.Errorf("the synced block ran %d rounds, the unsynced %d; want %d and more", s, n, rec.Decided[0].AfterRound)
+	}
+	for round, ran := range rounds["sync"] {
+		if !ran["wal-slow"] || !ran["wal-fast"] {
+			t.Errorf("round %d of the synced block ran %v: a run without its pair", round, ran)
+		}
+	}
+	g := a.Group(stats.Key{Series: "wal-fast", Durability: "sync", Clients: 1})
+	if g.Verdict != stats.Better {
+		t.Errorf("wal-fast synced: %s %.2fx %v, want better", g.Verdict, g.Ratio, g.RatioCI)
 	}
 }
 
@@ -235,4 +303,37 @@ func TestResumeKeepsTheShuffledOrder(t *testing.T) {
 		t.Errorf("the blocks ran in the same order in both rounds: %v", blocks)
 	}
 	t.Logf("blocks by round: %v", blocks)
+}
+
+// TestWindowChosenAfterTheFact: under a steady-state warmup a Pebble run
+// lasts the warmup's most and its duration, and MSER's cut after the fact
+// chooses its measured window: the run records the cut as its warmup,
+// measures everything after it, and the series' measured intervals start
+// there.
+func TestWindowChosenAfterTheFact(t *testing.T) {
+	root := t.TempDir()
+	st := tinyStudy(t, map[string]string{"a": filepath.Join(root, "a")}, []study.Placement{
+		{Name: "on-a", Components: map[string]string{"data": "a", "wal": "a"}},
+	})
+	st.Warmup, st.Duration = 2*time.Second, time.Second
+	st.Steady = &study.Steady{Band: 0.5, Window: time.Second}
+	_, a, lines := runStudy(t, root, st, nil)
+	g := a.Group(stats.Key{Series: "on-a", Durability: "nosync", Clients: 2})
+	if g == nil || len(g.Runs) != 1 {
+		t.Fatalf("no ok run:\n%s", lines)
+	}
+	r := g.Runs[0]
+	tr := r.Truncation
+	if tr == nil || !tr.Chosen {
+		t.Fatalf("truncation %+v, want the window chosen by it", tr)
+	}
+	t.Logf("cut at %.2fs, measured share %.2f, steady after %v; measured %.2fs, warmup %.2fs", tr.AtS, tr.MeasuredShare, *tr.SteadyAfter, r.DurationS, r.WarmupS)
+	if r.WarmupS != tr.AtS || tr.AtS > 2 || r.DurationS < 3-tr.AtS-0.25 || r.WarmupSteady == nil {
+		t.Errorf("warmup %.2fs (cut %.2fs), measured %.2fs: want the warmup at the cut and everything after it measured", r.WarmupS, tr.AtS, r.DurationS)
+	}
+	for _, iv := range r.Timeline {
+		if measured := iv.Phase == "measured"; measured != (iv.T-iv.Length >= tr.AtS-1e-9) {
+			t.Errorf("interval ending at %.2fs is %s, the cut is at %.2fs", iv.T, iv.Phase, tr.AtS)
+		}
+	}
 }

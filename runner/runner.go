@@ -20,8 +20,9 @@
 // told of each run, tick and telemetry sample as they happen. The runner
 // records and does not analyse: bottlenecks and
 // statistics are computed from the stored results when they are shown; an
-// adaptive study's stop rule reads them (stats.Widest) but stores nothing
-// of them.
+// adaptive study's stop rule reads them (stats.Blocks, stats.Widest) and
+// stores only which blocks it stopped, after which round
+// (results.Study.Decided), as a race stores what it dropped.
 package runner
 
 import (
@@ -64,7 +65,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 			if ctx.Err() != nil || st.SLO != nil {
 				break
 			}
-			if s.done[cell.Seq] {
+			if s.done[cell.Seq] || s.decided(string(cell.Durability), cell.Clients) {
 				continue
 			}
 			ran = true

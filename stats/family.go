@@ -67,6 +67,12 @@ type Judged struct {
 	PEquivalence         *float64 `json:"p_equivalence,omitempty"`
 	PEquivalenceAdjusted *float64 `json:"p_equivalence_adjusted,omitempty"`
 	Verdict              string   `json:"verdict"`
+	// AlphaShare is the share of alpha the look it was judged at spent
+	// (sequential.go): absent without looks. StoppedAfter is the round
+	// after which its block stopped, when the study ran on without it:
+	// an estimate stopped because it looked decided leans away from 1.
+	AlphaShare   float64 `json:"alpha_share,omitempty"`
+	StoppedAfter int     `json:"stopped_after,omitempty"`
 
 	cmp *Comparison
 }
@@ -144,10 +150,15 @@ func (a *Analysis) judge(st *results.Study) {
 		}
 		add(kind, v, base, &v.cmp, kind == KindSweep)
 	}
+	looks := LooksOf(st)
+	for _, j := range fam {
+		j.cmp.atLook(looks)
+	}
 	adjust(fam)
 	for _, j := range fam {
 		j.fill()
 	}
+	markStopped(st, fam)
 	for _, g := range a.Groups {
 		g.fromCmp()
 	}
@@ -293,7 +304,7 @@ func (j *Judged) fill() {
 	c := j.cmp
 	j.Ratio, j.CI95, j.CI90, j.Pairs, j.Verdict = c.Ratio, c.ShownCI(), c.CI90, c.Pairs, c.Verdict
 	j.CILevel, j.CI95PerComparison = c.AdjustedLevel, c.CI95
-	j.P, j.PAdjusted = finite(c.P), finite(c.PAdjusted)
+	j.P, j.PAdjusted, j.AlphaShare = finite(c.P), finite(c.PAdjusted), c.Share
 	j.PEquivalence, j.PEquivalenceAdjusted = finite(c.PEquivalence), finite(c.PEquivalenceAdjusted)
 }
 

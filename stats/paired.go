@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -71,9 +72,6 @@ type Comparison struct {
 	// higherIsBetter says which way better lies, for the verdict the
 	// adjusted p values give.
 	higherIsBetter bool
-	// slack is log(1+slack) of PairedWithin: how far each figure may be
-	// from the truth by construction.
-	slack float64
 	// AdjustedCI95 is the interval that matches the adjusted verdict
 	// (simultaneous.go); nil until the comparison is judged in a family.
 	AdjustedCI95 *[2]float64
@@ -83,9 +81,11 @@ type Comparison struct {
 	// round gave the same ratio.
 	Why string
 	// m, se and df are the log ratio, its standard error and degrees of
-	// freedom, kept to redraw the intervals at another level
-	// (simultaneous.go).
+	// freedom, kept to redraw the intervals at another level: a look's
+	// (sequential.go) or the family's (simultaneous.go). Share is the part
+	// of alpha the look spends, 0 when judged without looks.
 	m, se, df float64
+	Share     float64
 }
 
 // HalfWidth is the relative half-width of the 95% CI on the ratio's
@@ -111,22 +111,11 @@ func halfWidth(ci *[2]float64) float64 {
 // rounds both have a positive figure for; ratio exp(mean d) with Student t
 // intervals of n-1 degrees of freedom. Pairing takes the drift between
 // rounds out of the comparison, since both sides of a pair ran back to
-// back under the same machine conditions.
+// back under the same machine conditions. Capacities are compared so too:
+// each round's is the middle of its search's final bracket, whose
+// rounding errors do not repeat from round to round (stats/capacity.go).
 func Paired(a, b map[int]float64, higherIsBetter bool, margin float64) Comparison {
-	return PairedWithin(a, b, higherIsBetter, margin, 0)
-}
-
-// PairedWithin is Paired for figures each known only to within a factor
-// 1+slack below the truth, however many rounds ran: a capacity search's
-// resolution (its capacity is the met end of a bracket whose ends are
-// within it). The ratio of two such figures may be off by that factor
-// either way, and pairing does not remove it: a search that starts from
-// the round before's capacity lands near the same point of its grid. So
-// the intervals are widened by the factor, better or worse needs the
-// ratio to clear it (p tests |log ratio| <= log(1+slack)), and equivalent
-// needs the widened 90% interval within the margin. slack 0 is Paired.
-func PairedWithin(a, b map[int]float64, higherIsBetter bool, margin, slack float64) Comparison {
-	c := Comparison{Paired: true, higherIsBetter: higherIsBetter, slack: math.Log1p(max(slack, 0))}
+	c := Comparison{Paired: true, higherIsBetter: higherIsBetter}
 	c.noTest()
 	var d []float64
 	for _, r := range roundsOf(a, b) {
@@ -167,32 +156,8 @@ func (c *Comparison) test(m, se, df, margin float64) {
 	}
 	c.CI95, c.CI90 = expInterval(m, se, df)
 	c.P, c.PEquivalence = pValues(m, se, df, math.Log1p(margin))
-	if c.slack > 0 {
-		c.widen(m, se, df, math.Log1p(margin))
-	}
 	c.PAdjusted, c.PEquivalenceAdjusted = c.P, c.PEquivalence
 	c.Verdict = Judge(*c.CI95, *c.CI90, c.higherIsBetter, margin)
-}
-
-// widen applies the comparison's slack (PairedWithin): intervals wider
-// by it on the log scale, a difference test of |m| <= slack, and an
-// equivalence test against the margin less the slack.
-func (c *Comparison) widen(m, se, df, bound float64) {
-	r := c.slack
-	c.CI95 = &[2]float64{c.CI95[0] / math.Exp(r), c.CI95[1] * math.Exp(r)}
-	c.CI90 = &[2]float64{c.CI90[0] / math.Exp(r), c.CI90[1] * math.Exp(r)}
-	switch {
-	case se == 0 && math.Abs(m) > r:
-		c.P = 0
-	case se == 0:
-		c.P = 1
-	default:
-		c.P = min(1, 2*distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival((math.Abs(m)-r)/se))
-	}
-	c.PEquivalence = 1
-	if bound > r {
-		_, c.PEquivalence = pValues(m, se, df, bound-r)
-	}
 }
 
 // noTest marks a comparison without an interval: no p values.
@@ -298,10 +263,24 @@ func Judge(ci95, ci90 [2]float64, higherIsBetter bool, margin float64) string {
 	return Inconclusive
 }
 
-// tQuantile is Student's t quantile p with df degrees of freedom.
+// tQuantile is Student's t quantile p with df degrees of freedom,
+// remembered for whole df (paired rounds): a sequential study's
+// simulation asks the same few thousands of times.
 func tQuantile(p, df float64) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	if df != math.Trunc(df) || df > 1000 {
+		return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	}
+	k := [2]float64{p, df}
+	if q, ok := tQuantiles.Load(k); ok {
+		return q.(float64)
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	tQuantiles.Store(k, q)
+	return q
 }
+
+// tQuantiles memoizes tQuantile: a pure function's values, never changed.
+var tQuantiles sync.Map
 
 // expInterval is exp(m +- t se) at 95% and 90%.
 func expInterval(m, se, df float64) (ci95, ci90 *[2]float64) {

@@ -41,27 +41,36 @@ func holmIntervals(cmps []*Comparison) {
 			fam = append(fam, c)
 		}
 	}
+	// A comparison judged at a look (sequential.go) entered Holm with its
+	// p value over its look's share of alpha: its ranks are by that, and
+	// its levels that share of Holm's.
+	share := func(c *Comparison) float64 {
+		if c.Share > 0 {
+			return c.Share
+		}
+		return 1
+	}
 	sorted := slices.Clone(fam)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].P < sorted[j].P })
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].P/share(sorted[i]) < sorted[j].P/share(sorted[j]) })
 	m := len(sorted)
 	stop := -1
 	for i, c := range sorted {
-		level := Alpha / float64(m-i)
 		if stop < 0 && c.PAdjusted >= Alpha {
 			stop = i
 		}
+		rank := i
 		if stop >= 0 {
-			level = Alpha / float64(m-stop)
+			rank = stop
 		}
+		level := Alpha * share(c) / float64(m-rank)
 		c.AdjustedLevel = 1 - level
 		c.AdjustedCI95 = c.intervalAt(level)
 	}
 }
 
-// intervalAt is the comparison's two-sided interval at error a, widened
-// by its slack (PairedWithin).
+// intervalAt is the comparison's two-sided interval at error a.
 func (c *Comparison) intervalAt(a float64) *[2]float64 {
 	h := tQuantile(1-a/2, c.df) * c.se
-	lo, hi := math.Exp(c.m-h-c.slack), math.Exp(c.m+h+c.slack)
+	lo, hi := math.Exp(c.m-h), math.Exp(c.m+h)
 	return &[2]float64{lo, hi}
 }

@@ -41,8 +41,9 @@ func TestDefaultStudies(t *testing.T) {
 		t.Errorf("pmem tier at %s, want %s-pmem", ti.Path, ram)
 	}
 	// 3 placements x 2 crash kinds x 2 client counts: one round is 12
-	// runs of 3-6 s (a steady warmup of 2-6 s) on 2 shared cores, about a
-	// minute, so the 3 rounds that always run take about 3 minutes.
+	// runs of 4 s (2 s of which a transient may take, cut after the fact)
+	// on 2 shared cores, about a minute, so the 3 rounds that always run
+	// take about 3 minutes.
 	if n := s.RoundSize(); n != 12 || s.Steady == nil {
 		t.Errorf("a round of the default study has %d runs (want 12), steady warmup %v (see DefaultYAML)", n, s.Steady)
 	}

@@ -152,6 +152,8 @@ type parser struct {
 	tierCosts     map[string]results.Cost
 	tierCostLines map[string]int
 	currency      string
+	// untilLine is the line of repeat's until, 0 when left out.
+	untilLine int
 }
 
 // addf records a problem at line (at least 1, so output always has the

@@ -33,7 +33,7 @@ type Adaptive struct {
 
 // Defaults of an adaptive repeat's keys left out.
 const (
-	DefaultMinRounds = 5
+	DefaultMinRounds = 3
 	DefaultMaxRounds = 30
 	DefaultUntil     = 0.05
 )
@@ -83,7 +83,7 @@ const defaultRounds = 1
 // an adaptive study's.
 var (
 	repeatRounds = setting.Setting{Name: "repeat", Kind: setting.Int, Min: "1", Max: maxRoundsText, Default: strconv.Itoa(defaultRounds)}
-	minRounds    = setting.Setting{Name: "min", Kind: setting.Int, Min: "2", Max: maxRoundsText, Default: "5",
+	minRounds    = setting.Setting{Name: "min", Kind: setting.Int, Min: "2", Max: maxRoundsText, Default: "3",
 		Why: "one round gives no interval to judge; repeat: 1 runs a single round"}
 	maxRounds = setting.Setting{Name: "max", Kind: setting.Int, Min: "2", Max: maxRoundsText, Default: "30"}
 )
@@ -131,7 +131,7 @@ func (p *parser) adaptive(s *Study, e entry) {
 				good = false
 				continue
 			}
-			a.Until = frac
+			a.Until, p.untilLine = frac, f.v.Line
 		case "budget":
 			d, ok := p.duration(f)
 			switch {
@@ -299,8 +299,8 @@ func (s *Study) Matrix() []Cell {
 }
 
 // RoundsText says how the study repeats, for validate's summary: "3
-// rounds", or "5-30 rounds until every ratio's 95% CI is within ±5%, at
-// most 2h".
+// rounds", or "3-30 rounds until every comparison is decided or its 95%
+// CI within ±5%, at most 2h".
 func (s *Study) RoundsText() string {
 	a := s.Adaptive
 	if a == nil {
@@ -309,7 +309,7 @@ func (s *Study) RoundsText() string {
 		}
 		return fmt.Sprintf("%d rounds", s.Repeat)
 	}
-	t := fmt.Sprintf("%d-%d rounds until every ratio's 95%% CI is within ±%s", a.Min, s.Repeat, strconv.FormatFloat(a.Until*100, 'f', -1, 64)+"%")
+	t := fmt.Sprintf("%d-%d rounds until every comparison is decided or its 95%% CI within ±%s", a.Min, s.Repeat, strconv.FormatFloat(a.Until*100, 'f', -1, 64)+"%")
 	if a.Budget > 0 {
 		t += ", at most " + a.Budget.String()
 	}

@@ -75,6 +75,29 @@ func (p *parser) capacityStudy(s *Study) {
 	}
 	s.Costs = p.costs(s)
 	p.capacityFits(s)
+	p.untilReachable(s)
+}
+
+// untilReachable refuses an adaptive capacity study whose until is at or
+// below its search's resolution: each capacity is known only to within
+// the resolution, so the rounds' ratios never agree closer than it and
+// the study would run to max asking for a precision it cannot reach.
+func (p *parser) untilReachable(s *Study) {
+	a := s.Adaptive
+	if a == nil || a.Until > s.Search.Resolution {
+		return
+	}
+	line, given := p.untilLine, "until: "+pctText(a.Until)
+	if line == 0 {
+		line, given = p.top["repeat"].k.Line, "until (left out: "+pctText(a.Until)+")"
+	}
+	p.addf(line, "repeat %s is at or below the search's resolution of %s: each capacity is known only to within the resolution, so the rounds would never agree that closely; write until: %s or more, or a finer search, e.g. search: {resolution: %s}",
+		given, pctText(s.Search.Resolution), pctText(2*s.Search.Resolution), pctText(a.Until/2))
+}
+
+// pctText prints a fraction as a percentage without trailing zeros: "5%".
+func pctText(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1e4)/1e2, 'f', -1, 64) + "%"
 }
 
 // slo reads slo: {p99: 20ms, errors: 0.1%}.

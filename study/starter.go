@@ -160,7 +160,7 @@ var keyDocs = map[string]keyDoc{
 	"warmup":   {Doc: "Run before each measured window: measured, stored, excluded from the figures."},
 	"duration": {Doc: "Each run's measured window."},
 	"repeat": {Doc: "Rounds, each a run of every cell in a shuffled order: a number, or {min, max, until, " +
-		"budget} to run rounds until every ratio's 95% CI is within ±until or the budget would pass (docs/statistics.md).",
+		"budget} to run rounds until every comparison is decided or its 95% CI within ±until, or the budget would pass (docs/statistics.md).",
 		Example: "repeat: {min: 5, max: 30, until: 5%, budget: 1h}"},
 	"order":       {Doc: "The order of each round's runs: shuffled (default, seed stored), fixed, or {seed: N}.", Example: "order: shuffled"},
 	"margin":      {Doc: "Two series are \"equivalent\" when the 90% CI of their ratio is within ±margin.", Example: "margin: 5%"},

@@ -33,8 +33,9 @@ type Study struct {
 	// Warmup is how long each run warms up: exactly, or with Steady at
 	// most.
 	Warmup time.Duration
-	// Steady, when set, ends a run's warmup once its throughput is
-	// steady (warmup: {steady: 5%, window: 3s, max: 60s}).
+	// Steady, when set, has each run's window chosen after the fact, where
+	// MSER-5 cuts its transient, and judged steady on the same series
+	// (warmup: {steady: 5%, window: 3s, max: 60s}).
 	Steady   *Steady
 	Duration time.Duration
 	// Repeat is the rounds to run: a fixed count, or with Adaptive the most

@@ -9,10 +9,11 @@ import (
 )
 
 // Steady is a steady-state warmup (warmup: {steady: 5%, window: 3s, max:
-// 60s}), fio's steadystate range criterion on throughput: the measured
-// window starts at the first second where every per-second throughput of
-// the last Window lies within Band of their mean, or at the study's
-// Warmup (its max) with the run recorded as not steady.
+// 60s}): each run lasts the study's Warmup (its max) and Duration, and its
+// measured window is chosen after the fact, where MSER-5 cuts the
+// transient (driver.Config.AfterTheFact); the run is steady when the
+// first Window after the cut lies within Band of its mean, fio's
+// steadystate range criterion on throughput.
 type Steady struct {
 	// Band is a fraction: 0.05 for 5%.
 	Band   float64
@@ -23,9 +24,10 @@ type Steady struct {
 const (
 	DefaultSteadyWindow = 3 * time.Second
 	DefaultSteadyMax    = 60 * time.Second
-	// minSteadyWindow is two of the driver's one-second ticks: one tick
-	// alone is always within any band of itself.
-	minSteadyWindow = 2 * time.Second
+	// minSteadyWindow is two of the intervals a steady-state run is
+	// recorded at (runner.AfterTheFactTick): one alone is always within
+	// any band of itself.
+	minSteadyWindow = 400 * time.Millisecond
 	// minSteadyBand is the narrowest band: at 1000 ops/s, 0.1% is one
 	// operation a second either way.
 	minSteadyBand = 0.001
@@ -103,7 +105,7 @@ func (p *parser) steady(s *Study, e entry) {
 	case !sawBand:
 		p.addf(e.k.Line, "warmup as a rule needs steady: the band each second's throughput must stay within; write %s", warmupExample)
 	case rule.Window < minSteadyWindow:
-		p.addf(e.k.Line, "warmup window %s is shorter than %s: the driver reports throughput once a second, and one second is always steady; write e.g. window: 3s", rule.Window, minSteadyWindow)
+		p.addf(e.k.Line, "warmup window %s is shorter than %s: the driver records throughput every 200ms, and one interval is always steady; write e.g. window: 1s", rule.Window, minSteadyWindow)
 	case most <= rule.Window:
 		p.addf(e.k.Line, "warmup max %s must be longer than its window %s: no window fits; write e.g. {steady: 5%%, window: 3s, max: 60s}", most, rule.Window)
 	case most > MaxWindow:
@@ -138,10 +140,11 @@ func (p *parser) steadyFits(s *Study) {
 }
 
 // WarmupText says how a run warms up, for validate's summary and show:
-// "2s", or "until steady within ±5% over 3s, at most 1m0s".
+// "2s", or "cut after the fact (MSER-5), at most 1m0s, judged steady
+// within ±5% over 3s".
 func (s *Study) WarmupText() string {
 	if s.Steady == nil {
 		return s.Warmup.String()
 	}
-	return fmt.Sprintf("until steady within ±%s over %s, at most %s", strconv.FormatFloat(s.Steady.Band*100, 'f', -1, 64)+"%", s.Steady.Window, s.Warmup)
+	return fmt.Sprintf("cut after the fact (MSER-5), at most %s, judged steady within ±%s over %s", s.Warmup, strconv.FormatFloat(s.Steady.Band*100, 'f', -1, 64)+"%", s.Steady.Window)
 }

@@ -84,6 +84,8 @@ func TestRefusesHostileInput(t *testing.T) {
 		{name: "an unknown percentile", extra: "slo: {p97: 20ms}", want: []string{`unknown key "p97" in slo`}},
 		{name: "need without slo", extra: "need: 20000", want: []string{"need is for a capacity study"}},
 		{name: "a price tierbench cannot read", extra: "slo: {p99: 20ms}\nhost: {cost: {per_month: 25/mo}}", want: []string{`host cost per_month "25/mo" is not a price tierbench can read`}},
+		{name: "an until the search's resolution cannot reach", extra: "slo: {p99: 20ms}\nsearch: {resolution: 5%}\nrepeat: {min: 3, until: 4%}",
+			want: []string{"repeat until: 4% is at or below the search's resolution of 5%", "write until: 10% or more, or a finer search"}},
 		{name: "slo with another driver", extra: "slo: {p99: 20ms}\ndriver: pgbench", want: []string{"driver"}},
 
 		// Lanes where clients never run on lanes.
