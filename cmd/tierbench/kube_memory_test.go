@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,7 +50,13 @@ func TestRenderedEngineMemory(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			st := writeStudy(t, dir, fmt.Sprintf(renderStudy, tc.engine, tc.components, tc.workload, tc.extra))
-			r := tierbenchEnv(t, dir, []string{"TIERBENCH_STATE_DIR=" + dir + "/state"}, "render", st, "--platform", "kubernetes")
+			// The test runs in a folder of its own: the Ignite launcher
+			// is this checkout's build, which make setup makes.
+			ignite, err := filepath.Abs(filepath.Join("..", "..", "java", "ignite", "target"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := tierbenchEnv(t, dir, []string{"TIERBENCH_STATE_DIR=" + dir + "/state", "TIERBENCH_IGNITE_DIR=" + ignite}, "render", st, "--platform", "kubernetes")
 			if r.code == exitBadInput && strings.Contains(r.stderr, "is not built") {
 				testenv.Skip(t, r.stderr) // a launcher make setup builds
 			}
