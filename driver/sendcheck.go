@@ -204,6 +204,9 @@ func checkSends(cfg Config, workers []*worker) *ArrivalCheck {
 		gaps = append(gaps, w.gaps...)
 		w.mu.Unlock()
 	}
+	// Each client's reservoir is a random sample of its gaps, so keeping
+	// the first clients' whole when the shares overshoot stays one.
+	gaps = gaps[:min(len(gaps), ArrivalSample)]
 	intended := time.Duration(float64(time.Second) / (cfg.TargetRate / float64(len(workers))))
 	return CheckArrivals(cfg.Arrival, intended, gaps)
 }

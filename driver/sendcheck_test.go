@@ -165,3 +165,19 @@ func TestOpenRunRecordsItsArrivals(t *testing.T) {
 		t.Errorf("closed loop recorded a check of arrivals: %+v", *res.Arrivals)
 	}
 }
+
+// TestCheckSendsBoundsTheSample: the clients' samples are checked
+// together, at most ArrivalSample gaps, against each client's own gap.
+func TestCheckSendsBoundsTheSample(t *testing.T) {
+	const clients = 700
+	rng := rand.New(rand.NewPCG(9, 9))
+	workers := make([]*worker, clients)
+	for i := range workers {
+		workers[i] = newWorker(1, true)
+		workers[i].gaps = []time.Duration{time.Duration(rng.ExpFloat64() * float64(time.Second))}
+	}
+	got := checkSends(Config{TargetRate: 700, Arrival: Poisson}, workers)
+	if got == nil || got.Gaps != ArrivalSample || got.IntendedGap != time.Second || got.Process != Poisson {
+		t.Errorf("check %+v, want %d gaps of an intended 1s", got, ArrivalSample)
+	}
+}
