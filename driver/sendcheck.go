@@ -22,9 +22,9 @@ import (
 
 // ArrivalSample bounds the gaps a run keeps for its check (a reservoir
 // over the measured window, shared evenly between the clients): enough
-// for the test to reject a uniform or constant spacing every time, few
-// enough that the microsecond jitter of any real timer does not make every
-// long run fail a test of exact exponentiality.
+// for the test to reject a uniform or constant spacing every time, and a
+// fixed size, so that the test's power does not grow with the run's
+// length: a long step is held to the standard of a short one.
 const ArrivalSample = 500
 
 // ArrivalAlpha is the level of the Poisson check: a run whose gaps'
@@ -35,10 +35,10 @@ const ArrivalAlpha = 0.05
 // MaxConstantSpread is the most a constant run's gaps may spread around
 // the intended interval (the median of |gap - interval|/interval): beyond
 // it the typical send was half an interval off, as when the clients are
-// too busy to hold the spacing and send back to back. The median, not a
-// mean, so that one stall (already counted in the latencies, from the
-// intended starts) does not fail a run, and a timer's usual lateness does
-// not either: consecutive gaps differ by the change in lateness only.
+// too busy to hold the spacing and send back to back, or timers wake late
+// against a sub-millisecond interval. The median, not a mean, so that one
+// stall (already counted in the latencies, from the intended starts) does
+// not fail a run. capacity reports it and does not judge by it.
 const MaxConstantSpread = 0.5
 
 // ArrivalCheck is what the check of a run's send times found.
