@@ -11,7 +11,18 @@
 // a step that recorded its interval (results.Run.LatencyCI) meets the
 // bound only when the interval's upper end is within it, misses it only
 // when the lower end is beyond, and is unsure otherwise: the search runs
-// the rate once more, and a step still unsure counts as not met. When a step misses while the study's clients were busy
+// the rate once more, and a step still unsure counts as not met. A step
+// of Poisson arrivals whose actual sends failed their check
+// (results.Run.Arrivals: not exponential gaps by Anderson-Darling) is not
+// trusted as met either: it was measured under another load than the one
+// asked, perhaps a smoother one (a busy client sends late, so short gaps
+// go missing), so it is unsure the same way, and repeated. Constant
+// arrivals' spread is reported, not judged: any departure from even
+// spacing is a burstier load than the one asked, which a step met under
+// it only makes harder, and a client too busy to keep up already shows
+// in the rate achieved and in latency from the intended start.
+//
+// When a step misses while the study's clients were busy
 // (each has one operation in flight) and the engine's mean service time
 // (from each operation's actual start) stayed near what it was at the
 // search's lowest rate, the engine was not contended: operations waited
@@ -59,8 +70,12 @@ const MinAchieved = 0.9
 type Outcome struct {
 	Met bool
 	// Unsure is true when the percentile's 95% interval straddles the
-	// bound: not met, and the search repeats the rate once (Next).
+	// bound, or the latency was within it but Poisson arrivals failed
+	// their check: not met, and the search repeats the rate once (Next).
 	Unsure bool
+	// Arrivals says how the step's sends fared in their check ("arrivals
+	// Poisson (A² = 0.61, p = 0.42)"), empty when none was made.
+	Arrivals string
 	// GeneratorBound is true when the step missed while the engine's
 	// service time stayed flat (StepsOf): operations waited for a free
 	// client; raise clients to measure further.
@@ -91,6 +106,8 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 	behind := r.TargetRate > 0 && achieved < MinAchieved*r.TargetRate
 	ci, hasCI := r.LatencyCI[slo.Percentile]
 	judged := r.LatencyCI != nil // a step stored with intervals
+	arrivals := ArrivalsText(r.Arrivals)
+	badArrivals := r.Arrivals != nil && !r.Arrivals.OK && r.Arrivals.Process == "poisson"
 	switch {
 	case !errorsOK:
 		return Outcome{Why: why}
@@ -106,9 +123,37 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 		return Outcome{Why: fmt.Sprintf("%s %s from %d operations, too few to show it within %s: raise duration",
 			slo.Percentile, hist.FormatMicros(lat), r.Ops, hist.FormatMicros(bound))}
 	case hasCI && ci.Hi > bound:
-		return Outcome{Unsure: true, Why: fmt.Sprintf("%s %s, its 95%% interval %s straddles %s", slo.Percentile, hist.FormatMicros(lat), ciText(ci), hist.FormatMicros(bound))}
+		why := fmt.Sprintf("%s %s, its 95%% interval %s straddles %s", slo.Percentile, hist.FormatMicros(lat), ciText(ci), hist.FormatMicros(bound))
+		if badArrivals {
+			why += ", and " + r.Arrivals.Why
+		}
+		return Outcome{Unsure: true, Why: why, Arrivals: arrivals}
+	case badArrivals:
+		within := fmt.Sprintf("%s %s", slo.Percentile, hist.FormatMicros(lat))
+		if hasCI {
+			within += " " + ciText(ci)
+		}
+		return Outcome{Unsure: true, Arrivals: arrivals,
+			Why: fmt.Sprintf("%s within %s, but %s", within, hist.FormatMicros(bound), r.Arrivals.Why)}
 	}
-	return Outcome{Met: true}
+	return Outcome{Met: true, Arrivals: arrivals}
+}
+
+// ArrivalsText says how a step's sends fared in their check: its Why
+// when they failed, else "arrivals Poisson (A² = 0.61, p = 0.42)" or
+// "arrivals evenly spaced (median gap 3% off 1ms)"; empty without a check.
+func ArrivalsText(a *results.ArrivalCheck) string {
+	switch {
+	case a == nil:
+		return ""
+	case !a.OK:
+		return a.Why
+	case a.A2 != nil && a.P != nil:
+		return fmt.Sprintf("arrivals Poisson (A² = %.2f, p = %.2g)", *a.A2, *a.P)
+	case a.Spread != nil:
+		return fmt.Sprintf("arrivals evenly spaced (median gap %.0f%% off %s)", *a.Spread*100, hist.FormatMicros(a.IntendedGapUs))
+	}
+	return ""
 }
 
 // ciText prints a percentile's interval: "[25.00ms-40.00ms]", or

@@ -205,3 +205,46 @@ func TestPerMillionOps(t *testing.T) {
 		t.Errorf("per million ops %g, want 1", got)
 	}
 }
+
+// TestJudgeChecksArrivals: a step whose Poisson sends failed their check
+// is not trusted as met: it is unsure, says why, and the search repeats
+// it; one that passed is met as before and says how its arrivals fared;
+// a miss stays a miss; constant sends' spread is said, not judged.
+func TestJudgeChecksArrivals(t *testing.T) {
+	slo := results.SLO{Percentile: "p99", BoundUs: 20000}
+	f := func(v float64) *float64 { return &v }
+	notPoisson := &results.ArrivalCheck{Process: "poisson", Gaps: 500, IntendedGapUs: 1000, A2: f(3.4), P: f(0.012),
+		Why: "arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)"}
+	poisson := &results.ArrivalCheck{Process: "poisson", Gaps: 500, IntendedGapUs: 1000, A2: f(0.61), P: f(0.42), OK: true}
+	even := &results.ArrivalCheck{Process: "constant", Gaps: 500, IntendedGapUs: 1000, Spread: f(0.03), OK: true}
+	bunched := &results.ArrivalCheck{Process: "constant", Gaps: 500, IntendedGapUs: 1000, Spread: f(0.9), Why: "arrivals not evenly spaced (median gap 90% off 1ms, 500 gaps)"}
+	run := func(p99, lo, hi float64, a *results.ArrivalCheck) results.Run {
+		return results.Run{Status: results.RunOK, Ops: 5000, TargetRate: 1000, ThroughputOpsS: 1000, Latency: hist.Summary{P99: p99},
+			LatencyCI: map[string]hist.CI{"p99": {Lo: lo, Hi: hi}}, Arrivals: a}
+	}
+	for _, c := range []struct {
+		name          string
+		r             results.Run
+		met, unsure   bool
+		why, arrivals string
+	}{
+		{"within, Poisson", run(15000, 12000, 18000, poisson), true, false, "", "arrivals Poisson (A² = 0.61, p = 0.42)"},
+		{"within, evenly spaced", run(15000, 12000, 18000, even), true, false, "", "arrivals evenly spaced (median gap 3% off 1.00ms)"},
+		{"within, not Poisson", run(15000, 12000, 18000, notPoisson), false, true, "p99 15.00ms [12.00ms-18.00ms] within 20.00ms, but arrivals not Poisson (A² = 3.40, p = 0.012", "arrivals not Poisson"},
+		{"within, bunched: reported, not judged", run(15000, 12000, 18000, bunched), true, false, "", "arrivals not evenly spaced (median gap 90% off 1ms"},
+		{"straddles, not Poisson", run(18000, 15000, 24000, notPoisson), false, true, "straddles 20.00ms, and arrivals not Poisson", "arrivals not Poisson"},
+		{"beyond, not Poisson", run(31000, 25000, 40000, notPoisson), false, false, "p99 31.00ms [25.00ms-40.00ms] > 20.00ms", ""},
+		{"no check stored", run(15000, 12000, 18000, nil), true, false, "", ""},
+	} {
+		got := Judge(slo, c.r)
+		if got.Met != c.met || got.Unsure != c.unsure || !strings.Contains(got.Why, c.why) || !strings.Contains(got.Arrivals, c.arrivals) {
+			t.Errorf("%s: %+v, want met %v unsure %v why containing %q arrivals %q", c.name, got, c.met, c.unsure, c.why, c.arrivals)
+		}
+	}
+	low := run(5000, 4000, 6000, poisson)
+	low.TargetRate, low.ThroughputOpsS = 500, 500
+	steps := StepsOf(slo, []results.Run{low, run(15000, 12000, 18000, notPoisson)})
+	if rate, more := Next(search, 500, false, steps); !more || rate != 1000 {
+		t.Errorf("after a step whose arrivals failed: %g %v, want its rate, 1000, again", rate, more)
+	}
+}

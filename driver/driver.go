@@ -221,6 +221,10 @@ type Result struct {
 	// otherwise (WarmupTaken is then the cut, Steady whether the series
 	// after it was steady).
 	Truncation *Truncation
+	// Arrivals is the check of an open-loop run's actual send times in
+	// the measured window (CheckArrivals); nil in closed loop or when too
+	// few operations were sent to test.
+	Arrivals *ArrivalCheck
 }
 
 // Validate checks a Config.
@@ -426,6 +430,9 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 	}
 	res.Warmup = *col.phases[Warmup]
 	res.Measured = *col.phases[Measured]
+	if open {
+		res.Arrivals = checkSends(cfg, workers)
+	}
 	crashMu.Lock()
 	defer crashMu.Unlock()
 	return &res, errors.Join(ctxErr, crashed, hung, laneErr)
@@ -511,6 +518,17 @@ func runClosed(ctx context.Context, cl Client, w *worker, stop *atomic.Bool, bud
 func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl Client, w *worker, stop *atomic.Bool) {
 	pace := newPacer(cfg, i, n)
 	intended := begin.Add(pace.next())
+	// The gaps between this client's actual sends in the measured window,
+	// for the check of its arrivals (CheckArrivals), handed to the worker
+	// when the client stops.
+	measured := begin.Add(cfg.Warmup)
+	sample := newGapSample((ArrivalSample+n-1)/n, pace.seed, i)
+	var sent time.Time
+	defer func() {
+		w.mu.Lock()
+		w.gaps = sample.gaps
+		w.mu.Unlock()
+	}()
 	timer := time.NewTimer(time.Hour) // reused: no allocation per operation
 	defer timer.Stop()
 	ln := lane.From(ctx)
@@ -528,6 +546,10 @@ func runOpen(ctx context.Context, cfg Config, i, n int, begin, end time.Time, cl
 			}
 		}
 		start := time.Now()
+		if !sent.IsZero() && !sent.Before(measured) {
+			sample.add(start.Sub(sent))
+		}
+		sent = start
 		op, err := cl.Do(ctx)
 		if stop.Load() && ctx.Err() != nil && err != nil {
 			return

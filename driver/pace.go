@@ -77,6 +77,8 @@ type pacer struct {
 	at       time.Duration
 	started  bool
 	stagger  time.Duration
+	// seed is the seed drawn from (cfg.Seed, or the random one).
+	seed uint64
 }
 
 // newPacer is client i of n's schedule at cfg.TargetRate (shared evenly
@@ -91,7 +93,7 @@ func newPacer(cfg Config, i, n int) *pacer {
 	return &pacer{arrivals: arrivalsOf(cfg.Arrival, gap), rng: rand.New(rand.NewPCG(seed, uint64(i))),
 		// Clients are staggered by their share of the gap, so a constant
 		// schedule does not fire them all at once.
-		stagger: gap * time.Duration(i) / time.Duration(n)}
+		stagger: gap * time.Duration(i) / time.Duration(n), seed: seed}
 }
 
 // next is the next intended start, from the run's begin.

@@ -33,7 +33,10 @@ type worker struct {
 	held      [holdMax]heldOp
 	nHeld     int
 	heldSince time.Duration // when the first of them started
-	_         cpu.CacheLinePad
+	// gaps are the client's sampled send gaps (open loop), set under mu
+	// when it stops.
+	gaps []time.Duration
+	_    cpu.CacheLinePad
 }
 
 // heldOp is one held-back successful operation.

@@ -284,6 +284,8 @@ func (b *builder) rateLines(c *chart, name string, of map[string]string, dur str
 
 func metText(o capacity.Outcome) string {
 	switch {
+	case o.Met && o.Arrivals != "":
+		return "met; " + o.Arrivals
 	case o.Met:
 		return "met"
 	case o.Unsure:

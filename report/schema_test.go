@@ -40,11 +40,32 @@ func probedFixture() *fixture {
 	return f
 }
 
+// arrivalsFixture is a capacity study whose steps checked their sends:
+// Poisson ones passing and failing, a constant one.
+func arrivalsFixture() (*results.Study, []results.Run) {
+	st, runs := capacityFixture(0)
+	st.Arrival = "poisson"
+	a2, p, spread := 3.4, 0.012, 0.04
+	for i := range runs {
+		c := &results.ArrivalCheck{Process: "poisson", Gaps: 500, MeanGapUs: 800, IntendedGapUs: 800, A2: &a2, P: &p,
+			Why: "arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)"}
+		switch i % 3 {
+		case 1:
+			c = &results.ArrivalCheck{Process: "poisson", Gaps: 500, MeanGapUs: 800, IntendedGapUs: 800, A2: &spread, P: &spread, OK: true}
+		case 2:
+			c = &results.ArrivalCheck{Process: "constant", Gaps: 500, MeanGapUs: 800, IntendedGapUs: 800, Spread: &spread, OK: true}
+		}
+		runs[i].Arrivals = c
+	}
+	return st, runs
+}
+
 // TestSchemaValidatesDocuments: the document of every kind of study the
 // tests build (failed runs, telemetry, a swept option, a workload's own
 // metric, crash runs, runs stored long ago) follows the schema.
 func TestSchemaValidatesDocuments(t *testing.T) {
 	oldSt, oldRuns := oldStudy(t)
+	arrSt, arrRuns := arrivalsFixture()
 	for _, c := range []struct {
 		name string
 		st   *results.Study
@@ -58,6 +79,7 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 		{"crash runs", crashFixture().st, crashFixture().runs},
 		{"a probe with writers at once", probedFixture().st, probedFixture().runs},
 		{"runs stored long ago", oldSt, oldRuns},
+		{"capacity steps with their arrivals checked", arrSt, arrRuns},
 		{"no runs", newFixture(defaultOpts()).st, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,6 +111,9 @@ func TestSchemaCatchesDrift(t *testing.T) {
 		{"a number as a string", "/runs/0/throughput_ops_s", func(doc map[string]any) { run(doc)["throughput_ops_s"] = "fast" }},
 		{"a verdict not in the list", "/comparisons/0/verdict", func(doc map[string]any) {
 			doc["comparisons"].([]any)[0].(map[string]any)["verdict"] = "within noise"
+		}},
+		{"an arrival process not in the list", "/runs/0/arrivals/process", func(doc map[string]any) {
+			run(doc)["arrivals"] = map[string]any{"process": "bursty", "gaps": 500, "mean_gap_us": 1.0, "intended_gap_us": 1.0, "ok": true}
 		}},
 		{"another schema version", "/schema_version", func(doc map[string]any) { doc["schema_version"] = 2 }},
 		{"a time that is not one", "/study/started_at", func(doc map[string]any) { doc["study"].(map[string]any)["started_at"] = "yesterday" }},

@@ -63,6 +63,7 @@ func FromDriver(r *Run, res *driver.Result) ([]Histogram, error) {
 			}
 		}
 	}
+	r.Arrivals = arrivalCheck(res.Arrivals)
 	sort.Slice(hists, func(i, j int) bool {
 		a, b := hists[i], hists[j]
 		return a.Phase+a.Op+a.Kind < b.Phase+b.Op+b.Kind
@@ -114,4 +115,19 @@ func encodePair(op, phase string, lat, svc *hdr.Histogram) ([]Histogram, error) 
 		out = append(out, Histogram{Op: op, Kind: h.kind, Phase: phase, Encoded: b})
 	}
 	return out, nil
+}
+
+// arrivalCheck is the driver's check of its sends as stored.
+func arrivalCheck(a *driver.ArrivalCheck) *ArrivalCheck {
+	if a == nil {
+		return nil
+	}
+	c := &ArrivalCheck{Process: string(a.Process), Gaps: a.Gaps, OK: a.OK, Why: a.Why,
+		MeanGapUs: float64(a.MeanGap) / 1e3, IntendedGapUs: float64(a.IntendedGap) / 1e3}
+	if a.Process == driver.Poisson {
+		c.A2, c.P = &a.A2, &a.P
+	} else {
+		c.Spread = &a.Spread
+	}
+	return c
 }

@@ -46,6 +46,10 @@ func TestFromDriver(t *testing.T) {
 			if ci, ok := r.LatencyCI["p50"]; tc.rate > 0 && (!ok || ci.Lo > r.Latency.P50 || ci.Hi < r.Latency.P50) || tc.rate == 0 && r.LatencyCI != nil {
 				t.Errorf("rate %g: p50 %v, intervals %v", tc.rate, r.Latency.P50, r.LatencyCI)
 			}
+			// An open-loop run stores the check of its sends; a closed one none.
+			if a := r.Arrivals; tc.rate > 0 && (a == nil || a.Process != "constant" || a.Spread == nil || a.A2 != nil || a.Gaps == 0) || tc.rate == 0 && a != nil {
+				t.Errorf("rate %g: arrivals %+v", tc.rate, a)
+			}
 			if r.Ops != res.Measured.Ops || r.Ops == 0 || r.DurationS <= 0 || r.ThroughputOpsS <= 0 {
 				t.Errorf("run %d ops in %.3fs at %.0f ops/s, driver measured %d", r.Ops, r.DurationS, r.ThroughputOpsS, res.Measured.Ops)
 			}
@@ -129,5 +133,37 @@ func checkIntervals(t *testing.T, res *driver.Result, got []Histogram) {
 	}
 	if i != len(got) || i == 0 {
 		t.Errorf("%d interval histograms for %d intervals", len(got), i)
+	}
+}
+
+// TestArrivalCheckStored: the driver's check is stored with the figures
+// of its process only, in microseconds.
+func TestArrivalCheckStored(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		in     *driver.ArrivalCheck
+		a2, sp bool
+	}{
+		{"none", nil, false, false},
+		{"poisson", &driver.ArrivalCheck{Process: driver.Poisson, Gaps: 500, MeanGap: 2 * time.Millisecond, IntendedGap: 2 * time.Millisecond,
+			A2: 3.1, P: 0.02, Why: "arrivals not Poisson (A² = 3.10, p = 0.02, 500 gaps)"}, true, false},
+		{"constant", &driver.ArrivalCheck{Process: driver.Constant, Gaps: 500, MeanGap: time.Millisecond, IntendedGap: time.Millisecond, OK: true}, false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := arrivalCheck(c.in)
+			if c.in == nil {
+				if got != nil {
+					t.Errorf("stored %+v", got)
+				}
+				return
+			}
+			if got.Process != string(c.in.Process) || got.Gaps != c.in.Gaps || got.OK != c.in.OK || got.Why != c.in.Why ||
+				got.IntendedGapUs != float64(c.in.IntendedGap)/1e3 || (got.A2 != nil) != c.a2 || (got.P != nil) != c.a2 || (got.Spread != nil) != c.sp {
+				t.Errorf("stored %+v from %+v", got, c.in)
+			}
+			if c.a2 && (*got.A2 != c.in.A2 || *got.P != c.in.P) {
+				t.Errorf("A² %v p %v, want %v %v", *got.A2, *got.P, c.in.A2, c.in.P)
+			}
+		})
 	}
 }

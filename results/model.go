@@ -181,6 +181,25 @@ type Truncation struct {
 	Chosen bool `json:"chosen,omitempty"`
 }
 
+// ArrivalCheck is what the check of an open-loop run's send times found
+// on a bounded sample of the gaps between each client's actual sends in
+// the measured window: for poisson, the Anderson-Darling statistic
+// against an exponential of the gaps' own mean and its p value; for
+// constant, the median of |gap - interval|/interval. OK is false when
+// the sends were not the process asked (p < 0.05, or a median off by more
+// than half the interval), and Why then says so.
+type ArrivalCheck struct {
+	Process       string   `json:"process"`
+	Gaps          int      `json:"gaps"`
+	MeanGapUs     float64  `json:"mean_gap_us"`
+	IntendedGapUs float64  `json:"intended_gap_us"`
+	A2            *float64 `json:"a2,omitempty"`
+	P             *float64 `json:"p,omitempty"`
+	Spread        *float64 `json:"spread,omitempty"`
+	OK            bool     `json:"ok"`
+	Why           string   `json:"why,omitempty"`
+}
+
 // DecidedBlock is a durability x client-count block whose comparisons
 // were all decided (better, worse, equivalent or within until) after
 // AfterRound rounds.
@@ -420,7 +439,11 @@ type Run struct {
 	// latency percentile a latency objective may bound (hist.PercentileCI),
 	// keyed p50, p90, p95, p99, p99.9; a percentile its operations are too
 	// few for has none. Steps stored before it have none at all.
-	LatencyCI   map[string]hist.CI   `json:"latency_ci95_us,omitempty"`
+	LatencyCI map[string]hist.CI `json:"latency_ci95_us,omitempty"`
+	// Arrivals is the check of an open-loop run's actual send times
+	// (driver.CheckArrivals); nil in closed loop, from a load generator
+	// that does not say, or in runs stored before it.
+	Arrivals    *ArrivalCheck        `json:"arrivals,omitempty"`
 	ServiceTime hist.Summary         `json:"service_time_us"`
 	ByOp        map[string]OpSummary `json:"by_op"`
 	Timeline    []Interval           `json:"timeline"`

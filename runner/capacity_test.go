@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tierbench/tierbench/capacity"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
@@ -133,4 +134,25 @@ func roundCapacities(st *results.Study, runs []results.Run, series string) map[i
 		out = g.Rounds()
 	}
 	return out
+}
+
+// TestStepLineSaysArrivals: a step's progress line says how its arrivals
+// fared when met, and why it is unsure when they failed.
+func TestStepLineSaysArrivals(t *testing.T) {
+	st := &results.Study{SLO: &results.SLO{Percentile: "p99", BoundUs: 20000}}
+	sr := &search{cell: study.Cell{Repeat: 2, Rate: 4000}, key: stats.Key{Series: "wal-fast", Durability: "sync", Clients: 8}}
+	for _, c := range []struct {
+		out  capacity.Outcome
+		want string
+	}{
+		{capacity.Outcome{Met: true, Arrivals: "arrivals Poisson (A² = 0.61, p = 0.42)"},
+			"capacity wal-fast sync c=8 #2 at 4000 ops/s: met (p99 <= 20.00ms; arrivals Poisson (A² = 0.61, p = 0.42))"},
+		{capacity.Outcome{Met: true}, "capacity wal-fast sync c=8 #2 at 4000 ops/s: met (p99 <= 20.00ms)"},
+		{capacity.Outcome{Unsure: true, Why: "p99 15.00ms within 20.00ms, but arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)"},
+			"capacity wal-fast sync c=8 #2 at 4000 ops/s: unsure: p99 15.00ms within 20.00ms, but arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)"},
+	} {
+		if got := stepLine(st, sr, c.out); got != c.want {
+			t.Errorf("line %q, want %q", got, c.want)
+		}
+	}
 }
