@@ -114,7 +114,7 @@ func TestJSONCarriesCrashCosts(t *testing.T) {
 func TestPmemEmulatedIsLabelled(t *testing.T) {
 	st := &results.Study{Placements: []results.Placement{{Name: "wal-pmem"}}, Durability: []string{"sync"}, Clients: []int{1},
 		Tiers: map[string]tier.Info{"pmem": {Name: "pmem", Path: "/mnt/pm", FSType: "fuse.tierbench-latency", Device: "tmpfs",
-			Durable: true, Emulated: true, PmemEmulated: true, Emulation: tier.PmemEmulatedNote}}}
+			Durable: true, Emulated: true, LayerDurable: true, Emulation: tier.PmemEmulatedNote}}}
 	notes := strings.Join(NotDurableNotes(st), "\n")
 	if !strings.Contains(notes, "Tier pmem is persistent-memory-like and emulated") || !strings.Contains(notes, "not persistent memory's") ||
 		strings.Contains(notes, "injected") {

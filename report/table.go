@@ -83,7 +83,7 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 		case !t.Durable:
 			d = "NOT DURABLE"
 			tierNotes = append(tierNotes, fmt.Sprintf("%s: %s", n, t.Note))
-		case t.PmemEmulated:
+		case t.LayerDurable:
 			d = "durable only under the power-loss layer"
 		}
 		if t.Emulated {

@@ -36,8 +36,8 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 	}
 	out := map[string]*results.Probe{}
 	for _, t := range st.Tiers {
-		info := tiers[t.Name]
-		atSyncCalls := t.Latency != nil && t.Latency.SyncCalls()
+		info, st := tiers[t.Name], t.Stack
+		atSyncCalls := st.Latency != nil && st.Latency.SyncCalls()
 		if mode == study.ProbeCached && atSyncCalls {
 			// A cached probe is of the folder without its delays.
 			continue
@@ -56,7 +56,7 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		opt.Progress.Live(fmt.Sprintf("probing tier %s (%s) with fio%s...", t.Name, info.Path, map[bool]string{true: ", quick", false: ""}[quick]))
 		popt := probe.Options{Quick: quick, Size: probeShort.Size, Runtime: probeShort.Runtime}
 		if atSyncCalls {
-			popt.SyncDelays = syncdelay.Rules{t.Latency.SyncRule(info.Path)}
+			popt.SyncDelays = syncdelay.Rules{st.Latency.SyncRule(info.Path)}
 		}
 		if t.Profile != nil {
 			popt.SyncsAtOnce = t.Profile.SyncsAtOnce()
@@ -68,8 +68,8 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		pt.Emulated = pt.Emulated || info.Emulated
 		// A tier under the crash layer alone emulates nothing to confirm:
 		// its probe is the layer's cost, shown with the tier's figures.
-		if info.Emulated && (t.Latency != nil || t.Throttle != nil) {
-			info.EmulationCheck = probe.EmulationCheck(t.Latency, t.Throttle, pt)
+		if info.Emulated && (st.Latency != nil || st.Throttle != nil) {
+			info.EmulationCheck = probe.EmulationCheck(st.Latency, st.Throttle, pt)
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s is emulated (%s): %s", t.Name, info.Emulation, info.EmulationCheck))
 		}
@@ -109,7 +109,7 @@ func noteFloor(st *study.Study, tiers map[string]tier.Info, opt Options) {
 			}
 			loaded = true
 		}
-		if b := probe.BelowText(*t.Profile, floor, t.Latency.Path); b != "" {
+		if b := probe.BelowText(*t.Profile, floor, t.Stack.Latency.Path); b != "" {
 			info.Emulation += "; " + b
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s: %s", t.Name, b))
