@@ -128,3 +128,13 @@ func TestPmemEmulatedIsLabelled(t *testing.T) {
 		t.Errorf("show's tier list does not qualify the pmem tier's durability:\n%s", out.String())
 	}
 }
+
+// TestAtomicWriteShown: show names a tier's atomic-write unit, where it
+// comes from, and what its device reports.
+func TestAtomicWriteShown(t *testing.T) {
+	got := AtomicWriteText("disk", tier.Info{AtomicWrite: 512, AtomicWriteFrom: "assumed: 512B, the conservative unit",
+		DeviceAtomicWrite: "device vda promises no atomic writes"})
+	if want := "disk: atomic writes up to 512B, assumed: 512B, the conservative unit; device vda promises no atomic writes"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

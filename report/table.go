@@ -109,6 +109,9 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 		if t := st.Tiers[n]; len(t.Fidelity) > 0 {
 			tierNotes = append(tierNotes, fmt.Sprintf("%s: profile %s %s", n, t.Profile, profile.RowsText(t.Fidelity)))
 		}
+		if t := st.Tiers[n]; t.AtomicWrite > 0 {
+			tierNotes = append(tierNotes, AtomicWriteText(n, t))
+		}
 	}
 	for _, note := range tierNotes {
 		fmt.Fprintln(w, wrap(note, showWidth, "    ", "      "))

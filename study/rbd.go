@@ -142,7 +142,8 @@ func (p *parser) rbdClusters(s *Study, declared []string) {
 			continue
 		}
 		if t, ok := s.Tier(r.tier); ok && t.Served() {
-			p.addf(r.line, "tier %q puts its cluster's %s on rbd tier %q: a Ceph cluster cannot live on a Ceph image; use a tmpfs, loop, pmem or path tier", r.rbdTier, r.component, r.tier)
+			p.addf(r.line, "tier %q puts its cluster's %s on rbd tier %q: a Ceph cluster cannot live on a Ceph image; use a %s tier", r.rbdTier, r.component, r.tier,
+				kindsWith(func(a tier.Abilities) bool { return !a.Served && !a.OnCluster }))
 		}
 	}
 }

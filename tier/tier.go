@@ -1,6 +1,8 @@
 // Package tier turns a tier's folder into facts (filesystem, mount options,
-// backing device, whether fsync means anything there), provisions the tiers
-// tierbench creates (tmpfs, loop, PMEM, emulated), formats and mounts the
+// backing device, whether fsync means anything there), decides each tier's
+// layering once from its kind's abilities (Kind, Abilities, Layering:
+// backing, delay path, power-loss layer, atomic-write unit), provisions the
+// tiers tierbench creates (tmpfs, loop, PMEM, emulated), formats and mounts the
 // storage of served tiers that another package makes (rbd: a Ceph image,
 // see engine/ceph/rbdtier and Volumes), and keeps the ledger of everything it made so
 // `tierbench cleanup` can undo it after a kill. A study's Workspace holds
