@@ -409,8 +409,8 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 	if err != nil {
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
-	lat := emulate.Latency{Read: spec.Read, Write: spec.Write, Fsync: spec.Fsync,
-		ReadP99: spec.ReadP99, WriteP99: spec.WriteP99, FsyncP99: spec.FsyncP99, DirectWrites: spec.DirectWrites, FsyncAtOnce: spec.FsyncAtOnce}
+	lat := spec
+	lat.Path = "" // through this layer: the layer's spec is its delays
 	if crashable {
 		// Recorded before the mount, so undone after it: a killed
 		// helper leaves its hidden folder for cleanup.

@@ -29,8 +29,10 @@ type Stack struct {
 	DurableByLayer bool
 	// Note labels the layering (CrashLayerNote, PmemEmulatedNote).
 	Note string
-	// NotApplied names what of the tier's profile it does not apply, one
-	// phrase each.
+	// Profile is the device profile the tier emulates (nil if none), and
+	// NotApplied names what of it the tier does not apply, one phrase
+	// each.
+	Profile    *profile.Profile
 	NotApplied []string
 	// AtomicWrite is the tier's atomic-write unit in bytes: the largest
 	// write a power cut leaves whole, which the power-loss layer's
@@ -108,7 +110,7 @@ func Layering(s Spec, c Crashes, h Host) (Stack, error) {
 	switch {
 	case s.Profile != nil:
 		applied := ApplyProfile(*s.Profile, a.Throttle, st.CrashLayer, s.Emulate)
-		st.Latency, st.Throttle, st.NotApplied = &applied.Latency, applied.Throttle, applied.NotApplied
+		st.Latency, st.Throttle, st.Profile, st.NotApplied = &applied.Latency, applied.Throttle, s.Profile, applied.NotApplied
 	case s.Latency != nil:
 		lat := *s.Latency
 		if s.Emulate != "" {

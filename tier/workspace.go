@@ -98,6 +98,9 @@ type Workspace struct {
 	served  []*Provisioner
 	caveats map[string]func(context.Context) []string // by served tier
 	tiers   map[string]Info
+	// stacks are the tiers' layerings as made, names their order.
+	stacks  map[string]Stack
+	names   []string
 	scratch string
 	// dropScratch removes the scratch folder (and forgets its record).
 	dropScratch func() error
@@ -128,7 +131,10 @@ type WorkspaceConfig struct {
 // Provisioned tiers need root and a ledger. On failure, what was made is
 // undone.
 func (c WorkspaceConfig) Open(ctx context.Context, tiers ...Spec) (*Workspace, error) {
-	ws := &Workspace{ledger: c.Ledger, tag: c.Tag, prov: &Provisioner{Ledger: c.Ledger, Tag: c.Tag}, tiers: map[string]Info{}}
+	ws := &Workspace{ledger: c.Ledger, tag: c.Tag, prov: &Provisioner{Ledger: c.Ledger, Tag: c.Tag}, tiers: map[string]Info{}, stacks: map[string]Stack{}}
+	for _, t := range tiers {
+		ws.names = append(ws.names, t.Name)
+	}
 	for _, t := range tiers {
 		if t.Served() {
 			continue
@@ -186,6 +192,7 @@ func (w *Workspace) serve(ctx context.Context, t Spec) (Info, error) {
 		return Info{}, err
 	}
 	recordAtomicWrite(&info, st)
+	w.stacks[t.Name] = st
 	if vol.Caveats != nil {
 		if w.caveats == nil {
 			w.caveats = map[string]func(context.Context) []string{}
@@ -238,6 +245,7 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 		return Info{}, fmt.Errorf("prepare tiers: %w", err)
 	}
 	st := t.Stack
+	w.stacks[t.Name] = st
 	if st.Latency != nil {
 		info.Emulated = true
 		how := "latency (FUSE): "
@@ -332,7 +340,7 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 		}
 		// Calibrated once for the study, and alike for every tier of one
 		// spec: not again at each engine's start.
-		w.syncRules = append(w.syncRules, st.Latency.SyncRule(path)).Calibrated()
+		w.syncRules = append(w.syncRules, SyncRule(path, *st.Latency)).Calibrated()
 		return path, nil
 	}
 	if err == nil && (st.Latency != nil || st.CrashLayer) {
@@ -356,6 +364,29 @@ func joinNonEmpty(a, b string) string {
 // workspace's own: a caller may add to a tier's record (a probe's
 // emulation check); the paths are what run folders are made under.
 func (w *Workspace) Tiers() map[string]Info { return w.tiers }
+
+// Made is each tier the workspace made, in the study's order: its name,
+// its record and its stack as the workspace built it (Layering, with the
+// host's facts of that moment).
+func (w *Workspace) Made() []Made {
+	var out []Made
+	for _, n := range w.names {
+		if info, ok := w.tiers[n]; ok {
+			out = append(out, Made{Name: n, Info: info, Stack: w.stacks[n]})
+		}
+	}
+	return out
+}
+
+// Stack is tier name's stack as the workspace built it.
+func (w *Workspace) Stack(name string) Stack { return w.stacks[name] }
+
+// Made is one tier a workspace made (Workspace.Made).
+type Made struct {
+	Name  string
+	Info  Info
+	Stack Stack
+}
 
 // SyncDelays are the rules of the tiers whose latency is applied at the
 // sync calls: every engine process (engine.Config.SyncDelays) and probe
