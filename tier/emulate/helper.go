@@ -71,6 +71,10 @@ type Options struct {
 	// package doc). Reads and writes then always go through the server
 	// (no FUSE passthrough), whatever the latencies.
 	Crashable bool
+	// AtomicWrite is the emulated device's atomic-write unit in bytes,
+	// which a torn power cut (ModelTorn) keeps or loses whole: a power
+	// of two, 0 for DefaultAtomicWrite.
+	AtomicWrite int64
 	// Calibrated, when set, is another mount's calibration of the same
 	// latencies (and crashability), whose overhead and round trip this
 	// mount takes instead of measuring its own: so that two tiers of one
@@ -184,6 +188,9 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	if opt.Crashable {
 		args = append(args, "-crashable")
 	}
+	if opt.AtomicWrite > 0 {
+		args = append(args, "-atomic-write", strconv.FormatInt(opt.AtomicWrite, 10))
+	}
 	if lat.DirectWrites {
 		args = append(args, "-direct-writes")
 	}
@@ -294,6 +301,7 @@ type helperConfig struct {
 	owner               int
 	lat                 Latency
 	crashable           bool
+	atomicWrite         int64
 	backing, mountPoint string
 	// calibrated is the overhead and round trip to take (nil: measure).
 	calibrated *Calibration
@@ -312,6 +320,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
 	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes, for the power commands on fd 4")
+	fl.Int64Var(&c.atomicWrite, "atomic-write", DefaultAtomicWrite, "the atomic-write unit in bytes, which a torn power cut keeps or loses whole")
 	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight, as JSON")
 	var overhead, roundTrip time.Duration
 	fl.DurationVar(&overhead, "calibrated", -1, "the layer's overhead, measured by another mount of this spec")
@@ -321,6 +330,9 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	}
 	if overhead >= 0 {
 		c.calibrated = &Calibration{Overhead: overhead, RoundTrip: roundTrip}
+	}
+	if c.atomicWrite <= 0 || c.atomicWrite&(c.atomicWrite-1) != 0 {
+		return c, fmt.Errorf("-atomic-write %d: want a power of two of bytes", c.atomicWrite)
 	}
 	if fl.NArg() != 2 || c.owner <= 0 {
 		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] [-crashable] BACKING MOUNTPOINT", helperArg)
@@ -372,6 +384,7 @@ func helperMain(args []string) int {
 		return fail(err)
 	}
 	if srv.crash != nil {
+		srv.crash.atomicWrite = cfg.atomicWrite
 		defer srv.crash.close()
 	}
 	go func() {
