@@ -89,7 +89,7 @@ func TestCrashTornWrites(t *testing.T) {
 }
 
 // TestCrashSurvivingPages checks the surviving-pages model: over seeded
-// cuts, the fraction of unsynced pages kept is within the 99.9% binomial
+// cuts, the fraction of unsynced pages kept is within the 99.99% binomial
 // interval of the asked probability, each page is wholly old or new, and
 // a synced page is never lost.
 func TestCrashSurvivingPages(t *testing.T) {
@@ -123,11 +123,11 @@ func TestCrashSurvivingPages(t *testing.T) {
 		}
 	}
 	total := float64(pages * seeds)
-	half := 3.29 * math.Sqrt(keep*(1-keep)/total)
+	half := 3.89 * math.Sqrt(keep*(1-keep)/total)
 	frac := float64(kept) / total
 	t.Logf("kept %d of %.0f pages (%.3f; asked %.2f ± %.3f)", kept, total, frac, keep, half)
 	if frac < keep-half || frac > keep+half {
-		t.Errorf("kept %.3f of the unsynced pages, outside %.2f's 99.9%% interval [%.3f, %.3f]", frac, keep, keep-half, keep+half)
+		t.Errorf("kept %.3f of the unsynced pages, outside %.2f's 99.99%% interval [%.3f, %.3f]", frac, keep, keep-half, keep+half)
 	}
 }
 
