@@ -33,6 +33,9 @@ type Loss struct {
 	// Kept is the unsynced data the cut's model kept (bytes of
 	// overwrites below the durable size): 0 under ModelLoseAll.
 	Kept int64 `json:"kept,omitempty"`
+	// AtomicWrite is, for a torn cut, the atomic-write unit in bytes it
+	// kept or lost whole.
+	AtomicWrite int64 `json:"atomic_write,omitempty"`
 }
 
 // String says what the cut cost, for the run's record.
@@ -47,6 +50,9 @@ func (l Loss) String() string {
 	}
 	if l.Kept > 0 {
 		parts = append(parts, fmt.Sprintf("kept %d bytes of unsynced data", l.Kept))
+	}
+	if l.AtomicWrite > 0 {
+		parts = append(parts, fmt.Sprintf("tore writes at %d-byte units", l.AtomicWrite))
 	}
 	if len(parts) == 0 {
 		return "the power cut lost nothing: every change was durable"
@@ -170,6 +176,9 @@ func (c *crash) powerCut(m Model) (Loss, error) {
 	// which the invalidation below needs).
 	c.gate.Unlock()
 	loss, touched, inodes, err := c.rollback(m)
+	if m.Kind == ModelTorn {
+		loss.AtomicWrite = c.atomicWrite
+	}
 	c.invalidate(touched, inodes)
 	return loss, err
 }
