@@ -179,12 +179,20 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 		}
 		c.Consistent = false
 		c.Detail = fmt.Sprintf("the engine did not come back after the crash: %v", err)
+		// An engine that cannot start on what the crash left counts as
+		// corrupt.
+		c.Corrupt, c.CorruptDetail = true, c.Detail
 		return nil
 	}
 	r.db = db
 	defer func() {
 		if rr, ok := db.(engine.RecoveryReporter); ok {
 			c.Replayed = rr.Recovery()
+		}
+		// After the read-back, so that the recovery time is the
+		// restart's alone.
+		if ctx.Err() == nil {
+			checkCorruption(ctx, db, c)
 		}
 	}()
 	ac, ok := r.w.(workload.AckChecker)
@@ -217,6 +225,25 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 	return nil
 }
 
+// checkCorruption runs the engine's own check of its state on db, a
+// restarted engine, and records what it found; a check that could not
+// run is said in the record's detail, not counted as corruption.
+func checkCorruption(ctx context.Context, db engine.DB, c *results.Crash) {
+	cc, ok := db.(engine.CorruptionChecker)
+	if !ok {
+		return
+	}
+	damage, err := cc.CheckCorruption(ctx)
+	if err != nil {
+		c.Detail += fmt.Sprintf("; the engine's corruption check could not run: %v", err)
+		return
+	}
+	c.CorruptChecked = true
+	if damage != "" {
+		c.Corrupt, c.CorruptDetail = true, damage
+	}
+}
+
 // firstAnswer opens a session on db: for a workload that keeps no record,
 // the first thing the restarted engine answers.
 func firstAnswer(ctx context.Context, db engine.DB) (time.Time, error) {
@@ -239,6 +266,9 @@ func crashText(c *results.Crash) string {
 	}
 	if !c.Consistent {
 		s += " (INCONSISTENT)"
+	}
+	if c.Corrupt {
+		s += " (CORRUPT: " + c.CorruptDetail + ")"
 	}
 	return s
 }

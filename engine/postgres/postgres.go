@@ -233,7 +233,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 
-	d := &DB{dataDir: dataDir, uid: pg.uid}
+	d := &DB{dataDir: dataDir, uid: pg.uid, amcheck: filepath.Join(filepath.Dir(bins.postgres), "pg_amcheck")}
 	defer d.closers.CloseOnError(&err)
 	scratch, err := server.Scratch(cfg.Scratch, "tierbench-postgres-", &d.closers)
 	if err != nil {
@@ -374,6 +374,7 @@ type DB struct {
 	port       int
 	password   string // the run's, of the superuser role clients log in as
 	tmpScratch string // removed on Close when Open made it
+	amcheck    string // pg_amcheck of the server's installation
 }
 
 var (
