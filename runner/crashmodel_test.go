@@ -102,8 +102,8 @@ func TestPowerModelsSynced(t *testing.T) {
 				if cr.Model == "" || cr.Seed == 0 || cr.Keep != engine.DefaultKeep {
 					t.Errorf("%s: the run does not record its model and seed: %+v", cr.Kind, cr)
 				}
-				if eng == "postgres" && !cr.CorruptChecked {
-					t.Errorf("postgres's own check did not run: %s", cr.Detail)
+				if !cr.CorruptChecked {
+					t.Errorf("%s's own check did not run: %s", eng, cr.Detail)
 				}
 			}
 			noProcessesUnder(t, root)
