@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/tierbench/tierbench/engine"
 )
@@ -30,13 +31,20 @@ func (d *DB) CheckCorruption(context.Context) (damage string, err error) {
 			if !ok {
 				panic(p)
 			}
-			damage, err = "pebble: "+fe.Error(), nil
+			damage, err = "pebble: "+firstLine(fe.Error()), nil
 		}
 	}()
 	if err := d.db.CheckLevels(nil); err != nil {
-		return "pebble: " + err.Error(), nil
+		return "pebble: " + firstLine(err.Error()), nil
 	}
 	return "", nil
+}
+
+// firstLine is a Pebble error's message without the stack traces its
+// detailed form goes on with.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
 }
 
 // CheckCorruption asks the child to check its instance (DB.CheckCorruption).
