@@ -51,13 +51,14 @@ func (l Loss) String() string {
 	if l.Kept > 0 {
 		parts = append(parts, fmt.Sprintf("kept %d bytes of unsynced data", l.Kept))
 	}
+	unit := ""
 	if l.AtomicWrite > 0 {
-		parts = append(parts, fmt.Sprintf("tore writes at %d-byte units", l.AtomicWrite))
+		unit = fmt.Sprintf(" (writes torn at %d-byte units)", l.AtomicWrite)
 	}
 	if len(parts) == 0 {
-		return "the power cut lost nothing: every change was durable"
+		return "the power cut lost nothing: every change was durable" + unit
 	}
-	return "the power cut " + strings.Join(parts, " and ")
+	return "the power cut " + strings.Join(parts, " and ") + unit
 }
 
 func plural(n int, one, many string) string {
