@@ -104,6 +104,9 @@ type crash struct {
 	// atomicWrite is the device's atomic-write unit in bytes, which
 	// ModelTorn keeps or loses whole.
 	atomicWrite int64
+	// volatileCache makes O_DIRECT writes unsynced until an fsync, as on
+	// a device with a volatile write cache (Options.VolatileCache).
+	volatileCache bool
 }
 
 // newCrash prepares the undo state of a crashable mount of backing.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/tierbench/tierbench/tier/emulate"
 )
 
@@ -141,4 +143,44 @@ func TestCrashModelRefused(t *testing.T) {
 		}
 	}
 	must(t, srv.Settle())
+}
+
+// TestCrashVolatileCache checks a mount whose device has a volatile write
+// cache: an O_DIRECT overwrite is lost unless its file is fsynced after
+// it, and an O_DSYNC one is durable when it returns.
+func TestCrashVolatileCache(t *testing.T) {
+	_, mnt, srv := startWith(t, emulate.Latency{}, emulate.Options{Crashable: true, VolatileCache: true})
+	old := randomBytes(3 * 4096)
+	paths := map[string]string{"direct": filepath.Join(mnt, "direct"), "synced": filepath.Join(mnt, "synced"), "dsync": filepath.Join(mnt, "dsync")}
+	for _, p := range paths {
+		writeAt(t, p, old, 0, 0)
+	}
+	must(t, srv.Settle())
+	write := func(path string, flags int) []byte {
+		fd, err := unix.Open(path, unix.O_RDWR|flags, 0)
+		must(t, err)
+		defer unix.Close(fd)
+		buf := alignedBuf(t, 4096)
+		copy(buf, randomBytes(4096))
+		_, err = unix.Pwrite(fd, buf, 4096)
+		must(t, err)
+		return bytes.Clone(buf)
+	}
+	write(paths["direct"], unix.O_DIRECT)
+	syncedNew := write(paths["synced"], unix.O_DIRECT)
+	fsyncPath(t, paths["synced"])
+	dsyncNew := write(paths["dsync"], unix.O_DSYNC)
+	cut(t, srv)
+	for name, want := range map[string][]byte{"direct": old, "synced": patched(old, syncedNew, 4096), "dsync": patched(old, dsyncNew, 4096)} {
+		if got, err := os.ReadFile(paths[name]); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: after the cut the file is not as it should be (%v)", name, err)
+		}
+	}
+}
+
+// patched is b with p written at off.
+func patched(b, p []byte, off int) []byte {
+	out := bytes.Clone(b)
+	copy(out[off:], p)
+	return out
 }
