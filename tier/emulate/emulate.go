@@ -146,8 +146,9 @@
 // changes (a file's growth is never kept), keeps no bytes a shrink cut
 // off, never tears inside a unit, and never reorders across an fsync; a
 // synced page has no pre-image, so no model loses it. Writes through
-// O_SYNC, O_DSYNC or O_DIRECT handles are durable when they return, so no
-// model tears them.
+// O_SYNC or O_DSYNC handles are durable when they return, so no model
+// tears them; so are O_DIRECT ones, unless Options.VolatileCache says the
+// device keeps them in a volatile cache until an fsync.
 //
 // What it costs:
 //
