@@ -109,7 +109,7 @@ func ModelLabel(value string) string {
 		return ""
 	}
 	m, _ := FindPowerModel(name)
-	label := "power"
+	label := "plain power"
 	if name != "" {
 		label = fmt.Sprintf("%s (each %s kept with probability %g)", name, m.Unit, keep)
 	}
