@@ -183,3 +183,55 @@ func TestPmemEmulatedRefusesDisk(t *testing.T) {
 		t.Errorf("err %v; want it refused, naming a folder in RAM", err)
 	}
 }
+
+// TestAtomicWriteReachesTheLayer: a tier's atomic-write unit, decided
+// with its stack (here declared: 16 KiB), is the unit its power-loss
+// layer tears writes at; a tier that declares none takes its kind's
+// (512 B on a folder).
+func TestAtomicWriteReachesTheLayer(t *testing.T) {
+	if err := emulate.Supported(); err != nil {
+		testenv.Skipf(t, "no FUSE: %v", err)
+	}
+	if CheckInRAM(t.TempDir()) == nil {
+		t.Skip("the temporary folder is in RAM here: a folder there needs no power-loss layer")
+	}
+	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := Crashes{PowerCut: true}
+	ws, err := NewWorkspace(context.Background(), ledger, "study1",
+		Spec{Name: "wide", Path: filepath.Join(t.TempDir(), "wide"), Kind: FolderSpec{}, Crashes: cut, AtomicWrite: 16 << 10},
+		Spec{Name: "plain", Path: filepath.Join(t.TempDir(), "plain"), Kind: FolderSpec{}, Crashes: cut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			ws.Close()
+		}
+	})
+	for name, want := range map[string]int64{"wide": 16 << 10, "plain": 512} {
+		if got := ws.Tiers()[name].AtomicWrite; got != want {
+			t.Errorf("tier %s records a %d-byte unit, want %d", name, got, want)
+		}
+		_, unit, err := ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelTorn, Keep: 0.5, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unit != want {
+			t.Errorf("tier %s's layer tears at %d bytes, want %d", name, unit, want)
+		}
+		if err := ws.PowerOn([]string{name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed = true
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := ledger.All(); len(left) != 0 {
+		t.Errorf("left in the ledger: %v", left)
+	}
+}

@@ -348,7 +348,11 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 		if st.Latency != nil {
 			lat = *st.Latency
 		}
-		path, err = w.prov.Latency(t.Name, path, lat, st.CrashLayer)
+		if st.CrashLayer {
+			path, err = w.prov.CrashLayer(t.Name, path, lat, st.AtomicWrite)
+		} else {
+			path, err = w.prov.Latency(t.Name, path, lat, false)
+		}
 	}
 	return path, err
 }
