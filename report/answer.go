@@ -109,7 +109,7 @@ func notDurableText(st *results.Study, p results.Placement) string {
 		case !ok:
 		case !t.Durable:
 			lost = append(lost, fmt.Sprintf("its %s is on %s (%s)", c, p.Components[c], t.FSType))
-		case t.PmemEmulated:
+		case t.LayerDurable:
 			pmem = append(pmem, fmt.Sprintf("its %s is on %s, RAM made durable by tierbench's power-loss layer", c, p.Components[c]))
 		}
 	}

@@ -17,6 +17,8 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // CrashCost is one cell of the trade-off: a placement in a durability mode
@@ -385,4 +387,15 @@ func crashCostTable(costs []CrashCost) table {
 		t.Rows = append(t.Rows, r)
 	}
 	return t
+}
+
+// AtomicWriteText says a tier's atomic-write unit, where it comes from
+// (declared, a profile's, or its kind's default, assumed where the
+// device's is not known) and what the device reports, for show.
+func AtomicWriteText(name string, t tier.Info) string {
+	s := fmt.Sprintf("%s: atomic writes up to %s, %s", name, profile.AtomicWriteText(t.AtomicWrite), t.AtomicWriteFrom)
+	if t.DeviceAtomicWrite != "" {
+		s += "; " + t.DeviceAtomicWrite
+	}
+	return s
 }

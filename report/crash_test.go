@@ -114,7 +114,7 @@ func TestJSONCarriesCrashCosts(t *testing.T) {
 func TestPmemEmulatedIsLabelled(t *testing.T) {
 	st := &results.Study{Placements: []results.Placement{{Name: "wal-pmem"}}, Durability: []string{"sync"}, Clients: []int{1},
 		Tiers: map[string]tier.Info{"pmem": {Name: "pmem", Path: "/mnt/pm", FSType: "fuse.tierbench-latency", Device: "tmpfs",
-			Durable: true, Emulated: true, PmemEmulated: true, Emulation: tier.PmemEmulatedNote}}}
+			Durable: true, Emulated: true, LayerDurable: true, Emulation: tier.PmemEmulatedNote}}}
 	notes := strings.Join(NotDurableNotes(st), "\n")
 	if !strings.Contains(notes, "Tier pmem is persistent-memory-like and emulated") || !strings.Contains(notes, "not persistent memory's") ||
 		strings.Contains(notes, "injected") {
@@ -126,6 +126,16 @@ func TestPmemEmulatedIsLabelled(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "durable only under the power-loss layer") {
 		t.Errorf("show's tier list does not qualify the pmem tier's durability:\n%s", out.String())
+	}
+}
+
+// TestAtomicWriteShown: show names a tier's atomic-write unit, where it
+// comes from, and what its device reports.
+func TestAtomicWriteShown(t *testing.T) {
+	got := AtomicWriteText("disk", tier.Info{AtomicWrite: 512, AtomicWriteFrom: "assumed: 512B, the conservative unit",
+		DeviceAtomicWrite: "device vda promises no atomic writes"})
+	if want := "disk: atomic writes up to 512B, assumed: 512B, the conservative unit; device vda promises no atomic writes"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 

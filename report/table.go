@@ -83,7 +83,7 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 		case !t.Durable:
 			d = "NOT DURABLE"
 			tierNotes = append(tierNotes, fmt.Sprintf("%s: %s", n, t.Note))
-		case t.PmemEmulated:
+		case t.LayerDurable:
 			d = "durable only under the power-loss layer"
 		}
 		if t.Emulated {
@@ -108,6 +108,9 @@ func ShowWith(w io.Writer, st *results.Study, runs []results.Run, opt ShowOption
 		}
 		if t := st.Tiers[n]; len(t.Fidelity) > 0 {
 			tierNotes = append(tierNotes, fmt.Sprintf("%s: profile %s %s", n, t.Profile, profile.RowsText(t.Fidelity)))
+		}
+		if t := st.Tiers[n]; t.AtomicWrite > 0 {
+			tierNotes = append(tierNotes, AtomicWriteText(n, t))
 		}
 	}
 	for _, note := range tierNotes {

@@ -422,7 +422,7 @@ func NotDurableNotes(st *results.Study) []string {
 			out = append(out, fmt.Sprintf("Tier %s (%s, %s) is not durable: %s.", n, t.Path, t.FSType, t.Note))
 		}
 		switch {
-		case t.PmemEmulated:
+		case t.LayerDurable:
 			out = append(out, fmt.Sprintf("Tier %s is persistent-memory-like and emulated: RAM, durable only as far as tierbench's power-loss layer models it; its speed is the FUSE layer's, not persistent memory's.", n))
 		case t.Emulated:
 			out = append(out, fmt.Sprintf("Tier %s is emulated: its speed is injected, not measured hardware.", n))

@@ -25,6 +25,16 @@ CREATE TABLE IF NOT EXISTS probes (
 CREATE INDEX IF NOT EXISTS probes_by_storage ON probes(device, fs_type, mount_point, taken_at);
 `
 
+// ProbeCache is where probe facts are kept and found: the results
+// store's probes table, behind the two calls a study's probe makes.
+// A study reaches it through this, not through its runs' records.
+type ProbeCache interface {
+	PutProbe(ctx context.Context, p Probe) error
+	LatestProbe(ctx context.Context, device, fsType, mountPoint string, since time.Time) (*Probe, error)
+}
+
+var _ ProbeCache = (*Store)(nil)
+
 // Probe is a stored fio characterisation of a tier's storage.
 type Probe struct {
 	TakenAt    time.Time  `json:"taken_at"`

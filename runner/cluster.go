@@ -57,7 +57,7 @@ func (s *studyRun) connectCluster(ctx context.Context) error {
 	}
 	s.rec.Tiers = map[string]tier.Info{}
 	for _, t := range s.st.Tiers {
-		sc := t.StorageClass
+		sc, _ := tier.ClassOf(t.Spec)
 		s.rec.Tiers[t.Name] = tier.Info{Name: t.Name, Path: fmt.Sprintf("storage class %s (%s)", sc.Class, sc.VolumeMode),
 			Note: "a storage class of the cluster, not probed by tierbench: its durability is the class's"}
 	}
@@ -139,8 +139,9 @@ func RunSpec(st *study.Study, eng engine.Engine, w workload.Workload, studyID, r
 		}
 		tierName := cell.Placement.Components[comp]
 		t, _ := st.Tier(tierName)
-		spec.Claims = append(spec.Claims, kube.Claim{Component: comp, Tier: tierName, Class: t.StorageClass.Class,
-			VolumeMode: t.StorageClass.VolumeMode, Size: volumeSize(st, comp)})
+		sc, _ := tier.ClassOf(t.Spec)
+		spec.Claims = append(spec.Claims, kube.Claim{Component: comp, Tier: tierName, Class: sc.Class,
+			VolumeMode: sc.VolumeMode, Size: volumeSize(st, comp)})
 	}
 	if cc, ok := eng.(engine.ClientContainerizer); ok {
 		cw, ok := w.(engine.CacheWorkload)

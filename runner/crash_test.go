@@ -140,7 +140,7 @@ func TestPowerCrash(t *testing.T) {
 			}
 			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: all}})
 			st.Tiers = []study.Tier{
-				{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashable: true}},
+				{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashes: tier.Crashes{PowerCut: true}}},
 				{Spec: tier.Spec{Name: "ram", Kind: tier.TmpfsSpec{Size: 256 << 20}}},
 			}
 			st.Engine, st.Durability, st.Crashes = c.engine, c.modes, []string{study.CrashPower}
@@ -298,7 +298,7 @@ func TestIgniteCrash(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: map[string]string{"persistence": "disk", "wal": "disk", "wal_archive": "disk"}}})
-			st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashable: true}}}
+			st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashes: tier.Crashes{PowerCut: true}}}}
 			st.Engine, st.Durability, st.Crashes, st.CrashNodes = "ignite", c.modes, c.crashes, c.kill
 			st.Options = map[string]string{"nodes": c.nodes, "heap": "256MiB", "region_size": "64MiB"}
 			st.Workload = study.Workload{Name: "puts", Params: map[string]string{"keys": "5000", "value_size": "128"}}

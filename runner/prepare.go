@@ -110,7 +110,7 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 	}()
 	if s.ws != nil {
 		s.rec.Tiers = s.ws.Tiers()
-		if s.rec.Probes, err = probeTiers(ctx, st, s.rec.Tiers, opt); err != nil {
+		if s.rec.Probes, err = probeTiers(ctx, st.Probe, s.ws.Made(), s.rec.Tiers, opt.Store, opt); err != nil {
 			return s, err
 		}
 	}
@@ -125,12 +125,12 @@ func prepare(ctx context.Context, st *study.Study, opt Options) (s *studyRun, er
 	}
 	for _, t := range st.Tiers {
 		switch info := s.rec.Tiers[t.Name]; {
-		case t.StorageClass != nil:
+		case t.Abilities().OnCluster:
 			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not probed, and reports show it as not durable: %s", t.Name, info.Path, info.Note))
 		case !info.Durable:
 			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is not durable: %s", t.Name, info.Path, info.Note))
-		case info.PmemEmulated:
-			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is emulated, %s", t.Name, info.Path, tier.PmemEmulatedNote))
+		case info.LayerDurable:
+			opt.Progress.Line(fmt.Sprintf("note: tier %s (%s) is emulated, %s", t.Name, info.Path, s.ws.Stack(t.Name).Note))
 		}
 	}
 	if s.ws != nil {

@@ -21,13 +21,14 @@ const ProbeMaxAge = 7 * 24 * time.Hour
 // it to probe in a few seconds; a study's probe leaves it unset.
 var probeShort probe.Options
 
-// probeTiers finds or measures each tier's fio figures as the study asks,
-// and stores the ones it measures. A stored probe counts only for the same
-// device, filesystem and mount. An emulated tier's record (in tiers) gets
-// the probe's verdict on its emulation (probe.EmulationCheck).
-func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info, opt Options) (map[string]*results.Probe, error) {
-	noteFloor(st, tiers, opt)
-	mode := st.Probe
+// probeTiers finds or measures each tier the workspace made (made, in
+// the study's order) as the study asks (mode), in the probe cache, and
+// stores the ones it measures there. A stored probe counts only for the
+// same device, filesystem and mount. An emulated tier's record (in
+// tiers) gets the probe's verdict on its emulation
+// (probe.EmulationCheck).
+func probeTiers(ctx context.Context, mode string, made []tier.Made, tiers map[string]tier.Info, cache results.ProbeCache, opt Options) (map[string]*results.Probe, error) {
+	noteFloor(made, tiers, opt)
 	switch mode {
 	case study.ProbeOff:
 		return nil, nil
@@ -35,15 +36,15 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		mode = study.ProbeCached
 	}
 	out := map[string]*results.Probe{}
-	for _, t := range st.Tiers {
-		info := tiers[t.Name]
-		atSyncCalls := t.Latency != nil && t.Latency.SyncCalls()
+	for _, t := range made {
+		info, st := tiers[t.Name], t.Stack
+		atSyncCalls := st.Latency != nil && st.Latency.SyncCalls()
 		if mode == study.ProbeCached && atSyncCalls {
 			// A cached probe is of the folder without its delays.
 			continue
 		}
 		if mode == study.ProbeCached {
-			p, err := opt.Store.LatestProbe(ctx, info.Device, info.FSType, info.MountPoint, time.Now().Add(-ProbeMaxAge))
+			p, err := cache.LatestProbe(ctx, info.Device, info.FSType, info.MountPoint, time.Now().Add(-ProbeMaxAge))
 			if err != nil {
 				return nil, err
 			}
@@ -56,10 +57,10 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		opt.Progress.Live(fmt.Sprintf("probing tier %s (%s) with fio%s...", t.Name, info.Path, map[bool]string{true: ", quick", false: ""}[quick]))
 		popt := probe.Options{Quick: quick, Size: probeShort.Size, Runtime: probeShort.Runtime}
 		if atSyncCalls {
-			popt.SyncDelays = syncdelay.Rules{t.Latency.SyncRule(info.Path)}
+			popt.SyncDelays = syncdelay.Rules{tier.SyncRule(info.Path, *st.Latency)}
 		}
-		if t.Profile != nil {
-			popt.SyncsAtOnce = t.Profile.SyncsAtOnce()
+		if st.Profile != nil {
+			popt.SyncsAtOnce = st.Profile.SyncsAtOnce()
 		}
 		pt, err := probe.Probe(ctx, info.Path, popt)
 		if err != nil {
@@ -68,17 +69,17 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 		pt.Emulated = pt.Emulated || info.Emulated
 		// A tier under the crash layer alone emulates nothing to confirm:
 		// its probe is the layer's cost, shown with the tier's figures.
-		if info.Emulated && (t.Latency != nil || t.Throttle != nil) {
-			info.EmulationCheck = probe.EmulationCheck(t.Latency, t.Throttle, pt)
+		if info.Emulated && (st.Latency != nil || st.Throttle != nil) {
+			info.EmulationCheck = probe.EmulationCheck(st.Latency, st.Throttle, pt)
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s is emulated (%s): %s", t.Name, info.Emulation, info.EmulationCheck))
 		}
-		if t.Profile != nil {
-			info.Fidelity = probe.Fidelity(*t.Profile, pt.Fio)
+		if st.Profile != nil {
+			info.Fidelity = probe.Fidelity(*st.Profile, pt.Fio)
 			tiers[t.Name] = info
 		}
 		p := &results.Probe{TakenAt: time.Now().UTC(), MountPoint: info.MountPoint, Quick: quick, Tier: pt}
-		if err := opt.Store.PutProbe(context.WithoutCancel(ctx), *p); err != nil {
+		if err := cache.PutProbe(context.WithoutCancel(ctx), *p); err != nil {
 			return nil, err
 		}
 		if pt.Fio != nil {
@@ -94,12 +95,12 @@ func probeTiers(ctx context.Context, st *study.Study, tiers map[string]tier.Info
 // cannot represent: those below the FUSE layer's floor (measured by
 // tierbench probe --floor on this machine, else assumed), so that the
 // report says so beside every figure from the tier.
-func noteFloor(st *study.Study, tiers map[string]tier.Info, opt Options) {
+func noteFloor(made []tier.Made, tiers map[string]tier.Info, opt Options) {
 	var floor *probe.Floor
 	loaded := false
-	for _, t := range st.Tiers {
+	for _, t := range made {
 		info, ok := tiers[t.Name]
-		if t.Profile == nil || !ok {
+		if t.Stack.Profile == nil || t.Stack.Latency == nil || !ok {
 			continue
 		}
 		if !loaded {
@@ -109,7 +110,7 @@ func noteFloor(st *study.Study, tiers map[string]tier.Info, opt Options) {
 			}
 			loaded = true
 		}
-		if b := probe.BelowText(*t.Profile, floor, t.Latency.Path); b != "" {
+		if b := probe.BelowText(*t.Stack.Profile, floor, t.Stack.Latency.Path); b != "" {
 			info.Emulation += "; " + b
 			tiers[t.Name] = info
 			opt.Progress.Line(fmt.Sprintf("tier %s: %s", t.Name, b))

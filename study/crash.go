@@ -1,6 +1,7 @@
 package study
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -154,53 +155,37 @@ func (p *parser) crashes(s *Study) {
 		}
 		s.CrashNodes = nodes
 	}
-	if anyCrash(kinds, func(k engine.CrashKind) bool { return k.Machine }) {
-		if why := layerTiers(s); why != "" {
-			p.addf(e.k.Line, "%s", why)
-			return
-		}
-	}
 	s.Crashes = kinds
 }
 
-// layerTiers puts every tier a placement uses under the crash-capable
-// layer for crash: power, or says why one cannot be. A tier that keeps
-// nothing through a power loss anyway (tmpfs, a folder on it, a RAM-backed
-// loop device) needs no layer: the run empties its folders at the crash.
-func layerTiers(s *Study) string {
+// layer decides every tier's stack (tier.Layering) under the study's
+// crash kinds: a power cut (crash: power) covers each tier a placement
+// uses, and is refused, at crash:, where one cannot be covered.
+func (p *parser) layer(s *Study) {
+	power := anyCrash(s.Crashes, func(k engine.CrashKind) bool { return k.Machine })
 	used := map[string]bool{}
 	for _, pl := range s.Placements {
 		for _, t := range pl.Components {
 			used[t] = true
 		}
 	}
+	crashRefused := false
 	for i := range s.Tiers {
 		t := &s.Tiers[i]
-		var loss tier.PowerLoss
-		if t.Kind != nil {
-			loss = t.Kind.PowerLoss()
-		}
+		t.Crashes = tier.Crashes{PowerCut: power && used[t.Name]}
+		st, err := tier.Layering(t.Spec, t.Crashes, tier.HostOf(t.Spec))
 		switch {
-		case !used[t.Name]:
-		case loss.Keeps == tier.Unmodelled:
-			return fmt.Sprintf("crash: power cannot cover tier %s: %s; use crash: process, or place nothing on %s", t.Name, loss.Why, t.Name)
-		case t.PmemEmulated:
-			// Under the layer already, for every run.
-		case loss.Keeps == tier.KeepsNothing:
-		case t.Path != "" && tier.CheckInRAM(t.Path) == nil:
-			// A folder on tmpfs keeps nothing either; the workspace
-			// checks again when it makes the tier.
-		case t.Latency != nil && t.Latency.SyncCalls() && t.EmulateGiven:
-			return fmt.Sprintf("crash: power puts tier %s under the power-loss layer, a FUSE layer, and the tier asks for emulate: syscall; write emulate: fuse on %s, or use crash: process", t.Name, t.Name)
-		default:
-			t.Crashable = true
-			if t.Latency != nil && t.Latency.SyncCalls() {
-				// A profile's default: under the layer, through it.
-				t.Latency.Path = tier.ThroughFUSE
+		case err == nil:
+			t.Stack = st
+		case errors.Is(err, tier.ErrCrash):
+			if !crashRefused { // one problem of crash:, the first tier's
+				p.addf(p.top["crash"].k.Line, "%v", err)
 			}
+			crashRefused = true
+		default:
+			p.addf(t.Line, "%v", err)
 		}
 	}
-	return ""
 }
 
 // cannotCrash says why the study's runs cannot crash as kinds asks, "" when

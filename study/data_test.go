@@ -171,21 +171,20 @@ func showField(t *testing.T, st *Study, field string) []string {
 		}
 		for _, ti := range st.Tiers {
 			s := "tier " + ti.Name + ":"
-			var kind, kindSpec any = "", ti.Kind
-			if ti.Kind != nil {
-				kind = ti.Kind.Key()
-			}
-			if rt, ok := ti.Kind.(rbdtier.Tier); ok {
+			kind, kindSpec := ti.TierKind().Key(), any(ti.Kind)
+			if rt, ok := rbdtier.Of(ti.Kind); ok {
 				kindSpec = rt.Spec // not the Ceph that serves it
 			}
+			st := ti.Stack
 			for _, part := range []struct {
 				name string
 				spec any
 				set  bool
 			}{
-				{"path", ti.Path, ti.Path != ""}, {fmt.Sprint(kind), kindSpec, ti.Kind != nil}, {"latency", ti.Latency, ti.Latency != nil},
-				{"throttle", ti.Throttle, ti.Throttle != nil}, {"crashable", ti.Crashable, ti.Crashable},
-				{"pmem_emulated", ti.PmemEmulated, ti.PmemEmulated},
+				{"path", ti.Path, ti.Path != ""}, {kind, kindSpec, kind != "path"}, {"latency", st.Latency, st.Latency != nil},
+				{"throttle", st.Throttle, st.Throttle != nil}, {"crash layer", st.CrashLayer, st.CrashLayer},
+				{"durable by layer", st.DurableByLayer, st.DurableByLayer},
+				{"atomic_write", fmt.Sprintf("%d (%s)", st.AtomicWrite, st.AtomicWriteFrom), st.AtomicWrite != ti.Abilities().AtomicWrite},
 				{"profile", profileName(ti), ti.Profile != nil},
 			} {
 				if part.set {

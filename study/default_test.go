@@ -33,8 +33,8 @@ func TestDefaultStudies(t *testing.T) {
 	}
 	want := map[string][2]bool{"pmem": {true, true}, "ram": {false, false}, "disk": {true, false}}
 	for _, ti := range s.Tiers {
-		if got := [2]bool{ti.Crashable, ti.PmemEmulated}; got != want[ti.Name] {
-			t.Errorf("tier %s: crashable, pmem_emulated = %v, want %v", ti.Name, got, want[ti.Name])
+		if got := [2]bool{ti.Stack.CrashLayer, ti.Stack.DurableByLayer}; got != want[ti.Name] {
+			t.Errorf("tier %s: crash layer, durable by layer = %v, want %v", ti.Name, got, want[ti.Name])
 		}
 	}
 	if ti, _ := s.Tier("pmem"); ti.Path != ram+"-pmem" {
@@ -53,7 +53,7 @@ func TestDefaultStudies(t *testing.T) {
 		t.Errorf("fallback: crashes %v, %d runs a round, steady warmup %v; want no crash, 8, a steady warmup", f.Crashes, f.RoundSize(), f.Steady)
 	}
 	for _, ti := range f.Tiers {
-		if ti.PmemEmulated || ti.Crashable {
+		if ti.Stack.DurableByLayer || ti.Stack.CrashLayer {
 			t.Errorf("fallback tier %s is under the power-loss layer", ti.Name)
 		}
 	}

@@ -1,10 +1,15 @@
 package study
 
 import (
+	"fmt"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // TestDocsNameEveryStudyKey checks that docs/study-file.md documents every
@@ -84,4 +89,73 @@ func TestDocsListEveryTierKind(t *testing.T) {
 			t.Errorf("docs/adding-a-tier.md no longer names %s, where a new kind's row goes", must)
 		}
 	}
+}
+
+// TestDocsTableOfAbilities keeps docs/adding-a-tier.md's table of
+// abilities the code's: a row for every field of tier.Abilities, a
+// column for every kind in tierKinds, each cell the kind's own value
+// (abilitiesTable). An ability or a kind added without its row or
+// column fails here; the failure prints the table to paste.
+func TestDocsTableOfAbilities(t *testing.T) {
+	data, err := os.ReadFile("../docs/adding-a-tier.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := abilitiesTable()
+	head := strings.SplitN(want, "\n", 2)[0]
+	_, rest, ok := strings.Cut(string(data), head+"\n")
+	if !ok {
+		t.Fatalf("docs/adding-a-tier.md has no table of abilities headed\n%s\nwrite this one:\n%s", head, want)
+	}
+	var got []string
+	for _, line := range strings.Split(rest, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		got = append(got, line)
+	}
+	if g := head + "\n" + strings.Join(got, "\n") + "\n"; g != want {
+		t.Errorf("docs/adding-a-tier.md's table of abilities is not the code's; write this one:\n%s", want)
+	}
+}
+
+// abilitiesTable is the table of abilities as docs/adding-a-tier.md
+// shows it: a row per field of tier.Abilities, a column per kind (its
+// zero value: a loop image on disk, a pmem_emulated folder).
+func abilitiesTable() string {
+	var b strings.Builder
+	b.WriteString("| ability |")
+	for _, k := range tierKinds {
+		b.WriteString(" `" + k.kind.Key() + "` |")
+	}
+	b.WriteString("\n| --- |" + strings.Repeat(" --- |", len(tierKinds)) + "\n")
+	typ := reflect.TypeOf(tier.Abilities{})
+	for i := 0; i < typ.NumField(); i++ {
+		b.WriteString("| `" + typ.Field(i).Name + "` |")
+		for _, k := range tierKinds {
+			b.WriteString(" " + abilityCell(reflect.ValueOf(k.kind.Abilities()).Field(i)) + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// abilityCell shows one ability's value: yes or no, a layer's name, a
+// unit of bytes, or whether a text is set.
+func abilityCell(v reflect.Value) string {
+	switch x := v.Interface().(type) {
+	case bool:
+		return map[bool]string{true: "yes", false: "no"}[x]
+	case tier.Layer:
+		return map[tier.Layer]string{tier.LayerNever: "never", tier.LayerOnPowerCut: "on a power cut",
+			tier.LayerAlways: "always", tier.LayerUnmodelled: "unmodelled"}[x]
+	case int64:
+		return profile.AtomicWriteText(x)
+	case string:
+		if x == "" {
+			return "-"
+		}
+		return "set"
+	}
+	return fmt.Sprint(v.Interface())
 }

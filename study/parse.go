@@ -441,6 +441,7 @@ func (p *parser) study(root *yaml.Node) *Study {
 	p.caches(s)
 	p.platform(s)
 	p.crashes(s)
+	p.layer(s)
 	p.capacityStudy(s)
 	p.steadyFits(s)
 	p.boundMatrix(s)

@@ -9,19 +9,20 @@ import (
 )
 
 // profiled reads profile: NAME or profile: FILE (relative to the study
-// file's folder) on tier t of kind, in place of latency and throttle: the
-// profile's latencies are applied at the sync calls or through the FUSE
-// layer (path; "" is the profile's default), its IOPS and bandwidth caps
-// through the block I/O controller on a loop tier (tier.ApplyProfile).
-func (p *parser) profiled(name string, t Tier, ok bool, kind string, e entry, mods map[string]entry, path tier.LatencyPath) (Tier, bool) {
+// file's folder) on tier t of kind key, in place of latency and
+// throttle: the tier's layering (tier.Layering) applies its latencies at
+// the sync calls or through the FUSE layer (t.Emulate; "" is the
+// profile's default), its IOPS and bandwidth caps through the block I/O
+// controller on a kind that can be throttled (tier.ApplyProfile).
+func (p *parser) profiled(name string, t Tier, ok bool, key string, abil tier.Abilities, e entry, mods map[string]entry) (Tier, bool) {
 	for _, other := range []string{"latency", "throttle"} {
 		if o, has := mods[other]; has {
 			p.addf(o.k.Line, "tier %q has both profile and %s; a profile sets the tier's latency and caps: remove %s, or remove profile and keep %s", name, other, other, other)
 			return Tier{}, false
 		}
 	}
-	if kind == "rbd" {
-		p.addf(e.k.Line, "tier %q: profile is not supported on an rbd tier, whose speed is its cluster's; place the cluster's components on emulated tiers instead", name)
+	if !abil.Profile {
+		p.addf(e.k.Line, "tier %q: profile is not supported on a%s %s tier, whose speed is %s; place the cluster's components on emulated tiers instead", name, article(key), key, abil.FixedSpeed)
 		return Tier{}, false
 	}
 	ref, good := p.scalar(e, "write profile: "+profile.Names()[0]+" or profile: ./my-device.yaml")
@@ -40,11 +41,7 @@ func (p *parser) profiled(name string, t Tier, ok bool, kind string, e entry, mo
 	if !ok {
 		return Tier{}, false
 	}
-	applied := tier.ApplyProfile(prof, kind == "loop", kind == "pmem_emulated", path)
 	t.Profile = &prof
-	t.EmulateGiven = path != ""
-	t.Latency = &applied.Latency
-	t.Throttle = applied.Throttle
 	return t, true
 }
 
@@ -56,8 +53,7 @@ func (s *Study) ProfileNotes() []string {
 		if t.Profile == nil {
 			continue
 		}
-		_, loop := t.Kind.(tier.LoopSpec)
-		for _, n := range tier.ApplyProfile(*t.Profile, loop, t.Crashable, t.Latency.Path).NotApplied {
+		for _, n := range t.Stack.NotApplied {
 			out = append(out, fmt.Sprintf("tier %s: profile %s: not applied: %s", t.Name, t.Profile.Name, n))
 		}
 	}

@@ -229,7 +229,8 @@ func TestParseExample(t *testing.T) {
 	want := &Study{
 		Name:   "wal-placement-demo",
 		Engine: "pebble",
-		Tiers:  []Tier{{Spec: tier.Spec{Name: "ram", Path: ram}, Line: 4}, {Spec: tier.Spec{Name: "disk", Path: disk}, Line: 5}},
+		Tiers: []Tier{{Spec: tier.Spec{Name: "ram", Path: ram, Kind: tier.FolderSpec{}}, Line: 4},
+			{Spec: tier.Spec{Name: "disk", Path: disk, Kind: tier.FolderSpec{}}, Line: 5}},
 		Placements: []Placement{
 			{Name: "all-disk", Components: map[string]string{"data": "disk", "wal": "disk"}},
 			{Name: "wal-ram", Components: map[string]string{"data": "disk", "wal": "ram"}},
@@ -250,6 +251,14 @@ func TestParseExample(t *testing.T) {
 		Drivers:       []string{"builtin"},
 		File:          "study.yaml",
 		DataComponent: "data",
+	}
+	for i, ti := range s.Tiers {
+		// The layering is the folder's, under no crash (tier.Layering's
+		// own table test covers it); the rest is compared whole.
+		if st := ti.Stack; st.Backing != "path" || st.CrashLayer || st.Latency != nil || st.AtomicWrite != tier.SectorAtomic {
+			t.Errorf("tier %s: stack %+v, want a bare folder's of 512B atomic writes", ti.Name, st)
+		}
+		s.Tiers[i].Stack = tier.Stack{}
 	}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("Parse(example) =\n%+v\nwant\n%+v", s, want)

@@ -14,9 +14,11 @@ import (
 	"github.com/dustin/go-humanize"
 	"gopkg.in/yaml.v3"
 
+	"github.com/tierbench/tierbench/engine/ceph/rbdtier"
 	"github.com/tierbench/tierbench/hostenv"
 	"github.com/tierbench/tierbench/setting"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/profile"
 )
 
 // tiers returns the declared tier names; ok is false when the tiers section
@@ -88,44 +90,55 @@ func sameDevice(a, b Tier) bool {
 	return ok && ok2 && filepath.Clean(da.UserDevice()) == filepath.Clean(db.UserDevice())
 }
 
-// tierKind is one way a tier can be given, as the study writes it (key),
-// and how it is read: an existing folder (path), storage tierbench makes
-// for the study (each a tier.Kind), or a cluster's class. Adding a kind
-// of tier is its type (see tier.Kind) and one row here; see
-// docs/adding-a-tier.md.
+// tierKind is one kind of tier as a study writes it (its kind's Key) and
+// how it is read: kind is the kind's zero value, whose Abilities decide
+// which modifiers the tier takes (a kind's abilities do not depend on
+// its settings where the parser asks them). Adding a kind of tier is its
+// type (see tier.Kind) and one row here; see docs/adding-a-tier.md.
 type tierKind struct {
-	key   string
-	parse func(p *parser, name string, e entry) (Tier, bool)
+	kind  tier.Kind
+	parse func(p *parser, name string, e entry, mods map[string]entry) (Tier, bool)
 }
 
 // tierKinds is every kind of tier, in the order messages list them.
-// storage_class is read apart (tier), with the modifiers it allows.
 var tierKinds = []tierKind{
-	{"path", (*parser).pathTier},
-	{"tmpfs", (*parser).tmpfsTier},
-	{"loop", (*parser).loopTier},
-	{"pmem", (*parser).pmemTier},
-	{"pmem_emulated", (*parser).pmemEmulatedTier},
-	{"rbd", (*parser).rbdTier},
-	{"storage_class", nil},
+	{tier.FolderSpec{}, (*parser).pathTier},
+	{tier.TmpfsSpec{}, (*parser).tmpfsTier},
+	{tier.LoopSpec{}, (*parser).loopTier},
+	{tier.PmemSpec{}, (*parser).pmemTier},
+	{tier.PmemEmulatedSpec{}, (*parser).pmemEmulatedTier},
+	{rbdtier.Tier{}, (*parser).rbdTier},
+	{tier.StorageClassSpec{}, (*parser).storageClassTier},
 }
 
-// tierModifiers make a tier emulate slower storage (or, volume_mode, set
-// a cluster claim's mode).
-var tierModifiers = []string{"latency", "throttle", "profile", "emulate", "volume_mode", "cost"}
+// tierModifiers make a tier emulate slower storage, or say what it is
+// (atomic_write, cost; volume_mode: a cluster claim's mode).
+var tierModifiers = []string{"latency", "throttle", "profile", "emulate", "atomic_write", "volume_mode", "cost"}
 
 // tierKindKeys lists tierKinds' keys.
 func tierKindKeys() []string {
 	keys := make([]string, len(tierKinds))
 	for i, k := range tierKinds {
-		keys[i] = k.key
+		keys[i] = k.kind.Key()
 	}
 	return keys
 }
 
-// tier reads one tier: exactly one of path, tmpfs, loop, pmem, pmem_emulated
-// or rbd, and optionally latency and throttle, or a profile in their place
-// (parse_profile.go).
+// kindsWith lists the keys of the kinds whose abilities have has, as
+// "a, b or c", for messages.
+func kindsWith(has func(tier.Abilities) bool) string {
+	var keys []string
+	for _, k := range tierKinds {
+		if has(k.kind.Abilities()) {
+			keys = append(keys, k.kind.Key())
+		}
+	}
+	return orList(keys)
+}
+
+// tier reads one tier: exactly one of tierKinds, and optionally the
+// modifiers its kind's abilities allow (latency and throttle, or a
+// profile in their place: parse_profile.go).
 func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	var kind *entry
 	mods := map[string]entry{}
@@ -143,7 +156,7 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 			continue
 		}
 		if kind != nil {
-			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of path, tmpfs, loop, pmem, pmem_emulated or rbd", name, kind.key, f.key)
+			p.addf(f.k.Line, "tier %q has both %s and %s; give exactly one of %s", name, kind.key, f.key, orList(kinds))
 			return Tier{}, false
 		}
 		kind = &fields[i]
@@ -158,40 +171,43 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	if e, has := mods["cost"]; has {
 		p.tierCost(name, e)
 	}
-	if kind.key == "storage_class" {
-		return p.storageClassTier(name, *kind, mods)
+	row := tierKinds[slices.IndexFunc(tierKinds, func(k tierKind) bool { return k.kind.Key() == kind.key })]
+	abil := row.kind.Abilities()
+	t, ok := row.parse(p, name, *kind, mods)
+	if abil.OnCluster {
+		return t, ok // its modifiers are its own
 	}
-	row := tierKinds[slices.IndexFunc(tierKinds, func(k tierKind) bool { return k.key == kind.key })]
-	t, ok := row.parse(p, name, *kind)
 	if e, has := mods["volume_mode"]; has {
-		p.addf(e.k.Line, "tier %q: volume_mode is for a storage_class tier (a claim's volume mode on a Kubernetes cluster); remove it", name)
+		p.addf(e.k.Line, "tier %q: volume_mode is for a %s tier (a claim's volume mode on a Kubernetes cluster); remove it", name, kindsWith(func(a tier.Abilities) bool { return a.OnCluster }))
 		return Tier{}, false
 	}
-	path, pathOK := p.emulatePath(name, kind.key, mods)
+	path, pathOK := p.emulatePath(name, kind.key, abil, mods)
 	if !pathOK {
 		return Tier{}, false
 	}
-	if e, has := mods["profile"]; has {
-		return p.profiled(name, t, ok, kind.key, e, mods, path)
+	t.Emulate = path
+	if e, has := mods["atomic_write"]; has {
+		ok = p.atomicWrite(name, &t, abil, e) && ok
 	}
-	if e, has := mods["latency"]; has && kind.key == "rbd" {
-		p.addf(e.k.Line, "tier %q: latency is not supported on an rbd tier, whose speed is its cluster's; place the cluster's components on emulated tiers instead", name)
+	if e, has := mods["profile"]; has {
+		return p.profiled(name, t, ok, kind.key, abil, e, mods)
+	}
+	if e, has := mods["latency"]; has && !abil.Latency {
+		p.addf(e.k.Line, "tier %q: latency is not supported on a%s %s tier, whose speed is %s; place the cluster's components on emulated tiers instead", name, article(kind.key), kind.key, abil.FixedSpeed)
 		return Tier{}, false
 	}
 	if e, has := mods["latency"]; has {
 		t.Latency = p.latency(name, e)
 		ok = ok && t.Latency != nil
-		if t.Latency != nil && path == tier.AtSyncCalls {
-			if t.Latency.Read > 0 || t.Latency.Write > 0 {
-				p.addf(mods["emulate"].v.Line, "tier %q: emulate: syscall delays only syncs, and latency asks for read or write delays too; remove read and write, or write emulate: fuse", name)
-				return Tier{}, false
-			}
-			t.Latency.Path, t.EmulateGiven = path, true
+		if t.Latency != nil && path == tier.AtSyncCalls && (t.Latency.Read > 0 || t.Latency.Write > 0) {
+			p.addf(mods["emulate"].v.Line, "tier %q: emulate: syscall delays only syncs, and latency asks for read or write delays too; remove read and write, or write emulate: fuse", name)
+			return Tier{}, false
 		}
 	}
 	if e, has := mods["throttle"]; has {
-		if kind.key != "loop" {
-			p.addf(e.k.Line, "tier %q: throttle needs a loop tier, whose device tierbench owns; write %s: {loop: {...}, throttle: {...}}", name, name)
+		if !abil.Throttle {
+			owns := kindsWith(func(a tier.Abilities) bool { return a.Throttle })
+			p.addf(e.k.Line, "tier %q: throttle needs a %s tier, whose device tierbench owns; write %s: {%s: {...}, throttle: {...}}", name, owns, name, owns)
 			return Tier{}, false
 		}
 		t.Throttle = p.throttle(name, e)
@@ -200,9 +216,36 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	return t, ok
 }
 
+// article is "n" before a key said with a vowel first ("an rbd tier").
+func article(key string) string {
+	if strings.ContainsRune("aeiour", rune(key[0])) {
+		return "n"
+	}
+	return ""
+}
+
+// atomicWrite reads atomic_write: 4KiB into t: a unit the kind can have
+// (8B only on persistent memory).
+func (p *parser) atomicWrite(name string, t *Tier, abil tier.Abilities, e entry) bool {
+	v, ok := p.scalar(e, profile.AtomicWriteFix)
+	if !ok {
+		return false
+	}
+	n, err := profile.ParseAtomicWrite(v)
+	if err == nil && n < profile.SectorAtomicWrite && !abil.ByteAtomic {
+		err = fmt.Errorf("atomic_write %s is below a 512B sector, which only a %s tier writes whole; write atomic_write: 512B or more", v, kindsWith(func(a tier.Abilities) bool { return a.ByteAtomic }))
+	}
+	if err != nil {
+		p.addf(e.v.Line, "tier %q: %v", name, err)
+		return false
+	}
+	t.AtomicWrite = n
+	return true
+}
+
 // emulatePath reads emulate: fuse|syscall, how a tier's latency or profile
 // is applied ("" when not given: the default of each).
-func (p *parser) emulatePath(name, kind string, mods map[string]entry) (tier.LatencyPath, bool) {
+func (p *parser) emulatePath(name, key string, abil tier.Abilities, mods map[string]entry) (tier.LatencyPath, bool) {
 	e, has := mods["emulate"]
 	if !has {
 		return "", true
@@ -220,14 +263,14 @@ func (p *parser) emulatePath(name, kind string, mods map[string]entry) (tier.Lat
 	case !lat && !prof:
 		p.addf(e.k.Line, "tier %q: emulate says how a latency or profile is applied, and the tier has neither; add profile: NAME or latency: {fsync: ...}, or remove emulate", name)
 		return "", false
-	case v == string(tier.AtSyncCalls) && kind == "pmem_emulated":
-		p.addf(e.v.Line, "tier %q: a pmem_emulated tier is always served through the power-loss layer, a FUSE layer; remove emulate (or write emulate: fuse), or use tmpfs: {size: ...} for a tier whose syncs alone are delayed", name)
+	case v == string(tier.AtSyncCalls) && abil.Layer == tier.LayerAlways:
+		p.addf(e.v.Line, "tier %q: a %s tier is always served through the power-loss layer, a FUSE layer; remove emulate (or write emulate: fuse), or use tmpfs: {size: ...} for a tier whose syncs alone are delayed", name, key)
 		return "", false
 	}
 	return tier.LatencyPath(v), true
 }
 
-func (p *parser) pathTier(name string, e entry) (Tier, bool) {
+func (p *parser) pathTier(name string, e entry, _ map[string]entry) (Tier, bool) {
 	v, ok := p.scalar(e, "write path: /absolute/folder")
 	if !ok {
 		return Tier{}, false
@@ -241,14 +284,14 @@ func (p *parser) pathTier(name string, e entry) (Tier, bool) {
 		p.addf(e.v.Line, "tier %q: %v", name, err)
 		return Tier{}, false
 	}
-	t := Tier{Spec: tier.Spec{Name: name, Path: real}}
+	t := Tier{Spec: tier.Spec{Name: name, Path: real, Kind: tier.FolderSpec{}}}
 	if real != filepath.Clean(v) {
 		t.Given = v
 	}
 	return t, true
 }
 
-func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
+func (p *parser) pmemTier(name string, e entry, _ map[string]entry) (Tier, bool) {
 	const example = "pmem: {device: /dev/pmem0, fs: xfs, dax: true}"
 	m, ok := p.subfields(name, e, []string{"device", "fs", "dax"}, example)
 	if !ok {
@@ -286,7 +329,7 @@ func (p *parser) pmemTier(name string, e entry) (Tier, bool) {
 // durable as far as that layer models it, where tmpfs alone keeps nothing.
 // A folder elsewhere than in RAM is refused: it would be a disk under the
 // layer, named as persistent memory.
-func (p *parser) pmemEmulatedTier(name string, e entry) (Tier, bool) {
+func (p *parser) pmemEmulatedTier(name string, e entry, _ map[string]entry) (Tier, bool) {
 	const example = "pmem_emulated: {path: /dev/shm/tierbench-pmem} or pmem_emulated: {size: 1GiB}"
 	m, ok := p.subfields(name, e, []string{"path", "size"}, example)
 	if !ok {
@@ -300,7 +343,7 @@ func (p *parser) pmemEmulatedTier(name string, e entry) (Tier, bool) {
 	}
 	var t Tier
 	if hasPath {
-		if t, ok = p.pathTier(name, pe); !ok {
+		if t, ok = p.pathTier(name, pe, nil); !ok {
 			return Tier{}, false
 		}
 		if err := tier.CheckInRAM(t.Path); err != nil {
@@ -312,9 +355,11 @@ func (p *parser) pmemEmulatedTier(name string, e entry) (Tier, bool) {
 		if !ok {
 			return Tier{}, false
 		}
-		t = Tier{Spec: tier.Spec{Name: name, Kind: tier.TmpfsSpec{Size: size}}}
+		t = Tier{Spec: tier.Spec{Name: name}}
+		t.Kind = tier.PmemEmulatedSpec{Size: size}
+		return t, true
 	}
-	t.PmemEmulated, t.Crashable = true, true
+	t.Kind = tier.PmemEmulatedSpec{Path: t.Path}
 	return t, true
 }
 
@@ -431,7 +476,7 @@ func (p *parser) size(name string, m map[string]entry, parent entry, example str
 // tierSize is a tier's size, read as every size in a study is.
 var tierSize = setting.Setting{Name: "size", Kind: setting.Size, Default: "1GiB"}
 
-func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
+func (p *parser) tmpfsTier(name string, e entry, _ map[string]entry) (Tier, bool) {
 	const example = "tmpfs: {size: 1GiB}"
 	m, ok := p.subfields(name, e, []string{"size"}, example)
 	if !ok {
@@ -444,7 +489,7 @@ func (p *parser) tmpfsTier(name string, e entry) (Tier, bool) {
 	return Tier{Spec: tier.Spec{Name: name, Kind: tier.TmpfsSpec{Size: size}}}, true
 }
 
-func (p *parser) loopTier(name string, e entry) (Tier, bool) {
+func (p *parser) loopTier(name string, e entry, _ map[string]entry) (Tier, bool) {
 	const example = "loop: {backing: ram, size: 1GiB, fs: ext4}"
 	m, ok := p.subfields(name, e, []string{"backing", "size", "fs", "mount_options"}, example)
 	if !ok {

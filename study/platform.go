@@ -63,7 +63,7 @@ func (p *parser) platform(s *Study) {
 	}
 	var classTiers []string
 	for _, t := range s.Tiers {
-		if t.StorageClass != nil {
+		if t.Abilities().OnCluster {
 			classTiers = append(classTiers, t.Name)
 		} else if s.Kubernetes != nil {
 			p.addf(t.Line, "tier %q is on this machine, but the study runs on Kubernetes, whose tiers are storage classes; write %s: {storage_class: NAME}", t.Name, t.Name)
@@ -121,7 +121,7 @@ func (p *parser) clusterRuns(s *Study) {
 		p.addf(p.lineOf(p.top, "cache", line), "cache: cold cannot run on a cluster: it drops the page cache of this machine, not of the engine's node; measure warm")
 	}
 	for _, t := range s.Tiers {
-		if t.StorageClass != nil && t.StorageClass.VolumeMode == "Block" && s.usesTier(t.Name) {
+		if c, ok := tier.ClassOf(t.Spec); ok && c.VolumeMode == "Block" && s.usesTier(t.Name) {
 			p.addf(t.Line, "tier %q is volume_mode Block (a raw device), but %s keeps its components in folders: use volume_mode: Filesystem", t.Name, p.spec.Name)
 		}
 	}
@@ -131,8 +131,8 @@ func (p *parser) clusterRuns(s *Study) {
 func (s *Study) StorageClasses() map[string]string {
 	out := map[string]string{}
 	for _, t := range s.Tiers {
-		if t.StorageClass != nil {
-			out[t.Name] = t.StorageClass.Class
+		if c, ok := tier.ClassOf(t.Spec); ok {
+			out[t.Name] = c.Class
 		}
 	}
 	return out
@@ -221,7 +221,7 @@ func (p *parser) storageClassTier(name string, kind entry, mods map[string]entry
 		p.addf(kind.v.Line, "tier %q: storage_class %s is not a storage class name (lower-case letters, digits, '-' and '.', at most 253)", name, tier.Excerpt(v))
 		return Tier{}, false
 	}
-	spec := &tier.StorageClassSpec{Class: v, VolumeMode: "Filesystem"}
+	spec := tier.StorageClassSpec{Class: v, VolumeMode: "Filesystem"}
 	for _, key := range slices.Sorted(maps.Keys(mods)) { // one problem, the same each time
 		e := mods[key]
 		if key != "volume_mode" {
@@ -238,7 +238,7 @@ func (p *parser) storageClassTier(name string, kind entry, mods map[string]entry
 		}
 		spec.VolumeMode = m
 	}
-	return Tier{Spec: tier.Spec{Name: name, StorageClass: spec}}, true
+	return Tier{Spec: tier.Spec{Name: name, Kind: spec}}, true
 }
 
 // tierLine is where tier name is declared (0 if it is not).

@@ -49,8 +49,8 @@ crash: power
 	s := mustParse(t, src)
 	want := map[string][2]bool{"disk": {true, false}, "ram": {false, false}, "pmem": {true, true}}
 	for _, ti := range s.Tiers {
-		if got := [2]bool{ti.Crashable, ti.PmemEmulated}; got != want[ti.Name] {
-			t.Errorf("tier %s: crashable, pmem_emulated = %v, want %v", ti.Name, got, want[ti.Name])
+		if got := [2]bool{ti.Stack.CrashLayer, ti.Stack.DurableByLayer}; got != want[ti.Name] {
+			t.Errorf("tier %s: crash layer, durable by layer = %v, want %v", ti.Name, got, want[ti.Name])
 		}
 	}
 

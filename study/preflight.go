@@ -174,27 +174,25 @@ func (c *preflight) provisioned(m Machine) {
 		if !t.Provisioned() {
 			continue
 		}
-		if t.Kind != nil && os.Geteuid() != 0 {
+		abil := t.Abilities()
+		if abil.Mounts && os.Geteuid() != 0 {
 			fix := "{path: <folder>}"
-			if t.PmemEmulated {
-				fix = "{pmem_emulated: {path: /dev/shm/<folder>}}"
+			if abil.WithoutRoot != "" {
+				fix = abil.WithoutRoot
 			}
 			c.addf(t.Line, "tier %q is mounted by tierbench, which needs root: run tierbench as root (sudo), or give the tier as %s", t.Name, fix)
 			continue
 		}
-		var err error
-		if t.Kind != nil {
-			err = t.Kind.Preflight()
-		}
-		if err == nil && t.PmemEmulated {
+		err := t.TierKind().Preflight()
+		if err == nil && abil.Layer == tier.LayerAlways {
 			if err = emulate.Supported(); err != nil {
-				err = fmt.Errorf("pmem_emulated is RAM served through tierbench's power-loss layer, which cannot run here: %w; or use {path: /dev/shm/<folder>} (RAM, not durable)", err)
+				err = fmt.Errorf("%s is RAM served through tierbench's power-loss layer, which cannot run here: %w; or use {path: /dev/shm/<folder>} (RAM, not durable)", t.TierKind().Key(), err)
 			}
 		}
-		if err == nil && (t.Latency != nil || t.Crashable) {
+		if err == nil && (t.Stack.Latency != nil || t.Stack.CrashLayer) {
 			err = emulate.Supported()
 		}
-		if err == nil && t.Throttle != nil {
+		if err == nil && t.Stack.Throttle != nil {
 			err = throttle.Supported()
 		}
 		if err != nil {

@@ -24,7 +24,7 @@ const rbdExample = "rbd: {size: 4GiB, fs: ext4, cluster: {block: ssd, db: pmem, 
 // rbdTier reads rbd: {size, fs, cluster, options}: size is required,
 // cluster must place block (db and wal default as engine/ceph has them),
 // options are engine/ceph's, one value each.
-func (p *parser) rbdTier(name string, e entry) (Tier, bool) {
+func (p *parser) rbdTier(name string, e entry, _ map[string]entry) (Tier, bool) {
 	m, ok := p.subfields(name, e, []string{"size", "fs", "cluster", "options"}, rbdExample)
 	if !ok {
 		return Tier{}, false
@@ -142,7 +142,8 @@ func (p *parser) rbdClusters(s *Study, declared []string) {
 			continue
 		}
 		if t, ok := s.Tier(r.tier); ok && t.Served() {
-			p.addf(r.line, "tier %q puts its cluster's %s on rbd tier %q: a Ceph cluster cannot live on a Ceph image; use a tmpfs, loop, pmem or path tier", r.rbdTier, r.component, r.tier)
+			p.addf(r.line, "tier %q puts its cluster's %s on rbd tier %q: a Ceph cluster cannot live on a Ceph image; use a %s tier", r.rbdTier, r.component, r.tier,
+				kindsWith(func(a tier.Abilities) bool { return !a.Served && !a.OnCluster }))
 		}
 	}
 }
@@ -154,7 +155,7 @@ func (p *parser) rbdClusters(s *Study, declared []string) {
 // space when it starts.
 func (p *parser) rbdDeviceSpace(s *Study) {
 	for _, t := range s.Tiers {
-		rt, ok := t.Kind.(rbdtier.Tier)
+		rt, ok := rbdtier.Of(t.Kind)
 		if !ok {
 			continue
 		}
@@ -167,7 +168,7 @@ func (p *parser) rbdDeviceSpace(s *Study) {
 		for _, name := range names {
 			on, ok := s.Tier(name)
 			size, kind := on.Size()
-			if !ok || size == 0 || kind == "rbd" || need[name] <= size {
+			if !ok || size == 0 || on.Abilities().Served || need[name] <= size {
 				continue
 			}
 			p.addf(t.Line, "tier %q: its Ceph cluster's device files need %s on tier %q (%s, %s); make that tier larger, or lower the options block_size, db_size or wal_size of the devices there",

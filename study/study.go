@@ -139,9 +139,6 @@ type Tier struct {
 	tier.Spec
 	// Given keeps the path as written when it differs from Path.
 	Given string
-	// EmulateGiven says the study chose how the tier's latency is applied
-	// (emulate:), which crash: power must then keep or refuse.
-	EmulateGiven bool
 	// Line is where the tier is declared in the study file.
 	Line int
 }

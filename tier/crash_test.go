@@ -76,25 +76,24 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied := ApplyProfile(prof, false, true, "")
 	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	specs := []Spec{
-		{Name: "ram", Path: filepath.Join(ram, "tier"), Crashable: true},
-		{Name: "pmem", Path: filepath.Join(pm, "tier"), Crashable: true, PmemEmulated: true},
+		{Name: "ram", Path: filepath.Join(ram, "tier"), Crashes: Crashes{PowerCut: true}},
+		{Name: "pmem", Path: filepath.Join(pm, "tier"), Kind: PmemEmulatedSpec{Path: filepath.Join(pm, "tier")}},
 		// The PMEM profile's latencies over the same layer.
-		{Name: "pmemp", Path: filepath.Join(pp, "tier"), Crashable: true, PmemEmulated: true, Latency: &applied.Latency, Profile: &prof},
+		{Name: "pmemp", Path: filepath.Join(pp, "tier"), Kind: PmemEmulatedSpec{Path: filepath.Join(pp, "tier")}, Profile: &prof},
 	}
 	if os.Geteuid() == 0 { // pmem_emulated: {size: ...} mounts a tmpfs
-		specs = append(specs, Spec{Name: "pmem2", Kind: TmpfsSpec{Size: 16 << 20}, Crashable: true, PmemEmulated: true})
+		specs = append(specs, Spec{Name: "pmem2", Kind: PmemEmulatedSpec{Size: 16 << 20}})
 	}
 	ws, err := NewWorkspace(context.Background(), ledger, "study1", specs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p2, ok := ws.Tiers()["pmem2"]; ok && (!p2.Durable || !p2.PmemEmulated || !strings.HasPrefix(p2.FSType, "fuse.")) {
+	if p2, ok := ws.Tiers()["pmem2"]; ok && (!p2.Durable || !p2.LayerDurable || !strings.HasPrefix(p2.FSType, "fuse.")) {
 		t.Errorf("tier pmem2: %+v; want a tmpfs under the FUSE layer, durable and pmem_emulated", p2)
 	}
 	closed := false
@@ -104,14 +103,14 @@ func TestPowerCutOnRAMTiers(t *testing.T) {
 		}
 	})
 	ri, pi, ppi := ws.Tiers()["ram"], ws.Tiers()["pmem"], ws.Tiers()["pmemp"]
-	if ri.FSType != "tmpfs" || ri.Durable || ri.Emulated || ri.PmemEmulated {
+	if ri.FSType != "tmpfs" || ri.Durable || ri.Emulated || ri.LayerDurable {
 		t.Errorf("tier ram: %+v; want the tmpfs folder itself, not durable, no layer", ri)
 	}
-	if !strings.HasPrefix(pi.FSType, "fuse.") || !pi.Durable || !pi.Emulated || !pi.PmemEmulated ||
+	if !strings.HasPrefix(pi.FSType, "fuse.") || !pi.Durable || !pi.Emulated || !pi.LayerDurable ||
 		!strings.Contains(pi.Emulation, "persistent-memory-like") || !strings.Contains(pi.Emulation, "not persistent memory's") {
 		t.Errorf("tier pmem: %+v; want it under the FUSE layer, durable, emulated and labelled persistent-memory-like", pi)
 	}
-	if !ppi.Durable || !ppi.PmemEmulated || !strings.Contains(ppi.Emulation, "profile optane-pmem-100") {
+	if !ppi.Durable || !ppi.LayerDurable || !strings.Contains(ppi.Emulation, "profile optane-pmem-100") {
 		t.Errorf("tier pmemp: %+v; want it durable, pmem_emulated and naming its profile", ppi)
 	}
 
@@ -178,8 +177,61 @@ func TestPmemEmulatedRefusesDisk(t *testing.T) {
 	if CheckInRAM(dir) == nil {
 		t.Skipf("%s is in RAM here", dir)
 	}
-	_, err := layeredFolder(Spec{Name: "pm", Path: dir, Crashable: true, PmemEmulated: true})
+	s := Spec{Name: "pm", Path: dir, Kind: PmemEmulatedSpec{Path: dir}}
+	_, err := Layering(s, Crashes{}, HostOf(s))
 	if err == nil || !strings.Contains(err.Error(), "not RAM") || !strings.Contains(err.Error(), "/dev/shm") {
 		t.Errorf("err %v; want it refused, naming a folder in RAM", err)
+	}
+}
+
+// TestAtomicWriteReachesTheLayer: a tier's atomic-write unit, decided
+// with its stack (here declared: 16 KiB), is the unit its power-loss
+// layer tears writes at; a tier that declares none takes its kind's
+// (512 B on a folder).
+func TestAtomicWriteReachesTheLayer(t *testing.T) {
+	if err := emulate.Supported(); err != nil {
+		testenv.Skipf(t, "no FUSE: %v", err)
+	}
+	if CheckInRAM(t.TempDir()) == nil {
+		t.Skip("the temporary folder is in RAM here: a folder there needs no power-loss layer")
+	}
+	ledger, err := OpenLedger(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := Crashes{PowerCut: true}
+	ws, err := NewWorkspace(context.Background(), ledger, "study1",
+		Spec{Name: "wide", Path: filepath.Join(t.TempDir(), "wide"), Kind: FolderSpec{}, Crashes: cut, AtomicWrite: 16 << 10},
+		Spec{Name: "plain", Path: filepath.Join(t.TempDir(), "plain"), Kind: FolderSpec{}, Crashes: cut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			ws.Close()
+		}
+	})
+	for name, want := range map[string]int64{"wide": 16 << 10, "plain": 512} {
+		if got := ws.Tiers()[name].AtomicWrite; got != want {
+			t.Errorf("tier %s records a %d-byte unit, want %d", name, got, want)
+		}
+		_, unit, err := ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelTorn, Keep: 0.5, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unit != want {
+			t.Errorf("tier %s's layer tears at %d bytes, want %d", name, unit, want)
+		}
+		if err := ws.PowerOn([]string{name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closed = true
+	if err := ws.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := ledger.All(); len(left) != 0 {
+		t.Errorf("left in the ledger: %v", left)
 	}
 }

@@ -398,6 +398,19 @@ func LoopDevice(dir string) (string, error) {
 // write not made durable when told to (emulate.Options.Crashable); its
 // latencies may all be zero.
 func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable bool) (string, error) {
+	return p.layer(name, base, spec, crashable, 0)
+}
+
+// CrashLayer is Latency for a tier under the power-loss layer, whose
+// device persists writes whole up to atomicWrite bytes (the tier's
+// Stack.AtomicWrite), which the layer's torn cuts keep or lose whole.
+func (p *Provisioner) CrashLayer(name, base string, spec LatencySpec, atomicWrite int64) (string, error) {
+	return p.layer(name, base, spec, true, atomicWrite)
+}
+
+// layer serves base through a FUSE layer for tier name (Latency,
+// CrashLayer); atomicWrite 0 is the layer's default unit.
+func (p *Provisioner) layer(name, base string, spec LatencySpec, crashable bool, atomicWrite int64) (string, error) {
 	if err := emulate.Supported(); err != nil {
 		return "", fmt.Errorf("tier %s: latency: %w", name, err)
 	}
@@ -409,8 +422,8 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 	if err != nil {
 		return "", fmt.Errorf("tier %s: %w", name, err)
 	}
-	lat := emulate.Latency{Read: spec.Read, Write: spec.Write, Fsync: spec.Fsync,
-		ReadP99: spec.ReadP99, WriteP99: spec.WriteP99, FsyncP99: spec.FsyncP99, DirectWrites: spec.DirectWrites, FsyncAtOnce: spec.FsyncAtOnce}
+	lat := spec
+	lat.Path = "" // through this layer: the layer's spec is its delays
 	if crashable {
 		// Recorded before the mount, so undone after it: a killed
 		// helper leaves its hidden folder for cleanup.
@@ -423,7 +436,7 @@ func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable boo
 		return err
 	}
 	key := specKey(lat, crashable)
-	opt := emulate.Options{Started: started, Crashable: crashable}
+	opt := emulate.Options{Started: started, Crashable: crashable, AtomicWrite: atomicWrite}
 	if c, ok := p.bySpec[key]; ok {
 		opt.Calibrated = &c
 	}

@@ -1,6 +1,8 @@
 // Package tier turns a tier's folder into facts (filesystem, mount options,
-// backing device, whether fsync means anything there), provisions the tiers
-// tierbench creates (tmpfs, loop, PMEM, emulated), formats and mounts the
+// backing device, whether fsync means anything there), decides each tier's
+// layering once from its kind's abilities (Kind, Abilities, Layering:
+// backing, delay path, power-loss layer, atomic-write unit), provisions the
+// tiers tierbench creates (tmpfs, loop, PMEM, emulated), formats and mounts the
 // storage of served tiers that another package makes (rbd: a Ceph image,
 // see engine/ceph/rbdtier and Volumes), and keeps the ledger of everything it made so
 // `tierbench cleanup` can undo it after a kill. A study's Workspace holds
@@ -50,10 +52,19 @@ type Info struct {
 	EmulationCheck string `json:"emulation_check,omitempty"`
 	// Note says why Durable is false, in words for reports.
 	Note string `json:"note,omitempty"`
-	// PmemEmulated marks a persistent-memory-like tier (Spec.PmemEmulated):
-	// RAM whose Durable holds only under tierbench's power-loss layer, so
-	// reports can say so beside every figure from it.
-	PmemEmulated bool `json:"pmem_emulated,omitempty"`
+	// LayerDurable marks a tier whose Durable holds only under
+	// tierbench's power-loss layer (Stack.DurableByLayer: RAM made
+	// persistent-memory-like, pmem_emulated), so reports can say so
+	// beside every figure from it. Its JSON name is the one records
+	// stored before it was named for what it says.
+	LayerDurable bool `json:"pmem_emulated,omitempty"`
+	// AtomicWrite is the tier's atomic-write unit in bytes (Stack.
+	// AtomicWrite), AtomicWriteFrom where it comes from, and
+	// DeviceAtomicWrite what the device under the tier reports of its
+	// own, a stated fact (DeviceAtomicWrite).
+	AtomicWrite       int64  `json:"atomic_write,omitempty"`
+	AtomicWriteFrom   string `json:"atomic_write_from,omitempty"`
+	DeviceAtomicWrite string `json:"device_atomic_write,omitempty"`
 	// Profile names the device profile the tier emulates (profile:), and
 	// Fidelity is each of its figures against what the study's probe of
 	// the tier achieved (only when the study probed: probe quick or full).

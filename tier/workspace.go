@@ -12,47 +12,54 @@ import (
 	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
-// Spec is one tier as a study declares it: a folder (Path), or storage
-// tierbench makes for it (Kind: a tmpfs, a loop device, a PMEM mount, a
-// Ceph image), optionally made to emulate slower storage (Latency,
-// Throttle).
+// Spec is one tier as a study declares it: its kind (a folder of the
+// user's at Path, or storage tierbench makes: a tmpfs, a loop device, a
+// PMEM mount, a Ceph image, ...), what the study asks on top of it
+// (Latency, Throttle, Profile, Emulate, AtomicWrite: as written, not yet
+// applied), what the study's crash kinds do to it (Crashes), and the
+// layering decided from them (Stack, see Layering), which is what acts.
+// A Spec without a Kind is a folder (FolderSpec), as tools write one.
 type Spec struct {
-	Name     string
-	Path     string
-	Kind     Kind
+	Name string
+	// Path is the folder of a folder tier (and of a pmem_emulated one
+	// given as a folder); "" for storage tierbench makes.
+	Path string
+	Kind Kind
+	// Latency and Throttle are latency: and throttle: as the study
+	// writes them; Stack.Latency and Stack.Throttle are what is applied.
 	Latency  *LatencySpec
 	Throttle *ThrottleSpec
-	// Profile is the device profile the tier emulates (profile:), from
-	// which Latency and Throttle were set (ApplyProfile); nil if none.
+	// Profile is the device profile the tier emulates (profile:), nil if
+	// none: Layering applies it (ApplyProfile).
 	Profile *profile.Profile
-	// Crashable puts the tier under the crash-capable layer (crash:
-	// power), which loses every write not made durable when the power is
-	// cut (see crash.go).
-	Crashable bool
-	// PmemEmulated is a persistent-memory-like tier (pmem_emulated): RAM
-	// (a folder on tmpfs, or a TmpfsSpec Kind) always served through the
-	// crash-capable layer, so that what an fsync covered survives a power
-	// cut as on PMEM in fsdax; it implies Crashable. Its record is durable
-	// only as far as that layer models it, and says so.
-	PmemEmulated bool
-	// StorageClass is a tier on a Kubernetes cluster (platform:
-	// kubernetes): volumes the cluster provisions from the class, nothing
-	// on this machine.
-	StorageClass *StorageClassSpec
+	// Emulate is emulate: as the study writes it ("" for the default).
+	Emulate LatencyPath
+	// AtomicWrite is atomic_write: in bytes (0: the profile's, else the
+	// kind's default).
+	AtomicWrite int64
+	// Crashes is what the study's crash kinds do to the tier.
+	Crashes Crashes
+	// Stack is the tier's layering (Layering), set when the study is
+	// read; the workspace decides it again with the host's facts of the
+	// moment it makes the tier.
+	Stack Stack
 }
 
-// StorageClassSpec names a cluster's StorageClass and the volume mode of
-// the claims made from it.
-type StorageClassSpec struct {
-	Class string
-	// VolumeMode is Filesystem (the default) or Block.
-	VolumeMode string
+// TierKind is s's kind: a folder when none is set.
+func (s Spec) TierKind() Kind {
+	if s.Kind == nil {
+		return FolderSpec{}
+	}
+	return s.Kind
 }
+
+// Abilities are s's kind's abilities.
+func (s Spec) Abilities() Abilities { return s.TierKind().Abilities() }
 
 // Provisioned reports whether tierbench creates or mounts anything for the
-// tier.
+// tier: its kind's storage, or a layer or a cap over it.
 func (s Spec) Provisioned() bool {
-	return s.Kind != nil || s.Latency != nil || s.Throttle != nil || s.Crashable
+	return s.Abilities().Mounts || s.Stack.Latency != nil || s.Stack.Throttle != nil || s.Stack.CrashLayer
 }
 
 // Served reports whether a program outside package tier serves the
@@ -91,6 +98,9 @@ type Workspace struct {
 	served  []*Provisioner
 	caveats map[string]func(context.Context) []string // by served tier
 	tiers   map[string]Info
+	// stacks are the tiers' layerings as made, names their order.
+	stacks  map[string]Stack
+	names   []string
 	scratch string
 	// dropScratch removes the scratch folder (and forgets its record).
 	dropScratch func() error
@@ -121,7 +131,10 @@ type WorkspaceConfig struct {
 // Provisioned tiers need root and a ledger. On failure, what was made is
 // undone.
 func (c WorkspaceConfig) Open(ctx context.Context, tiers ...Spec) (*Workspace, error) {
-	ws := &Workspace{ledger: c.Ledger, tag: c.Tag, prov: &Provisioner{Ledger: c.Ledger, Tag: c.Tag}, tiers: map[string]Info{}}
+	ws := &Workspace{ledger: c.Ledger, tag: c.Tag, prov: &Provisioner{Ledger: c.Ledger, Tag: c.Tag}, tiers: map[string]Info{}, stacks: map[string]Stack{}}
+	for _, t := range tiers {
+		ws.names = append(ws.names, t.Name)
+	}
 	for _, t := range tiers {
 		if t.Served() {
 			continue
@@ -174,6 +187,12 @@ func (w *Workspace) serve(ctx context.Context, t Spec) (Info, error) {
 		return Info{}, err
 	}
 	info.Durable, info.Note = vol.Durable, vol.Note
+	st, err := Layering(t, t.Crashes, Host{})
+	if err != nil {
+		return Info{}, err
+	}
+	recordAtomicWrite(&info, st)
+	w.stacks[t.Name] = st
 	if vol.Caveats != nil {
 		if w.caveats == nil {
 			w.caveats = map[string]func(context.Context) []string{}
@@ -198,8 +217,10 @@ func (w *Workspace) Caveats(ctx context.Context, tiers []string) []string {
 }
 
 // prepare provisions tier t if tierbench creates it, and inspects it.
+// Its layering is decided again (Layering) with the host's facts of the
+// moment: a folder found in RAM needs no power-loss layer.
 func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
-	if t.Path != "" && t.Kind == nil {
+	if t.Path != "" && !t.Abilities().Mounts {
 		real, err := Resolve(t.Path)
 		if err == nil {
 			err = w.prov.tierFolder(real)
@@ -208,8 +229,8 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 			return Info{}, fmt.Errorf("prepare tiers: tier %s: %w", t.Name, err)
 		}
 	}
-	t, err := layeredFolder(t)
-	if err != nil {
+	var err error
+	if t.Stack, err = Layering(t, t.Crashes, HostOf(t)); err != nil {
 		return Info{}, fmt.Errorf("prepare tiers: %w", err)
 	}
 	path := t.Path
@@ -223,10 +244,12 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 	if err != nil {
 		return Info{}, fmt.Errorf("prepare tiers: %w", err)
 	}
-	if t.Latency != nil {
+	st := t.Stack
+	w.stacks[t.Name] = st
+	if st.Latency != nil {
 		info.Emulated = true
 		how := "latency (FUSE): "
-		if t.Latency.SyncCalls() {
+		if st.Latency.SyncCalls() {
 			how = "latency (seccomp; reads and writes at the folder's own speed): "
 		}
 		label := how
@@ -234,7 +257,7 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 			label = "profile " + t.Profile.Name + ", " + how
 			info.Profile = t.Profile.Name
 		}
-		info.Emulation = joinNonEmpty(info.Emulation, label+t.Latency.String())
+		info.Emulation = joinNonEmpty(info.Emulation, label+st.Latency.String())
 		if c, ok := w.prov.LatencyCalibration(t.Name); ok {
 			info.Emulation += " (" + c.String() + ")"
 		}
@@ -243,24 +266,24 @@ func (w *Workspace) prepare(ctx context.Context, t Spec) (Info, error) {
 				w.syncRules[i].Calibration.Overshoot.Microseconds())
 		}
 	}
-	if t.Throttle != nil {
+	if st.Throttle != nil {
 		info.Emulated = true
-		info.Emulation = joinNonEmpty(info.Emulation, "throttled (cgroup): "+t.Throttle.String())
+		info.Emulation = joinNonEmpty(info.Emulation, "throttled (cgroup): "+st.Throttle.String())
 	}
-	if t.Crashable {
+	if st.CrashLayer {
 		info.Emulated = true
-		note := CrashLayerNote
-		if t.PmemEmulated {
+		note := st.Note
+		if st.DurableByLayer {
 			// Durable as the layer models it: RAM behind it, so no
 			// more than that.
-			note = PmemEmulatedNote
-			info.Durable, info.Note, info.PmemEmulated = true, "", true
+			info.Durable, info.Note, info.LayerDurable = true, "", true
 		}
-		if c, ok := w.prov.LatencyCalibration(t.Name); ok && t.Latency == nil && c.Overhead > 0 {
+		if c, ok := w.prov.LatencyCalibration(t.Name); ok && st.Latency == nil && c.Overhead > 0 {
 			note += fmt.Sprintf("; its own round trip, measured at mount: %dµs", c.Overhead.Microseconds())
 		}
 		info.Emulation = joinNonEmpty(info.Emulation, note)
 	}
+	recordAtomicWrite(&info, st)
 	return info, nil
 }
 
@@ -294,29 +317,6 @@ func (w *Workspace) checkSiblings() error {
 // tiers of one spec that do not delay alike.
 func (w *Workspace) Warnings() []string { return w.warnings }
 
-// layeredFolder readies a folder tier that a FUSE layer is to serve: the
-// folder is made as Prepare makes it (the layer keeps its backing folder
-// inside). A crash layer is dropped where the folder keeps nothing through
-// a power loss anyway (tmpfs): the run empties its folders there at the
-// cut, which the layer, cut, would refuse (EIO), and it would only slow
-// the tier. A pmem_emulated folder must be in RAM, which is its point.
-func layeredFolder(t Spec) (Spec, error) {
-	if t.Path == "" || t.Kind != nil || (t.Latency == nil && !t.Crashable) {
-		return t, nil
-	}
-	info, err := Prepare(t.Name, t.Path)
-	if err != nil {
-		return t, err
-	}
-	switch {
-	case t.PmemEmulated && info.Durable:
-		return t, fmt.Errorf("tier %s: pmem_emulated folder %s is on %s (%s), not RAM: give a folder on tmpfs such as /dev/shm/tierbench-pmem, or size: 1GiB for a tmpfs tierbench mounts", t.Name, t.Path, info.FSType, info.Device)
-	case t.Crashable && !t.PmemEmulated && !info.Durable:
-		t.Crashable = false
-	}
-	return t, nil
-}
-
 // provision makes tier t's kind (a tmpfs, a loop device, a PMEM mount),
 // caps it and layers latency over it as asked, and returns its folder.
 func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err error) {
@@ -324,30 +324,35 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 		return "", fmt.Errorf("tier %s: provisioned tiers need tierbench's state folder (no ledger given)", t.Name)
 	}
 	path = t.Path
-	if m, ok := t.Kind.(Maker); ok {
+	if m, ok := t.TierKind().(Maker); ok {
 		path, err = m.Make(ctx, w.prov, t.Name)
 	}
-	if err == nil && t.Throttle != nil {
+	st := t.Stack
+	if err == nil && st.Throttle != nil {
 		var dev string
 		if dev, err = LoopDevice(path); err == nil {
-			err = w.prov.Throttle(t.Name, dev, *t.Throttle)
+			err = w.prov.Throttle(t.Name, dev, *st.Throttle)
 		}
 	}
-	if err == nil && t.Latency != nil && t.Latency.SyncCalls() && !t.Crashable {
+	if err == nil && st.Latency != nil && st.Latency.SyncCalls() {
 		if err = syncdelay.Supported(); err != nil {
 			return "", fmt.Errorf("tier %s: %w", t.Name, err)
 		}
 		// Calibrated once for the study, and alike for every tier of one
 		// spec: not again at each engine's start.
-		w.syncRules = append(w.syncRules, t.Latency.SyncRule(path)).Calibrated()
+		w.syncRules = append(w.syncRules, SyncRule(path, *st.Latency)).Calibrated()
 		return path, nil
 	}
-	if err == nil && (t.Latency != nil || t.Crashable) {
+	if err == nil && (st.Latency != nil || st.CrashLayer) {
 		var lat LatencySpec
-		if t.Latency != nil {
-			lat = *t.Latency
+		if st.Latency != nil {
+			lat = *st.Latency
 		}
-		path, err = w.prov.Latency(t.Name, path, lat, t.Crashable)
+		if st.CrashLayer {
+			path, err = w.prov.CrashLayer(t.Name, path, lat, st.AtomicWrite)
+		} else {
+			path, err = w.prov.Latency(t.Name, path, lat, false)
+		}
 	}
 	return path, err
 }
@@ -363,6 +368,29 @@ func joinNonEmpty(a, b string) string {
 // workspace's own: a caller may add to a tier's record (a probe's
 // emulation check); the paths are what run folders are made under.
 func (w *Workspace) Tiers() map[string]Info { return w.tiers }
+
+// Made is each tier the workspace made, in the study's order: its name,
+// its record and its stack as the workspace built it (Layering, with the
+// host's facts of that moment).
+func (w *Workspace) Made() []Made {
+	var out []Made
+	for _, n := range w.names {
+		if info, ok := w.tiers[n]; ok {
+			out = append(out, Made{Name: n, Info: info, Stack: w.stacks[n]})
+		}
+	}
+	return out
+}
+
+// Stack is tier name's stack as the workspace built it.
+func (w *Workspace) Stack(name string) Stack { return w.stacks[name] }
+
+// Made is one tier a workspace made (Workspace.Made).
+type Made struct {
+	Name  string
+	Info  Info
+	Stack Stack
+}
 
 // SyncDelays are the rules of the tiers whose latency is applied at the
 // sync calls: every engine process (engine.Config.SyncDelays) and probe

@@ -287,7 +287,7 @@ func printTierNotes(w io.Writer, st *study.Study) {
 		if t.Profile == nil {
 			continue
 		}
-		if b := probe.BelowText(*t.Profile, floor, t.Latency.Path); b != "" {
+		if b := probe.BelowText(*t.Profile, floor, t.Stack.Latency.Path); b != "" {
 			fmt.Fprintf(w, "warning: tier %s: %s\n", t.Name, b)
 		}
 	}

@@ -237,7 +237,7 @@ func probeProfile(ctx context.Context, f probeFlags, prof profile.Profile, paths
 	opt.SyncsAtOnce = prof.SyncsAtOnce()
 	if lat := applied.Latency; lat.SyncCalls() {
 		fmt.Fprintf(os.Stderr, "probing a tier for profile %s at the sync calls (%s) with fio...\n", prof.Name, lat.String())
-		opt.SyncDelays = syncdelay.Rules{lat.SyncRule(base)}
+		opt.SyncDelays = syncdelay.Rules{tier.SyncRule(base, lat)}
 		if pt, err = probe.Probe(ctx, base, opt); err != nil {
 			return err
 		}

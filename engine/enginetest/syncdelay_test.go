@@ -9,6 +9,7 @@ import (
 
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/testenv"
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
@@ -30,7 +31,7 @@ func TestCommitsWaitTheirTiersSyncs(t *testing.T) {
 			t.Cleanup(func() { os.RemoveAll(parent) })
 			cfg := engine.Config{Dirs: Folders(t, e, parent), Durability: engine.Sync,
 				Options:    e.Engine.Spec().MustResolveOptions(nil),
-				SyncDelays: syncdelay.Rules{{Dir: parent, Fsync: delay}}}
+				SyncDelays: syncdelay.Rules{{Dir: parent, Latency: emulate.Latency{Fsync: delay}}}}
 			db, closeDB := OpenClosedByTest(t, e, cfg)
 			Exec(t, db, "CREATE TABLE slow (id INT PRIMARY KEY)")
 			// Each autocommitted insert is a synced commit: its WAL

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/syncdelay"
 )
 
@@ -28,7 +29,7 @@ func TestSyncedCommitsWaitTheWALTiersSyncs(t *testing.T) {
 			db, err := Engine{}.Open(context.Background(), engine.Config{Dirs: map[string]string{Data: data, WAL: wal},
 				Durability: engine.Sync, InChild: inChild, Scratch: t.TempDir(),
 				Options:    Engine{}.Spec().MustResolveOptions(nil),
-				SyncDelays: syncdelay.Rules{{Dir: wal, Fsync: delay}}})
+				SyncDelays: syncdelay.Rules{{Dir: wal, Latency: emulate.Latency{Fsync: delay}}}})
 			if err != nil {
 				t.Fatal(err)
 			}

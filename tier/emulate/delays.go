@@ -11,37 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Latency is how long each operation takes in all (see the package doc).
-// Zero leaves that operation undelayed.
-//
-// A P99 above its operation's latency makes the layer draw each
-// operation's whole time from a log-normal distribution whose median is
-// the latency and whose 99th percentile is the P99 (a device's spread:
-// most operations near the median, a tail of slow ones), rather than
-// wait the same for every operation. Calibration is unaffected: it
-// measures medians, and the median of the draws is the latency.
-type Latency struct {
-	Read, Write, Fsync          time.Duration
-	ReadP99, WriteP99, FsyncP99 time.Duration
-	// DirectWrites delays only writes through a handle opened O_DIRECT,
-	// O_SYNC or O_DSYNC; a buffered write returns at the layer's own cost,
-	// as on a device it lands in the page cache (see tier.LatencySpec).
-	DirectWrites bool
-	// FsyncAtOnce is how a sync's time grows with the syncs in flight on
-	// the tier (Fsync and FsyncP99 are the one-sync point): points of
-	// rising Syncs above 1. Empty: every sync draws from Fsync alone.
-	FsyncAtOnce []SyncsAtOnce
-}
-
-// SyncsAtOnce is a sync's time, median and 99th percentile, while Syncs
-// syncs (this one included) are in flight on one device: a device's
-// flushes queue behind each other, so the time grows with them.
-type SyncsAtOnce struct {
-	Syncs int           `json:"syncs"`
-	P50   time.Duration `json:"p50_ns"`
-	P99   time.Duration `json:"p99_ns,omitempty"`
-}
-
 // passthrough reports whether reads and writes can bypass the server.
 func (l Latency) passthrough() bool { return l.Read == 0 && l.Write == 0 }
 

@@ -188,9 +188,7 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 		stderr = os.Stderr
 	}
 	args := []string{os.Args[0], helperArg,
-		"-owner", strconv.Itoa(os.Getpid()),
-		"-read", lat.Read.String(), "-write", lat.Write.String(), "-fsync", lat.Fsync.String(),
-		"-read-p99", lat.ReadP99.String(), "-write-p99", lat.WriteP99.String(), "-fsync-p99", lat.FsyncP99.String()}
+		"-owner", strconv.Itoa(os.Getpid()), "-latency", lat.Encode()}
 	if opt.Crashable {
 		args = append(args, "-crashable")
 	}
@@ -199,12 +197,6 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	}
 	if opt.AtomicWrite > 0 {
 		args = append(args, "-atomic-write", strconv.FormatInt(opt.AtomicWrite, 10))
-	}
-	if lat.DirectWrites {
-		args = append(args, "-direct-writes")
-	}
-	if len(lat.FsyncAtOnce) > 0 {
-		args = append(args, "-fsync-at-once", atOnceFlag{&lat.FsyncAtOnce}.String())
 	}
 	if opt.Calibrated != nil {
 		args = append(args, "-calibrated", opt.Calibrated.Overhead.String(), "-calibrated-round-trip", opt.Calibrated.RoundTrip.String())
@@ -322,17 +314,13 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl := flag.NewFlagSet(helperArg, flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	fl.IntVar(&c.owner, "owner", 0, "pid of the process the mount serves")
-	fl.DurationVar(&c.lat.Read, "read", 0, "read latency")
-	fl.DurationVar(&c.lat.Write, "write", 0, "write latency")
-	fl.DurationVar(&c.lat.Fsync, "fsync", 0, "fsync latency")
-	fl.DurationVar(&c.lat.ReadP99, "read-p99", 0, "read latency's 99th percentile")
-	fl.DurationVar(&c.lat.WriteP99, "write-p99", 0, "write latency's 99th percentile")
-	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
-	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
+	fl.Func("latency", "the latency to apply, as Latency.Encode writes it", func(v string) (err error) {
+		c.lat, err = DecodeLatency(v)
+		return err
+	})
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes, for the power commands on fd 4")
 	fl.Int64Var(&c.atomicWrite, "atomic-write", DefaultAtomicWrite, "the atomic-write unit in bytes, which a torn power cut keeps or loses whole")
 	fl.BoolVar(&c.volatileCache, "volatile-cache", false, "keep O_DIRECT writes unsynced until an fsync")
-	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight, as JSON")
 	var overhead, roundTrip time.Duration
 	fl.DurationVar(&overhead, "calibrated", -1, "the layer's overhead, measured by another mount of this spec")
 	fl.DurationVar(&roundTrip, "calibrated-round-trip", 0, "the layer's round trip, measured with -calibrated")
@@ -346,25 +334,11 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 		return c, fmt.Errorf("-atomic-write %d: want a power of two of bytes", c.atomicWrite)
 	}
 	if fl.NArg() != 2 || c.owner <= 0 {
-		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] [-crashable] BACKING MOUNTPOINT", helperArg)
+		return c, fmt.Errorf("usage: %s -owner PID [-latency JSON] [-crashable] BACKING MOUNTPOINT", helperArg)
 	}
 	c.backing, c.mountPoint = fl.Arg(0), fl.Arg(1)
 	return c, nil
 }
-
-// atOnceFlag carries Latency.FsyncAtOnce on the helper's command line,
-// as JSON.
-type atOnceFlag struct{ points *[]SyncsAtOnce }
-
-func (f atOnceFlag) String() string {
-	if f.points == nil {
-		return ""
-	}
-	b, _ := json.Marshal(*f.points)
-	return string(b)
-}
-
-func (f atOnceFlag) Set(v string) error { return json.Unmarshal([]byte(v), f.points) }
 
 // helperMain is the latency server process: mount, calibrate, say ready,
 // serve until unmounted; unmount when told to (SIGTERM) or when the owner

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/tier/profile"
 	"github.com/tierbench/tierbench/tier/syncdelay"
 )
@@ -93,7 +94,7 @@ func MeasureFloor(ctx context.Context, prov *tier.Provisioner, base string, opt 
 	if syncdelay.Supported() == nil {
 		// Every sync under a rule that asks for no wait: the calls' own
 		// cost, the look-up and the sync made on the caller's behalf.
-		opt.SyncDelays = syncdelay.Rules{{Dir: direct, Fsync: time.Nanosecond}}
+		opt.SyncDelays = syncdelay.Rules{{Dir: direct, Latency: emulate.Latency{Fsync: time.Nanosecond}}}
 		s, _, err := qd1(ctx, fioBin, direct, opt)
 		if err != nil {
 			return Floor{}, fmt.Errorf("floor, at the sync calls: %w", err)

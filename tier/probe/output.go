@@ -59,6 +59,9 @@ func WriteTable(w io.Writer, tiers []Tier) {
 		case t.Fio != nil && t.Fio.Note != "":
 			fmt.Fprintf(w, "%s: %s\n", t.Path, t.Fio.Note)
 		}
+		if t.AtomicWrite != "" && t.Error == "" {
+			fmt.Fprintf(w, "%s: %s\n", t.Path, t.AtomicWrite)
+		}
 	}
 }
 

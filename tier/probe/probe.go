@@ -86,8 +86,12 @@ type Tier struct {
 	Emulated     bool   `json:"emulated"`
 	Durable      bool   `json:"durable"`
 	PmemMode     string `json:"pmem_mode,omitempty"`
-	Fio          *Fio   `json:"fio,omitempty"`
-	Error        string `json:"error,omitempty"`
+	// AtomicWrite states what the device reports of its atomic writes
+	// (tier.DeviceAtomicWrite): a unit it promises, or its logical block
+	// as a fact, not a promise.
+	AtomicWrite string `json:"atomic_write,omitempty"`
+	Fio         *Fio   `json:"fio,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 // Options tunes a probe. The zero value is the thorough default (1 GiB test
@@ -192,6 +196,7 @@ func Probe(ctx context.Context, path string, opt Options) (Tier, error) {
 	t.DAX = hasDAXOption(info.MountOptions)
 	t.PmemMode = dev.pmemMode
 	t.Emulated = t.Emulated || dev.emulatedPmem
+	t.AtomicWrite = tier.DeviceAtomicWrite(info.Device)
 
 	fioBin, err := findFio(opt.FioPath)
 	if err != nil {

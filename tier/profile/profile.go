@@ -126,6 +126,10 @@ type Profile struct {
 	Bandwidth Rates `yaml:"bandwidth_mib_s,omitempty" json:"bandwidth_mib_s"`
 	// Durability is what survives a power cut.
 	Durability Durability `yaml:"durability" json:"durability"`
+	// AtomicWrite is the largest write the device persists whole through
+	// a power cut (atomic_write: 4KiB); 0 when the profile does not say,
+	// and the tier's kind's default holds.
+	AtomicWrite AtomicWrite `yaml:"atomic_write,omitempty" json:"atomic_write,omitempty"`
 	// Source is where the figures come from: a spec sheet or a published
 	// measurement, quoted with its title and URL, or the probe that
 	// measured them.

@@ -76,6 +76,8 @@ func TestLoad(t *testing.T) {
 		{"duplicate key", write("dup.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\ndurability: none\nsource: x\n"), `mapping key "durability" already defined`},
 		{"name with an escape", write("esc.yaml", "name: \"\\e[31mred\"\nlatency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: x\n"), `name "\x1b[31mred" must be one word`},
 		{"source with a right-to-left override", write("bidi.yaml", "latency: {fsync: {p50: 1ms}}\ndurability: synced\nsource: \"a \\u202E b\"\n"), `source "a \u202e b" holds a control or bidirectional character (U+202E)`},
+		{"atomic write", write("aw.yaml", "latency: {fsync: {p50: 1ms}}\natomic_write: 16KiB\ndurability: synced\nsource: x\n"), ""},
+		{"atomic write not a power of two", write("aw2.yaml", "latency: {fsync: {p50: 1ms}}\natomic_write: 3000B\ndurability: synced\nsource: x\n"), `atomic_write "3000B" is not a power of two`},
 		{"syncs at once without fsync", write("once4.yaml", "latency: {read: {p50: 1ms}}\nfsync_at_once: [{syncs: 2, p50: 2ms}]\ndurability: synced\nsource: x\n"), "without latency.fsync"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -104,6 +106,13 @@ func TestLoad(t *testing.T) {
 	}
 	if back, err := Parse(data, ""); err != nil || len(back.FsyncAtOnce) != 2 || back.FsyncAtOnce[0] != once.FsyncAtOnce[0] {
 		t.Fatalf("fsync_at_once does not round-trip: %v\n%s", err, data)
+	}
+	aw, err := Load("aw.yaml", dir)
+	if err != nil || aw.AtomicWrite != 16<<10 {
+		t.Fatalf("atomic_write read as %d, %v; want 16KiB", aw.AtomicWrite, err)
+	}
+	if data, err := aw.Marshal(); err != nil || !strings.Contains(string(data), "atomic_write: 16KiB") {
+		t.Fatalf("atomic_write does not round-trip: %v\n%s", err, data)
 	}
 	p, err := Load("mine.yaml", dir)
 	if err != nil || p.Name != "mine" || p.File != good || p.Latency.Fsync.Tail() != 5*time.Millisecond {

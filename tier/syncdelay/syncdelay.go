@@ -49,13 +49,12 @@ import (
 // Rule delays the syncs of files under Dir.
 type Rule struct {
 	Dir string `json:"dir"`
-	// Fsync is the median sync time and FsyncP99 its 99th percentile (0 or
-	// not above Fsync: a constant).
-	Fsync    time.Duration `json:"fsync_ns"`
-	FsyncP99 time.Duration `json:"fsync_p99_ns,omitempty"`
-	// FsyncAtOnce is how the time grows with the folder's syncs in flight
-	// (emulate.Latency.FsyncAtOnce).
-	FsyncAtOnce []emulate.SyncsAtOnce `json:"fsync_at_once,omitempty"`
+	// Latency is the device's latency, of which the rule applies the
+	// fsync: its median (Fsync), 99th percentile (FsyncP99; 0 or not
+	// above Fsync: a constant) and growth with the folder's syncs in
+	// flight (FsyncAtOnce). Its JSON is the rule's, as it crosses to the
+	// supervisor.
+	emulate.Latency
 	// Calibration is what Calibrated measured for the rule, which
 	// InProcess takes instead of measuring again; nil: InProcess measures.
 	Calibration *Calibration `json:"calibration,omitempty"`
@@ -139,7 +138,7 @@ func (rs Rules) match(path string) int {
 func (rs Rules) timers(overhead func(Rule) time.Duration, roundTrip time.Duration) []*emulate.SyncTimer {
 	ts := make([]*emulate.SyncTimer, len(rs))
 	for i, r := range rs {
-		ts[i] = emulate.NewSyncTimer(emulate.Latency{Fsync: r.Fsync, FsyncP99: r.FsyncP99, FsyncAtOnce: r.FsyncAtOnce}, overhead(r), roundTrip)
+		ts[i] = emulate.NewSyncTimer(r.SyncsOnly(), overhead(r), roundTrip)
 	}
 	return ts
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tierbench/tierbench/host/proc"
 	"github.com/tierbench/tierbench/testenv"
+	"github.com/tierbench/tierbench/tier/emulate"
 )
 
 // run runs path with args under rules as uid:gid (-1: this user) and
@@ -53,7 +54,7 @@ func TestDelaysSyncsUnderItsFolders(t *testing.T) {
 		}
 	}
 	const delay = 300 * time.Millisecond
-	rules := Rules{{Dir: slow, Fsync: delay}}
+	rules := Rules{{Dir: slow, Latency: emulate.Latency{Fsync: delay}}}
 	// coreutils sync: a file argument is fsync'ed, -d fdatasync'ed, -f
 	// its filesystem syncfs'ed; through a shell, the filter is inherited.
 	for _, tc := range []struct {
@@ -76,7 +77,7 @@ func TestDelaysSyncsUnderItsFolders(t *testing.T) {
 	t.Run("elsewhere", func(t *testing.T) {
 		// An hour under the rule's folder, and a sync elsewhere still
 		// returns: it is not delayed.
-		hour := Rules{{Dir: slow, Fsync: time.Hour}}
+		hour := Rules{{Dir: slow, Latency: emulate.Latency{Fsync: time.Hour}}}
 		run(t, hour, -1, -1, "/bin/sync", filepath.Join(other, "f"))
 	})
 }
@@ -89,7 +90,7 @@ func TestRunsTheProgramAsItsUser(t *testing.T) {
 	if err != nil {
 		testenv.Skip(t, err)
 	}
-	out, _ := run(t, Rules{{Dir: t.TempDir(), Fsync: time.Millisecond}}, uid, gid, "/usr/bin/id", "-u")
+	out, _ := run(t, Rules{{Dir: t.TempDir(), Latency: emulate.Latency{Fsync: time.Millisecond}}}, uid, gid, "/usr/bin/id", "-u")
 	if got := strings.TrimSpace(out); got != strconv.Itoa(uid) {
 		t.Errorf("id -u printed %q, want %d", got, uid)
 	}

@@ -213,10 +213,20 @@ func (t Tier) Bytes() int64       { return t.Size }
 func (t Tier) Preflight() error   { return Preflight(t.Ceph, t.Spec) }
 func (t Tier) Filesystem() string { return t.FS }
 
-// PowerLoss: the power-loss layer covers this machine's file system,
-// not a cluster's.
-func (Tier) PowerLoss() tier.PowerLoss {
-	return tier.PowerLoss{Keeps: tier.Unmodelled, Why: "a Ceph image's writes are made durable by its cluster, not by this machine's file system"}
+// Abilities: the power-loss layer covers this machine's file system,
+// not a cluster's, and the image's speed is its cluster's. Its
+// atomic-write unit is the conservative sector: an image's object
+// writes are not promised to be whole beyond it.
+func (Tier) Abilities() tier.Abilities {
+	return tier.Abilities{Mounts: true, Served: true, FixedSpeed: "its cluster's", Layer: tier.LayerUnmodelled,
+		Why:         "a Ceph image's writes are made durable by its cluster, not by this machine's file system",
+		AtomicWrite: tier.SectorAtomic, WithoutRoot: "{path: <folder>}"}
+}
+
+// Of is kind as an rbd tier, ok false for any other kind.
+func Of(kind tier.Kind) (Tier, bool) {
+	t, ok := kind.(Tier)
+	return t, ok
 }
 
 // Timing.
