@@ -394,6 +394,9 @@ func crashCostTable(costs []CrashCost) table {
 // device's is not known) and what the device reports, for show.
 func AtomicWriteText(name string, t tier.Info) string {
 	s := fmt.Sprintf("%s: atomic writes up to %s, %s", name, profile.AtomicWriteText(t.AtomicWrite), t.AtomicWriteFrom)
+	if t.VolatileCache {
+		s += "; a volatile write cache (O_DIRECT writes lost at a cut until flushed)"
+	}
 	if t.DeviceAtomicWrite != "" {
 		s += "; " + t.DeviceAtomicWrite
 	}

@@ -185,6 +185,7 @@ func showField(t *testing.T, st *Study, field string) []string {
 				{"throttle", st.Throttle, st.Throttle != nil}, {"crash layer", st.CrashLayer, st.CrashLayer},
 				{"durable by layer", st.DurableByLayer, st.DurableByLayer},
 				{"atomic_write", fmt.Sprintf("%d (%s)", st.AtomicWrite, st.AtomicWriteFrom), st.AtomicWrite != ti.Abilities().AtomicWrite},
+				{"write_cache", "volatile", st.VolatileCache},
 				{"profile", profileName(ti), ti.Profile != nil},
 			} {
 				if part.set {

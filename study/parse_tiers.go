@@ -112,8 +112,8 @@ var tierKinds = []tierKind{
 }
 
 // tierModifiers make a tier emulate slower storage, or say what it is
-// (atomic_write, cost; volume_mode: a cluster claim's mode).
-var tierModifiers = []string{"latency", "throttle", "profile", "emulate", "atomic_write", "volume_mode", "cost"}
+// (atomic_write, write_cache, cost; volume_mode: a cluster claim's mode).
+var tierModifiers = []string{"latency", "throttle", "profile", "emulate", "atomic_write", "write_cache", "volume_mode", "cost"}
 
 // tierKindKeys lists tierKinds' keys.
 func tierKindKeys() []string {
@@ -189,6 +189,9 @@ func (p *parser) tier(name string, te entry, fields []entry) (Tier, bool) {
 	if e, has := mods["atomic_write"]; has {
 		ok = p.atomicWrite(name, &t, abil, e) && ok
 	}
+	if e, has := mods["write_cache"]; has {
+		ok = p.writeCache(name, &t, abil, e) && ok
+	}
 	if e, has := mods["profile"]; has {
 		return p.profiled(name, t, ok, kind.key, abil, e, mods)
 	}
@@ -240,6 +243,33 @@ func (p *parser) atomicWrite(name string, t *Tier, abil tier.Abilities, e entry)
 		return false
 	}
 	t.AtomicWrite = n
+	return true
+}
+
+// writeCache reads write_cache: volatile|protected into t: whether a
+// power cut empties the device's write cache, losing O_DIRECT writes not
+// yet flushed. Only a tier the power-loss layer can stand over has one
+// that matters.
+func (p *parser) writeCache(name string, t *Tier, abil tier.Abilities, e entry) bool {
+	const fix = "write write_cache: volatile (a cache a power cut empties) or protected (power-loss protection, or no cache: the default)"
+	v, ok := p.scalar(e, fix)
+	if !ok {
+		return false
+	}
+	if abil.Layer == tier.LayerNever || abil.Layer == tier.LayerUnmodelled {
+		p.addf(e.k.Line, "tier %q: write_cache is for a tier a power cut can cut (a %s tier); remove it", name, kindsWith(func(a tier.Abilities) bool {
+			return a.Layer == tier.LayerOnPowerCut || a.Layer == tier.LayerAlways
+		}))
+		return false
+	}
+	switch v {
+	case "volatile":
+		t.VolatileCache = true
+	case "protected":
+	default:
+		p.addf(e.v.Line, "tier %q: write_cache %q is not known; %s", name, v, fix)
+		return false
+	}
 	return true
 }
 

@@ -10,10 +10,11 @@ import (
 	"github.com/tierbench/tierbench/tier/profile"
 )
 
-// recordAtomicWrite puts stack's atomic-write unit, and what the device
-// under the tier reports, in the tier's record.
+// recordAtomicWrite puts stack's atomic-write unit, what the device
+// under the tier reports, and its write cache, in the tier's record.
 func recordAtomicWrite(info *Info, st Stack) {
 	info.AtomicWrite, info.AtomicWriteFrom = st.AtomicWrite, st.AtomicWriteFrom
+	info.VolatileCache = st.VolatileCache
 	info.DeviceAtomicWrite = DeviceAtomicWrite(info.Device)
 }
 

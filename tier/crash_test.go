@@ -1,12 +1,15 @@
 package tier
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier/emulate"
@@ -201,7 +204,7 @@ func TestAtomicWriteReachesTheLayer(t *testing.T) {
 	}
 	cut := Crashes{PowerCut: true}
 	ws, err := NewWorkspace(context.Background(), ledger, "study1",
-		Spec{Name: "wide", Path: filepath.Join(t.TempDir(), "wide"), Kind: FolderSpec{}, Crashes: cut, AtomicWrite: 16 << 10},
+		Spec{Name: "wide", Path: filepath.Join(t.TempDir(), "wide"), Kind: FolderSpec{}, Crashes: cut, AtomicWrite: 16 << 10, VolatileCache: true},
 		Spec{Name: "plain", Path: filepath.Join(t.TempDir(), "plain"), Kind: FolderSpec{}, Crashes: cut})
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +218,26 @@ func TestAtomicWriteReachesTheLayer(t *testing.T) {
 	for name, want := range map[string]int64{"wide": 16 << 10, "plain": 512} {
 		if got := ws.Tiers()[name].AtomicWrite; got != want {
 			t.Errorf("tier %s records a %d-byte unit, want %d", name, got, want)
+		}
+		volatile := name == "wide"
+		if got := ws.Tiers()[name].VolatileCache; got != volatile {
+			t.Errorf("tier %s records volatile_cache %v, want %v", name, got, volatile)
+		}
+		// An O_DIRECT write never flushed: a volatile cache loses it at
+		// a cut; a protected device had it durable when it returned.
+		file, written := writeDirectUnsynced(t, ws.Tiers()[name].Path)
+		if _, _, err := ws.PowerCutModel([]string{name}, emulate.Model{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.PowerOn([]string{name}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kept := bytes.Equal(got, written); kept == volatile {
+			t.Errorf("tier %s (volatile cache %v): the unflushed O_DIRECT write kept %v after the cut", name, volatile, kept)
 		}
 		_, unit, err := ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelTorn, Keep: 0.5, Seed: 1})
 		if err != nil {
@@ -234,4 +257,48 @@ func TestAtomicWriteReachesTheLayer(t *testing.T) {
 	if left, _ := ledger.All(); len(left) != 0 {
 		t.Errorf("left in the ledger: %v", left)
 	}
+}
+
+// writeDirectUnsynced makes a durable 4 KiB file of zeros in dir, then
+// overwrites it with O_DIRECT and no fsync; it returns the file and the
+// bytes written.
+func writeDirectUnsynced(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
+	file := filepath.Join(dir, "direct")
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(make([]byte, 4096)); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	fd, err := unix.Open(file, unix.O_WRONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	buf, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(buf)
+	for i := range buf {
+		buf[i] = byte(i%251) + 1
+	}
+	if _, err := unix.Pwrite(fd, buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	return file, bytes.Clone(buf)
 }

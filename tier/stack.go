@@ -39,6 +39,12 @@ type Stack struct {
 	// torn-write models take; AtomicWriteFrom says where it comes from.
 	AtomicWrite     int64
 	AtomicWriteFrom string
+	// VolatileCache: the device has a volatile write cache (write_cache:
+	// volatile), so the power-loss layer loses O_DIRECT writes not yet
+	// flushed, as it loses buffered ones; without it an O_DIRECT write
+	// is durable when it returns, as on a device with power-loss
+	// protection or no cache.
+	VolatileCache bool
 	// Crashes and Host are what it was decided from.
 	Crashes Crashes
 	Host    Host
@@ -127,6 +133,7 @@ func Layering(s Spec, c Crashes, h Host) (Stack, error) {
 		return st, fmt.Errorf("%w: power puts tier %s under the power-loss layer, a FUSE layer, and the tier asks for emulate: syscall; write emulate: fuse on %s, or use crash: process", ErrCrash, s.Name, s.Name)
 	}
 	var err error
+	st.VolatileCache = s.VolatileCache
 	st.AtomicWrite, st.AtomicWriteFrom, err = atomicWrite(s, a)
 	return st, err
 }

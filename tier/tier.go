@@ -65,6 +65,9 @@ type Info struct {
 	AtomicWrite       int64  `json:"atomic_write,omitempty"`
 	AtomicWriteFrom   string `json:"atomic_write_from,omitempty"`
 	DeviceAtomicWrite string `json:"device_atomic_write,omitempty"`
+	// VolatileCache: the tier was declared with a volatile write cache
+	// (Stack.VolatileCache), which the power-loss layer empties at a cut.
+	VolatileCache bool `json:"volatile_cache,omitempty"`
 	// Profile names the device profile the tier emulates (profile:), and
 	// Fidelity is each of its figures against what the study's probe of
 	// the tier achieved (only when the study probed: probe quick or full).

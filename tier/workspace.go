@@ -37,6 +37,10 @@ type Spec struct {
 	// AtomicWrite is atomic_write: in bytes (0: the profile's, else the
 	// kind's default).
 	AtomicWrite int64
+	// VolatileCache is write_cache: volatile: the device acknowledges
+	// writes into a cache a power cut empties, so O_DIRECT writes are
+	// durable only once flushed (Stack.VolatileCache).
+	VolatileCache bool
 	// Crashes is what the study's crash kinds do to the tier.
 	Crashes Crashes
 	// Stack is the tier's layering (Layering), set when the study is
@@ -349,7 +353,7 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 			lat = *st.Latency
 		}
 		if st.CrashLayer {
-			path, err = w.prov.CrashLayer(t.Name, path, lat, st.AtomicWrite)
+			path, err = w.prov.CrashLayer(t.Name, path, lat, st.AtomicWrite, st.VolatileCache)
 		} else {
 			path, err = w.prov.Latency(t.Name, path, lat, false)
 		}
