@@ -69,7 +69,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 				continue
 			}
 			ran = true
-			rec, err := s.runStep(ctx, cell, prog)
+			rec, err := s.runStep(ctx, cell, prog, nil)
 			if err != nil {
 				return sum, err
 			}
@@ -116,13 +116,15 @@ type progressCount struct {
 
 // runStep performs cell's run and stores it, returning its record; nil
 // (and no error) when the study was interrupted during it, which is not
-// stored. A capacity study's step takes the next free seq.
-func (s *studyRun) runStep(ctx context.Context, cell study.Cell, prog *progressCount) (*results.Run, error) {
+// stored. A capacity study's step takes the next free seq, and drives the
+// search's open engine when keep holds one (keep.go).
+func (s *studyRun) runStep(ctx context.Context, cell study.Cell, prog *progressCount, keep *kept) (*results.Run, error) {
 	if s.st.SLO != nil {
 		s.lastSeq++
 		cell.Seq = s.lastSeq
 	}
 	r := s.newRun(cell, prog.plan.total())
+	r.keep = keep
 	if s.cluster != nil {
 		r.performOnCluster(ctx)
 	} else {
