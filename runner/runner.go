@@ -55,7 +55,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	s.opt.Progress.Runs(prog.finished, plan.total())
 	for round := 1; round <= st.Repeat && ctx.Err() == nil; round++ {
 		began := time.Now()
-		ran := false
+		ran, cells := false, 0
 		if st.SLO != nil {
 			if ran, err = s.searchRound(ctx, round, prog); err != nil {
 				return sum, err
@@ -68,7 +68,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 			if s.done[cell.Seq] || s.decided(string(cell.Durability), cell.Clients) {
 				continue
 			}
-			ran = true
+			ran, cells = true, cells+1
 			rec, err := s.runStep(ctx, cell, prog, nil)
 			if err != nil {
 				return sum, err
@@ -80,7 +80,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		plan.ended(round, ran, time.Since(began))
+		plan.ended(round, ran, time.Since(began), cells)
 		if err := s.judgeRound(ctx, plan); err != nil {
 			return sum, err
 		}

@@ -17,12 +17,18 @@ import (
 // transient cut after the fact by MSER-5 (at most 2 s in) so that every
 // second after it counts, and rounds repeat until every comparison is
 // decided or known to ±5% (a decided client count stops while the other
-// runs on) or its budget of two and a half minutes would pass, so that a
-// newcomer's first answer, build included, comes within five minutes on a
-// 2-core machine. Its max of 5 rounds is the most that budget allows even
-// on a fast machine: alpha is spent over the looks up to max
-// (stats.LooksOf), so a max the budget never reaches would spend it on
-// looks that never come. ramDir should be on tmpfs (the pmem_emulated tier is
+// runs on) or its budget of three and a half minutes would pass, so that
+// a newcomer's first answer, build included, comes within five minutes on
+// a 2-core machine. Three rounds of both client counts take about two and
+// a half minutes there, and decide 1 client; the budget leaves room for
+// the two rounds of 16 clients alone (about half a round each) that its
+// noisier comparisons need: an interval on 3 rounds has 2 degrees of
+// freedom, where Student's t is about twice what it is on 5 rounds' 4,
+// which outweighs the smaller share of alpha the later looks spend
+// (3/5 at round 3, 1/5 at 4 and 5). Its max of 5 rounds is
+// the most that budget allows even on a fast machine: alpha is spent over
+// the looks up to max (stats.LooksOf), so a max the budget never reaches
+// would spend it on looks that never come. ramDir should be on tmpfs (the pmem_emulated tier is
 // ramDir-pmem beside it) and diskDir on the disk that holds the results.
 // It needs FUSE (the power-loss layer); DefaultFor falls back without it.
 func DefaultYAML(ramDir, diskDir string) string {
@@ -46,7 +52,7 @@ workload:
 clients: [1, 16]
 warmup: {steady: 10%%, window: 1s, max: 2s}
 duration: 2s
-repeat: {min: 3, max: 5, until: 5%%, budget: 2m30s}
+repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir+"-pmem", ramDir, diskDir)
 }
 
@@ -72,7 +78,7 @@ workload:
 clients: [1, 16]
 warmup: {steady: 10%%, window: 1s, max: 2s}
 duration: 2s
-repeat: {min: 3, max: 5, until: 5%%, budget: 2m30s}
+repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir, diskDir)
 }
 
