@@ -44,12 +44,19 @@ type search struct {
 }
 
 // stepEstimate is about how many steps a search takes: more from a cold
-// start, fewer from an earlier round's capacity; progress counts with it.
+// start, fewer from an earlier round's bracket (two when the capacity held
+// still, more when it moved); progress counts with it.
 func stepEstimate(round int) int {
 	if round == 1 {
 		return 10
 	}
-	return 4
+	return 3
+}
+
+// SearchSteps is about how many steps a cell's searches take over rounds
+// rounds, for validate's estimate and the progress bar.
+func SearchSteps(rounds int) int {
+	return stepEstimate(1) + stepEstimate(2)*(rounds-1)
 }
 
 // searchRound runs round's searches. ran is false when resume found every

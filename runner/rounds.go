@@ -62,7 +62,7 @@ func (p *roundPlan) describe() string {
 // of an adaptive one, its minimum or the rounds begun, whichever is more.
 func (p *roundPlan) total() int {
 	if p.st.SLO != nil {
-		return p.st.RoundSize() * (stepEstimate(1) + stepEstimate(2)*(p.st.Repeat-1))
+		return p.st.RoundSize() * SearchSteps(p.st.Repeat)
 	}
 	n := p.st.Repeat
 	if a := p.st.Adaptive; a != nil {

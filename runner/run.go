@@ -113,6 +113,7 @@ func (r *run) perform(ctx context.Context) {
 		// A later step of a search that keeps its engine: it only drives.
 		r.adopt(r.keep)
 		*r.keep = kept{}
+		r.opt.Progress.Live(r.label + " driving the engine its search keeps open...")
 		phases = []func(context.Context) error{r.drive, r.events, r.verify}
 	}
 	for _, phase := range phases {
