@@ -9,7 +9,10 @@
 // measured window, restarts it and checks the acknowledged writes),
 // events (events.go: what the engine did on its own, on the run's
 // timeline), verify, close; a workload loaded once per study (snapshot.go) is loaded by the
-// first run and copied into later runs' folders instead. Each cell carries
+// first run and copied into later runs' folders instead. A capacity
+// study's rounds are searches (capacity.go) whose steps are runs; where
+// the engine allows it (engine.StepKeeper) a search keeps one engine open
+// across its steps (keep.go), each later step only driving it. Each cell carries
 // its swept option values and cache state (study.Variant), which the run
 // records. A run that fails is stored as failed and the study goes on; a
 // cancelled context (Ctrl-C) stops the study, which is stored as
