@@ -120,6 +120,9 @@ func TestCapacityKnownAnswer(t *testing.T) {
 		if r.Status == results.RunOK && (r.TargetRate == 0 || r.Footprint["wal"] == 0) {
 			t.Errorf("step %d: target rate %g, footprint %v: every step has its rate and footprint", r.Seq, r.TargetRate, r.Footprint)
 		}
+		if r.Status == results.RunOK && (r.Truncation == nil || !r.Truncation.Chosen || r.WarmupS != r.Truncation.AtS) {
+			t.Errorf("step %d: truncation %+v, warmup %gs: every step's window is chosen after the fact, its cut its warmup", r.Seq, r.Truncation, r.WarmupS)
+		}
 	}
 	if d.Time.Steps != len(runs) || d.Time.FixedRateRuns != 3*3 {
 		t.Errorf("search time %+v, want %d steps against 9 fixed-rate runs", d.Time, len(runs))

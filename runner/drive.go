@@ -70,6 +70,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 		dcfg.Steady = &driver.SteadyRule{Band: st.Band, Window: st.Window}
 		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
 	}
+	if r.cell.Rate > 0 && ext == nil && dcfg.Warmup > 0 && r.st.MaxOps == 0 {
+		// A capacity search's step: its window too is chosen after the
+		// fact, MSER-5 cutting the transient in its latency (an open
+		// loop's throughput is its rate), at most the warmup in.
+		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
+	}
 	if ext == nil {
 		dcfg.Threads = watch
 	}
@@ -91,9 +97,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 	if m := mem.stop(); m != nil && r.rec.Telemetry != nil {
 		r.rec.Telemetry.Memory = m
 	}
-	if r.res != nil && dcfg.Steady != nil {
+	switch {
+	case r.res != nil && dcfg.Steady != nil:
 		steady := r.res.Steady
 		r.rec.WarmupS, r.rec.WarmupSteady = r.res.WarmupTaken.Seconds(), &steady
+	case r.res != nil && r.res.Truncation != nil:
+		r.rec.WarmupS = r.res.WarmupTaken.Seconds()
 	}
 	if r.res != nil && (r.res.Truncation != nil || len(r.res.Intervals) >= 2*driver.MSERBatch) {
 		// The cut that chose the window, or, for a window chosen live,
@@ -103,6 +112,9 @@ func (r *run) drive(ctx context.Context) (err error) {
 		t := r.res.Truncation
 		if t == nil {
 			judged := driver.Truncate(r.res.Intervals, r.st.WarmupIn(r.cell), dcfg.Steady)
+			if r.res.OpenLoop {
+				judged = driver.TruncateLatency(r.res.Intervals, r.st.WarmupIn(r.cell))
+			}
 			t = &judged
 		}
 		r.rec.Truncation = &results.Truncation{AtS: t.At.Seconds(), MeasuredShare: t.MeasuredShare, SteadyAfter: t.Steady, Bounded: t.Bounded, Chosen: r.res.Truncation != nil}
