@@ -50,7 +50,7 @@ workload:
   name: ycsb-a
   records: 10000
 clients: [1, 16]
-warmup: {steady: 10%%, window: 1s, max: 1s}
+warmup: {steady: 10%%, window: 600ms, max: 1s}
 duration: 2s
 repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir+"-pmem", ramDir, diskDir)
@@ -76,7 +76,7 @@ workload:
   name: ycsb-a
   records: 10000
 clients: [1, 16]
-warmup: {steady: 10%%, window: 1s, max: 1s}
+warmup: {steady: 10%%, window: 600ms, max: 1s}
 duration: 2s
 repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir, diskDir)
