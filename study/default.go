@@ -13,22 +13,23 @@ import (
 // Each placement is measured without a crash and through a power loss, so
 // the answer has both halves of the trade: what the tier buys, and what a
 // power cut then costs. Only synced commits are crashed, with a small data
-// set (a WAL question) at 1 and 16 clients; each run lasts 4 s, its
-// transient cut after the fact by MSER-5 (at most 2 s in) so that every
-// second after it counts, and rounds repeat until every comparison is
-// decided or known to ±5% (a decided client count stops while the other
-// runs on) or its budget of three and a half minutes would pass, so that
-// a newcomer's first answer, build included, comes within five minutes on
-// a 2-core machine. Three rounds of both client counts take about two and
-// a half minutes there, and decide 1 client; the budget leaves room for
-// the two rounds of 16 clients alone (about half a round each) that its
-// noisier comparisons need: an interval on 3 rounds has 2 degrees of
-// freedom, where Student's t is about twice what it is on 5 rounds' 4,
-// which outweighs the smaller share of alpha the later looks spend
-// (3/5 at round 3, 1/5 at 4 and 5). Its max of 5 rounds is
-// the most that budget allows even on a fast machine: alpha is spent over
-// the looks up to max (stats.LooksOf), so a max the budget never reaches
-// would spend it on looks that never come. ramDir should be on tmpfs (the pmem_emulated tier is
+// set (a WAL question) at 1 and 16 clients; each run lasts 3 s, its
+// transient cut after the fact by MSER-5 (at most 1 s in: on this small
+// data set the cut lies at 0-0.8 s, median 0) so that every second after
+// it counts, and rounds repeat until every comparison is decided or known
+// to ±5% (a decided client count stops while the other runs on) or its
+// budget of three and a half minutes would pass, so that a newcomer's
+// first answer, build included, comes within five minutes on a 2-core
+// machine. More short rounds decide sooner than few long ones: a round's
+// spread on a shared machine is the machine's more than the run's, and an
+// interval on 3 rounds has 2 degrees of freedom, where Student's t is
+// about twice what it is on 5 rounds' 4, which outweighs the smaller share
+// of alpha the later looks spend (3/5 at round 3, 1/5 at 4 and 5). A round
+// of both client counts takes about 35 s on a quiet machine, so the budget
+// holds 5 rounds. Its max of 5 rounds is the most that budget allows even
+// on a fast machine: alpha is spent over the looks up to max
+// (stats.LooksOf), so a max the budget never reaches would spend it on
+// looks that never come. ramDir should be on tmpfs (the pmem_emulated tier is
 // ramDir-pmem beside it) and diskDir on the disk that holds the results.
 // It needs FUSE (the power-loss layer); DefaultFor falls back without it.
 func DefaultYAML(ramDir, diskDir string) string {
