@@ -25,7 +25,7 @@ import (
 // interval on 3 rounds has 2 degrees of freedom, where Student's t is
 // about twice what it is on 5 rounds' 4, which outweighs the smaller share
 // of alpha the later looks spend (3/5 at round 3, 1/5 at 4 and 5). A round
-// of both client counts takes about 35 s on a quiet machine, so the budget
+// of both client counts took about 36 s on a shared 2-core VM, so the budget
 // holds 5 rounds. Its max of 5 rounds is the most that budget allows even
 // on a fast machine: alpha is spent over the looks up to max
 // (stats.LooksOf), so a max the budget never reaches would spend it on
