@@ -183,6 +183,21 @@ type Crasher interface {
 	Crash() error
 }
 
+// CorruptionChecker is an optional DB ability of a crashable engine that
+// can check its own state for damage with its own tools: checksums of
+// every page, table and log, and the structure of its indexes
+// (PostgreSQL's pg_amcheck over data checksums, MariaDB's CHECK TABLE,
+// Pebble's checksum pass, Redis's redis-check-aof). CheckCorruption
+// returns the engine's message for the damage it found, "" for none, and
+// an error only when the check itself could not run.
+//
+// Asked by the runner after a crash run's restart and read-back: the
+// run records corrupt: true with the message. An engine that cannot
+// start on what the crash left counts as corrupt without asking.
+type CorruptionChecker interface {
+	CheckCorruption(ctx context.Context) (damage string, err error)
+}
+
 // NodeCrasher is an optional DB ability of an engine of several server
 // processes: a process crash of part of the cluster (crash: {kind:
 // process, nodes: n}). CrashNodes kills n nodes at once (SIGKILL; never

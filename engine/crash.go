@@ -1,5 +1,7 @@
 package engine
 
+import "strings"
+
 // CrashKind is one kind of crash a run can make inside its measured
 // window (a study's crash:), and what tierbench does for it. The study's
 // checks, the runner's steps and the reports' words all read this table
@@ -31,8 +33,10 @@ var CrashKinds = []CrashKind{
 		Doc: "loses every write the tiers had not made durable, then kills the engine: a power cut"},
 }
 
-// FindCrash returns the crash kind named name.
+// FindCrash returns the crash kind named name, or that a power model's
+// axis value ("power:torn") names.
 func FindCrash(name string) (CrashKind, bool) {
+	name, _, _ = strings.Cut(name, ":")
 	for _, k := range CrashKinds {
 		if k.Name == name {
 			return k, true

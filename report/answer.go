@@ -128,10 +128,42 @@ func notDurableText(st *results.Study, p results.Placement) string {
 // lost nothing acknowledged (6 runs)", "... lost every acknowledged
 // write", "... did not come back".
 func powerLossText(p results.Placement, d string, crashes []CrashCost) string {
-	name := p.Of
-	if name == "" {
-		name = p.Name
+	s := powerLossOnly(p, d, crashes)
+	if s == "" {
+		return ""
 	}
+	return s + corruptText(p, d, crashes)
+}
+
+// corruptText says in how many power cuts of placement p in durability d
+// the engine's own check found its state corrupt: ", corrupt in k of N
+// cuts", "" when it checked none.
+func corruptText(p results.Placement, d string, crashes []CrashCost) string {
+	name := studyPlacement(p)
+	var corrupt, checked int
+	for _, c := range crashes {
+		if k, _ := engine.FindCrash(c.Kind); c.Placement == name && c.Durability == d && k.Machine {
+			corrupt += c.Corrupt
+			checked += c.CorruptChecked
+		}
+	}
+	if checked == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; corrupt in %d of %d cuts", corrupt, checked)
+}
+
+// studyPlacement is the study's name of series p's placement.
+func studyPlacement(p results.Placement) string {
+	if p.Of != "" {
+		return p.Of
+	}
+	return p.Name
+}
+
+// powerLossOnly is powerLossText without the corruption.
+func powerLossOnly(p results.Placement, d string, crashes []CrashCost) string {
+	name := studyPlacement(p)
 	var runs, checked, inconsistent int
 	var lost, acked float64
 	all, unit := true, "writes"

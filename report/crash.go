@@ -62,6 +62,15 @@ type CrashCost struct {
 	Contradiction string `json:"contradiction,omitempty"`
 	// Replayed is what the engine said its last recovery replayed.
 	Replayed string `json:"replayed,omitempty"`
+	// CorruptChecked counts the crashed runs whose state the engine's own
+	// check examined (or that did not start, which counts as corrupt),
+	// Corrupt those found corrupt, CorruptDetail the first one's message.
+	CorruptChecked int    `json:"corrupt_checked"`
+	Corrupt        int    `json:"corrupt"`
+	CorruptDetail  string `json:"corrupt_detail,omitempty"`
+	// Model says what the crash's power-loss model does and does not
+	// model (engine.ModelLabel); "" for a process crash.
+	Model string `json:"model,omitempty"`
 }
 
 // CrashCosts gathers the trade-off from a study's ok runs (before the
@@ -91,7 +100,8 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 		}
 		c := cells[k][r.Crash.Kind]
 		if c == nil {
-			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind, Nodes: r.Crash.Nodes, Components: r.Components}
+			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind, Nodes: r.Crash.Nodes, Components: r.Components,
+				Model: engine.ModelLabel(r.Crash.Kind)}
 			cells[k][r.Crash.Kind] = c
 		}
 		tiers[k] = "on " + results.ComponentsText(r.Components)
@@ -131,6 +141,15 @@ func addCrash(c *CrashCost, r results.Run, tiers string) {
 	}
 	if !cr.Consistent {
 		c.Inconsistent = append(c.Inconsistent, cr.Detail)
+	}
+	if cr.CorruptChecked || cr.Corrupt {
+		c.CorruptChecked++
+	}
+	if cr.Corrupt {
+		c.Corrupt++
+		if c.CorruptDetail == "" {
+			c.CorruptDetail = cr.CorruptDetail
+		}
 	}
 	if !cr.Checked {
 		return
@@ -203,7 +222,36 @@ func (c CrashCost) Sentence() string {
 	if n := len(c.Inconsistent); n > 0 {
 		fmt.Fprintf(&b, "; %d of %d runs came back INCONSISTENT: %s", n, c.Crashed, firstLine(c.Inconsistent[0]))
 	}
+	switch {
+	case c.Corrupt > 0:
+		fmt.Fprintf(&b, "; CORRUPT in %d of %d cuts by the engine's own check: %s", c.Corrupt, c.CorruptChecked, firstLine(c.CorruptDetail))
+	case c.CorruptChecked > 0:
+		fmt.Fprintf(&b, "; corrupt in 0 of %d cuts by the engine's own check", c.CorruptChecked)
+	}
 	return b.String()
+}
+
+// corruptText is the corrupt column: "k/N" cuts the engine's own check
+// found corrupt, "-" when it checked none.
+func (c CrashCost) corruptText() string {
+	if c.CorruptChecked == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", c.Corrupt, c.CorruptChecked)
+}
+
+// modelLabels are the power-loss models of costs, each once, saying what
+// it does and does not model.
+func modelLabels(costs []CrashCost) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range costs {
+		if c.Model != "" && !seen[c.Kind] {
+			seen[c.Kind] = true
+			out = append(out, c.Kind+" is "+c.Model)
+		}
+	}
+	return out
 }
 
 // ackedKnown reports whether every checked run says how many writes it
@@ -243,6 +291,9 @@ func crashName(kind string, nodes int) string {
 		return "a " + kind + " crash of 1 node"
 	case nodes > 1:
 		return fmt.Sprintf("a %s crash of %d nodes", kind, nodes)
+	case known && strings.Contains(kind, ":"):
+		_, model, _ := strings.Cut(kind, ":")
+		return k.Phrase + " (model " + model + ")"
 	case known:
 		return k.Phrase
 	}
@@ -274,7 +325,7 @@ func crashTable(w io.Writer, costs []CrashCost) {
 	}
 	fmt.Fprintln(w, "\nwhat a crash costs (lost acknowledged writes and recovery, beside throughput without a crash):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  placement\tdurability\tclients\tcrash\truns\tops/s no crash\tlost acked (mean)\toldest lost\trecovery\tconsistent\t")
+	fmt.Fprintln(tw, "  placement\tdurability\tclients\tcrash\truns\tops/s no crash\tlost acked (mean)\toldest lost\trecovery\tconsistent\tcorrupt\t")
 	for _, c := range costs {
 		ops, lost, oldest, rec := "-", "-", "-", "-"
 		if c.NoCrash > 0 {
@@ -289,10 +340,13 @@ func crashTable(w io.Writer, costs []CrashCost) {
 		if len(c.Recovery) > 0 {
 			rec = figure(stats.Mean(c.Recovery)) + " s"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d/%d\t\n", c.Placement, c.Durability, c.Clients, c.Kind, c.Crashed,
-			ops, lost, oldest, rec, c.Crashed-len(c.Inconsistent), c.Crashed)
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d/%d\t%s\t\n", c.Placement, c.Durability, c.Clients, c.Kind, c.Crashed,
+			ops, lost, oldest, rec, c.Crashed-len(c.Inconsistent), c.Crashed, c.corruptText())
 	}
 	tw.Flush()
+	for _, l := range modelLabels(costs) {
+		fmt.Fprintln(w, wrap(l, showWidth, "  ", "    "))
+	}
 	for _, c := range costs {
 		fmt.Fprintln(w, wrap(c.Sentence(), showWidth, "  ", "    "))
 	}
@@ -306,8 +360,8 @@ func crashTable(w io.Writer, costs []CrashCost) {
 // crashCostTable is the trade-off as an HTML table.
 func crashCostTable(costs []CrashCost) table {
 	t := table{Sortable: true,
-		Header: []string{"placement", "durability", "clients", "crash", "runs", "ops/s without a crash", "lost acknowledged (mean)", "95% CI", "oldest lost (ms)", "recovery (s)", "consistent"},
-		Num:    []bool{false, false, true, false, true, true, true, false, true, true, false}}
+		Header: []string{"placement", "durability", "clients", "crash", "runs", "ops/s without a crash", "lost acknowledged (mean)", "95% CI", "oldest lost (ms)", "recovery (s)", "consistent", "corrupt"},
+		Num:    []bool{false, false, true, false, true, true, true, false, true, true, false, false}}
 	for _, c := range costs {
 		ops, lost, ci, oldest, rec := cell{Text: "-"}, cell{Text: "-"}, cell{Text: "-"}, cell{Text: "-"}, cell{Text: "-"}
 		if c.NoCrash > 0 {
@@ -324,7 +378,7 @@ func crashCostTable(costs []CrashCost) table {
 			rec = cell{Text: figure(m), Sort: numSort(m)}
 		}
 		r := row{Cells: []cell{{Text: c.Placement}, {Text: c.Durability}, intCell(c.Clients), {Text: c.Kind}, intCell(c.Crashed),
-			ops, lost, ci, oldest, rec, {Text: fmt.Sprintf("%d/%d", c.Crashed-len(c.Inconsistent), c.Crashed)}}}
+			ops, lost, ci, oldest, rec, {Text: fmt.Sprintf("%d/%d", c.Crashed-len(c.Inconsistent), c.Crashed)}, {Text: c.corruptText()}}}
 		if c.Contradiction != "" {
 			r.Class = "contradiction"
 		}

@@ -128,3 +128,44 @@ func TestPmemEmulatedIsLabelled(t *testing.T) {
 		t.Errorf("show's tier list does not qualify the pmem tier's durability:\n%s", out.String())
 	}
 }
+
+// TestCrashCorruption: the engine's own check of each cut is counted per
+// cell ("corrupt in k of N cuts"), in the sentence, the table's column and
+// the answer, and each power-loss model says what it does and does not
+// model.
+func TestCrashCorruption(t *testing.T) {
+	st := &results.Study{Placements: []results.Placement{{Name: "p"}}, Durability: []string{"sync"},
+		Clients: []int{1}, Crashes: []string{"none", "power:torn"}}
+	run := func(seq int, c *results.Crash) results.Run {
+		return results.Run{Seq: seq, Placement: "p", Durability: "sync", Clients: 1, Status: results.RunOK, ThroughputOpsS: 100,
+			Components: map[string]string{"data": "disk"}, Crash: c}
+	}
+	torn := func(corrupt bool) *results.Crash {
+		c := &results.Crash{Kind: "power:torn", Checked: true, Consistent: true, Acked: 10, RecoveryS: 0.1,
+			Detail: "0 of 10 record fields with an acknowledged write lost it", Model: "torn", Keep: 0.5, Seed: 9, CorruptChecked: true}
+		if corrupt {
+			c.Corrupt, c.CorruptDetail = true, "pg_amcheck: invalid page in block 3 of relation base/5/16384"
+		}
+		return c
+	}
+	costs := CrashCosts(st, []results.Run{run(1, nil), run(2, torn(false)), run(3, torn(true)), run(4, torn(false))})
+	if len(costs) != 1 || costs[0].Corrupt != 1 || costs[0].CorruptChecked != 3 {
+		t.Fatalf("cells %+v", costs)
+	}
+	sentence := costs[0].Sentence()
+	for _, want := range []string{"a power loss (model torn) lost no acknowledged write", "CORRUPT in 1 of 3 cuts by the engine's own check: pg_amcheck: invalid page in block 3"} {
+		if !strings.Contains(sentence, want) {
+			t.Errorf("sentence %q lacks %q", sentence, want)
+		}
+	}
+	var out strings.Builder
+	crashTable(&out, costs)
+	for _, want := range []string{"corrupt", "1/3", "power:torn is torn (each atomic-write unit kept with probability 0.5)", "not modelled: no partial writes inside a unit"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("show lacks %q:\n%s", want, out.String())
+		}
+	}
+	if got := powerLossText(results.Placement{Name: "p"}, "sync", costs); !strings.HasSuffix(got, "; corrupt in 1 of 3 cuts") {
+		t.Errorf("answer %q does not end with the corrupt cuts", got)
+	}
+}

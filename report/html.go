@@ -82,6 +82,8 @@ type doc struct {
 	Crashes        table
 	CrashSentences []string
 	Contradictions []string
+	// CrashModels say what each power-loss model does and does not model.
+	CrashModels []string
 }
 
 type kv struct{ K, V string }
@@ -194,6 +196,7 @@ func buildDoc(in Input) (*doc, error) {
 	}
 	d.Placements = b.placementTable()
 	d.Crashes = crashCostTable(crashes)
+	d.CrashModels = modelLabels(crashes)
 	for _, c := range crashes {
 		d.CrashSentences = append(d.CrashSentences, c.Sentence())
 		if c.Contradiction != "" {

@@ -102,6 +102,7 @@ table.fit td::before{content:attr(data-label) ": ";color:#555}
 <p class="note">Each crash run killed its engine at a seeded moment inside its measured window, restarted it on what survived, and checked every write the engine had acknowledged. Throughput is from the same cell's runs without a crash.</p>
 {{range .Contradictions}}<div class="callout contradiction" role="alert"><strong>Contradicts the documented mode:</strong> {{.}}</div>{{end}}
 {{template "table" .Crashes}}
+{{if .CrashModels}}<p class="note">Power-loss models:</p><ul class="note">{{range .CrashModels}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <ul class="verdicts">{{range .CrashSentences}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </section>
 

@@ -29,6 +29,22 @@ func crashFixture() *fixture {
 	return f
 }
 
+// tornFixture is a study whose crash runs cut the power under the torn
+// model and found corruption: its runs[].crash carry the model, its seed
+// and the engine's own check.
+func tornFixture() *fixture {
+	f := newFixture(defaultOpts())
+	f.st.Crashes = []string{"none", "power:torn"}
+	for i := range f.runs {
+		if i%2 == 1 && f.runs[i].Status == results.RunOK {
+			f.runs[i].Crash = &results.Crash{Kind: "power:torn", Checked: true, Consistent: true, Acked: 70, RecoveryS: 0.1,
+				Model: "torn", Keep: 0.5, Seed: 1 << 40, AtomicWriteB: 4096,
+				CorruptChecked: true, Corrupt: true, CorruptDetail: "pg_amcheck: checksum verification failed in block 3 of relation base/5/16384"}
+		}
+	}
+	return f
+}
+
 // probedFixture is the fixture with a stored probe of its ram tier that
 // measured the fsync with several writers at once (a profiled tier's).
 func probedFixture() *fixture {
@@ -77,6 +93,7 @@ func TestSchemaValidatesDocuments(t *testing.T) {
 		{"a swept option", sweptFixture().st, sweptFixture().runs},
 		{"a workload's own metric", tpccFixture().st, tpccFixture().runs},
 		{"crash runs", crashFixture().st, crashFixture().runs},
+		{"torn crash runs", tornFixture().st, tornFixture().runs},
 		{"a probe with writers at once", probedFixture().st, probedFixture().runs},
 		{"runs stored long ago", oldSt, oldRuns},
 		{"capacity steps with their arrivals checked", arrSt, arrRuns},

@@ -14,7 +14,8 @@ var csvHeader = []string{"study_id", "run_id", "seq", "placement", "components",
 	"driver", "status", "error", "duration_s", "ops", "errors", "late_ops", "throughput_ops_s",
 	"p50_us", "p90_us", "p99_us", "p999_us", "max_us", "mean_us", "service_p50_us", "service_p99_us",
 	"load_records", "load_s", "engine_version", "verified", "verification",
-	"crash", "crash_at_s", "recovery_s", "lost_acked", "lost_window_ms", "consistent", "crash_detail"}
+	"crash", "crash_at_s", "recovery_s", "lost_acked", "lost_window_ms", "consistent", "crash_detail",
+	"crash_seed", "corrupt", "corrupt_detail"}
 
 // WriteCSV writes one row per run, for spreadsheets.
 func WriteCSV(w io.Writer, runs []Run) error {
@@ -42,14 +43,22 @@ func WriteCSV(w io.Writer, runs []Run) error {
 // crashColumns are a crash run's columns, empty for a run without one.
 func crashColumns(c *Crash) []string {
 	if c == nil {
-		return make([]string, 7)
+		return make([]string, 10)
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 	lost := ""
 	if c.Checked {
 		lost = strconv.FormatInt(c.LostAcked, 10)
 	}
-	return []string{c.Kind, f(c.AtS), f(c.RecoveryS), lost, f(c.LostWindowMS), strconv.FormatBool(c.Consistent), c.Detail}
+	seed, corrupt := "", ""
+	if c.Model != "" {
+		seed = strconv.FormatUint(c.Seed, 10)
+	}
+	if c.CorruptChecked || c.Corrupt {
+		corrupt = strconv.FormatBool(c.Corrupt)
+	}
+	return []string{c.Kind, f(c.AtS), f(c.RecoveryS), lost, f(c.LostWindowMS), strconv.FormatBool(c.Consistent), c.Detail,
+		seed, corrupt, c.CorruptDetail}
 }
 
 // ComponentsText renders component -> tier as "data=disk;wal=ram".

@@ -606,4 +606,22 @@ type Crash struct {
 	// Lost, for crash: power, is what the crash-capable layer rolled back
 	// on the tiers (files, bytes, directory entries).
 	Lost string `json:"lost,omitempty"`
+	// Model is the power cut's model of what unsynced data survives
+	// (engine.PowerModels: survive, torn; "" for plain power), Keep the
+	// probability it kept each unit with, and Seed what drew the units:
+	// derived from the study's order seed and the run's number, so a
+	// resumed run draws the same.
+	Model string  `json:"model,omitempty"`
+	Keep  float64 `json:"keep,omitempty"`
+	Seed  uint64  `json:"seed,omitempty"`
+	// AtomicWriteB is, for the torn model, the smallest atomic-write unit
+	// of the tiers the cut rolled back, in bytes.
+	AtomicWriteB int64 `json:"atomic_write_b,omitempty"`
+	// Corrupt is true when the engine's own check of its state after
+	// recovery found damage (a checksum failure, a broken index), or the
+	// engine could not start; CorruptDetail is the engine's message.
+	Corrupt       bool   `json:"corrupt,omitempty"`
+	CorruptDetail string `json:"corrupt_detail,omitempty"`
+	// CorruptChecked says the engine's own check ran (engine.CorruptionChecker).
+	CorruptChecked bool `json:"corrupt_checked,omitempty"`
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
 	"github.com/tierbench/tierbench/tier"
+	"github.com/tierbench/tierbench/tier/emulate"
 	"github.com/tierbench/tierbench/workload"
 )
 
@@ -44,9 +45,9 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 	if ac, ok := r.w.(workload.AckChecker); ok {
 		ac.TrackAcks()
 	}
-	kind, ok := engine.FindCrash(r.cell.Variant.Crash)
-	if !ok {
-		return nil, 0, fmt.Errorf("crash: unknown kind %q", r.cell.Variant.Crash)
+	kind, model, err := r.powerModel()
+	if err != nil {
+		return nil, 0, fmt.Errorf("crash: %w", err)
 	}
 	tiers := r.cell.Placement.TierNames()
 	r.rec.Crash.Promised = r.eng.Spec().Survives(r.cfg.Durability, kind.Name) && (!kind.Machine || r.allDurable(tiers))
@@ -62,8 +63,9 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 		r.opt.Progress.Live(fmt.Sprintf("%s crashing the engine (%s) %.1fs into the window...", r.label, kind.Name, r.rec.Crash.AtS))
 		var errs []error
 		if kind.Machine {
-			lost, err := r.ws.PowerCut(tiers)
+			lost, unit, err := r.ws.PowerCutModel(tiers, model)
 			r.rec.Crash.Lost = tier.LostText(lost)
+			r.rec.Crash.AtomicWriteB = unit
 			errs = append(errs, err)
 		}
 		errs = append(errs, r.crashEngine())
@@ -73,6 +75,22 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 		r.crashErr = errors.Join(errs...)
 	}
 	return cut, at, nil
+}
+
+// powerModel reads the run's crash value: its kind and, for a power cut
+// under a model, the model with its seed, which it records on the run.
+// The seed is drawn from the study's order seed and the run's number, as
+// the crash moment is, so a resumed run cuts the same way.
+func (r *run) powerModel() (engine.CrashKind, emulate.Model, error) {
+	kind, name, keep, err := engine.SplitCrash(r.cell.Variant.Crash)
+	if err != nil || name == "" {
+		return kind, emulate.Model{}, err
+	}
+	rng := rand.New(rand.NewPCG(r.st.Order.Seed, uint64(r.cell.Seq)<<8|0xC6))
+	// 53 bits, so the seed reads back exactly from JSON anywhere.
+	m := emulate.Model{Kind: name, Keep: keep, Seed: rng.Uint64() >> 11}
+	r.rec.Crash.Model, r.rec.Crash.Keep, r.rec.Crash.Seed = m.Kind, m.Keep, m.Seed
+	return kind, m, m.Check()
 }
 
 // allDurable reports whether every named tier keeps what an fsync made
@@ -161,12 +179,20 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 		}
 		c.Consistent = false
 		c.Detail = fmt.Sprintf("the engine did not come back after the crash: %v", err)
+		// An engine that cannot start on what the crash left counts as
+		// corrupt.
+		c.Corrupt, c.CorruptDetail = true, c.Detail
 		return nil
 	}
 	r.db = db
 	defer func() {
 		if rr, ok := db.(engine.RecoveryReporter); ok {
 			c.Replayed = rr.Recovery()
+		}
+		// After the read-back, so that the recovery time is the
+		// restart's alone.
+		if ctx.Err() == nil {
+			checkCorruption(ctx, db, c)
 		}
 	}()
 	ac, ok := r.w.(workload.AckChecker)
@@ -199,6 +225,25 @@ func (r *run) recoverFromCrash(ctx context.Context) error {
 	return nil
 }
 
+// checkCorruption runs the engine's own check of its state on db, a
+// restarted engine, and records what it found; a check that could not
+// run is said in the record's detail, not counted as corruption.
+func checkCorruption(ctx context.Context, db engine.DB, c *results.Crash) {
+	cc, ok := db.(engine.CorruptionChecker)
+	if !ok {
+		return
+	}
+	damage, err := cc.CheckCorruption(ctx)
+	if err != nil {
+		c.Detail += fmt.Sprintf("; the engine's corruption check could not run: %v", err)
+		return
+	}
+	c.CorruptChecked = true
+	if damage != "" {
+		c.Corrupt, c.CorruptDetail = true, damage
+	}
+}
+
 // firstAnswer opens a session on db: for a workload that keeps no record,
 // the first thing the restarted engine answers.
 func firstAnswer(ctx context.Context, db engine.DB) (time.Time, error) {
@@ -221,6 +266,9 @@ func crashText(c *results.Crash) string {
 	}
 	if !c.Consistent {
 		s += " (INCONSISTENT)"
+	}
+	if c.Corrupt {
+		s += " (CORRUPT: " + c.CorruptDetail + ")"
 	}
 	return s
 }

@@ -129,13 +129,13 @@ func (p *parser) crashes(s *Study) {
 		return
 	}
 	nodes, nodesLine := 0, 0
-	if deref(e.v).Kind == yaml.MappingNode {
+	if deref(e.v).Kind == yaml.MappingNode && !isPowerModel(e.v) {
 		var ok bool
 		if e, nodes, nodesLine, ok = p.crashMap(e); !ok {
 			return
 		}
 	}
-	kinds := p.valueList(e, "crash", CrashKinds, crashFix)
+	kinds := p.crashList(e)
 	if len(kinds) == 0 {
 		return
 	}

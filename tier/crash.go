@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/tierbench/tierbench/tier/emulate"
 )
 
 // CrashLayerNote is how a tier under the crash-capable layer is labelled:
@@ -39,21 +41,34 @@ func (w *Workspace) Settle(names []string) error {
 // was durable. It returns, by tier, what was lost. The engine is to be
 // killed next, then PowerOn.
 func (w *Workspace) PowerCut(names []string) (map[string]string, error) {
+	lost, _, err := w.PowerCutModel(names, emulate.Model{})
+	return lost, err
+}
+
+// PowerCutModel is PowerCut under power-loss model m (which unsynced data
+// survives), drawn the same on every tier; it also returns, for the torn
+// model, the smallest atomic-write unit among the tiers' layers (0
+// otherwise).
+func (w *Workspace) PowerCutModel(names []string, m emulate.Model) (map[string]string, int64, error) {
 	lost := map[string]string{}
+	var unit int64
 	var errs []error
 	for _, n := range names {
 		srv := w.prov.crashLayers[n]
 		if srv == nil {
 			continue
 		}
-		l, err := srv.PowerCut()
+		l, err := srv.PowerCutModel(m)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("tier %s: power cut: %w", n, err))
 			continue
 		}
 		lost[n] = l.String()
+		if l.AtomicWrite > 0 && (unit == 0 || l.AtomicWrite < unit) {
+			unit = l.AtomicWrite
+		}
 	}
-	return lost, errors.Join(errs...)
+	return lost, unit, errors.Join(errs...)
 }
 
 // PowerOn ends the named tiers' power cut: their layers serve again, on

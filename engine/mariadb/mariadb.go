@@ -96,9 +96,10 @@ func (Engine) Spec() engine.Spec {
 				"and flushed about once a second. Even a server crash loses up to ~1 s of commits."},
 		},
 		Options: []setting.Setting{
-			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "2MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size)"},
+			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "6MiB", Doc: "InnoDB buffer pool (innodb_buffer_pool_size); InnoDB refuses to start below 6 MiB with its 16 KiB pages"},
 			{Name: "redo_log_size", Kind: setting.Size, Default: "96MiB", Min: "4MiB", Doc: "InnoDB redo log size (innodb_log_file_size)"},
 			{Name: "binlog", Kind: setting.Bool, Default: "false", Doc: "write the binary log (in the data folder), as a replicated primary does"},
+			{Name: "innodb_doublewrite", Kind: setting.Bool, Default: "true", Doc: "write each page first to the doublewrite buffer (innodb_doublewrite), so that recovery can repair a 16 KiB page a power cut tore; off is safe only where the device writes 16 KiB pages atomically"},
 		},
 	}
 }
@@ -107,10 +108,11 @@ func (Engine) Spec() engine.Spec {
 type options struct {
 	cache, redoLogSize int64
 	binlog             bool
+	doublewrite        bool
 }
 
 func parseOptions(o engine.Options) options {
-	return options{cache: o.Size("cache"), redoLogSize: o.Size("redo_log_size"), binlog: o.Bool("binlog")}
+	return options{cache: o.Size("cache"), redoLogSize: o.Size("redo_log_size"), binlog: o.Bool("binlog"), doublewrite: o.Bool("innodb_doublewrite")}
 }
 
 // flushAtCommit maps a durability mode to innodb_flush_log_at_trx_commit.
@@ -288,6 +290,7 @@ func serverArgs(dataDir, redoDir, socket string, port, flush int, opts options, 
 		// from the template, no dump to write while stopping.
 		"--innodb-buffer-pool-load-at-startup=OFF",
 		"--innodb-buffer-pool-dump-at-shutdown=OFF",
+		"--innodb-doublewrite=" + map[bool]string{true: "ON", false: "OFF"}[opts.doublewrite],
 	}
 	if !opts.binlog {
 		return append(args, "--skip-log-bin")

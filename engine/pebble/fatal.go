@@ -70,15 +70,19 @@ func (l fatalLogger) Fatalf(format string, args ...interface{}) {
 // trace: "github.com/tierbench/tierbench/engine/pebble.(*Session).".
 var sessionFrame = reflect.TypeOf(Session{}).PkgPath() + ".(*Session)."
 
+// checkFrame is DB.CheckCorruption's frame, which recovers a *FatalError
+// too: the corruption it finds is reported through Fatalf.
+var checkFrame = reflect.TypeOf(Session{}).PkgPath() + ".(*DB).CheckCorruption"
+
 // inSessionCall reports whether the calling goroutine is inside a session
-// method, which recovers a *FatalError.
+// method or the corruption check, which recover a *FatalError.
 func inSessionCall() bool {
 	pcs := make([]uintptr, 64)
 	n := runtime.Callers(3, pcs)
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
-		if strings.HasPrefix(f.Function, sessionFrame) {
+		if strings.HasPrefix(f.Function, sessionFrame) || strings.HasPrefix(f.Function, checkFrame) {
 			return true
 		}
 		if !more {

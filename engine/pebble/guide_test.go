@@ -48,6 +48,7 @@ var abilities = map[string]reflect.Type{
 	"FieldsReader":        reflect.TypeFor[engine.FieldsReader](),
 	"RecoveryReporter":    reflect.TypeFor[engine.RecoveryReporter](),
 	"StepKeeper":          reflect.TypeFor[engine.StepKeeper](),
+	"CorruptionChecker":   reflect.TypeFor[engine.CorruptionChecker](),
 }
 
 func TestGuideAbilities(t *testing.T) {

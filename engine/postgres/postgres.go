@@ -120,6 +120,7 @@ func (Engine) Spec() engine.Spec {
 			{Name: "cache", Kind: setting.Size, Memory: true, Default: "128MiB", Min: "128KiB", Doc: "shared_buffers, PostgreSQL's own page cache (the OS page cache comes on top)"},
 			{Name: "max_wal_size", Kind: setting.Size, Default: "1GiB", Min: "32MiB", Doc: "WAL volume that triggers a checkpoint (max_wal_size; PostgreSQL's least is two 16MiB segments)"},
 			{Name: "checkpoint_timeout", Kind: setting.Int, Default: "300", Min: "30", Max: "86400", Unit: "seconds", Doc: "time between timed checkpoints (checkpoint_timeout)"},
+			{Name: "full_page_writes", Kind: setting.Bool, Default: "true", Doc: "log each page whole in the WAL on its first change after a checkpoint (full_page_writes), so that recovery can repair a page a power cut tore; off is safe only where the device writes 8 KiB pages atomically"},
 		},
 	}
 }
@@ -131,6 +132,7 @@ type settings struct {
 	checkpointTimeout int
 	fsync             bool
 	syncCommit        bool
+	fullPageWrites    bool
 }
 
 func parseSettings(cfg engine.Config) (settings, error) {
@@ -149,6 +151,7 @@ func parseSettings(cfg engine.Config) (settings, error) {
 	s.sharedBuffersKB = o.Size("cache") >> 10
 	s.maxWALSizeMB = o.Size("max_wal_size") >> 20
 	s.checkpointTimeout = o.Int("checkpoint_timeout")
+	s.fullPageWrites = o.Bool("full_page_writes")
 	return s, nil
 }
 
@@ -200,6 +203,7 @@ func (s settings) params() [][2]string {
 		{"checkpoint_timeout", fmt.Sprintf("%ds", s.checkpointTimeout)},
 		{"fsync", onOff(s.fsync)},
 		{"synchronous_commit", onOff(s.syncCommit)},
+		{"full_page_writes", onOff(s.fullPageWrites)},
 		// Checkpoints in the log, with times tierbench reads back
 		// (events.go): the default prefix, in UTC whatever the host's zone.
 		{"log_checkpoints", "on"},
@@ -233,7 +237,7 @@ func (e Engine) Open(ctx context.Context, cfg engine.Config) (_ engine.DB, err e
 		return nil, err
 	}
 
-	d := &DB{dataDir: dataDir, uid: pg.uid}
+	d := &DB{dataDir: dataDir, uid: pg.uid, amcheck: filepath.Join(filepath.Dir(bins.postgres), "pg_amcheck")}
 	defer d.closers.CloseOnError(&err)
 	scratch, err := server.Scratch(cfg.Scratch, "tierbench-postgres-", &d.closers)
 	if err != nil {
@@ -374,6 +378,7 @@ type DB struct {
 	port       int
 	password   string // the run's, of the superuser role clients log in as
 	tmpScratch string // removed on Close when Open made it
+	amcheck    string // pg_amcheck of the server's installation
 }
 
 var (

@@ -111,6 +111,9 @@ func template(bins binaries, pg osAccount, dir string) server.Template {
 // run sets its own, setPassword), and initdb reads it from a file in a
 // private folder, never from its command line. --no-sync: the template is
 // never used in place; each run's copy is flushed (prepareCluster).
+// --data-checksums (PostgreSQL 18's default): every page carries a
+// checksum, verified when it is read, so that a page a power cut tore is
+// found (CheckCorruption) rather than read as data.
 func initdb(ctx context.Context, bins binaries, scratch, tmpl string) error {
 	pwDir, err := secrets.PrivateDir(scratch, "initdb-", osUser)
 	if err != nil {
@@ -127,7 +130,7 @@ func initdb(ctx context.Context, bins binaries, scratch, tmpl string) error {
 	}
 	if err := proc.Run(ctx, osUser, bins.initdb, "-D", tmpl, "-U", osUser, "--pwfile="+pwFile,
 		"--auth-host=scram-sha-256", "--auth-local=peer", "-E", "UTF8",
-		"--locale=C", "--no-instructions", "--no-sync"); err != nil {
+		"--locale=C", "--no-instructions", "--no-sync", "--data-checksums"); err != nil {
 		return fmt.Errorf("initdb template: %w", err)
 	}
 	return nil

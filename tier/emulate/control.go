@@ -37,6 +37,8 @@ type command struct {
 	Op string `json:"op"`
 	// Overhead is opOverhead's new overhead.
 	Overhead time.Duration `json:"overhead_ns,omitempty"`
+	// Model is opCut's power-loss model.
+	Model Model `json:"model,omitempty"`
 }
 
 type reply struct {
@@ -75,8 +77,12 @@ func (s *Server) Settle() error {
 // durable state and the kernel made to forget what it cached of the rest,
 // so that after PowerOn the mount shows only what was durable. Loss says
 // what was undone. Kill the processes using the mount before PowerOn.
-func (s *Server) PowerCut() (Loss, error) {
-	r, err := s.command(opCut)
+func (s *Server) PowerCut() (Loss, error) { return s.PowerCutModel(Model{}) }
+
+// PowerCutModel is PowerCut under power-loss model m: m decides which
+// unsynced data survives the rollback.
+func (s *Server) PowerCutModel(m Model) (Loss, error) {
+	r, err := s.send(command{Op: opCut, Model: m})
 	if r.Loss == nil {
 		return Loss{}, err
 	}
@@ -182,7 +188,7 @@ func serveCommands(in io.Reader, out io.Writer, s *fsServer) {
 		case s.crash == nil:
 			r.Error = fmt.Sprintf("%s needs a crashable mount (Options.Crashable)", cmd.Op)
 		default:
-			r = s.crash.run(cmd.Op)
+			r = s.crash.run(cmd)
 		}
 		if err := enc.Encode(r); err != nil {
 			return

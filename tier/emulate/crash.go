@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,12 @@ type Loss struct {
 	// Entries is how many directory changes (creates, removals, renames,
 	// links) were undone.
 	Entries int `json:"entries"`
+	// Kept is the unsynced data the cut's model kept (bytes of
+	// overwrites below the durable size): 0 under ModelLoseAll.
+	Kept int64 `json:"kept,omitempty"`
+	// AtomicWrite is, for a torn cut, the atomic-write unit in bytes it
+	// kept or lost whole.
+	AtomicWrite int64 `json:"atomic_write,omitempty"`
 }
 
 // String says what the cut cost, for the run's record.
@@ -41,10 +48,17 @@ func (l Loss) String() string {
 	if l.Entries > 0 {
 		parts = append(parts, fmt.Sprintf("undid %d directory %s", l.Entries, plural(l.Entries, "change", "changes")))
 	}
-	if len(parts) == 0 {
-		return "the power cut lost nothing: every change was durable"
+	if l.Kept > 0 {
+		parts = append(parts, fmt.Sprintf("kept %d bytes of unsynced data", l.Kept))
 	}
-	return "the power cut " + strings.Join(parts, " and ")
+	unit := ""
+	if l.AtomicWrite > 0 {
+		unit = fmt.Sprintf(" (writes torn at %d-byte units)", l.AtomicWrite)
+	}
+	if len(parts) == 0 {
+		return "the power cut lost nothing: every change was durable" + unit
+	}
+	return "the power cut " + strings.Join(parts, " and ") + unit
 }
 
 func plural(n int, one, many string) string {
@@ -87,6 +101,12 @@ type crash struct {
 	// them from now on (see rebirth).
 	reborn  map[uint64]uint64
 	lastGen uint64
+	// atomicWrite is the device's atomic-write unit in bytes, which
+	// ModelTorn keeps or loses whole.
+	atomicWrite int64
+	// volatileCache makes O_DIRECT writes unsynced until an fsync, as on
+	// a device with a volatile write cache (Options.VolatileCache).
+	volatileCache bool
 }
 
 // newCrash prepares the undo state of a crashable mount of backing.
@@ -106,6 +126,8 @@ func newCrash(backing string) (*crash, error) {
 		handles: map[uint64]int{},
 		changes: map[uint64][]*entryChange{},
 		dirs:    map[uint64]*dirRef{},
+
+		atomicWrite: DefaultAtomicWrite,
 	}, nil
 }
 
@@ -140,9 +162,12 @@ func (c *crash) settle() error {
 }
 
 // powerCut fails every operation from now on, rolls the backing folder
-// back to its durable state and makes the kernel drop what it cached of
+// back to its durable state (as model m has it) and makes the kernel drop what it cached of
 // the rest.
-func (c *crash) powerCut() (Loss, error) {
+func (c *crash) powerCut(m Model) (Loss, error) {
+	if err := m.Check(); err != nil {
+		return Loss{}, err
+	}
 	c.gate.Lock()
 	if c.down {
 		c.gate.Unlock()
@@ -154,7 +179,10 @@ func (c *crash) powerCut() (Loss, error) {
 	// it runs (the kernel holds folder locks while it waits for them,
 	// which the invalidation below needs).
 	c.gate.Unlock()
-	loss, touched, inodes, err := c.rollback()
+	loss, touched, inodes, err := c.rollback(m)
+	if m.Kind == ModelTorn {
+		loss.AtomicWrite = c.atomicWrite
+	}
 	c.invalidate(touched, inodes)
 	return loss, err
 }
@@ -177,15 +205,15 @@ func (c *crash) powerOn() error {
 }
 
 // run is one command of the owner's (see control.go).
-func (c *crash) run(op string) reply {
+func (c *crash) run(cmd command) reply {
 	var err error
 	var r reply
-	switch op {
+	switch op := cmd.Op; op {
 	case opSettle:
 		err = c.settle()
 	case opCut:
 		var loss Loss
-		loss, err = c.powerCut()
+		loss, err = c.powerCut(cmd.Model)
 		r.Loss = &loss
 	case opOn:
 		err = c.powerOn()
@@ -199,18 +227,15 @@ func (c *crash) run(op string) reply {
 }
 
 // rollback undoes every change not durable: directory changes newest
-// first, then file data. It returns what it undid, the entries it
+// first, then file data, of which model m may keep some. It returns what it undid, the entries it
 // touched and the inodes whose data it rolled back, for invalidation.
-func (c *crash) rollback() (Loss, []entryName, []*fusefs.Inode, error) {
+func (c *crash) rollback(m Model) (Loss, []entryName, []*fusefs.Inode, error) {
 	c.mu.Lock()
 	var changes []*entryChange
 	for _, l := range c.changes {
 		changes = append(changes, l...)
 	}
-	files := make([]*undoFile, 0, len(c.files))
-	for _, u := range c.files {
-		files = append(files, u)
-	}
+	files := maps.Clone(c.files)
 	c.mu.Unlock()
 	slices.SortFunc(changes, func(a, b *entryChange) int { return cmp.Compare(b.seq, a.seq) })
 
@@ -228,11 +253,12 @@ func (c *crash) rollback() (Loss, []entryName, []*fusefs.Inode, error) {
 		}
 	}
 	var inodes []*fusefs.Inode
-	for _, u := range files {
-		bytes, changed, err := u.rollback()
+	for ino, u := range files {
+		bytes, kept, changed, err := u.rollback(m, ino, c.atomicWrite)
 		if err != nil {
 			errs = append(errs, err)
 		}
+		loss.Kept += kept
 		if changed {
 			loss.Files++
 			loss.Bytes += bytes

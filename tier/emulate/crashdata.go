@@ -226,64 +226,59 @@ func (u *undoFile) putSlot(p int64, b []byte, off int64) error {
 	return nil
 }
 
-// rollback puts the file back to its durable size and bytes, and reports
-// how many bytes that undid and whether anything changed. A file no
-// longer in any folder is left alone: no one can see it.
-func (u *undoFile) rollback() (int64, bool, error) {
+// rollback puts the file back to its durable size and, as model m
+// decides, its durable bytes (ino names the file to the model's draws),
+// and reports how many bytes that undid, how many unsynced bytes the model
+// kept and whether anything changed. A file no longer in any folder is
+// left alone: no one can see it.
+func (u *undoFile) rollback(m Model, ino uint64, atomicWrite int64) (undone, kept int64, changed bool, err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.gone || u.fd < 0 || !u.changed {
-		return 0, false, nil
+		return 0, 0, false, nil
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(u.fd, &st); err != nil {
-		return 0, false, fmt.Errorf("roll back: fstat: %w", err)
+		return 0, 0, false, fmt.Errorf("roll back: fstat: %w", err)
 	}
 	if st.Nlink == 0 {
-		return 0, false, nil
+		return 0, 0, false, nil
 	}
 	if err := unix.Ftruncate(u.fd, u.size); err != nil {
-		return 0, false, fmt.Errorf("roll back: truncate to the durable size %d: %w", u.size, err)
+		return 0, 0, false, fmt.Errorf("roll back: truncate to the durable size %d: %w", u.size, err)
 	}
-	restored, err := u.restore()
+	restored, kept, err := u.restore(st.Size, m, ino, atomicWrite)
 	cut := max(st.Size-u.size, 0)
-	changed := st.Size != u.size || len(u.pages) > 0
-	return cut + restored, changed, err
+	changed = st.Size != u.size || restored > 0
+	return cut + restored, kept, changed, err
 }
 
-// restore copies the saved pages back, in runs of consecutive pages and
-// slots, and returns the bytes it put back.
-func (u *undoFile) restore() (int64, error) {
+// restore copies back the saved bytes model m loses (of a file of size
+// bytes at the cut), in runs of
+// consecutive bytes and slots, and returns the bytes it put back and
+// those it kept.
+func (u *undoFile) restore(size int64, m Model, ino uint64, atomicWrite int64) (restored, kept int64, err error) {
 	if len(u.pages) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	// A slot past the spill file's end (a page saved beyond the file's
 	// size, then zeroed or never written) reads as zeros.
 	if err := unix.Ftruncate(u.spill, u.slots*pageSize); err != nil {
-		return 0, fmt.Errorf("roll back: spill file: %w", err)
+		return 0, 0, fmt.Errorf("roll back: spill file: %w", err)
 	}
 	pages := make([]int64, 0, len(u.pages))
 	for p := range u.pages {
 		pages = append(pages, p)
 	}
 	slices.Sort(pages)
-	var total int64
-	for i := 0; i < len(pages); {
-		j := i + 1
-		for j < len(pages) && pages[j] == pages[j-1]+1 && u.pages[pages[j]] == u.pages[pages[j-1]]+1 {
-			j++
+	lost, kept := u.lostSpans(pages, size, m, ino, atomicWrite)
+	for _, s := range lost {
+		if err := copyRange(u.fd, s.off, u.spill, s.slot, s.n); err != nil {
+			return restored, kept, fmt.Errorf("roll back: put a pre-image back: %w", err)
 		}
-		start := pages[i] * pageSize
-		n := min((pages[j-1]+1)*pageSize, u.size) - start
-		if n > 0 {
-			if err := copyRange(u.fd, start, u.spill, u.pages[pages[i]]*pageSize, n); err != nil {
-				return total, fmt.Errorf("roll back: put a pre-image back: %w", err)
-			}
-			total += n
-		}
-		i = j
+		restored += s.n
 	}
-	return total, nil
+	return restored, kept, nil
 }
 
 // drop forgets the record and closes its files; its caller holds mu.

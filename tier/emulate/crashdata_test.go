@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -30,18 +31,66 @@ func TestUndoFileModel(t *testing.T) {
 			for range 40 {
 				ops = append(ops, m.step())
 			}
-			if _, _, err := m.u.rollback(); err != nil {
+			before, err := os.ReadFile(m.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			model, unit := modelOf(seed)
+			if _, _, _, err := m.u.rollback(model, seed, unit); err != nil {
 				t.Fatal(err)
 			}
 			got, err := os.ReadFile(m.path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got, m.durable) {
-				t.Fatalf("after %v: rolled back to %d bytes, want the durable %d (first difference at %d)",
-					ops, len(got), len(m.durable), firstDiff(got, m.durable))
+			if model.Kind == ModelLoseAll {
+				if !bytes.Equal(got, m.durable) {
+					t.Fatalf("after %v: rolled back to %d bytes, want the durable %d (first difference at %d)",
+						ops, len(got), len(m.durable), firstDiff(got, m.durable))
+				}
+				return
 			}
+			checkUnits(t, ops, model, got, m.durable, before, unit)
 		})
+	}
+}
+
+// modelOf picks a power-loss model and unit for seed: a third of the
+// cases each lose everything, keep pages, tear at 512 B, 4 KiB or
+// 16 KiB.
+func modelOf(seed uint64) (Model, int64) {
+	switch seed % 3 {
+	case 1:
+		return Model{Kind: ModelSurvive, Keep: 0.5, Seed: seed}, pageSize
+	case 2:
+		return Model{Kind: ModelTorn, Keep: 0.5, Seed: seed}, []int64{512, 4096, 16384}[seed/3%3]
+	}
+	return Model{Kind: ModelLoseAll}, pageSize
+}
+
+// checkUnits checks a rollback under a model that keeps some units: the
+// file has its durable size, and each unit (of unit bytes, aligned; a
+// page for ModelSurvive) holds either its durable bytes or the bytes it
+// held before the cut, whole.
+func checkUnits(t *testing.T, ops []string, model Model, got, durable, before []byte, unit int64) {
+	t.Helper()
+	if model.Kind == ModelSurvive {
+		unit = pageSize
+	}
+	if len(got) != len(durable) {
+		t.Fatalf("after %v: %s left %d bytes, want the durable size %d", ops, model.Kind, len(got), len(durable))
+	}
+	for a := int64(0); a < int64(len(got)); a += unit {
+		b := min(a+unit, int64(len(got)))
+		old := durable[a:b]
+		// Bytes a shrink cut off are never kept: the size is durable.
+		cur := slices.Clone(old)
+		if a < int64(len(before)) {
+			copy(cur, before[a:min(b, int64(len(before)))])
+		}
+		if !bytes.Equal(got[a:b], old) && !bytes.Equal(got[a:b], cur) {
+			t.Fatalf("after %v: %s left unit [%d, %d) neither wholly durable nor wholly as written", ops, model.Kind, a, b)
+		}
 	}
 }
 

@@ -177,7 +177,9 @@ func (n *node) crashCreate(ctx context.Context, name string, flags, mode uint32,
 // track makes the handle record its changes under the file's inode.
 func (f *file) track(c *crash, inode *fusefs.Inode, flags uint32) {
 	f.crash, f.inode, f.ino = c, inode, inode.StableAttr().Ino
-	f.durable = flags&(syscall.O_DSYNC|syscall.O_DIRECT) != 0
+	// O_SYNC includes O_DSYNC's bit. An O_DIRECT write reaches the
+	// device, durable unless the device keeps it in a volatile cache.
+	f.durable = flags&syscall.O_DSYNC != 0 || (flags&syscall.O_DIRECT != 0 && !c.volatileCache)
 	f.readWrite = flags&syscall.O_ACCMODE == syscall.O_RDWR
 	c.opened(f.ino)
 }

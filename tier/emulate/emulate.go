@@ -134,9 +134,27 @@
 // the next syncfs of any file there (PostgreSQL's start does one) and a
 // machine rebooted after a power loss would not.
 //
+// PowerCutModel cuts the power under a power-loss model (Model, in
+// crashmodel.go) that keeps some of the unsynced data instead of putting
+// it all back: ModelSurvive keeps each unsynced 4 KiB page with a
+// probability (write-back got part of the way), ModelTorn each aligned
+// atomic-write unit (Options.AtomicWrite, 512 B unless given), so a
+// write larger than the unit can be part new, part old. Which units are
+// kept is a hash of the model's seed, the file's inode and the unit's
+// index, the same whatever order the rollback visits them in. Every model
+// still cuts files back to their durable size and undoes directory
+// changes (a file's growth is never kept), keeps no bytes a shrink cut
+// off, never tears inside a unit, and never reorders across an fsync; a
+// synced page has no pre-image, so no model loses it. Writes through
+// O_SYNC or O_DSYNC handles are durable when they return, so no model
+// tears them; so are O_DIRECT ones, unless Options.VolatileCache says the
+// device keeps them in a volatile cache until an fsync.
+//
 // What it costs:
 //
 //   - Reads and writes always go through the server (no passthrough).
+//     The models add nothing to them: they read the same pre-images at
+//     the cut.
 //   - The first change of a page since its file's last fsync copies the
 //     page's durable bytes (4 KiB pages, below the durable size only, so
 //     appends copy nothing; a truncation copies all it cuts off) to a

@@ -71,6 +71,16 @@ type Options struct {
 	// package doc). Reads and writes then always go through the server
 	// (no FUSE passthrough), whatever the latencies.
 	Crashable bool
+	// AtomicWrite is the emulated device's atomic-write unit in bytes,
+	// which a torn power cut (ModelTorn) keeps or loses whole: a power
+	// of two, 0 for DefaultAtomicWrite.
+	AtomicWrite int64
+	// VolatileCache makes a crashable mount keep writes through O_DIRECT
+	// handles unsynced until an fsync of their file, as a device with a
+	// volatile write cache does (Linux promises O_DIRECT no more); without
+	// it they are durable when they return, as on a device without one
+	// (or with power-loss protection).
+	VolatileCache bool
 	// Calibrated, when set, is another mount's calibration of the same
 	// latencies (and crashability), whose overhead and round trip this
 	// mount takes instead of measuring its own: so that two tiers of one
@@ -184,6 +194,12 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	if opt.Crashable {
 		args = append(args, "-crashable")
 	}
+	if opt.VolatileCache {
+		args = append(args, "-volatile-cache")
+	}
+	if opt.AtomicWrite > 0 {
+		args = append(args, "-atomic-write", strconv.FormatInt(opt.AtomicWrite, 10))
+	}
 	if lat.DirectWrites {
 		args = append(args, "-direct-writes")
 	}
@@ -294,6 +310,8 @@ type helperConfig struct {
 	owner               int
 	lat                 Latency
 	crashable           bool
+	atomicWrite         int64
+	volatileCache       bool
 	backing, mountPoint string
 	// calibrated is the overhead and round trip to take (nil: measure).
 	calibrated *Calibration
@@ -312,6 +330,8 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.DurationVar(&c.lat.FsyncP99, "fsync-p99", 0, "fsync latency's 99th percentile")
 	fl.BoolVar(&c.lat.DirectWrites, "direct-writes", false, "delay only O_DIRECT, O_SYNC and O_DSYNC writes")
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes, for the power commands on fd 4")
+	fl.Int64Var(&c.atomicWrite, "atomic-write", DefaultAtomicWrite, "the atomic-write unit in bytes, which a torn power cut keeps or loses whole")
+	fl.BoolVar(&c.volatileCache, "volatile-cache", false, "keep O_DIRECT writes unsynced until an fsync")
 	fl.Var(atOnceFlag{&c.lat.FsyncAtOnce}, "fsync-at-once", "fsync latency by syncs in flight, as JSON")
 	var overhead, roundTrip time.Duration
 	fl.DurationVar(&overhead, "calibrated", -1, "the layer's overhead, measured by another mount of this spec")
@@ -321,6 +341,9 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	}
 	if overhead >= 0 {
 		c.calibrated = &Calibration{Overhead: overhead, RoundTrip: roundTrip}
+	}
+	if c.atomicWrite <= 0 || c.atomicWrite&(c.atomicWrite-1) != 0 {
+		return c, fmt.Errorf("-atomic-write %d: want a power of two of bytes", c.atomicWrite)
 	}
 	if fl.NArg() != 2 || c.owner <= 0 {
 		return c, fmt.Errorf("usage: %s -owner PID [-read D] [-write D] [-fsync D] [-crashable] BACKING MOUNTPOINT", helperArg)
@@ -372,6 +395,7 @@ func helperMain(args []string) int {
 		return fail(err)
 	}
 	if srv.crash != nil {
+		srv.crash.atomicWrite, srv.crash.volatileCache = cfg.atomicWrite, cfg.volatileCache
 		defer srv.crash.close()
 	}
 	go func() {
