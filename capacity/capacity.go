@@ -187,21 +187,51 @@ type Step struct {
 }
 
 // Ramp factors: a search with no earlier capacity doubles its rate; one
-// starting from an earlier round's capacity steps by four resolutions, so
-// the bracket is found in one or two steps.
+// starting from an earlier round's capacity first steps by one
+// resolution (its start lies within half a resolution of the truth when
+// the truth held still, so that one step closes the bracket), then by
+// four, so a truth that moved is bracketed in one or two more steps.
 const coldFactor = 2.0
 
-// warmFactor is the step of a search that starts from an earlier capacity.
+// warmFactor is the step of a search that starts from an earlier capacity
+// once its first step away from the start did not close the bracket.
 func warmFactor(resolution float64) float64 { return 1 + 4*resolution }
+
+// Start is where a round's search starts, given the steps its series took
+// in the round before (none in the first round) and d, a uniform draw in
+// [0, 1) of the study's seed. From a closed bracket (a met rate, a failed
+// one a resolution above) it starts at the bracket's geometric middle,
+// moved by (1+resolution)^(d-1/2): anywhere within half a resolution
+// either side, so that when the truth held still the first step and the
+// one a resolution beyond it bracket the truth, two steps a round. The
+// round's estimate, the middle of the bracket it ends with, is then off
+// the truth by a uniform share of a resolution drawn afresh each round,
+// whatever the bracket before (its own error included): rounds stay
+// independent draws around the truth, as their interval assumes, and do
+// not agree to the grid point for having started there (see the runner's
+// dither). From a lower bound only (the search's most met, or the step
+// above failed in the clients) it starts up to a resolution above it; in
+// the first round from the study's from, likewise. warm says the start
+// came from an earlier round.
+func Start(s results.Search, before []Step, d float64) (start float64, warm bool) {
+	f := Capacity(s, before)
+	switch {
+	case f.OpsS > 0 && f.EstimateOpsS > f.OpsS:
+		return f.EstimateOpsS * math.Pow(1+s.Resolution, d-0.5), true
+	case f.OpsS > 0:
+		return f.OpsS * (1 + s.Resolution*d), true
+	}
+	return s.FromOpsS * (1 + s.Resolution*d), false
+}
 
 // MinRate is the lowest rate a search tries: a placement that misses the
 // objective there has no capacity.
 const MinRate = 1.0
 
 // Next is the rate a search tries after steps, in the order they ran:
-// start first (the study's from:, or an earlier round's capacity when warm),
-// then up by the ramp factor while the objective holds (down while it does
-// not), then the geometric middle of the bracket until its ends are within
+// start first (Start: the study's from:, or near an earlier round's
+// capacity when warm), then up by the ramp factor while the objective
+// holds (down while it does not), then the geometric middle of the bracket until its ends are within
 // the search's resolution. more is false when the search is done. Only the
 // steps decide, so a resumed search takes up where it stopped.
 func Next(s results.Search, start float64, warm bool, steps []Step) (rate float64, more bool) {
@@ -212,7 +242,10 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 		return last.Rate, true
 	}
 	factor := coldFactor
-	if warm {
+	switch {
+	case warm && len(lastAt(steps)) == 1:
+		factor = 1 + s.Resolution // the start's neighbour a resolution off
+	case warm:
 		factor = warmFactor(s.Resolution)
 	}
 	lo, hi := Bracket(steps)
@@ -229,7 +262,7 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 			return 0, false
 		}
 		return math.Min(lo*factor, s.MaxOpsS), true
-	case hi/lo <= 1+s.Resolution:
+	case hi/lo <= (1+s.Resolution)*(1+1e-9): // a resolution apart, but for rounding
 		return 0, false
 	}
 	return math.Sqrt(lo * hi), true

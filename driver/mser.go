@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/tierbench/tierbench/hist"
 )
 
 // MSER-5 (White, Cobb and Spratt 2000) chooses, after the fact, where a
@@ -145,14 +147,39 @@ func mserMin(v []float64, lo, hi int) (best int, stat, mean []float64) {
 // maxWarmup, and says whether the series is steady by rule from the cut
 // on (nil: not judged).
 func Truncate(ivs []Interval, maxWarmup time.Duration, rule *SteadyRule) Truncation {
+	series := make([]float64, len(ivs))
+	for i, iv := range ivs {
+		series[i] = iv.OpsPerSec()
+	}
+	return truncate(ivs, series, maxWarmup, rule)
+}
+
+// TruncateLatency is Truncate for an open-loop run, whose throughput is
+// the rate it was asked for whatever the engine does: its transient shows
+// in latency (from the intended start), as operations queue behind a
+// cold engine and drain. MSER-5 runs on each interval's mean latency; an
+// interval in which nothing completed (a stall) keeps the mean before
+// it, its operations' latency counting where they complete.
+func TruncateLatency(ivs []Interval, maxWarmup time.Duration) Truncation {
+	series := make([]float64, len(ivs))
+	last := 0.0
+	for i, iv := range ivs {
+		if h, err := hist.Decode(iv.Latency); err == nil && h.TotalCount() > 0 {
+			last = h.Mean()
+		}
+		series[i] = last
+	}
+	return truncate(ivs, series, maxWarmup, nil)
+}
+
+// truncate cuts series, one value per interval of ivs, by MSER-5.
+func truncate(ivs []Interval, series []float64, maxWarmup time.Duration, rule *SteadyRule) Truncation {
 	var t Truncation
 	if len(ivs) == 0 {
 		return t
 	}
-	series := make([]float64, len(ivs))
 	var total time.Duration
-	for i, iv := range ivs {
-		series[i] = iv.OpsPerSec()
+	for _, iv := range ivs {
 		total += iv.Length
 	}
 	maxCut := 0

@@ -154,3 +154,52 @@ func TestWindowAfterTheFact(t *testing.T) {
 		t.Error("not steady after the cut")
 	}
 }
+
+// TestOpenLoopWindowAfterTheFact: an open-loop run (a capacity search's
+// step) whose operations take 20 ms for its first second and 1 ms after,
+// asked for more than the slow start can serve, queues and then drains:
+// its transient is in latency, not in throughput, which stays the rate
+// asked. Chosen after the fact on the series of latency, the measured
+// window starts after the slow start (not at the most), holds every
+// interval after the cut, and its latency and service-time histograms
+// count every operation of their phase.
+func TestOpenLoopWindowAfterTheFact(t *testing.T) {
+	const tick, most, duration, slow = 200 * time.Millisecond, 2 * time.Second, 2 * time.Second, time.Second
+	begin := time.Now()
+	cl := ClientFunc(func(context.Context) (int, error) {
+		d := time.Millisecond
+		if time.Since(begin) < slow {
+			d = 20 * time.Millisecond
+		}
+		time.Sleep(d)
+		return 0, nil
+	})
+	res, err := Run(context.Background(), Config{Ops: []string{"op"}, Warmup: most, Duration: duration, Tick: tick, AfterTheFact: true,
+		TargetRate: 200}, clients(2, cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := res.Truncation
+	if tr == nil {
+		t.Fatal("no truncation recorded")
+	}
+	var p50s []time.Duration
+	for _, iv := range res.Intervals {
+		p50s = append(p50s, iv.P50.Round(time.Millisecond))
+	}
+	t.Logf("cut at %s (%d intervals), measured share %.2f; measured %s, %d ops; p50 by interval %v", tr.At, tr.Intervals, tr.MeasuredShare, res.Measured.Length, res.Measured.Ops, p50s)
+	if tr.At < slow-tick || tr.At > most || res.WarmupTaken != tr.At {
+		t.Errorf("cut at %s, want from where the slow start ends (%s) to the warmup's most (%s)", tr.At, slow, most)
+	}
+	if d := res.Measured.Length - (most + duration - tr.At); d < -tick || d > tick {
+		t.Errorf("measured %s after a cut at %s of %s: every interval after the cut should count", res.Measured.Length, tr.At, most+duration)
+	}
+	for _, ph := range []PhaseResult{res.Warmup, res.Measured} {
+		if op := ph.ByOp[0]; op.Latency.TotalCount() != ph.Ops || op.Service == nil || op.Service.TotalCount() != ph.Ops {
+			t.Errorf("a phase of %d ops has %d latencies and service times %v", ph.Ops, op.Latency.TotalCount(), op.Service)
+		}
+	}
+	if res.Measured.ByOp[0].Latency.ValueAtQuantile(50) > int64(10*time.Millisecond) {
+		t.Errorf("the measured window's median latency is %s: the queue of the slow start was measured", time.Duration(res.Measured.ByOp[0].Latency.ValueAtQuantile(50)))
+	}
+}

@@ -153,8 +153,13 @@ type collector struct {
 	phases                  map[Phase]*PhaseResult
 	result                  Result
 	// warmByOp are the warmup intervals' latency histograms per op,
-	// encoded, kept when the window is chosen after the fact (truncate).
-	warmByOp [][][]byte
+	// encoded, kept when the window is chosen after the fact (truncate);
+	// warmSvcByOp their service-time histograms, in open loop.
+	warmByOp    [][][]byte
+	warmSvcByOp [][][]byte
+	// tickSvcByOp are the interval's service-time histograms per op, in
+	// open loop with a window chosen after the fact.
+	tickSvcByOp []*hdr.Histogram
 }
 
 func newCollector(cfg Config, workers []*worker, open bool) *collector {
@@ -163,6 +168,12 @@ func newCollector(cfg Config, workers []*worker, open bool) *collector {
 		tickByOp: make([]*hdr.Histogram, len(cfg.Ops))}
 	for i := range c.tickByOp {
 		c.tickByOp[i] = hist.New()
+	}
+	if open && cfg.AfterTheFact {
+		c.tickSvcByOp = make([]*hdr.Histogram, len(cfg.Ops))
+		for i := range c.tickSvcByOp {
+			c.tickSvcByOp[i] = hist.New()
+		}
 	}
 	for _, ph := range []Phase{Warmup, Measured} {
 		pr := &PhaseResult{ByOp: make([]OpResult, len(cfg.Ops))}
@@ -202,6 +213,9 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 	for _, h := range c.tickByOp {
 		h.Reset()
 	}
+	for _, h := range c.tickSvcByOp {
+		h.Reset()
+	}
 	for wi, w := range c.workers {
 		lat, svc := c.spareLat[wi], c.spareSvc[wi]
 		ops, errs := c.scratchOps, c.scratchErrs
@@ -230,6 +244,9 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 			if svc != nil {
 				s := c.spareSvc[wi][op]
 				pr.ByOp[op].Service.Merge(s)
+				if c.tickSvcByOp != nil {
+					c.tickSvcByOp[op].Merge(s)
+				}
 				s.Reset()
 			}
 			pr.ByOp[op].Ops += ops[op]
@@ -262,6 +279,13 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 			byOp[op], _ = hist.Encode(h)
 		}
 		c.warmByOp = append(c.warmByOp, byOp)
+		if c.tickSvcByOp != nil {
+			svc := make([][]byte, len(c.tickSvcByOp))
+			for op, h := range c.tickSvcByOp {
+				svc[op], _ = hist.Encode(h)
+			}
+			c.warmSvcByOp = append(c.warmSvcByOp, svc)
+		}
 	}
 	c.result.Intervals = append(c.result.Intervals, iv)
 	if c.cfg.OnTick != nil {
@@ -279,17 +303,24 @@ func (c *collector) warmupIntervals() []Interval {
 }
 
 // truncate chooses the measured window after the fact (Config.AfterTheFact):
-// MSER-5 cuts the series at most the warmup's most in, the warmup phase is
-// rebuilt from the intervals before the cut and those after it join the
-// measured window, relabelled. Only closed loop: no service histograms.
+// MSER-5 cuts the series at most the warmup's most in (in closed loop its
+// throughput, in open loop its latency: TruncateLatency), the warmup phase
+// is rebuilt from the intervals before the cut and those after it join the
+// measured window, relabelled, with their service times in open loop.
 func (c *collector) truncate() {
 	t := Truncate(c.result.Intervals, c.cfg.Warmup, c.cfg.Steady)
+	if c.result.OpenLoop {
+		t = TruncateLatency(c.result.Intervals, c.cfg.Warmup)
+	}
 	c.result.Truncation = &t
 	c.result.WarmupTaken = t.At
 	c.result.Steady = t.Steady == nil || *t.Steady
 	warm := &PhaseResult{ByOp: make([]OpResult, len(c.cfg.Ops))}
 	for i, name := range c.cfg.Ops {
 		warm.ByOp[i] = OpResult{Name: name, Latency: hist.New()}
+		if c.result.OpenLoop {
+			warm.ByOp[i].Service = hist.New()
+		}
 	}
 	meas := c.phases[Measured]
 	for i := range c.result.Intervals {
@@ -311,6 +342,13 @@ func (c *collector) truncate() {
 			}
 			pr.ByOp[op].Ops += iv.PerOpOK[op]
 			pr.ByOp[op].Errors += iv.PerOpErr[op]
+		}
+		if i < len(c.warmSvcByOp) {
+			for op, enc := range c.warmSvcByOp[i] {
+				if h, err := hist.Decode(enc); err == nil {
+					pr.ByOp[op].Service.Merge(h)
+				}
+			}
 		}
 	}
 	c.phases[Warmup] = warm

@@ -231,3 +231,22 @@ type FieldsReader interface {
 type RecoveryReporter interface {
 	Recovery() string
 }
+
+// StepKeeper is an optional Engine ability: its DB may stay open across
+// the steps of a capacity search, each step driving the same engine, on
+// the same folders and loaded data, at its own rate. An engine says so
+// when a step's operations change its state harmlessly for the next
+// step: the data set stays the size it was loaded at (updates in place,
+// or inserts too few to matter over a search's minutes), and nothing a
+// step leaves (a warm cache, compaction or vacuum debt) is larger than
+// what the step's own warmup absorbs. KeepReason says why, for the docs
+// and the study's record. An engine without it is opened, loaded and
+// closed for every step.
+//
+// Asked by the runner, when a capacity search starts (runner/capacity.go):
+// never for crash runs (a crash leaves the engine recovered, not the
+// state the next step needs) nor `cache: cold` (every step must start
+// with nothing cached).
+type StepKeeper interface {
+	KeepReason() string
+}

@@ -61,6 +61,16 @@ type Dropped struct {
 	By         string `json:"by"`
 }
 
+// SearchRound is one round of a capacity study's searches, as it ran (a
+// resumed round counts what ran after the resume).
+type SearchRound struct {
+	Round        int     `json:"round"`
+	Searches     int     `json:"searches"`
+	Steps        int     `json:"steps"`
+	EngineStarts int     `json:"engine_starts"`
+	WallS        float64 `json:"wall_s"`
+}
+
 // RateLabel names a rate of a target_rate axis in a series: "rate=2000".
 func RateLabel(rate float64) string {
 	return "rate=" + strconv.FormatFloat(rate, 'f', -1, 64)

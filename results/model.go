@@ -95,6 +95,12 @@ type Study struct {
 	// comparison touching them was decided, with the round after which;
 	// later rounds ran only the others.
 	Decided []DecidedBlock `json:"decided,omitempty"`
+	// SearchRounds are a capacity study's rounds of searches as they ran:
+	// how many searches and steps each took, how many engines it opened
+	// (fewer than steps where the engine stays open across a search's
+	// steps) and its wall time, from its first step's start to its last
+	// engine's close.
+	SearchRounds []SearchRound `json:"search_rounds,omitempty"`
 	// HalfWidthReached is the widest paired 95% CI half-width of the
 	// study's comparisons with a baseline (a fraction, beside
 	// RepeatPlan.Until), and Multiplicity the guard its verdicts were
@@ -407,6 +413,12 @@ type Run struct {
 	// an earlier run of the study loaded (a workload loaded once per
 	// study); LoadS is then the copy's time.
 	LoadCopied bool `json:"load_copied,omitempty"`
+	// EngineKeptFrom, on a capacity search's step, is the run id of the
+	// step that opened the engine this step drove: the search kept it
+	// open, on its folders and loaded data, across its steps
+	// (engine.StepKeeper), so this step opened, loaded and closed
+	// nothing. Empty when the step opened its own engine.
+	EngineKeptFrom string `json:"engine_kept_from,omitempty"`
 	// WarmupS is the warmup the run took: the study's, or under a
 	// steady-state rule until its throughput was steady, WarmupSteady
 	// then saying whether it was (false: the rule's most ran out).

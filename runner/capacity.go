@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -37,15 +38,25 @@ type search struct {
 	runs  []results.Run
 	steps []capacity.Step
 	done  bool
+	// keep holds the search's engine between its steps, when it keeps
+	// one open (keep.go); nil when every step opens its own.
+	keep *kept
 }
 
 // stepEstimate is about how many steps a search takes: more from a cold
-// start, fewer from an earlier round's capacity; progress counts with it.
+// start, fewer from an earlier round's bracket (two when the capacity held
+// still, more when it moved); progress counts with it.
 func stepEstimate(round int) int {
 	if round == 1 {
 		return 10
 	}
-	return 4
+	return 3
+}
+
+// SearchSteps is about how many steps a cell's searches take over rounds
+// rounds, for validate's estimate and the progress bar.
+func SearchSteps(rounds int) int {
+	return stepEstimate(1) + stepEstimate(2)*(rounds-1)
 }
 
 // searchRound runs round's searches. ran is false when resume found every
@@ -62,18 +73,43 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 	for _, d := range s.rec.Dropped {
 		dropped[stats.Key{Series: d.Series, Durability: d.Durability, Clients: d.Clients}] = true
 	}
+	tally := results.SearchRound{Round: round}
+	began := time.Now()
+	var searches []*search
+	defer func() {
+		for _, sr := range searches {
+			s.closeKept(sr.keep)
+		}
+		if tally.Steps > 0 {
+			tally.WallS = time.Since(began).Seconds()
+			s.rec.SearchRounds = append(s.rec.SearchRounds, tally)
+			if perr := s.opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec); err == nil {
+				err = perr
+			}
+		}
+	}()
 	for _, block := range blocks(s.st.Round(round)) {
 		if s.decided(string(block[0].Durability), block[0].Clients) {
 			continue
 		}
-		var searches []*search
+		// The block's searches run side by side, each on its own engine
+		// when it keeps one: an idle engine costs little, and the steps
+		// stay interleaved as the cells of a fixed-rate round are.
+		for _, sr := range searches {
+			s.closeKept(sr.keep)
+		}
+		searches = searches[:0]
 		for _, cell := range block {
 			sr := s.newSearch(cell, stored)
 			if dropped[sr.key] {
 				continue
 			}
+			if s.keeps(cell) {
+				sr.keep = &kept{}
+			}
 			searches = append(searches, sr)
 		}
+		tally.Searches += len(searches)
 		rng := rand.New(rand.NewPCG(s.st.Order.Seed, uint64(round)<<32))
 		for step := 0; ctx.Err() == nil; step++ {
 			var active []*search
@@ -83,6 +119,7 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 					active = append(active, sr)
 				} else {
 					sr.done = true
+					s.closeKept(sr.keep)
 				}
 			}
 			if len(active) == 0 {
@@ -96,9 +133,13 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 					return ran, nil
 				}
 				ran = true
-				rec, err := s.runStep(ctx, sr.cell, prog)
+				rec, err := s.runStep(ctx, sr.cell, prog, sr.keep)
 				if err != nil || rec == nil {
 					return ran, err
+				}
+				tally.Steps++
+				if rec.EngineKeptFrom == "" {
+					tally.EngineStarts++
 				}
 				sr.runs = append(sr.runs, *rec)
 				sr.steps = capacity.StepsOf(*s.rec.SLO, sr.runs)
@@ -110,8 +151,8 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 }
 
 // newSearch starts cell's search: its steps stored so far in this round
-// (resume), and where it starts, the capacity its series found in the
-// round before, or the study's from.
+// (resume), and where it starts (capacity.Start): within the final
+// bracket its series found in the round before, or from the study's from.
 func (s *studyRun) newSearch(cell study.Cell, stored []results.Run) *search {
 	probe := s.newRecord(cell)
 	sr := &search{cell: cell, key: stats.Key{Series: s.rec.SeriesOf(*probe), Durability: string(cell.Durability), Clients: cell.Clients}, start: s.st.Search.FromOpsS}
@@ -130,16 +171,13 @@ func (s *studyRun) newSearch(cell study.Cell, stored []results.Run) *search {
 	slices.SortFunc(mine, func(a, b results.Run) int { return a.Seq - b.Seq })
 	slices.SortFunc(before, func(a, b results.Run) int { return a.Seq - b.Seq })
 	sr.runs, sr.steps = mine, capacity.StepsOf(*s.rec.SLO, mine)
-	if c := capacity.Capacity(s.st.Search, capacity.StepsOf(*s.rec.SLO, before)); c.OpsS > 0 {
-		sr.start, sr.warm = c.OpsS, true
-	}
-	sr.start *= 1 + s.st.Search.Resolution*dither(s.st.Order.Seed, cell.Repeat, sr.key)
+	sr.start, sr.warm = capacity.Start(s.st.Search, capacity.StepsOf(*s.rec.SLO, before), dither(s.st.Order.Seed, cell.Repeat, sr.key))
 	return sr
 }
 
 // dither is a number in [0, 1) drawn from the study's seed, the round and
-// the search: each search starts that share of a resolution above its
-// start. Capacities are found on a grid of rates; a search that started
+// the search: where within a resolution the search starts
+// (capacity.Start). Capacities are found on a grid of rates; a search that started
 // where the round before ended would land on the same grid point, and
 // rounds that agree to the point would give a capacity a zero-width
 // interval it has not earned. Dithered, the rounds' capacities vary

@@ -89,7 +89,7 @@ func TestResumeJudgesARoundOnItsRuns(t *testing.T) {
 	// second pair, it stopped there, leaving that search unfinished.
 	s.st = &study.Study{Repeat: 3, SLO: slo, Adaptive: &study.Adaptive{Min: 1, Until: 10}}
 	plan := newRoundPlan(s.st)
-	plan.ended(1, false, 0)
+	plan.ended(1, false, 0, 0)
 	if err := s.judgeRound(ctx, plan); err != nil {
 		t.Fatal(err)
 	}

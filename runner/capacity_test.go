@@ -120,9 +120,67 @@ func TestCapacityKnownAnswer(t *testing.T) {
 		if r.Status == results.RunOK && (r.TargetRate == 0 || r.Footprint["wal"] == 0) {
 			t.Errorf("step %d: target rate %g, footprint %v: every step has its rate and footprint", r.Seq, r.TargetRate, r.Footprint)
 		}
+		if r.Status == results.RunOK && (r.Truncation == nil || !r.Truncation.Chosen || r.WarmupS != r.Truncation.AtS) {
+			t.Errorf("step %d: truncation %+v, warmup %gs: every step's window is chosen after the fact, its cut its warmup", r.Seq, r.Truncation, r.WarmupS)
+		}
 	}
 	if d.Time.Steps != len(runs) || d.Time.FixedRateRuns != 3*3 {
 		t.Errorf("search time %+v, want %d steps against 9 fixed-rate runs", d.Time, len(runs))
+	}
+	checkKeptEngines(t, rec, runs)
+}
+
+// checkKeptEngines: Pebble keeps its engine open across a search's steps
+// (engine.StepKeeper), so each search of each round opened one engine
+// (more only after a failed step), and every other step names the step
+// of its own search that opened the engine it drove. The study record's
+// rounds of searches count the same.
+func checkKeptEngines(t *testing.T, rec *results.Study, runs []results.Run) {
+	t.Helper()
+	type searchID struct {
+		series string
+		round  int
+	}
+	bySeq := map[string]results.Run{}
+	opened, steps := map[searchID]int{}, map[searchID]int{}
+	failed := map[searchID]bool{}
+	for _, r := range runs {
+		bySeq[r.ID] = r
+	}
+	for _, r := range runs {
+		id := searchID{r.Placement, r.Repeat}
+		steps[id]++
+		failed[id] = failed[id] || r.Status != results.RunOK
+		if r.EngineKeptFrom == "" {
+			opened[id]++
+			continue
+		}
+		from, ok := bySeq[r.EngineKeptFrom]
+		switch {
+		case !ok:
+			t.Errorf("step %d drove the engine of %s, which is no stored step", r.Seq, r.EngineKeptFrom)
+		case from.Placement != r.Placement || from.Repeat != r.Repeat || from.Seq >= r.Seq || from.EngineKeptFrom != "":
+			t.Errorf("step %d (%s #%d) drove the engine step %d (%s #%d) opened: not an earlier opening step of its own search", r.Seq, r.Placement, r.Repeat, from.Seq, from.Placement, from.Repeat)
+		case r.LoadS != 0 || r.Dirs["wal"] != from.Dirs["wal"]:
+			t.Errorf("step %d on a kept engine loaded for %gs, or ran on other folders (%v against %v)", r.Seq, r.LoadS, r.Dirs, from.Dirs)
+		}
+	}
+	starts := 0
+	for id, n := range steps {
+		starts += opened[id]
+		if opened[id] != 1 && !failed[id] {
+			t.Errorf("%s round %d opened %d engines over its %d steps, want 1", id.series, id.round, opened[id], n)
+		}
+		t.Logf("%s round %d: %d steps, %d engines opened", id.series, id.round, n, opened[id])
+	}
+	var tally results.SearchRound
+	for _, sr := range rec.SearchRounds {
+		tally.Steps += sr.Steps
+		tally.EngineStarts += sr.EngineStarts
+		tally.Searches += sr.Searches
+	}
+	if tally.Steps != len(runs) || tally.EngineStarts != starts || tally.Searches != len(steps) {
+		t.Errorf("the study record's rounds of searches %+v count %+v, want %d steps, %d engines opened, %d searches", rec.SearchRounds, tally, len(runs), starts, len(steps))
 	}
 }
 

@@ -48,14 +48,15 @@ func (r *run) drive(ctx context.Context) (err error) {
 		return err
 	}
 	buffers, _ := r.db.(engine.BufferCounter)
-	watch := newWatcher(ctx, r.telemetryConfig(ext), r.st.WarmupIn(r.cell), r.st.Duration, buffers)
-	mem := r.watchMemory(r.st.WarmupIn(r.cell))
+	warmup, duration := r.span(ext)
+	watch := newWatcher(ctx, r.telemetryConfig(ext), warmup, duration, buffers)
+	mem := r.watchMemory(warmup)
 	if lr := loadReporter(ext, r.db); lr != nil {
 		lr.WatchLoad(watch)
 		defer lr.WatchLoad(nil)
 	}
 	dcfg := driver.Config{
-		Ops: r.w.Ops(), Warmup: r.st.WarmupIn(r.cell), Duration: r.st.Duration,
+		Ops: r.w.Ops(), Warmup: warmup, Duration: duration,
 		TargetRate: r.rate(), Arrival: driver.Arrival(r.st.Arrival), MaxOps: r.st.MaxOps,
 		Lanes:  driver.DefaultLanes(),
 		OnTick: r.showInterval,
@@ -68,6 +69,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 		// cut on the same series. Telemetry keeps the window it was timed
 		// for, from the warmup's most.
 		dcfg.Steady = &driver.SteadyRule{Band: st.Band, Window: st.Window}
+		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
+	}
+	if r.stepAfterTheFact(ext) {
+		// A capacity search's step: its window too is chosen after the
+		// fact, MSER-5 cutting the transient in its latency (an open
+		// loop's throughput is its rate), at most the warmup in.
 		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
 	}
 	if ext == nil {
@@ -91,9 +98,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 	if m := mem.stop(); m != nil && r.rec.Telemetry != nil {
 		r.rec.Telemetry.Memory = m
 	}
-	if r.res != nil && dcfg.Steady != nil {
+	switch {
+	case r.res != nil && dcfg.Steady != nil:
 		steady := r.res.Steady
 		r.rec.WarmupS, r.rec.WarmupSteady = r.res.WarmupTaken.Seconds(), &steady
+	case r.res != nil && r.res.Truncation != nil:
+		r.rec.WarmupS = r.res.WarmupTaken.Seconds()
 	}
 	if r.res != nil && (r.res.Truncation != nil || len(r.res.Intervals) >= 2*driver.MSERBatch) {
 		// The cut that chose the window, or, for a window chosen live,
@@ -102,7 +112,10 @@ func (r *run) drive(ctx context.Context) (err error) {
 		// (not on fewer than MSER's two batches).
 		t := r.res.Truncation
 		if t == nil {
-			judged := driver.Truncate(r.res.Intervals, r.st.WarmupIn(r.cell), dcfg.Steady)
+			judged := driver.Truncate(r.res.Intervals, warmup, dcfg.Steady)
+			if r.res.OpenLoop {
+				judged = driver.TruncateLatency(r.res.Intervals, warmup)
+			}
 			t = &judged
 		}
 		r.rec.Truncation = &results.Truncation{AtS: t.At.Seconds(), MeasuredShare: t.MeasuredShare, SteadyAfter: t.Steady, Bounded: t.Bounded, Chosen: r.res.Truncation != nil}
@@ -128,6 +141,28 @@ func (r *run) drive(ctx context.Context) (err error) {
 		r.rec.Caveats = append(r.rec.Caveats, r.ws.Caveats(ctx, r.cell.Placement.TierNames())...)
 	}
 	return err
+}
+
+// stepAfterTheFact says whether the run is a capacity search's step whose
+// window is chosen after the fact: tierbench's own driver, a warmup to cut
+// from, no bound on operations.
+func (r *run) stepAfterTheFact(ext driver.External) bool {
+	return r.cell.Rate > 0 && ext == nil && r.st.WarmupIn(r.cell) > 0 && r.st.MaxOps == 0
+}
+
+// span is how long the run's driven part warms up, at most, and then
+// measures. A step on an engine its search kept open (keep.go), warmed by
+// the step before it, lasts the study's duration alone: MSER-5 cuts its
+// transient (a rate's change, usually nothing) from it, at most the
+// warmup and at most half of it, so it measures at least half the
+// duration where a fresh engine's step waits out a cold start first.
+func (r *run) span(ext driver.External) (warmup, duration time.Duration) {
+	warmup, duration = r.st.WarmupIn(r.cell), r.st.Duration
+	if r.rec.EngineKeptFrom != "" && r.stepAfterTheFact(ext) {
+		warmup = min(warmup, duration/2)
+		return warmup, duration - warmup
+	}
+	return warmup, duration
 }
 
 // AfterTheFactTick is the interval a run whose window is chosen after the

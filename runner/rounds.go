@@ -20,6 +20,11 @@ type roundPlan struct {
 	began   time.Time
 	rounds  int
 	longest time.Duration
+	// perCell is the longest a cell took in any round (its time over the
+	// cells it ran), by which the next round is reckoned when decided
+	// blocks leave it only some of its cells; 0 for capacity rounds,
+	// whose steps are not cells.
+	perCell time.Duration
 	// stop is why no further round runs, "" while they do.
 	stop string
 	// disturbed counts the rounds with a run marked disturbed.
@@ -57,7 +62,7 @@ func (p *roundPlan) describe() string {
 // of an adaptive one, its minimum or the rounds begun, whichever is more.
 func (p *roundPlan) total() int {
 	if p.st.SLO != nil {
-		return p.st.RoundSize() * (stepEstimate(1) + stepEstimate(2)*(p.st.Repeat-1))
+		return p.st.RoundSize() * SearchSteps(p.st.Repeat)
 	}
 	n := p.st.Repeat
 	if a := p.st.Adaptive; a != nil {
@@ -69,11 +74,29 @@ func (p *roundPlan) total() int {
 
 // ended notes that round finished; ran is false for a round resume found
 // complete, whose time says nothing of a round's length.
-func (p *roundPlan) ended(round int, ran bool, took time.Duration) {
+func (p *roundPlan) ended(round int, ran bool, took time.Duration, cells int) {
 	p.rounds = round
 	if ran {
 		p.longest = max(p.longest, took)
+		if cells > 0 {
+			p.perCell = max(p.perCell, took/time.Duration(cells))
+		}
 	}
+}
+
+// next is about how long the next round takes: its cells of the blocks
+// still running at the longest a cell took, or the longest round.
+func (s *studyRun) next(p *roundPlan) time.Duration {
+	if p.perCell == 0 || p.st.SLO != nil {
+		return p.longest
+	}
+	cells := 0
+	for _, c := range p.st.Round(p.rounds + 1) {
+		if !s.decided(string(c.Durability), c.Clients) {
+			cells++
+		}
+	}
+	return min(p.longest, p.perCell*time.Duration(cells))
 }
 
 // reason is why the study stopped running rounds.
@@ -92,7 +115,9 @@ func (p *roundPlan) reason() string {
 // intervals too wide to judge (validate says when min rounds would pass
 // the budget). From min on it stops once every comparison with a baseline
 // has a 95% CI half-width within until, at max rounds, or when the next
-// round, taking as long as the longest so far, would pass the budget. It
+// round would pass the budget: its cells of the blocks still running,
+// each as long as the longest a cell took so far (at most the longest
+// round). It
 // says on the progress line how wide the widest interval is, and whose.
 func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	a := p.st.Adaptive
@@ -122,7 +147,7 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	if again > 0 {
 		line += fmt.Sprintf("; %d round(s) had a run disturbed by other processes", p.disturbed)
 	}
-	if p.rounds < a.Min+again && p.rounds < p.st.Repeat && !(a.Budget > 0 && p.rounds >= a.Min && time.Since(p.began)+p.longest > a.Budget) {
+	if p.rounds < a.Min+again && p.rounds < p.st.Repeat && !(a.Budget > 0 && p.rounds >= a.Min && time.Since(p.began)+s.next(p) > a.Budget) {
 		if p.rounds >= a.Min {
 			line += ": running another in its place"
 		}
@@ -144,9 +169,9 @@ func (s *studyRun) judgeRound(ctx context.Context, p *roundPlan) error {
 	case p.rounds >= p.st.Repeat:
 		p.stop = results.StopMax
 		line += "; max rounds ran: stopping"
-	case a.Budget > 0 && time.Since(p.began)+p.longest > a.Budget:
+	case a.Budget > 0 && time.Since(p.began)+s.next(p) > a.Budget:
 		p.stop = results.StopBudget
-		line += fmt.Sprintf("; another round (about %s) would pass the budget of %s: stopping", p.longest.Round(time.Second), a.Budget)
+		line += fmt.Sprintf("; another round (about %s) would pass the budget of %s: stopping", s.next(p).Round(time.Second), a.Budget)
 	}
 	s.opt.Progress.Line(line)
 	return nil

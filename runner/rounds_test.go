@@ -337,3 +337,31 @@ func TestWindowChosenAfterTheFact(t *testing.T) {
 		}
 	}
 }
+
+// TestNextRoundCountsCellsStillRunning: the budget reckons the next round
+// by the cells of the blocks still running, each as long as the longest a
+// cell took, never longer than the longest round: a decided block's
+// cells cost nothing more.
+func TestNextRoundCountsCellsStillRunning(t *testing.T) {
+	st := &study.Study{
+		Placements: []study.Placement{{Name: "a"}, {Name: "b"}},
+		Durability: []engine.Durability{engine.Sync}, Clients: []int{1, 16}, Repeat: 5,
+	}
+	for _, c := range []struct {
+		name    string
+		decided []results.DecidedBlock
+		perCell time.Duration
+		want    time.Duration
+	}{
+		{"no block decided", nil, 10 * time.Second, 40 * time.Second},
+		{"one of two decided", []results.DecidedBlock{{Durability: "sync", Clients: 1, AfterRound: 3}}, 10 * time.Second, 20 * time.Second},
+		{"never above the longest round", nil, 15 * time.Second, 40 * time.Second},
+		{"capacity rounds, or none timed by cell", nil, 0, 40 * time.Second},
+	} {
+		s := &studyRun{st: st, rec: &results.Study{Decided: c.decided}}
+		p := &roundPlan{st: st, rounds: 3, longest: 40 * time.Second, perCell: c.perCell}
+		if got := s.next(p); got != c.want {
+			t.Errorf("%s: next round %s, want %s", c.name, got, c.want)
+		}
+	}
+}

@@ -57,6 +57,11 @@ type run struct {
 	// driveStart and driveEnd bound the driven part, for the engine's
 	// events (events.go).
 	driveStart, driveEnd time.Time
+
+	// keep, for a capacity search that keeps its engine open across its
+	// steps (keep.go), holds the engine between steps: the run adopts it
+	// if open, and hands its own over when it ends ok.
+	keep *kept
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {
@@ -103,7 +108,15 @@ func (r *run) rate() float64 {
 // so perform returns no error). Close always follows.
 func (r *run) perform(ctx context.Context) {
 	defer r.close(ctx)
-	for _, phase := range []func(context.Context) error{r.open, r.load, r.coldRestart, r.drive, r.recoverFromCrash, r.events, r.verify} {
+	phases := []func(context.Context) error{r.open, r.load, r.coldRestart, r.drive, r.recoverFromCrash, r.events, r.verify}
+	if r.keep.open() {
+		// A later step of a search that keeps its engine: it only drives.
+		r.adopt(r.keep)
+		*r.keep = kept{}
+		r.opt.Progress.Live(r.label + " driving the engine its search keeps open...")
+		phases = []func(context.Context) error{r.drive, r.events, r.verify}
+	}
+	for _, phase := range phases {
 		if err := phase(ctx); err != nil {
 			r.fail(ctx, err)
 			return
@@ -274,6 +287,12 @@ func (r *run) close(ctx context.Context) {
 		r.fail(ctx, fmt.Errorf("engine panicked: %v", p))
 		r.hists = nil
 	}
+	if r.st.SLO != nil && r.rec.Status == results.RunOK {
+		r.rec.Footprint = footprints(r.rec.Dirs)
+	}
+	if r.keep != nil && r.db != nil && r.rec.Status == results.RunOK && ctx.Err() == nil {
+		r.handOver(r.keep) // the search's next step drives it; closeKept ends it
+	}
 	if r.db != nil {
 		if err := r.db.Close(); err != nil && r.rec.Status == results.RunOK {
 			r.fail(ctx, err)
@@ -283,9 +302,6 @@ func (r *run) close(ctx context.Context) {
 		if err := r.removeMemory(); err != nil {
 			r.opt.Progress.Line(fmt.Sprintf("%s warning: %v", r.label, err))
 		}
-	}
-	if r.st.SLO != nil && r.rec.Status == results.RunOK {
-		r.rec.Footprint = footprints(r.rec.Dirs)
 	}
 	if r.folders != nil {
 		done := r.folders.Remove

@@ -9,7 +9,10 @@
 // measured window, restarts it and checks the acknowledged writes),
 // events (events.go: what the engine did on its own, on the run's
 // timeline), verify, close; a workload loaded once per study (snapshot.go) is loaded by the
-// first run and copied into later runs' folders instead. Each cell carries
+// first run and copied into later runs' folders instead. A capacity
+// study's rounds are searches (capacity.go) whose steps are runs; where
+// the engine allows it (engine.StepKeeper) a search keeps one engine open
+// across its steps (keep.go), each later step only driving it. Each cell carries
 // its swept option values and cache state (study.Variant), which the run
 // records. A run that fails is stored as failed and the study goes on; a
 // cancelled context (Ctrl-C) stops the study, which is stored as
@@ -55,7 +58,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 	s.opt.Progress.Runs(prog.finished, plan.total())
 	for round := 1; round <= st.Repeat && ctx.Err() == nil; round++ {
 		began := time.Now()
-		ran := false
+		ran, cells := false, 0
 		if st.SLO != nil {
 			if ran, err = s.searchRound(ctx, round, prog); err != nil {
 				return sum, err
@@ -68,8 +71,8 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 			if s.done[cell.Seq] || s.decided(string(cell.Durability), cell.Clients) {
 				continue
 			}
-			ran = true
-			rec, err := s.runStep(ctx, cell, prog)
+			ran, cells = true, cells+1
+			rec, err := s.runStep(ctx, cell, prog, nil)
 			if err != nil {
 				return sum, err
 			}
@@ -80,7 +83,7 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 		if ctx.Err() != nil {
 			break
 		}
-		plan.ended(round, ran, time.Since(began))
+		plan.ended(round, ran, time.Since(began), cells)
 		if err := s.judgeRound(ctx, plan); err != nil {
 			return sum, err
 		}
@@ -116,13 +119,15 @@ type progressCount struct {
 
 // runStep performs cell's run and stores it, returning its record; nil
 // (and no error) when the study was interrupted during it, which is not
-// stored. A capacity study's step takes the next free seq.
-func (s *studyRun) runStep(ctx context.Context, cell study.Cell, prog *progressCount) (*results.Run, error) {
+// stored. A capacity study's step takes the next free seq, and drives the
+// search's open engine when keep holds one (keep.go).
+func (s *studyRun) runStep(ctx context.Context, cell study.Cell, prog *progressCount, keep *kept) (*results.Run, error) {
 	if s.st.SLO != nil {
 		s.lastSeq++
 		cell.Seq = s.lastSeq
 	}
 	r := s.newRun(cell, prog.plan.total())
+	r.keep = keep
 	if s.cluster != nil {
 		r.performOnCluster(ctx)
 	} else {

@@ -109,7 +109,8 @@ type Recommendation struct {
 }
 
 // SearchTime compares the searches' time with a fixed-rate study of the
-// same matrix: as many runs as searches, each as long as the steps' mean.
+// same matrix: as many runs as searches, each as long as a step that
+// opened its engine (a fixed-rate run opens, loads and closes its own).
 type SearchTime struct {
 	Steps           int     `json:"steps"`
 	Searches        int     `json:"searches"`
@@ -119,6 +120,16 @@ type SearchTime struct {
 	DroppedSearches int     `json:"searches_saved_by_dropping,omitempty"`
 	MeanStepSeconds float64 `json:"mean_step_s"`
 	StepsPerSearch  float64 `json:"steps_per_search"`
+	// EngineStarts are the steps that opened (and loaded) their engine;
+	// the others drove one their search kept open (Run.EngineKeptFrom).
+	// MeanOpeningStepS is those steps' mean wall time, what a fixed-rate
+	// run costs, by which FixedRateS is reckoned.
+	EngineStarts     int     `json:"engine_starts"`
+	MeanOpeningStepS float64 `json:"mean_opening_step_s"`
+	// WallS is the searches' wall time as the study record has it
+	// (results.Study.SearchRounds: first step to last engine closed, every
+	// round), 0 for studies stored before it.
+	WallS float64 `json:"wall_s,omitempty"`
 }
 
 // Decision is a capacity study's answer.
@@ -376,7 +387,12 @@ func searchTime(st *results.Study, runs []results.Run, entries []*CapacityEntry)
 			continue
 		}
 		t.Steps++
-		t.StepsS += r.FinishedAt.Sub(r.StartedAt).Seconds()
+		took := r.FinishedAt.Sub(r.StartedAt).Seconds()
+		t.StepsS += took
+		if r.EngineKeptFrom == "" {
+			t.EngineStarts++
+			t.MeanOpeningStepS += took
+		}
 		searches[[2]any{Key{r.Placement, r.Durability, r.Clients}, r.Repeat}] = true
 	}
 	t.Searches = len(searches)
@@ -388,7 +404,13 @@ func searchTime(st *results.Study, runs []results.Run, entries []*CapacityEntry)
 	t.DroppedSearches = t.FixedRateRuns - t.Searches
 	if t.Steps > 0 {
 		t.MeanStepSeconds = t.StepsS / float64(t.Steps)
-		t.FixedRateS = t.MeanStepSeconds * float64(t.FixedRateRuns)
+	}
+	if t.EngineStarts > 0 {
+		t.MeanOpeningStepS /= float64(t.EngineStarts)
+		t.FixedRateS = t.MeanOpeningStepS * float64(t.FixedRateRuns)
+	}
+	for _, sr := range st.SearchRounds {
+		t.WallS += sr.WallS
 	}
 	if t.Searches > 0 {
 		t.StepsPerSearch = float64(t.Steps) / float64(t.Searches)
@@ -401,8 +423,20 @@ func (t SearchTime) TimeText() string {
 	if t.Steps == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("The search ran %d steps (%.1f a search) in %s; a fixed-rate study of the same matrix is %d runs, about %s at the steps' mean of %s.",
-		t.Steps, t.StepsPerSearch, dur(t.StepsS), t.FixedRateRuns, dur(t.FixedRateS), dur(t.MeanStepSeconds))
+	took := t.StepsS
+	if t.WallS > 0 {
+		took = t.WallS
+	}
+	engines := ""
+	if t.EngineStarts < t.Steps {
+		engines = fmt.Sprintf(" on %d engines opened (the others kept open across their search's steps)", t.EngineStarts)
+	}
+	s := fmt.Sprintf("The search ran %d steps (%.1f a search)%s in %s; a fixed-rate study of the same matrix is %d runs, about %s at the mean of %s of a step that opened its engine",
+		t.Steps, t.StepsPerSearch, engines, dur(took), t.FixedRateRuns, dur(t.FixedRateS), dur(t.MeanOpeningStepS))
+	if t.FixedRateS > 0 {
+		s += fmt.Sprintf(" (%.1fx)", took/t.FixedRateS)
+	}
+	s += "."
 	if t.DroppedSearches > 0 {
 		s += fmt.Sprintf(" Dropping dominated placements saved %d searches.", t.DroppedSearches)
 	}

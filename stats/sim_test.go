@@ -16,9 +16,9 @@ import (
 // that round's capacity. A round's capacity is the placement's true one
 // times the round's machine speed (shared by every placement, uniform
 // within ±10%) times its own noise (log-normal, sigma simNoise unless
-// told). Each search starts as the runner's do: the first round from the
-// study's from, later ones from the round before's capacity, dithered up
-// by a uniform share of a resolution (runner/capacity.go).
+// told). Each search starts as the runner's do (capacity.Start): the
+// first round from the study's from, later ones from the round before's
+// final bracket, dithered by a uniform share of a resolution.
 
 // simNoise is a placement's own round-to-round spread: 3% on logs, about
 // what the review's figures imply at 5% resolution (power 0.55 / 0.94 /
@@ -33,10 +33,9 @@ func capStudy(resolution float64) *results.Study {
 
 // simSearch runs one search against a round whose capacity is truth,
 // starting from start (warm: an earlier round's capacity), and returns
-// the capacity figure searchRun gives it and the met end of its bracket.
-func simSearch(st *results.Study, truth, start float64, warm bool) (estimate, met float64) {
+// the capacity figure searchRun gives it and its steps.
+func simSearch(st *results.Study, truth, start float64, warm bool) (estimate float64, steps []capacity.Step) {
 	var runs []results.Run
-	var steps []capacity.Step
 	for len(steps) < 60 {
 		rate, more := capacity.Next(*st.Search, start, warm, steps)
 		if !more {
@@ -55,9 +54,9 @@ func simSearch(st *results.Study, truth, start float64, warm bool) (estimate, me
 	}
 	got := searchRun(st, runs)
 	if got.Status != results.RunOK {
-		return 0, 0
+		return 0, steps
 	}
-	return got.ThroughputOpsS, capacity.Capacity(*st.Search, steps).OpsS
+	return got.ThroughputOpsS, steps
 }
 
 // simPlacement is one placement of a simulated study: its true capacity
@@ -70,7 +69,7 @@ type simPlacement struct {
 // one's capacity per round, as Analyze would pair them.
 func simRounds(rng *rand.Rand, st *results.Study, ps []simPlacement, rounds int) []map[int]float64 {
 	out := make([]map[int]float64, len(ps))
-	last := make([]float64, len(ps))
+	last := make([][]capacity.Step, len(ps))
 	for i := range out {
 		out[i] = map[int]float64{}
 	}
@@ -78,13 +77,8 @@ func simRounds(rng *rand.Rand, st *results.Study, ps []simPlacement, rounds int)
 		speed := 0.9 + 0.2*rng.Float64()
 		for i, p := range ps {
 			truth := p.truth * speed * math.Exp(p.noise*rng.NormFloat64())
-			start, warm := st.Search.FromOpsS, false
-			if last[i] > 0 {
-				start, warm = last[i], true
-			}
-			start *= 1 + st.Search.Resolution*rng.Float64()
-			est, met := simSearch(st, truth, start, warm)
-			out[i][r], last[i] = est, met
+			start, warm := capacity.Start(*st.Search, last[i], rng.Float64())
+			out[i][r], last[i] = simSearch(st, truth, start, warm)
 		}
 	}
 	return out

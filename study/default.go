@@ -13,13 +13,20 @@ import (
 // Each placement is measured without a crash and through a power loss, so
 // the answer has both halves of the trade: what the tier buys, and what a
 // power cut then costs. Only synced commits are crashed, with a small data
-// set (a WAL question) at 1 and 16 clients; each run lasts 4 s, its
-// transient cut after the fact by MSER-5 (at most 2 s in) so that every
-// second after it counts, and rounds repeat until every comparison is
-// decided or known to ±5% (a decided client count stops while the other
-// runs on) or its budget of two and a half minutes would pass, so that a
-// newcomer's first answer, build included, comes within five minutes on a
-// 2-core machine. Its max of 5 rounds is the most that budget allows even
+// set (a WAL question) at 1 and 16 clients; each run lasts 3 s, its
+// transient cut after the fact by MSER-5 (at most 1 s in: on this small
+// data set the cut lies at 0-0.8 s, median 0) so that every second after
+// it counts, and rounds repeat until every comparison is decided or known
+// to ±5% (a decided client count stops while the other runs on) or its
+// budget of three and a half minutes would pass, so that a newcomer's
+// first answer, build included, comes within five minutes on a 2-core
+// machine. More short rounds decide sooner than few long ones: a round's
+// spread on a shared machine is the machine's more than the run's, and an
+// interval on 3 rounds has 2 degrees of freedom, where Student's t is
+// about twice what it is on 5 rounds' 4, which outweighs the smaller share
+// of alpha the later looks spend (3/5 at round 3, 1/5 at 4 and 5). A round
+// of both client counts took about 36 s on a shared 2-core VM, so the budget
+// holds 5 rounds. Its max of 5 rounds is the most that budget allows even
 // on a fast machine: alpha is spent over the looks up to max
 // (stats.LooksOf), so a max the budget never reaches would spend it on
 // looks that never come. ramDir should be on tmpfs (the pmem_emulated tier is
@@ -44,9 +51,9 @@ workload:
   name: ycsb-a
   records: 10000
 clients: [1, 16]
-warmup: {steady: 10%%, window: 1s, max: 2s}
+warmup: {steady: 10%%, window: 600ms, max: 1s}
 duration: 2s
-repeat: {min: 3, max: 5, until: 5%%, budget: 2m30s}
+repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir+"-pmem", ramDir, diskDir)
 }
 
@@ -70,9 +77,9 @@ workload:
   name: ycsb-a
   records: 10000
 clients: [1, 16]
-warmup: {steady: 10%%, window: 1s, max: 2s}
+warmup: {steady: 10%%, window: 600ms, max: 1s}
 duration: 2s
-repeat: {min: 3, max: 5, until: 5%%, budget: 2m30s}
+repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir, diskDir)
 }
 

@@ -247,9 +247,8 @@ func validate(ctx context.Context, path string) error {
 	}
 	runs, took := fmt.Sprintf("%d runs", st.RoundSize()*st.Repeat), fmt.Sprintf("about %s of measuring", measuring*time.Duration(st.Repeat))
 	if st.SLO != nil {
-		// A search's steps are not known before it runs: about 10 from the
-		// search's from, about 4 from an earlier round's capacity.
-		steps := 10 + 4*(st.Repeat-1)
+		// A search's steps are not known before it runs.
+		steps := runner.SearchSteps(st.Repeat)
 		runs = fmt.Sprintf("a capacity search of each of %d cells a round, about %d steps each over the rounds", st.RoundSize(), steps)
 		took = fmt.Sprintf("about %s of measuring", measuring*time.Duration(steps))
 	}

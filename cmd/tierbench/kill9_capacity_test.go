@@ -50,11 +50,12 @@ search: {from: 500, resolution: 50%%, max: 16000}
 `
 
 // A capacity step's progress lines: "[7 wal-ram sync c=4 #1 at 2107
-// ops/s] loading..." as its run begins, and "capacity wal-ram sync c=4 #1
+// ops/s] loading..." as its run begins (or "... driving the engine its
+// search keeps open..." on the engine an earlier step opened), and "capacity wal-ram sync c=4 #1
 // at 2107 ops/s: met (...)" once it is stored.
 var (
 	stepLoadingLine = func(round int) *regexp.Regexp {
-		return regexp.MustCompile(`^\[\d+ \S+ sync c=4 #` + strconv.Itoa(round) + ` at \d+ ops/s\] loading\.\.\.`)
+		return regexp.MustCompile(`^\[\d+ \S+ sync c=4 #` + strconv.Itoa(round) + ` at \d+ ops/s\] (loading|driving the engine its search keeps open)\.\.\.`)
 	}
 	stepStoredLine = regexp.MustCompile(`^capacity \S+ sync c=4 #1 at \d+ ops/s: `)
 )
@@ -180,8 +181,10 @@ func TestKill9CapacityResume(t *testing.T) {
 				t.Errorf("kill %d: %s had ended at %s, yet the resume ran a step at %.0f ops/s", i+1, sid, rates(old), got)
 			case !sameRate(got, want):
 				t.Errorf("kill %d: %s resumed at %.0f ops/s after %s, want its next step, %.0f ops/s", i+1, sid, got, rates(old), want)
+			case now[len(old)].EngineKeptFrom != "":
+				t.Errorf("kill %d: %s's first step after the resume drove the engine %s opened, which the kill took with it: a resumed search opens its own", i+1, sid, now[len(old)].EngineKeptFrom)
 			default:
-				t.Logf("kill %d: %s resumed after %s at its next step, %.0f ops/s", i+1, sid, rates(old), got)
+				t.Logf("kill %d: %s resumed after %s at its next step, %.0f ops/s, on an engine it opened again", i+1, sid, rates(old), got)
 			}
 		}
 	}

@@ -47,6 +47,7 @@ var abilities = map[string]reflect.Type{
 	"NodeCrasher":         reflect.TypeFor[engine.NodeCrasher](),
 	"FieldsReader":        reflect.TypeFor[engine.FieldsReader](),
 	"RecoveryReporter":    reflect.TypeFor[engine.RecoveryReporter](),
+	"StepKeeper":          reflect.TypeFor[engine.StepKeeper](),
 	"CorruptionChecker":   reflect.TypeFor[engine.CorruptionChecker](),
 }
 
