@@ -310,11 +310,11 @@ func mounted(dir string) bool {
 
 // helperConfig is what the helper's command line says.
 type helperConfig struct {
-	owner               int
-	lat                 Latency
-	crashable           bool
-	atomicWrite         int64
-	volatileCache       bool
+	owner         int
+	lat           Latency
+	crashable     bool
+	atomicWrite   int64
+	volatileCache bool
 	// logWrites is the write log's cap in bytes, 0 for no log.
 	logWrites           int64
 	backing, mountPoint string
