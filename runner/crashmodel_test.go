@@ -85,7 +85,8 @@ func TestPowerModelsSynced(t *testing.T) {
 				all[comp] = "disk"
 			}
 			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: all}})
-			st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashes: tier.Crashes{PowerCut: true}}}}
+			// Reorder: the study's parse sets it for a {power: reorder} cut.
+			st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashes: tier.Crashes{PowerCut: true, Reorder: true}}}}
 			st.Engine, st.Durability, st.Crashes = eng, []engine.Durability{engine.Sync}, models
 			st.Clients = []int{4}
 			st.Warmup, st.Duration = 200*time.Millisecond, 2*time.Second
