@@ -25,7 +25,8 @@ type Loss struct {
 	Files int `json:"files"`
 	// Bytes is the data those files lost: the bytes put back from
 	// pre-images (whole pages, up to the durable size) plus the bytes cut
-	// off past the durable size.
+	// off past the durable size. A reorder cut puts back every pre-image
+	// before it writes the kept writes again, so Bytes counts those too.
 	Bytes int64 `json:"bytes"`
 	// Entries is how many directory changes (creates, removals, renames,
 	// links) were undone.
