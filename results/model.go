@@ -604,10 +604,11 @@ type Crash struct {
 	// 12 MiB of WAL in 0.15 s"), where it says it.
 	Replayed string `json:"replayed,omitempty"`
 	// Lost, for crash: power, is what the crash-capable layer rolled back
-	// on the tiers (files, bytes, directory entries).
+	// on the tiers (files, bytes, directory entries; for a reorder cut,
+	// also the writes its full write log lost whole).
 	Lost string `json:"lost,omitempty"`
 	// Model is the power cut's model of what unsynced data survives
-	// (engine.PowerModels: survive, torn; "" for plain power), Keep the
+	// (engine.PowerModels: survive, torn, reorder; "" for plain power), Keep the
 	// probability it kept each unit with, and Seed what drew the units:
 	// derived from the study's order seed and the run's number, so a
 	// resumed run draws the same.
