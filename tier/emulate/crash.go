@@ -32,7 +32,9 @@ type Loss struct {
 	// links) were undone.
 	Entries int `json:"entries"`
 	// Kept is the unsynced data the cut's model kept (bytes of
-	// overwrites below the durable size): 0 under ModelLoseAll.
+	// overwrites below the durable size): 0 under ModelLoseAll. Under
+	// ModelReorder it is the bytes of the kept writes written again, a
+	// byte counted once per kept write that covers it.
 	Kept int64 `json:"kept,omitempty"`
 	// AtomicWrite is, for a torn cut, the atomic-write unit in bytes it
 	// kept or lost whole.
