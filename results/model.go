@@ -615,6 +615,10 @@ type Crash struct {
 	Model string  `json:"model,omitempty"`
 	Keep  float64 `json:"keep,omitempty"`
 	Seed  uint64  `json:"seed,omitempty"`
+	// Unlogged is, for the reorder model, how many unsynced writes found
+	// their tier's write log full (256 MiB) and were lost whole instead
+	// of drawn.
+	Unlogged int64 `json:"unlogged,omitempty"`
 	// AtomicWriteB is, for the torn model, the smallest atomic-write unit
 	// of the tiers the cut rolled back, in bytes.
 	AtomicWriteB int64 `json:"atomic_write_b,omitempty"`

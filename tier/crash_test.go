@@ -240,11 +240,11 @@ func TestAtomicWriteReachesTheLayer(t *testing.T) {
 		if kept := bytes.Equal(got, written); kept == volatile {
 			t.Errorf("tier %s (volatile cache %v): the unflushed O_DIRECT write kept %v after the cut", name, volatile, kept)
 		}
-		_, unit, err := ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelTorn, Keep: 0.5, Seed: 1})
+		_, sum, err := ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelTorn, Keep: 0.5, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if unit != want {
+		if unit := sum.AtomicWrite; unit != want {
 			t.Errorf("tier %s's layer tears at %d bytes, want %d", name, unit, want)
 		}
 		if err := ws.PowerOn([]string{name}); err != nil {
