@@ -16,7 +16,9 @@ import (
 // (CrashMonkey and ACE's replay between flushes, ALICE's reorderings,
 // LazyFS's torn sequences). Page pre-images cannot do it (a later write
 // to a page hides an earlier one's bytes), so a mount that may be cut
-// under it logs each unsynced write's bytes (Options.LogWrites).
+// under it logs each unsynced write's bytes (Options.LogWrites). A write
+// is one write request as the layer gets it: the kernel sends a write(2)
+// over 1 MiB (the mount's max_write) in pieces, each kept or lost alone.
 const ModelReorder = "reorder"
 
 // DefaultWriteLogCap is the bytes of unsynced writes a mount logs for
