@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +56,10 @@ func TestPowerModelSeed(t *testing.T) {
 		if err := (emulate.Model{Kind: name, Keep: 0.5}).Check(); err != nil {
 			t.Errorf("engine.PowerModels names %s, which the layer refuses: %v", name, err)
 		}
+	}
+	// The reorder label states the layer's write-log cap.
+	if m, _ := engine.FindPowerModel(engine.PowerReorder); !strings.Contains(m.DoesNot, fmt.Sprintf("%d MiB", emulate.DefaultWriteLogCap>>20)) {
+		t.Errorf("the reorder label does not state the %d MiB write-log cap: %s", emulate.DefaultWriteLogCap>>20, m.DoesNot)
 	}
 }
 
