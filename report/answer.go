@@ -139,10 +139,10 @@ func powerLossText(p results.Placement, d string, crashes []CrashCost) string {
 // the engine's own check found its state corrupt: ", corrupt in k of N
 // cuts", "" when it checked none.
 func corruptText(p results.Placement, d string, crashes []CrashCost) string {
-	name := studyPlacement(p)
+	name, set := studyPlacement(p), results.WithoutCrash(p.Settings)
 	var corrupt, checked int
 	for _, c := range crashes {
-		if k, _ := engine.FindCrash(c.Kind); c.Placement == name && c.Durability == d && k.Machine {
+		if k, _ := engine.FindCrash(c.Kind); c.Placement == name && c.Settings == set && c.Durability == d && k.Machine {
 			corrupt += c.Corrupt
 			checked += c.CorruptChecked
 		}
@@ -163,12 +163,12 @@ func studyPlacement(p results.Placement) string {
 
 // powerLossOnly is powerLossText without the corruption.
 func powerLossOnly(p results.Placement, d string, crashes []CrashCost) string {
-	name := studyPlacement(p)
+	name, set := studyPlacement(p), results.WithoutCrash(p.Settings)
 	var runs, checked, inconsistent int
 	var lost, acked float64
 	all, unit := true, "writes"
 	for _, c := range crashes {
-		if k, _ := engine.FindCrash(c.Kind); c.Placement != name || c.Durability != d || !k.Machine {
+		if k, _ := engine.FindCrash(c.Kind); c.Placement != name || c.Settings != set || c.Durability != d || !k.Machine {
 			continue
 		}
 		runs += c.Crashed

@@ -26,7 +26,11 @@ import (
 // it as it is (crash_costs), per-run figures included, for readers that
 // phrase their own answer.
 type CrashCost struct {
-	Placement  string `json:"placement"`
+	Placement string `json:"placement"`
+	// Settings are the swept options (and cache state, rate) its runs
+	// ran with, apart from the crash kind ("full_page_writes=false"):
+	// a study that sweeps a protection compares its crash costs by them.
+	Settings   string `json:"settings,omitempty"`
 	Durability string `json:"durability"`
 	Clients    int    `json:"clients"`
 	Kind       string `json:"kind"`
@@ -86,8 +90,8 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 		return nil
 	}
 	type key struct {
-		p, d string
-		c    int
+		p, set, d string
+		c         int
 	}
 	noCrash := map[key][]float64{}
 	cells := map[key]map[string]*CrashCost{}
@@ -96,7 +100,7 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 		if r.Status != results.RunOK {
 			continue
 		}
-		k := key{r.Placement, r.Durability, r.Clients}
+		k := key{r.Placement, WithoutCrashOf(st, r), r.Durability, r.Clients}
 		if r.Crash == nil {
 			noCrash[k] = append(noCrash[k], st.Throughput(r))
 			continue
@@ -106,7 +110,7 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 		}
 		c := cells[k][r.Crash.Kind]
 		if c == nil {
-			c = &CrashCost{Placement: r.Placement, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind, Nodes: r.Crash.Nodes, Components: r.Components,
+			c = &CrashCost{Placement: r.Placement, Settings: k.set, Durability: r.Durability, Clients: r.Clients, Kind: r.Crash.Kind, Nodes: r.Crash.Nodes, Components: r.Components,
 				Model: engine.ModelLabel(r.Crash.Kind)}
 			cells[k][r.Crash.Kind] = c
 		}
@@ -115,24 +119,40 @@ func CrashCosts(st *results.Study, runs []results.Run) []CrashCost {
 	}
 	var out []CrashCost
 	for _, p := range st.Placements {
-		for _, d := range st.Durability {
-			for _, n := range st.Clients {
-				k := key{p.Name, d, n}
-				for _, kind := range st.Crashes {
-					c := cells[k][kind]
-					if c == nil {
-						continue
+		for _, set := range st.SettingsOrder() {
+			for _, d := range st.Durability {
+				for _, n := range st.Clients {
+					k := key{p.Name, set, d, n}
+					for _, kind := range st.Crashes {
+						c := cells[k][kind]
+						if c == nil {
+							continue
+						}
+						c.NoCrash = len(noCrash[k])
+						if c.NoCrash > 0 {
+							c.Throughput = stats.Median(noCrash[k])
+						}
+						out = append(out, *c)
 					}
-					c.NoCrash = len(noCrash[k])
-					if c.NoCrash > 0 {
-						c.Throughput = stats.Median(noCrash[k])
-					}
-					out = append(out, *c)
 				}
 			}
 		}
 	}
 	return out
+}
+
+// WithoutCrashOf is run r's swept settings apart from its crash kind.
+func WithoutCrashOf(st *results.Study, r results.Run) string {
+	return results.WithoutCrash(strings.Fields(st.VariantOf(r)))
+}
+
+// Name is the cell's placement with its settings, as tables and
+// sentences name it ("on-4k full_page_writes=false").
+func (c CrashCost) Name() string {
+	if c.Settings == "" {
+		return c.Placement
+	}
+	return c.Placement + " " + c.Settings
 }
 
 // addCrash adds run r's crash to its cell.
@@ -197,7 +217,7 @@ func (c CrashCost) Sentence() string {
 	if c.Clients == 1 {
 		clients = "client"
 	}
-	fmt.Fprintf(&b, "%s on %s, %d %s: ", c.Durability, c.Placement, c.Clients, clients)
+	fmt.Fprintf(&b, "%s on %s, %d %s: ", c.Durability, c.Name(), c.Clients, clients)
 	if c.NoCrash > 0 {
 		fmt.Fprintf(&b, "%s ops/s without a crash (median of %d); ", humanize.Commaf(float64(int64(c.Throughput))), c.NoCrash)
 	}
@@ -354,7 +374,7 @@ func crashTable(w io.Writer, costs []CrashCost) {
 		if len(c.Recovery) > 0 {
 			rec = figure(stats.Mean(c.Recovery)) + " s"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d/%d\t%s\t\n", c.Placement, c.Durability, c.Clients, c.Kind, c.Crashed,
+		fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d/%d\t%s\t\n", c.Name(), c.Durability, c.Clients, c.Kind, c.Crashed,
 			ops, lost, oldest, rec, c.Crashed-len(c.Inconsistent), c.Crashed, c.corruptText())
 	}
 	tw.Flush()
@@ -391,7 +411,7 @@ func crashCostTable(costs []CrashCost) table {
 			m := stats.Mean(c.Recovery)
 			rec = cell{Text: figure(m), Sort: numSort(m)}
 		}
-		r := row{Cells: []cell{{Text: c.Placement}, {Text: c.Durability}, intCell(c.Clients), {Text: c.Kind}, intCell(c.Crashed),
+		r := row{Cells: []cell{{Text: c.Name()}, {Text: c.Durability}, intCell(c.Clients), {Text: c.Kind}, intCell(c.Crashed),
 			ops, lost, ci, oldest, rec, {Text: fmt.Sprintf("%d/%d", c.Crashed-len(c.Inconsistent), c.Crashed)}, {Text: c.corruptText()}}}
 		if c.Contradiction != "" {
 			r.Class = "contradiction"

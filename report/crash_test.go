@@ -180,6 +180,53 @@ func TestCrashCorruption(t *testing.T) {
 	}
 }
 
+// TestCrashCostsBySweptSetting: a study that sweeps a protection
+// (full_page_writes) sets its crash costs apart by it, in the table and
+// in each series' answer, instead of adding the two together.
+func TestCrashCostsBySweptSetting(t *testing.T) {
+	st := &results.Study{Placements: []results.Placement{{Name: "p"}}, Durability: []string{"sync"}, Clients: []int{1},
+		Crashes: []string{"none", "power:torn"},
+		Axes:    []results.Axis{{Name: "full_page_writes", Values: []string{"true", "false"}, Labels: []string{"true", "false"}}}}
+	run := func(seq int, fpw string, corrupt *bool) results.Run {
+		r := results.Run{Seq: seq, Placement: "p", Durability: "sync", Clients: 1, Status: results.RunOK, ThroughputOpsS: 100,
+			Components: map[string]string{"data": "disk"}, Options: map[string]string{"full_page_writes": fpw}}
+		if corrupt != nil {
+			r.Crash = &results.Crash{Kind: "power:torn", Checked: true, Consistent: !*corrupt, Acked: 10, RecoveryS: 0.1,
+				Model: "torn", Keep: 0.5, Seed: uint64(seq), CorruptChecked: true, Corrupt: *corrupt}
+		}
+		return r
+	}
+	yes, no := true, false
+	runs := []results.Run{run(1, "true", nil), run(2, "true", &no), run(3, "true", &no),
+		run(4, "false", nil), run(5, "false", &yes), run(6, "false", &no)}
+	costs := CrashCosts(st, runs)
+	if len(costs) != 2 {
+		t.Fatalf("want a cell per full_page_writes value, got %+v", costs)
+	}
+	for i, want := range []struct {
+		name             string
+		corrupt, checked int
+	}{{"p full_page_writes=true", 0, 2}, {"p full_page_writes=false", 1, 2}} {
+		if c := costs[i]; c.Name() != want.name || c.Corrupt != want.corrupt || c.CorruptChecked != want.checked {
+			t.Errorf("cell %d: %s corrupt %d of %d, want %s %d of %d", i, c.Name(), c.Corrupt, c.CorruptChecked, want.name, want.corrupt, want.checked)
+		}
+	}
+	view, _ := results.SeriesView(st, runs)
+	seen := 0
+	for _, p := range view.Placements {
+		if results.WithoutCrash(p.Settings) != "full_page_writes=false" || strings.Contains(p.Name, "crash=power") {
+			continue
+		}
+		seen++
+		if got := powerLossText(p, "sync", costs); !strings.HasSuffix(got, "; corrupt in 1 of 2 cuts") {
+			t.Errorf("series %s: answer %q, want its own cuts alone", p.Name, got)
+		}
+	}
+	if seen != 1 {
+		t.Errorf("%d series of full_page_writes=false without a crash, want 1", seen)
+	}
+}
+
 // TestCrashReorderLogFull checks that reorder cuts whose write log was
 // full say so in the cell's sentence, with the writes lost whole.
 func TestCrashReorderLogFull(t *testing.T) {

@@ -148,6 +148,32 @@ func (s *Study) Variants() []string {
 	return out
 }
 
+// WithoutCrash drops the crash kind from swept labels (a series'
+// Settings, or a variant split on spaces): what a crash run shares with
+// the runs without a crash it is set beside.
+func WithoutCrash(labels []string) string {
+	var keep []string
+	for _, l := range labels {
+		if !strings.HasPrefix(l, "crash=") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, " ")
+}
+
+// SettingsOrder lists the study's swept combinations without the crash
+// kind, in matrix order, each once: the settings a crash table sets
+// apart ("full_page_writes=false"); one "" when nothing else is swept.
+func (s *Study) SettingsOrder() []string {
+	var out []string
+	for _, set := range s.settings() {
+		if l := WithoutCrash(set); !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // VariantOf labels the swept combination run r ran in.
 func (s *Study) VariantOf(r Run) string {
 	if s.view != nil {

@@ -22,8 +22,8 @@ import (
 // each commit waits for one fsync). Through the FUSE layer each tier is
 // its own mount and helper; at the sync calls each is its own rule. Two
 // tiers of one spec must deliver the same delays (one calibration per
-// spec per study), so over three seeded studies per path no comparison
-// may read better or worse. A study's guard holds the chance of a wrong
+// spec per study), so over three seeded studies per path no placement
+// comparison may read better or worse. A study's guard holds the chance of a wrong
 // verdict at 5%, so a study that has one is run once more with another
 // seed: a tier that truly differs (the artefact, every round) fails
 // twice, a sound one both times in 0.25% of studies.
@@ -90,7 +90,10 @@ func alikeStudy(t *testing.T, path tier.LatencyPath, seed uint64, rounds int, wi
 			ci = fmt.Sprintf("[%.3f, %.3f]", j.CI95[0], j.CI95[1])
 		}
 		parts = append(parts, fmt.Sprintf("%s %s against %s: %.3fx %s %s", j.Kind, j.Series, j.Against, j.Ratio, ci, j.Verdict))
-		if j.Verdict == stats.Better || j.Verdict == stats.Worse {
+		// What the tiers' delays decide is the placements' throughput;
+		// the load generator's CPU per operation follows the machine's
+		// load, not the tier, and is logged but not judged here.
+		if j.Kind == stats.KindPlacement && (j.Verdict == stats.Better || j.Verdict == stats.Worse) {
 			wrong = append(wrong, parts[len(parts)-1])
 		}
 	}
