@@ -24,6 +24,7 @@ type PowerModel struct {
 const (
 	PowerSurvive = "survive"
 	PowerTorn    = "torn"
+	PowerReorder = "reorder"
 )
 
 // PowerModels lists the models of a power cut, plain power first.
@@ -37,6 +38,9 @@ var PowerModels = []PowerModel{
 	{Name: PowerTorn, Unit: "atomic-write unit",
 		Does:    "each atomic-write unit (aligned in the file) of data overwritten since its file's last fsync is kept with the given probability (0.5 unless given), independently: a write larger than the unit can be part new, part old",
 		DoesNot: "no partial writes inside a unit (so none below 512 B); growth past a file's durable size and directory changes are still lost; no reordering across an fsync"},
+	{Name: PowerReorder, Unit: "write",
+		Does:    "each write made to a file since its last fsync is kept whole with the given probability (0.5 unless given), independently, and the kept ones land in their original order over the durable bytes: any subset of the writes between two flushes, as some order of persisting them leaves it (CrashMonkey and ACE, ALICE, LazyFS's torn sequences)",
+		DoesNot: "no reordering across an fsync; no write torn inside (a write over 1 MiB reaches the layer, and is kept or lost, in 1 MiB pieces); growth past a file's durable size, other size changes, fallocate's punched or zeroed ranges and directory changes are still lost; writes through O_SYNC or O_DSYNC (and O_DIRECT, unless write_cache: volatile) are durable when they return; past 256 MiB of unsynced writes logged per tier, further writes are lost whole (the run records how many; the report says so)"},
 }
 
 // DefaultKeep is the probability a model keeps a unit with when the study

@@ -14,7 +14,7 @@ func TestPowerModelValues(t *testing.T) {
 		name string
 		keep float64
 		want string
-	}{{"", 0, "power"}, {PowerTorn, 0.5, "power:torn"}, {PowerSurvive, 0.3, "power:survive=0.3"}} {
+	}{{"", 0, "power"}, {PowerTorn, 0.5, "power:torn"}, {PowerSurvive, 0.3, "power:survive=0.3"}, {PowerReorder, 0.25, "power:reorder=0.25"}} {
 		v := CrashValue(c.name, c.keep)
 		if v != c.want {
 			t.Errorf("CrashValue(%q, %v) = %q, want %q", c.name, c.keep, v, c.want)

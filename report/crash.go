@@ -77,6 +77,10 @@ type CrashCost struct {
 	// Model says what the crash's power-loss model does and does not
 	// model (engine.ModelLabel); "" for a process crash.
 	Model string `json:"model,omitempty"`
+	// UnloggedCuts counts the reorder cuts where writes found a tier's
+	// write log full, Unlogged those writes: lost whole, not drawn.
+	UnloggedCuts int   `json:"unlogged_cuts,omitempty"`
+	Unlogged     int64 `json:"unlogged,omitempty"`
 }
 
 // CrashCosts gathers the trade-off from a study's ok runs (before the
@@ -167,6 +171,10 @@ func addCrash(c *CrashCost, r results.Run, tiers string) {
 	if cr.CorruptChecked || cr.Corrupt {
 		c.CorruptChecked++
 	}
+	if cr.Unlogged > 0 {
+		c.UnloggedCuts++
+		c.Unlogged += cr.Unlogged
+	}
 	if cr.Corrupt {
 		c.Corrupt++
 		if c.CorruptDetail == "" {
@@ -249,6 +257,10 @@ func (c CrashCost) Sentence() string {
 		fmt.Fprintf(&b, "; CORRUPT in %d of %d cuts by the engine's own check: %s", c.Corrupt, c.CorruptChecked, firstLine(c.CorruptDetail))
 	case c.CorruptChecked > 0:
 		fmt.Fprintf(&b, "; corrupt in 0 of %d cuts by the engine's own check", c.CorruptChecked)
+	}
+	if c.UnloggedCuts > 0 {
+		fmt.Fprintf(&b, "; in %d of %d cuts a tier's write log was full, so %d unsynced writes were lost whole rather than reordered",
+			c.UnloggedCuts, c.Crashed, c.Unlogged)
 	}
 	return b.String()
 }

@@ -226,3 +226,27 @@ func TestCrashCostsBySweptSetting(t *testing.T) {
 		t.Errorf("%d series of full_page_writes=false without a crash, want 1", seen)
 	}
 }
+
+// TestCrashReorderLogFull checks that reorder cuts whose write log was
+// full say so in the cell's sentence, with the writes lost whole.
+func TestCrashReorderLogFull(t *testing.T) {
+	st := &results.Study{Placements: []results.Placement{{Name: "p"}}, Durability: []string{"sync"},
+		Clients: []int{1}, Crashes: []string{"power:reorder"}}
+	run := func(seq int, unlogged int64) results.Run {
+		return results.Run{Seq: seq, Placement: "p", Durability: "sync", Clients: 1, Status: results.RunOK, ThroughputOpsS: 100,
+			Components: map[string]string{"data": "disk"}, Crash: &results.Crash{Kind: "power:reorder", Checked: true, Consistent: true,
+				Acked: 10, Detail: "0 of 10 record fields with an acknowledged write lost it", Model: "reorder", Keep: 0.5, Seed: 9, Unlogged: unlogged}}
+	}
+	costs := CrashCosts(st, []results.Run{run(1, 0), run(2, 7), run(3, 5)})
+	if len(costs) != 1 || costs[0].UnloggedCuts != 2 || costs[0].Unlogged != 12 {
+		t.Fatalf("cells %+v", costs)
+	}
+	if s, want := costs[0].Sentence(), "in 2 of 3 cuts a tier's write log was full, so 12 unsynced writes were lost whole rather than reordered"; !strings.Contains(s, want) {
+		t.Errorf("sentence %q lacks %q", s, want)
+	}
+	var out strings.Builder
+	crashTable(&out, costs)
+	if want := "power:reorder is reorder (each write kept with probability 0.5)"; !strings.Contains(out.String(), want) {
+		t.Errorf("show lacks %q:\n%s", want, out.String())
+	}
+}

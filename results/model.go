@@ -604,16 +604,21 @@ type Crash struct {
 	// 12 MiB of WAL in 0.15 s"), where it says it.
 	Replayed string `json:"replayed,omitempty"`
 	// Lost, for crash: power, is what the crash-capable layer rolled back
-	// on the tiers (files, bytes, directory entries).
+	// on the tiers (files, bytes, directory entries; for a reorder cut,
+	// also the writes its full write log lost whole).
 	Lost string `json:"lost,omitempty"`
 	// Model is the power cut's model of what unsynced data survives
-	// (engine.PowerModels: survive, torn; "" for plain power), Keep the
+	// (engine.PowerModels: survive, torn, reorder; "" for plain power), Keep the
 	// probability it kept each unit with, and Seed what drew the units:
 	// derived from the study's order seed and the run's number, so a
 	// resumed run draws the same.
 	Model string  `json:"model,omitempty"`
 	Keep  float64 `json:"keep,omitempty"`
 	Seed  uint64  `json:"seed,omitempty"`
+	// Unlogged is, for the reorder model, how many unsynced writes found
+	// their tier's write log full (256 MiB) and were lost whole instead
+	// of drawn.
+	Unlogged int64 `json:"unlogged,omitempty"`
 	// AtomicWriteB is, for the torn model, the smallest atomic-write unit
 	// of the tiers the cut rolled back, in bytes.
 	AtomicWriteB int64 `json:"atomic_write_b,omitempty"`

@@ -63,9 +63,9 @@ func (r *run) armCrash() (cut func(), at time.Duration, err error) {
 		r.opt.Progress.Live(fmt.Sprintf("%s crashing the engine (%s) %.1fs into the window...", r.label, kind.Name, r.rec.Crash.AtS))
 		var errs []error
 		if kind.Machine {
-			lost, unit, err := r.ws.PowerCutModel(tiers, model)
+			lost, sum, err := r.ws.PowerCutModel(tiers, model)
 			r.rec.Crash.Lost = tier.LostText(lost)
-			r.rec.Crash.AtomicWriteB = unit
+			r.rec.Crash.AtomicWriteB, r.rec.Crash.Unlogged = sum.AtomicWrite, sum.Unlogged
 			errs = append(errs, err)
 		}
 		errs = append(errs, r.crashEngine())

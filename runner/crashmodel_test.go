@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,6 +57,10 @@ func TestPowerModelSeed(t *testing.T) {
 			t.Errorf("engine.PowerModels names %s, which the layer refuses: %v", name, err)
 		}
 	}
+	// The reorder label states the layer's write-log cap.
+	if m, _ := engine.FindPowerModel(engine.PowerReorder); !strings.Contains(m.DoesNot, fmt.Sprintf("%d MiB", emulate.DefaultWriteLogCap>>20)) {
+		t.Errorf("the reorder label does not state the %d MiB write-log cap: %s", emulate.DefaultWriteLogCap>>20, m.DoesNot)
+	}
 }
 
 // TestPowerModelsSynced runs synced Pebble and PostgreSQL (default
@@ -85,7 +91,8 @@ func TestPowerModelsSynced(t *testing.T) {
 				all[comp] = "disk"
 			}
 			st := tinyStudy(t, tiers, []study.Placement{{Name: "p", Components: all}})
-			st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashes: tier.Crashes{PowerCut: true}}}}
+			// Reorder: the study's parse sets it for a {power: reorder} cut.
+			st.Tiers = []study.Tier{{Spec: tier.Spec{Name: "disk", Path: tiers["disk"], Crashes: tier.Crashes{PowerCut: true, Reorder: true}}}}
 			st.Engine, st.Durability, st.Crashes = eng, []engine.Durability{engine.Sync}, models
 			st.Clients = []int{4}
 			st.Warmup, st.Duration = 200*time.Millisecond, 2*time.Second

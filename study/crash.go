@@ -163,6 +163,10 @@ func (p *parser) crashes(s *Study) {
 // uses, and is refused, at crash:, where one cannot be covered.
 func (p *parser) layer(s *Study) {
 	power := anyCrash(s.Crashes, func(k engine.CrashKind) bool { return k.Machine })
+	reorder := slices.ContainsFunc(s.Crashes, func(v string) bool {
+		_, model, _, err := engine.SplitCrash(v)
+		return err == nil && model == engine.PowerReorder
+	})
 	used := map[string]bool{}
 	for _, pl := range s.Placements {
 		for _, t := range pl.Components {
@@ -172,7 +176,7 @@ func (p *parser) layer(s *Study) {
 	crashRefused := false
 	for i := range s.Tiers {
 		t := &s.Tiers[i]
-		t.Crashes = tier.Crashes{PowerCut: power && used[t.Name]}
+		t.Crashes = tier.Crashes{PowerCut: power && used[t.Name], Reorder: reorder && used[t.Name]}
 		st, err := tier.Layering(t.Spec, t.Crashes, tier.HostOf(t.Spec))
 		switch {
 		case err == nil:

@@ -11,7 +11,7 @@ import (
 )
 
 // powerModelFix is how to write a power-loss model in crash:.
-const powerModelFix = "write {power: torn}, {power: survive}, or {power: {survive: 0.3}} with the probability each unit is kept (above 0 and below 1; 0.5 when not given)"
+const powerModelFix = "write {power: torn}, {power: survive}, {power: reorder}, or {power: {survive: 0.3}} with the probability each unit is kept (above 0 and below 1; 0.5 when not given)"
 
 // isPowerModel reports whether n is a power-loss model: a mapping of one
 // key, power ({power: torn}).

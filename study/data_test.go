@@ -186,6 +186,7 @@ func showField(t *testing.T, st *Study, field string) []string {
 				{"durable by layer", st.DurableByLayer, st.DurableByLayer},
 				{"atomic_write", fmt.Sprintf("%d (%s)", st.AtomicWrite, st.AtomicWriteFrom), st.AtomicWrite != ti.Abilities().AtomicWrite},
 				{"write_cache", "volatile", st.VolatileCache},
+				{"logs writes", st.Crashes.Reorder, st.Crashes.Reorder},
 				{"profile", profileName(ti), ti.Profile != nil},
 			} {
 				if part.set {

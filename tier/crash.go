@@ -45,13 +45,23 @@ func (w *Workspace) PowerCut(names []string) (map[string]string, error) {
 	return lost, err
 }
 
+// CutSummary is what a model's cut did over its tiers, for the run's
+// record.
+type CutSummary struct {
+	// AtomicWrite is, for the torn model, the smallest atomic-write unit
+	// among the tiers' layers (0 otherwise).
+	AtomicWrite int64
+	// Unlogged is, for the reorder model, the writes lost whole because
+	// their tier's write log was full.
+	Unlogged int64
+}
+
 // PowerCutModel is PowerCut under power-loss model m (which unsynced data
-// survives), drawn the same on every tier; it also returns, for the torn
-// model, the smallest atomic-write unit among the tiers' layers (0
-// otherwise).
-func (w *Workspace) PowerCutModel(names []string, m emulate.Model) (map[string]string, int64, error) {
+// survives), drawn the same on every tier; it also says what the model
+// did over the tiers.
+func (w *Workspace) PowerCutModel(names []string, m emulate.Model) (map[string]string, CutSummary, error) {
 	lost := map[string]string{}
-	var unit int64
+	var sum CutSummary
 	var errs []error
 	for _, n := range names {
 		srv := w.prov.crashLayers[n]
@@ -64,11 +74,12 @@ func (w *Workspace) PowerCutModel(names []string, m emulate.Model) (map[string]s
 			continue
 		}
 		lost[n] = l.String()
-		if l.AtomicWrite > 0 && (unit == 0 || l.AtomicWrite < unit) {
-			unit = l.AtomicWrite
+		if l.AtomicWrite > 0 && (sum.AtomicWrite == 0 || l.AtomicWrite < sum.AtomicWrite) {
+			sum.AtomicWrite = l.AtomicWrite
 		}
+		sum.Unlogged += l.Unlogged
 	}
-	return lost, unit, errors.Join(errs...)
+	return lost, sum, errors.Join(errs...)
 }
 
 // PowerOn ends the named tiers' power cut: their layers serve again, on

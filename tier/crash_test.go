@@ -190,7 +190,8 @@ func TestPmemEmulatedRefusesDisk(t *testing.T) {
 // TestAtomicWriteReachesTheLayer: a tier's atomic-write unit, decided
 // with its stack (here declared: 16 KiB), is the unit its power-loss
 // layer tears writes at; a tier that declares none takes its kind's
-// (512 B on a folder).
+// (512 B on a folder). A tier of a study with reorder cuts (Crashes.
+// Reorder) gets a layer that logs its writes; one without refuses them.
 func TestAtomicWriteReachesTheLayer(t *testing.T) {
 	if err := emulate.Supported(); err != nil {
 		testenv.Skipf(t, "no FUSE: %v", err)
@@ -204,7 +205,7 @@ func TestAtomicWriteReachesTheLayer(t *testing.T) {
 	}
 	cut := Crashes{PowerCut: true}
 	ws, err := NewWorkspace(context.Background(), ledger, "study1",
-		Spec{Name: "wide", Path: filepath.Join(t.TempDir(), "wide"), Kind: FolderSpec{}, Crashes: cut, AtomicWrite: 16 << 10, VolatileCache: true},
+		Spec{Name: "wide", Path: filepath.Join(t.TempDir(), "wide"), Kind: FolderSpec{}, Crashes: Crashes{PowerCut: true, Reorder: true}, AtomicWrite: 16 << 10, VolatileCache: true},
 		Spec{Name: "plain", Path: filepath.Join(t.TempDir(), "plain"), Kind: FolderSpec{}, Crashes: cut})
 	if err != nil {
 		t.Fatal(err)
@@ -239,12 +240,20 @@ func TestAtomicWriteReachesTheLayer(t *testing.T) {
 		if kept := bytes.Equal(got, written); kept == volatile {
 			t.Errorf("tier %s (volatile cache %v): the unflushed O_DIRECT write kept %v after the cut", name, volatile, kept)
 		}
-		_, unit, err := ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelTorn, Keep: 0.5, Seed: 1})
+		_, sum, err := ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelTorn, Keep: 0.5, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if unit != want {
+		if unit := sum.AtomicWrite; unit != want {
 			t.Errorf("tier %s's layer tears at %d bytes, want %d", name, unit, want)
+		}
+		if err := ws.PowerOn([]string{name}); err != nil {
+			t.Fatal(err)
+		}
+		// Only a tier of a study with reorder cuts logs its writes.
+		_, _, err = ws.PowerCutModel([]string{name}, emulate.Model{Kind: emulate.ModelReorder, Keep: 0.5, Seed: 1})
+		if logs := name == "wide"; (err == nil) != logs {
+			t.Errorf("tier %s (logs writes %v): a reorder cut gave %v", name, logs, err)
 		}
 		if err := ws.PowerOn([]string{name}); err != nil {
 			t.Fatal(err)

@@ -398,21 +398,22 @@ func LoopDevice(dir string) (string, error) {
 // write not made durable when told to (emulate.Options.Crashable); its
 // latencies may all be zero.
 func (p *Provisioner) Latency(name, base string, spec LatencySpec, crashable bool) (string, error) {
-	return p.layer(name, base, spec, crashable, 0, false)
+	return p.layer(name, base, spec, crashable, 0, false, false)
 }
 
 // CrashLayer is Latency for a tier under the power-loss layer, whose
 // device persists writes whole up to atomicWrite bytes (the tier's
 // Stack.AtomicWrite), which the layer's torn cuts keep or lose whole,
 // and, with volatileCache (Stack.VolatileCache), loses O_DIRECT writes
-// not yet flushed.
-func (p *Provisioner) CrashLayer(name, base string, spec LatencySpec, atomicWrite int64, volatileCache bool) (string, error) {
-	return p.layer(name, base, spec, true, atomicWrite, volatileCache)
+// not yet flushed; with logWrites (Crashes.Reorder) the layer logs each
+// unsynced write, for reorder cuts.
+func (p *Provisioner) CrashLayer(name, base string, spec LatencySpec, atomicWrite int64, volatileCache, logWrites bool) (string, error) {
+	return p.layer(name, base, spec, true, atomicWrite, volatileCache, logWrites)
 }
 
 // layer serves base through a FUSE layer for tier name (Latency,
 // CrashLayer); atomicWrite 0 is the layer's default unit.
-func (p *Provisioner) layer(name, base string, spec LatencySpec, crashable bool, atomicWrite int64, volatileCache bool) (string, error) {
+func (p *Provisioner) layer(name, base string, spec LatencySpec, crashable bool, atomicWrite int64, volatileCache, logWrites bool) (string, error) {
 	if err := emulate.Supported(); err != nil {
 		return "", fmt.Errorf("tier %s: latency: %w", name, err)
 	}
@@ -438,7 +439,7 @@ func (p *Provisioner) layer(name, base string, spec LatencySpec, crashable bool,
 		return err
 	}
 	key := specKey(lat, crashable)
-	opt := emulate.Options{Started: started, Crashable: crashable, AtomicWrite: atomicWrite, VolatileCache: volatileCache}
+	opt := emulate.Options{Started: started, Crashable: crashable, AtomicWrite: atomicWrite, VolatileCache: volatileCache, LogWrites: logWrites}
 	if c, ok := p.bySpec[key]; ok {
 		opt.Calibrated = &c
 	}

@@ -55,6 +55,11 @@ type Stack struct {
 type Crashes struct {
 	// PowerCut: the study cuts the machine's power (crash: power).
 	PowerCut bool
+	// Reorder: some of those cuts reorder the writes between flushes
+	// (crash: {power: reorder}), so the power-loss layer logs each
+	// unsynced write (emulate.Options.LogWrites); no other model needs
+	// the log, so no other study pays for it.
+	Reorder bool
 }
 
 // Host is what the machine says of a tier's folder.

@@ -353,7 +353,7 @@ func (w *Workspace) provision(ctx context.Context, t Spec) (path string, err err
 			lat = *st.Latency
 		}
 		if st.CrashLayer {
-			path, err = w.prov.CrashLayer(t.Name, path, lat, st.AtomicWrite, st.VolatileCache)
+			path, err = w.prov.CrashLayer(t.Name, path, lat, st.AtomicWrite, st.VolatileCache, st.Crashes.Reorder)
 		} else {
 			path, err = w.prov.Latency(t.Name, path, lat, false)
 		}

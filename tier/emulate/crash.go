@@ -25,17 +25,26 @@ type Loss struct {
 	Files int `json:"files"`
 	// Bytes is the data those files lost: the bytes put back from
 	// pre-images (whole pages, up to the durable size) plus the bytes cut
-	// off past the durable size.
+	// off past the durable size. A reorder cut puts back every pre-image
+	// before it writes the kept writes again, so Bytes counts those too.
 	Bytes int64 `json:"bytes"`
 	// Entries is how many directory changes (creates, removals, renames,
 	// links) were undone.
 	Entries int `json:"entries"`
 	// Kept is the unsynced data the cut's model kept (bytes of
-	// overwrites below the durable size): 0 under ModelLoseAll.
+	// overwrites below the durable size): 0 under ModelLoseAll. Under
+	// ModelReorder it is the bytes of the kept writes written again, a
+	// byte counted once per kept write that covers it.
 	Kept int64 `json:"kept,omitempty"`
 	// AtomicWrite is, for a torn cut, the atomic-write unit in bytes it
 	// kept or lost whole.
 	AtomicWrite int64 `json:"atomic_write,omitempty"`
+	// Unlogged and UnloggedBytes are, for a reorder cut, the unsynced
+	// writes (and their bytes) that found the mount's write log full
+	// (Options.WriteLogCap): the cut lost them whole, as plain power
+	// does, instead of drawing them.
+	Unlogged      int64 `json:"unlogged,omitempty"`
+	UnloggedBytes int64 `json:"unlogged_bytes,omitempty"`
 }
 
 // String says what the cut cost, for the run's record.
@@ -50,6 +59,10 @@ func (l Loss) String() string {
 	}
 	if l.Kept > 0 {
 		parts = append(parts, fmt.Sprintf("kept %d bytes of unsynced data", l.Kept))
+	}
+	if l.Unlogged > 0 {
+		parts = append(parts, fmt.Sprintf("lost whole %d unsynced %s (%d bytes) the full write log could not reorder",
+			l.Unlogged, plural(int(l.Unlogged), "write", "writes"), l.UnloggedBytes))
 	}
 	unit := ""
 	if l.AtomicWrite > 0 {
@@ -107,6 +120,9 @@ type crash struct {
 	// volatileCache makes O_DIRECT writes unsynced until an fsync, as on
 	// a device with a volatile write cache (Options.VolatileCache).
 	volatileCache bool
+	// writeLog, set on a mount that logs its unsynced writes
+	// (Options.LogWrites), bounds the bytes logged for ModelReorder.
+	writeLog *writeLog
 }
 
 // newCrash prepares the undo state of a crashable mount of backing.
@@ -167,6 +183,9 @@ func (c *crash) settle() error {
 func (c *crash) powerCut(m Model) (Loss, error) {
 	if err := m.Check(); err != nil {
 		return Loss{}, err
+	}
+	if m.Kind == ModelReorder && c.writeLog == nil {
+		return Loss{}, errors.New("power-loss model reorder needs the mount to log its unsynced writes: start it with Options.LogWrites")
 	}
 	c.gate.Lock()
 	if c.down {
@@ -259,6 +278,11 @@ func (c *crash) rollback(m Model) (Loss, []entryName, []*fusefs.Inode, error) {
 			errs = append(errs, err)
 		}
 		loss.Kept += kept
+		if m.Kind == ModelReorder {
+			n, b := u.unloggedWrites()
+			loss.Unlogged += n
+			loss.UnloggedBytes += b
+		}
 		if changed {
 			loss.Files++
 			loss.Bytes += bytes

@@ -715,7 +715,8 @@ func TestCrashKilledWriter(t *testing.T) {
 // loops on the same tmpfs backing folder through a plain mount with no
 // latency (FUSE passthrough where the kernel has it), a plain mount
 // whose writes go through the server (a 1 ns write latency, which is no
-// delay at all, turns passthrough off), and a crashable one.
+// delay at all, turns passthrough off), a crashable one, and a crashable
+// one that also logs its unsynced writes for reorder cuts (LogWrites).
 //
 //   - write+fdatasync: fio's fsync job, on a laid-out 4 MiB file written
 //     over in turn, so each write overwrites durable data (the crashable
@@ -742,6 +743,7 @@ func BenchmarkCrashableOverhead(b *testing.B) {
 		{"plain", emulate.Latency{}, emulate.Options{}},
 		{"plain-server", emulate.Latency{Write: time.Nanosecond}, emulate.Options{}},
 		{"crashable", emulate.Latency{}, emulate.Options{Crashable: true}},
+		{"crashable-logged", emulate.Latency{}, emulate.Options{Crashable: true, LogWrites: true}},
 	} {
 		b.Run(m.name, func(b *testing.B) {
 			mnt := b.TempDir()

@@ -51,6 +51,9 @@ type undoFile struct {
 	// inode is the kernel's inode of the file, whose cache is invalidated
 	// after a rollback.
 	inode *fusefs.Inode
+	// log holds the writes since the last fsync, on a mount that logs
+	// them for ModelReorder (crashreorder.go); nil elsewhere.
+	log *fileLog
 }
 
 func newUndoFile(spillDir int) *undoFile {
@@ -83,6 +86,9 @@ func (u *undoFile) reset() error {
 	}
 	u.size, u.slots, u.changed = st.Size, 0, false
 	clear(u.pages)
+	if u.log != nil {
+		u.log.forget()
+	}
 	return nil
 }
 
@@ -177,6 +183,9 @@ func (u *undoFile) writeDurable(fd int, data []byte, off int64) (int, error) {
 	if oerr := u.overlay(data[:n], off); oerr != nil {
 		return n, oerr
 	}
+	if u.log != nil {
+		u.log.durable(off, int64(n))
+	}
 	u.size = max(u.size, off+int64(n))
 	return n, err
 }
@@ -247,7 +256,12 @@ func (u *undoFile) rollback(m Model, ino uint64, atomicWrite int64) (undone, kep
 	if err := unix.Ftruncate(u.fd, u.size); err != nil {
 		return 0, 0, false, fmt.Errorf("roll back: truncate to the durable size %d: %w", u.size, err)
 	}
-	restored, kept, err := u.restore(st.Size, m, ino, atomicWrite)
+	var restored int64
+	if m.Kind == ModelReorder {
+		restored, kept, err = u.rollbackReorder(st.Size, m, ino)
+	} else {
+		restored, kept, err = u.restore(st.Size, m, ino, atomicWrite)
+	}
 	cut := max(st.Size-u.size, 0)
 	changed = st.Size != u.size || restored > 0
 	return cut + restored, kept, changed, err
@@ -284,6 +298,9 @@ func (u *undoFile) restore(size int64, m Model, ino uint64, atomicWrite int64) (
 // drop forgets the record and closes its files; its caller holds mu.
 func (u *undoFile) drop() {
 	u.gone = true
+	if u.log != nil {
+		u.log.forget()
+	}
 	for _, fd := range []int{u.fd, u.spill} {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -340,6 +357,9 @@ func (c *crash) fileFor(ino uint64, inode *fusefs.Inode, open func() (int, error
 		u := c.files[ino]
 		if u == nil {
 			u = newUndoFile(c.hidden.fd)
+			if c.writeLog != nil {
+				u.log = &fileLog{budget: c.writeLog}
+			}
 			c.files[ino] = u
 		}
 		c.mu.Unlock()

@@ -32,9 +32,11 @@ const DefaultAtomicWrite = 512
 // Model is how a power cut treats unsynced data. The zero value is
 // ModelLoseAll.
 type Model struct {
-	// Kind is ModelLoseAll (or ""), ModelSurvive or ModelTorn.
+	// Kind is ModelLoseAll (or ""), ModelSurvive, ModelTorn or
+	// ModelReorder (crashreorder.go).
 	Kind string `json:"kind,omitempty"`
-	// Keep is the probability that a unit of unsynced data is kept, in
+	// Keep is the probability that a unit of unsynced data (a write,
+	// under ModelReorder) is kept, in
 	// (0, 1); ModelLoseAll ignores it.
 	Keep float64 `json:"keep,omitempty"`
 	// Seed draws which units are kept: one seed and one mount state give
@@ -47,13 +49,13 @@ func (m Model) Check() error {
 	switch m.Kind {
 	case "", ModelLoseAll:
 		return nil
-	case ModelSurvive, ModelTorn:
+	case ModelSurvive, ModelTorn, ModelReorder:
 		if !(m.Keep > 0 && m.Keep < 1) {
 			return fmt.Errorf("power-loss model %s: keep %v must be above 0 and below 1", m.Kind, m.Keep)
 		}
 		return nil
 	}
-	return fmt.Errorf("unknown power-loss model %q (want %s, %s or %s)", m.Kind, ModelLoseAll, ModelSurvive, ModelTorn)
+	return fmt.Errorf("unknown power-loss model %q (want %s, %s, %s or %s)", m.Kind, ModelLoseAll, ModelSurvive, ModelTorn, ModelReorder)
 }
 
 // unit is the size of what the model keeps or loses whole: a page for
@@ -69,7 +71,8 @@ func (m Model) unit(atomicWrite int64) int64 {
 	return math.MaxInt64
 }
 
-// keeps reports whether unit idx of file ino survives the cut. It hashes
+// keeps reports whether unit idx of file ino (write idx since its last
+// fsync, under ModelReorder) survives the cut. It hashes
 // (seed, file, unit) rather than drawing in turn, so the answer does not
 // depend on the order the rollback visits files and pages.
 func (m Model) keeps(ino uint64, idx int64) bool {

@@ -217,7 +217,10 @@ func (f *file) write(ctx context.Context, data []byte, off int64) (n uint32, err
 	case f.durable:
 		n, errno = f.writeDurable(ctx, data, off)
 	default:
-		errno = f.crash.change(f.ino, f.inode, f.reopen, off, off+int64(len(data)), op)
+		errno = f.crash.changeWrite(f.ino, f.inode, f.reopen, data, off, func() (int, syscall.Errno) {
+			errno := op()
+			return int(n), errno
+		})
 	}
 	return n, errno
 }

@@ -150,11 +150,23 @@
 // tears them; so are O_DIRECT ones, unless Options.VolatileCache says the
 // device keeps them in a volatile cache until an fsync.
 //
+// ModelReorder (crashreorder.go) keeps each write made since its file's
+// last fsync whole, with the probability, and applies the kept ones in
+// their order over the durable bytes: any subset of the writes between
+// two flushes. Pre-images cannot tell it an earlier write's bytes under a
+// later one, so it needs a mount started with Options.LogWrites, which
+// copies each unsynced write into the helper's memory until its file's
+// fsync (Options.WriteLogCap bytes at once over the mount, 256 MiB unless
+// given; a write past the cap is lost whole at the cut, and Loss counts
+// it). A mount without the flag logs nothing and refuses the model.
+//
 // What it costs:
 //
 //   - Reads and writes always go through the server (no passthrough).
 //     The models add nothing to them: they read the same pre-images at
-//     the cut.
+//     the cut. With Options.LogWrites each unsynced write is also copied
+//     into memory (its bytes, up to the cap), which BenchmarkCrashableOverhead
+//     could not tell from the machine's noise.
 //   - The first change of a page since its file's last fsync copies the
 //     page's durable bytes (4 KiB pages, below the durable size only, so
 //     appends copy nothing; a truncation copies all it cuts off) to a

@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -81,6 +82,13 @@ type Options struct {
 	// it they are durable when they return, as on a device without one
 	// (or with power-loss protection).
 	VolatileCache bool
+	// LogWrites makes a crashable mount log the bytes of every write not
+	// yet durable, until its file's next fsync, so that it can be cut
+	// under ModelReorder; WriteLogCap bounds the bytes logged at once
+	// over the mount (0: DefaultWriteLogCap). Other models need no log,
+	// and a mount without it costs nothing of the kind.
+	LogWrites   bool
+	WriteLogCap int64
 	// Calibrated, when set, is another mount's calibration of the same
 	// latencies (and crashability), whose overhead and round trip this
 	// mount takes instead of measuring its own: so that two tiers of one
@@ -198,6 +206,9 @@ func helperCommand(backing, mountPoint string, lat Latency, opt Options, files [
 	if opt.AtomicWrite > 0 {
 		args = append(args, "-atomic-write", strconv.FormatInt(opt.AtomicWrite, 10))
 	}
+	if opt.LogWrites {
+		args = append(args, "-log-writes", strconv.FormatInt(cmp.Or(opt.WriteLogCap, DefaultWriteLogCap), 10))
+	}
 	if opt.Calibrated != nil {
 		args = append(args, "-calibrated", opt.Calibrated.Overhead.String(), "-calibrated-round-trip", opt.Calibrated.RoundTrip.String())
 	}
@@ -299,11 +310,13 @@ func mounted(dir string) bool {
 
 // helperConfig is what the helper's command line says.
 type helperConfig struct {
-	owner               int
-	lat                 Latency
-	crashable           bool
-	atomicWrite         int64
-	volatileCache       bool
+	owner         int
+	lat           Latency
+	crashable     bool
+	atomicWrite   int64
+	volatileCache bool
+	// logWrites is the write log's cap in bytes, 0 for no log.
+	logWrites           int64
 	backing, mountPoint string
 	// calibrated is the overhead and round trip to take (nil: measure).
 	calibrated *Calibration
@@ -321,6 +334,7 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	fl.BoolVar(&c.crashable, "crashable", false, "keep what a power cut undoes, for the power commands on fd 4")
 	fl.Int64Var(&c.atomicWrite, "atomic-write", DefaultAtomicWrite, "the atomic-write unit in bytes, which a torn power cut keeps or loses whole")
 	fl.BoolVar(&c.volatileCache, "volatile-cache", false, "keep O_DIRECT writes unsynced until an fsync")
+	fl.Int64Var(&c.logWrites, "log-writes", 0, "log unsynced writes, up to this many bytes, for reorder cuts")
 	var overhead, roundTrip time.Duration
 	fl.DurationVar(&overhead, "calibrated", -1, "the layer's overhead, measured by another mount of this spec")
 	fl.DurationVar(&roundTrip, "calibrated-round-trip", 0, "the layer's round trip, measured with -calibrated")
@@ -332,6 +346,9 @@ func parseHelperArgs(args []string) (helperConfig, error) {
 	}
 	if c.atomicWrite <= 0 || c.atomicWrite&(c.atomicWrite-1) != 0 {
 		return c, fmt.Errorf("-atomic-write %d: want a power of two of bytes", c.atomicWrite)
+	}
+	if c.logWrites < 0 {
+		return c, fmt.Errorf("-log-writes %d: want a cap of bytes above 0", c.logWrites)
 	}
 	if fl.NArg() != 2 || c.owner <= 0 {
 		return c, fmt.Errorf("usage: %s -owner PID [-latency JSON] [-crashable] BACKING MOUNTPOINT", helperArg)
@@ -370,6 +387,9 @@ func helperMain(args []string) int {
 	}
 	if srv.crash != nil {
 		srv.crash.atomicWrite, srv.crash.volatileCache = cfg.atomicWrite, cfg.volatileCache
+		if cfg.logWrites > 0 {
+			srv.crash.writeLog = &writeLog{cap: cfg.logWrites}
+		}
 		defer srv.crash.close()
 	}
 	go func() {
