@@ -14,6 +14,7 @@ import (
 
 // Mount is one line of /proc/<pid>/mountinfo (see proc(5)).
 type Mount struct {
+	ID           int    // the mount's ID, as /proc/<pid>/fdinfo's mnt_id names it
 	DevID        string // major:minor
 	Root         string // the mounted folder within its filesystem
 	Point        string
@@ -90,7 +91,8 @@ func ParseLine(line string) (Mount, bool) {
 	if sep < 6 || len(fields) < sep+3 {
 		return Mount{}, false
 	}
-	m := Mount{DevID: fields[2], Root: Unescape(fields[3]), Point: Unescape(fields[4]), MountOptions: fields[5],
+	id, _ := strconv.Atoi(fields[0])
+	m := Mount{ID: id, DevID: fields[2], Root: Unescape(fields[3]), Point: Unescape(fields[4]), MountOptions: fields[5],
 		FSType: fields[sep+1], Source: Unescape(fields[sep+2])}
 	if len(fields) > sep+3 {
 		m.SuperOptions = fields[sep+3]

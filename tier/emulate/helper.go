@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -36,12 +37,14 @@ const (
 	// readyWait bounds how long Start waits for the helper to mount and
 	// calibrate (calibration measures at most about a second).
 	readyWait = 2 * time.Minute
-	// closeWait bounds how long Close waits for the helper after asking it
-	// to unmount; a mount still in use is detached lazily and served
-	// until its files are closed. Generous: on a busy 2-core host the
-	// helper may take seconds to be scheduled, unmount and exit.
-	closeWait = 30 * time.Second
 )
+
+// closeWait bounds how long Close waits for the helper after asking it to
+// unmount; a mount still in use is detached lazily and served until its
+// files are closed. Generous: on a busy 2-core host the helper may take
+// seconds to be scheduled, unmount and exit. A variable only so that a
+// test of a busy mount need not wait it out.
+var closeWait = 30 * time.Second
 
 // init serves an emulated tier instead of running the program when this
 // executable was started by Start. It is here, rather than behind a
@@ -99,6 +102,7 @@ type Options struct {
 // Server is an emulated tier served by a helper process.
 type Server struct {
 	mountPoint  string
+	mount       mountinfo.Mount // as mounted, to name what keeps it busy
 	cmd         *exec.Cmd
 	exited      chan struct{} // closed once the helper is reaped
 	calibration Calibration
@@ -184,6 +188,7 @@ func Start(backing, mountPoint string, lat Latency, opt Options) (*Server, error
 		return nil, fmt.Errorf("emulate: serve %s on %s: %w", backing, mountPoint, err)
 	}
 	s.calibration = msg.Calibration
+	s.mount, _ = mountinfo.At(mountPoint)
 	return s, nil
 }
 
@@ -294,12 +299,37 @@ func (s *Server) close() error {
 		if mounted(s.mountPoint) {
 			return fmt.Errorf("emulate: %s did not unmount: its latency server (pid %d) did not exit within %v", s.mountPoint, s.PID(), closeWait)
 		}
-		return fmt.Errorf("emulate: %s was busy: detached lazily; its latency server (pid %d) keeps serving the files still open in it until they are closed", s.mountPoint, s.PID())
+		return s.busy()
 	}
 	if mounted(s.mountPoint) {
 		return fmt.Errorf("emulate: %s is still mounted after its latency server exited (%s)", s.mountPoint, s.cmd.ProcessState)
 	}
 	return nil
+}
+
+// busy explains a helper that outlived closeWait after its mount was
+// detached lazily: it names the processes still holding files there, which
+// a user must stop. If none does, nothing is left for the helper to serve
+// and it is stuck: it is killed rather than left behind.
+func (s *Server) busy() error {
+	var holders []mountinfo.Holder
+	if s.mount.ID != 0 {
+		holders = mountinfo.Holders(s.mount)
+	}
+	if len(holders) == 0 {
+		s.kill()
+		return fmt.Errorf("emulate: the latency server of %s (pid %d) did not exit within %v of a lazy unmount, though no process holds a file there any more; killed", s.mountPoint, s.PID(), closeWait)
+	}
+	const shown = 5
+	names := make([]string, 0, shown)
+	for i, h := range holders {
+		if i == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(holders)-shown))
+			break
+		}
+		names = append(names, h.String())
+	}
+	return fmt.Errorf("emulate: %s was busy (%s): detached lazily; its latency server (pid %d) keeps serving the files still open in it until they are closed", s.mountPoint, strings.Join(names, "; "), s.PID())
 }
 
 // mounted reports whether dir is a mount point, from the mount table.
