@@ -310,15 +310,22 @@ func (s *Server) close() error {
 // busy explains a helper that outlived closeWait after its mount was
 // detached lazily: it names the processes still holding files there, which
 // a user must stop. If none does, nothing is left for the helper to serve
-// and it is stuck: it is killed rather than left behind.
+// and it is stuck: it is made to print its goroutines' stacks (SIGQUIT,
+// which a Go program answers so, to its stderr) for the bug report, and
+// killed rather than left behind.
 func (s *Server) busy() error {
 	var holders []mountinfo.Holder
 	if s.mount.ID != 0 {
 		holders = mountinfo.Holders(s.mount)
 	}
 	if len(holders) == 0 {
+		_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-s.exited:
+		case <-time.After(5 * time.Second):
+		}
 		s.kill()
-		return fmt.Errorf("emulate: the latency server of %s (pid %d) did not exit within %v of a lazy unmount, though no process holds a file there any more; killed", s.mountPoint, s.PID(), closeWait)
+		return fmt.Errorf("emulate: the latency server of %s (pid %d) did not exit within %v of a lazy unmount, though no process holds a file there any more: stuck (its stacks are on stderr); killed", s.mountPoint, s.PID(), closeWait)
 	}
 	const shown = 5
 	names := make([]string, 0, shown)
