@@ -105,7 +105,7 @@ func TestDocsTableOfAbilities(t *testing.T) {
 	head := strings.SplitN(want, "\n", 2)[0]
 	_, rest, ok := strings.Cut(string(data), head+"\n")
 	if !ok {
-		t.Fatalf("docs/adding-a-tier.md has no table of abilities headed\n%s\nwrite this one:\n%s", head, want)
+		t.Fatalf("docs/adding-a-tier.md has no table of abilities with this heading (a kind's column is missing); replace its table by this one:\n%s", want)
 	}
 	var got []string
 	for _, line := range strings.Split(rest, "\n") {

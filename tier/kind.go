@@ -36,7 +36,7 @@ type Kind interface {
 // Abilities is what a kind of tier can do and is: one value per kind
 // (per spec: a loop image in RAM is in RAM), read by whoever decides on
 // a tier instead of its kind's name. docs/adding-a-tier.md's table lists
-// every field, checked by study's TestDocsListEveryTierKind.
+// every field, checked by study's TestDocsTableOfAbilities.
 type Abilities struct {
 	// Mounts: tierbench mounts the kind's storage, as root; false for a
 	// folder of the user's (or a cluster's class), which it only uses.
