@@ -16,9 +16,11 @@
 # other (cmd/tierbench's TestRealNode, which waits on containerd, the
 # kubelet and pods; platform/kube/node), and cmd/tierbench's
 # TestTimeoutUndoes, which waits out two child test binaries' -timeout
-# around a PostgreSQL run, and its kill -9 tests (TestKill9AtRandomMoments,
+# around a PostgreSQL run, its kill -9 tests (TestKill9AtRandomMoments,
 # TestKill9CapacityResume), which kill studies and check what resume
-# makes of them, whatever their figures. They check files, errors, counts
+# makes of them, whatever their figures, and its Kubernetes tests on
+# kubetest's control planes (TestKubernetesStudy,
+# TestKubernetesClusterEngine, TestKubernetesKill9), which wait on them. They check files, errors, counts
 # and processes. Every test keeps to folders, ports, ledgers and processes
 # of its own, whichever lane runs it.
 set -uo pipefail
@@ -31,7 +33,7 @@ ceph=(./engine/ceph ./tool/radosbench ./workload/objects)
 slow=(./engine/ignite ./engine/search ./tool/searchbench ./workload/searchload)
 
 # side is the side lane's tests by name, skipped in the main lane.
-side='^(TestIgniteCrash|TestRealNode|TestServeUndoes|TestTimeoutUndoes|TestKill9AtRandomMoments|TestKill9CapacityResume)$'
+side='^(TestIgniteCrash|TestRealNode|TestServeUndoes|TestTimeoutUndoes|TestKill9AtRandomMoments|TestKill9CapacityResume|TestKubernetesStudy|TestKubernetesClusterEngine|TestKubernetesKill9)$'
 
 if [ "${1:-}" = --side ]; then
 	start=$SECONDS rc=0
@@ -68,7 +70,7 @@ echo "main lane: $((SECONDS - start)) s"
 wait "$lane"
 side_rc=$?
 lane=
-echo "--- side lane: TestIgniteCrash, ${ceph[*]} ${slow[*]}, TestRealNode, TestTimeoutUndoes, TestKill9AtRandomMoments, TestKill9CapacityResume, platform/kube/node"
+echo "--- side lane: TestIgniteCrash, ${ceph[*]} ${slow[*]}, TestRealNode, TestTimeoutUndoes, TestKill9AtRandomMoments, TestKill9CapacityResume, TestKubernetes*, platform/kube/node"
 cat "$side_log"
 if [ "$main_rc" -ne 0 ] || [ "$side_rc" -ne 0 ]; then
 	echo "FAIL: main lane exit $main_rc, side lane exit $side_rc"
