@@ -314,11 +314,17 @@ func (s *Server) close() error {
 // which a Go program answers so, to its stderr) for the bug report, and
 // killed rather than left behind.
 func (s *Server) busy() error {
-	var holders []mountinfo.Holder
-	if s.mount.ID != 0 {
-		holders = mountinfo.Holders(s.mount)
+	if s.mount.ID == 0 { // not found in the mount table at Start
+		return fmt.Errorf("emulate: %s was busy: detached lazily; its latency server (pid %d) keeps serving the files still open in it until they are closed", s.mountPoint, s.PID())
 	}
+	holders := mountinfo.Holders(s.mount)
 	if len(holders) == 0 {
+		// The last holder may have let go just now.
+		select {
+		case <-s.exited:
+			return nil
+		case <-time.After(2 * time.Second):
+		}
 		_ = s.cmd.Process.Signal(syscall.SIGQUIT)
 		select {
 		case <-s.exited:
