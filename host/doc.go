@@ -13,7 +13,8 @@
 //   - host/tcpport: free loopback ports, and nftables locks that close a
 //     server's ports to other local users
 //   - host/cgroupfs: cgroup hierarchies, v1 and v2, and memory groups
-//   - host/mountinfo: the one reader of /proc/self/mountinfo
+//   - host/mountinfo: the one reader of /proc/self/mountinfo, and who
+//     holds a mount busy
 //   - host/procfs: the one reader of /proc/PID/stat
 //   - host/logtail: the last lines of a log or of a program's output
 //   - host/userfile: files at paths the user names, written through links
