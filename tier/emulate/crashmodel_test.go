@@ -124,12 +124,20 @@ func TestCrashSurvivingPages(t *testing.T) {
 			t.Errorf("seed %d: the fdatasynced file lost data (%v)", seed, err)
 		}
 	}
-	total := float64(pages * seeds)
-	half := 3.89 * math.Sqrt(keep*(1-keep)/total)
-	frac := float64(kept) / total
-	t.Logf("kept %d of %.0f pages (%.3f; asked %.2f ± %.3f)", kept, total, frac, keep, half)
+	checkKeptShare(t, kept, pages*seeds, keep, "pages")
+}
+
+// checkKeptShare checks that kept of total units (pages, writes), each kept
+// with probability keep, lie within keep's 99.99% binomial interval
+// (normal approximation: ±3.89 standard errors).
+func checkKeptShare(t *testing.T, kept, total int, keep float64, units string) {
+	t.Helper()
+	n := float64(total)
+	half := 3.89 * math.Sqrt(keep*(1-keep)/n)
+	frac := float64(kept) / n
+	t.Logf("kept %d of %d %s (%.3f; asked %.2f ± %.3f)", kept, total, units, frac, keep, half)
 	if frac < keep-half || frac > keep+half {
-		t.Errorf("kept %.3f of the unsynced pages, outside %.2f's 99.99%% interval [%.3f, %.3f]", frac, keep, keep-half, keep+half)
+		t.Errorf("kept %.3f of the unsynced %s, outside %.2f's 99.99%% interval [%.3f, %.3f]", frac, units, keep, keep-half, keep+half)
 	}
 }
 

@@ -2,7 +2,6 @@ package emulate_test
 
 import (
 	"bytes"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -111,13 +110,7 @@ func TestCrashReorderKeptFraction(t *testing.T) {
 			t.Errorf("seed %d: the loss says %d bytes kept, the file kept %d", seed, loss.Kept, keptBytes)
 		}
 	}
-	total := float64(writes * seeds)
-	half := 3.89 * math.Sqrt(keep*(1-keep)/total)
-	frac := float64(kept) / total
-	t.Logf("kept %d of %.0f writes (%.3f; asked %.2f ± %.3f)", kept, total, frac, keep, half)
-	if frac < keep-half || frac > keep+half {
-		t.Errorf("kept %.3f of the unsynced writes, outside %.2f's 99.99%% interval [%.3f, %.3f]", frac, keep, keep-half, keep+half)
-	}
+	checkKeptShare(t, kept, writes*seeds, keep, "writes")
 }
 
 // TestCrashReorderLogCap checks the write log's cap: writes that find it
