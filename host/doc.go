@@ -15,7 +15,8 @@
 //   - host/cgroupfs: cgroup hierarchies, v1 and v2, and memory groups
 //   - host/mountinfo: the one reader of /proc/self/mountinfo, and who
 //     holds a mount busy
-//   - host/procfs: the one reader of /proc/PID/stat
+//   - host/procfs: the one reader of /proc/PID/stat and lister of
+//     processes
 //   - host/logtail: the last lines of a log or of a program's output
 //   - host/userfile: files at paths the user names, written through links
 //     and devices without replacing them, and read only when a file

@@ -120,16 +120,12 @@ func newOthersState(roots []int) *othersState {
 // read takes one reading of every process; from the second on it adds
 // the other processes' CPU and I/O since the last.
 func (o *othersState) read(at time.Duration) error {
-	entries, err := os.ReadDir("/proc")
+	pids, err := procfs.PIDs()
 	if err != nil {
 		return fmt.Errorf("other processes: %w", err)
 	}
 	stats := map[int]procfs.Stat{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range pids {
 		if st, err := procfs.Of(pid); err == nil {
 			stats[pid] = st
 		}

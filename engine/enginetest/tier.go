@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/tierbench/tierbench/host/procfs"
 	"github.com/tierbench/tierbench/testenv"
 )
 
@@ -50,13 +51,10 @@ type liveProcess struct{ pid, comm, cwd, cmdline string }
 // processes lists the live processes whose working folder can be read
 // (not zombies, whose entry is all that is left).
 func processes() []liveProcess {
-	ents, _ := os.ReadDir("/proc")
+	pids, _ := procfs.PIDs()
 	var out []liveProcess
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		dir := filepath.Join("/proc", e.Name())
+	for _, pid := range pids {
+		dir := filepath.Join("/proc", strconv.Itoa(pid))
 		cwd, err := os.Readlink(filepath.Join(dir, "cwd"))
 		if err != nil {
 			continue
@@ -66,7 +64,7 @@ func processes() []liveProcess {
 		}
 		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
 		cmdline, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
-		out = append(out, liveProcess{pid: e.Name(), comm: strings.TrimSpace(string(comm)), cwd: cwd,
+		out = append(out, liveProcess{pid: strconv.Itoa(pid), comm: strings.TrimSpace(string(comm)), cwd: cwd,
 			cmdline: strings.ReplaceAll(strings.TrimRight(string(cmdline), "\x00"), "\x00", " ")})
 	}
 	return out

@@ -57,17 +57,13 @@ func reapCrashed(dataDir string, uid int) {
 // of a killed postmaster become zombies of PID 1, which reaps them in its own
 // time.
 func serverProcesses(dataDir string, uid int) []int {
-	ents, err := os.ReadDir("/proc")
+	pids, err := procfs.PIDs()
 	if err != nil {
 		return nil
 	}
 	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		dir := filepath.Join("/proc", e.Name())
+	for _, pid := range pids {
+		dir := filepath.Join("/proc", strconv.Itoa(pid))
 		st, err := os.Stat(dir)
 		if err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != uid {
 			continue

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tierbench/tierbench/host/procfs"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,18 +33,17 @@ func (h Holder) String() string { return fmt.Sprintf("pid %d (%s): %s", h.PID, h
 // m.Point, as it was opened, though the kernel now names it from the
 // detached mount's root.
 func Holders(m Mount) []Holder {
-	id := m.ID
-	procs, _ := filepath.Glob("/proc/[0-9]*")
+	pids, _ := procfs.PIDs()
 	var out []Holder
-	for _, dir := range procs {
-		pid, err := strconv.Atoi(filepath.Base(dir))
+	for _, pid := range pids {
+		dir := "/proc/" + strconv.Itoa(pid)
+		st, err := procfs.Of(pid)
 		if err != nil {
-			continue
+			continue // gone
 		}
-		comm, _ := os.ReadFile(filepath.Join(dir, "comm"))
-		h := Holder{PID: pid, Comm: strings.TrimSpace(string(comm))}
+		h := Holder{PID: pid, Comm: st.Comm}
 		for _, link := range []string{"cwd", "root"} {
-			if onMount(filepath.Join(dir, link), id) {
+			if onMount(filepath.Join(dir, link), m.ID) {
 				h.What = link
 				out = append(out, h)
 			}
@@ -51,7 +51,7 @@ func Holders(m Mount) []Holder {
 		fds, _ := os.ReadDir(filepath.Join(dir, "fd"))
 		for _, fd := range fds {
 			link := filepath.Join(dir, "fd", fd.Name())
-			if onMount(link, id) {
+			if onMount(link, m.ID) {
 				h.What, _ = os.Readlink(link)
 				if h.What != m.Point && !strings.HasPrefix(h.What, m.Point+"/") {
 					h.What = filepath.Join(m.Point, h.What)

@@ -1,4 +1,5 @@
-// Package procfs is the one reader of /proc/PID/stat (proc(5)): telemetry's
+// Package procfs is the one reader of /proc/PID/stat (proc(5)), and the one
+// lister of /proc's processes (PIDs): telemetry's
 // CPU and memory samples, the ledger's liveness checks (is the process that
 // tierbench recorded still the same one, is it exiting) and the servers'
 // zombie checks read the same fields through it; SelfCPU is the process's

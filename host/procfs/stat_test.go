@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -29,5 +30,16 @@ func TestOfThisProcess(t *testing.T) {
 	st, err := Of(os.Getpid())
 	if err != nil || st.StartTicks == 0 || st.RSSPages == 0 {
 		t.Errorf("this process: %+v, %v", st, err)
+	}
+}
+
+// TestPIDsListsThisProcess: the list holds this process and PID 1.
+func TestPIDsListsThisProcess(t *testing.T) {
+	pids, err := PIDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pids, os.Getpid()) || !slices.Contains(pids, 1) {
+		t.Errorf("PIDs() = %d processes, without this one (%d) or PID 1", len(pids), os.Getpid())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 
 	"github.com/tierbench/tierbench/host/proc"
+	"github.com/tierbench/tierbench/host/procfs"
 )
 
 // New returns a random password for one run: 32 hex digits (128
@@ -95,27 +96,25 @@ func ProcessesShowing(secret string, environ bool) []string {
 	if secret == "" {
 		return nil
 	}
-	ents, err := os.ReadDir("/proc")
+	pids, err := procfs.PIDs()
 	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
+	for _, pid := range pids {
+		dir := filepath.Join("/proc", strconv.Itoa(pid))
 		files := []string{"cmdline"}
 		if environ {
 			files = append(files, "environ")
 		}
 		for _, f := range files {
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), f))
+			b, err := os.ReadFile(filepath.Join(dir, f))
 			if err != nil || !bytes.Contains(b, []byte(secret)) {
 				continue
 			}
-			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			cmd, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
 			cmd = bytes.ReplaceAll(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}), []byte(secret), []byte("xxxxx"))
-			out = append(out, fmt.Sprintf("%s (%s): %s", e.Name(), f, cmd))
+			out = append(out, fmt.Sprintf("%d (%s): %s", pid, f, cmd))
 		}
 	}
 	return out

@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/tierbench/tierbench/host/procfs"
 	"github.com/tierbench/tierbench/tier"
 )
 
@@ -190,21 +191,21 @@ func sweep(rec record) error {
 // and those in the node's kubepods cgroups (what runs in the pods).
 func nodeProcesses(rec record) []int {
 	var pids []int
-	entries, _ := os.ReadDir("/proc")
+	all, _ := procfs.PIDs()
 	self := os.Getpid()
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+	for _, pid := range all {
+		if pid == self {
 			continue
 		}
-		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		dir := filepath.Join("/proc", strconv.Itoa(pid))
+		cmd, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
 		line := string(cmd)
 		if strings.Contains(line, rec.Dir) || strings.Contains(line, rec.Run) {
 			pids = append(pids, pid)
 			continue
 		}
 		if rec.Cgroups {
-			cg, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cgroup"))
+			cg, _ := os.ReadFile(filepath.Join(dir, "cgroup"))
 			if strings.Contains(string(cg), ":/kubepods") {
 				pids = append(pids, pid)
 			}
