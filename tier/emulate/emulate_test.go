@@ -924,15 +924,11 @@ func TestOtherUser(t *testing.T) {
 	}
 }
 
-// TestCloseBusy checks that Close removes a mount that a process still has
-// a file open in (lazily), that its error names the process and the file,
-// that the file keeps working, and that the server exits once that file
-// is closed.
+// TestCloseBusy checks that a busy mount's error names the process and
+// the file holding it, that Close removes the mount (lazily), that the
+// file keeps working, and that the server exits once that file is closed.
 func TestCloseBusy(t *testing.T) {
 	requireFUSE(t)
-	// Past the helper's own retries of the busy unmount, short of the
-	// default wait.
-	defer emulate.SetCloseWait(8 * time.Second)()
 	backing, mnt := t.TempDir(), t.TempDir()
 	srv, err := emulate.Start(backing, mnt, emulate.Latency{Fsync: time.Millisecond}, emulate.Options{})
 	if err != nil {
@@ -942,14 +938,13 @@ func TestCloseBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = srv.Close()
-	if isMounted(mnt) {
-		t.Errorf("Close left %s mounted", mnt)
-	}
 	want := fmt.Sprintf("pid %d (%s): %s", os.Getpid(), selfComm(t), held.Name())
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Close of a busy mount: %v; want an error naming %q", err, want)
+	if err := srv.BusyError(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a busy mount's error: %v; want one naming %q", err, want)
 	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Close() }()
+	eventually(t, "busy mount detached after Close", 30*time.Second, func() bool { return !isMounted(mnt) })
 	if _, err := held.Write([]byte("still served")); err != nil {
 		t.Errorf("write to a file open in the detached mount: %v", err)
 	}
@@ -957,6 +952,11 @@ func TestCloseBusy(t *testing.T) {
 		t.Errorf("fsync of a file open in the detached mount: %v", err)
 	}
 	held.Close()
+	if err := <-done; err != nil {
+		// Close stops waiting after a while; on a busy machine the
+		// server may outlive that, so only its exit below is required.
+		t.Logf("Close of a busy mount: %v", err)
+	}
 	eventually(t, "server exits once the last file is closed", 30*time.Second, func() bool { return !processExists(srv.PID()) })
 	if got := mustRead(t, filepath.Join(backing, "held")); string(got) != "still served" {
 		t.Errorf("backing held = %q", got)

@@ -1,11 +1,5 @@
 package emulate
 
-import "time"
-
-// SetCloseWait makes Close wait d for the helper, until the returned
-// function restores the wait.
-func SetCloseWait(d time.Duration) (restore func()) {
-	old := closeWait
-	closeWait = d
-	return func() { closeWait = old }
-}
+// BusyError is the error Close gives when the helper outlives its wait
+// with files still open on the mount: it names their holders.
+func (s *Server) BusyError() error { return s.busy() }

@@ -37,14 +37,12 @@ const (
 	// readyWait bounds how long Start waits for the helper to mount and
 	// calibrate (calibration measures at most about a second).
 	readyWait = 2 * time.Minute
+	// closeWait bounds how long Close waits for the helper after asking it
+	// to unmount; a mount still in use is detached lazily and served
+	// until its files are closed. Generous: on a busy 2-core host the
+	// helper may take seconds to be scheduled, unmount and exit.
+	closeWait = 30 * time.Second
 )
-
-// closeWait bounds how long Close waits for the helper after asking it to
-// unmount; a mount still in use is detached lazily and served until its
-// files are closed. Generous: on a busy 2-core host the helper may take
-// seconds to be scheduled, unmount and exit. A variable only so that a
-// test of a busy mount need not wait it out.
-var closeWait = 30 * time.Second
 
 // init serves an emulated tier instead of running the program when this
 // executable was started by Start. It is here, rather than behind a
