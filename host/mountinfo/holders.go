@@ -24,14 +24,13 @@ type Holder struct {
 func (h Holder) String() string { return fmt.Sprintf("pid %d (%s): %s", h.PID, h.Comm, h.What) }
 
 // Holders lists the processes that keep mount m busy (m as At found it,
-// before any unmount), which
-// is what an unmount refused with EBUSY, or a lazy unmount that never
-// finishes, leaves a user asking. It asks with AT_STATX_DONT_SYNC, which a
-// FUSE or network filesystem answers from its cache: a stuck server on
-// some other mount must not hang the question. Processes that exit while
-// it looks are skipped. A file of a mount detached lazily is named under
-// m.Point, as it was opened, though the kernel now names it from the
-// detached mount's root.
+// before any unmount), which is what an unmount refused with EBUSY, or a
+// lazy unmount that never finishes, leaves a user asking. It asks with
+// AT_STATX_DONT_SYNC, which a FUSE or network filesystem answers from its
+// cache: a stuck server on some other mount must not hang the question.
+// Processes that exit while it looks are skipped. A file of a mount
+// detached lazily is named under m.Point, as it was opened, though the
+// kernel now names it from the detached mount's root.
 func Holders(m Mount) []Holder {
 	pids, _ := procfs.PIDs()
 	var out []Holder
