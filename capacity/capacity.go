@@ -34,7 +34,12 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
@@ -137,6 +142,38 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 			Why: fmt.Sprintf("%s within %s, but %s", within, hist.FormatMicros(bound), r.Arrivals.Why)}
 	}
 	return Outcome{Met: true, Arrivals: arrivals}
+}
+
+// CertainMiss says whether a step's operations so far, h (their latency
+// from the intended start, in the part of the step its transient's cut
+// cannot reach), already make the step miss slo however the rest of it
+// goes: the lower end of its percentile's interval lies above the bound
+// for any window of at most n operations that holds them
+// (hist.CertainlyAbove), so Judge will find it missed on the window it
+// ends with. Such a step ends there (driver.Config.EndWhen): past its
+// capacity, an open loop's queue only grows, and waiting out the step
+// tells nothing more. No step is ended as met: the operations still to
+// come could miss.
+func CertainMiss(slo results.SLO, h *hdr.Histogram, n int64) bool {
+	q, ok := quantile(slo.Percentile)
+	return ok && hist.CertainlyAbove(h, q, slo.BoundUs, n)
+}
+
+// quantile is a percentile's name as a number: "p99.9" is 99.9.
+func quantile(percentile string) (float64, bool) {
+	if !slices.Contains(Percentiles, percentile) {
+		return 0, false
+	}
+	q, err := strconv.ParseFloat(strings.TrimPrefix(percentile, "p"), 64)
+	return q, err == nil
+}
+
+// MostOps bounds the operations a step at rate (ops/s) sends over span:
+// the schedule's, five standard deviations over it for Poisson arrivals,
+// and one more per client for the schedules' ends.
+func MostOps(rate float64, span time.Duration, clients int) int64 {
+	want := rate * span.Seconds()
+	return int64(math.Ceil(want+5*math.Sqrt(want))) + int64(clients)
 }
 
 // ArrivalsText says how a step's sends fared in their check: its Why

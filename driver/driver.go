@@ -131,6 +131,13 @@ type Config struct {
 	// of throughput (TruncateLatency); its arrivals are still checked on
 	// the sends after the warmup's most.
 	AfterTheFact bool
+	// EndWhen, if set, is asked after each interval (from the ticker
+	// goroutine) whether the run's outcome is already decided: true ends
+	// the run at that tick, as if its duration were up, and
+	// Result.EndedAt says when. A capacity step whose operations so far
+	// past the objective make it miss however the rest goes ends so
+	// (capacity.CertainMiss), instead of queueing to its end.
+	EndWhen func(Interval) bool
 }
 
 // DefaultStopGrace is how long operations in flight may take after the end.
@@ -227,6 +234,9 @@ type Result struct {
 	// the measured window (CheckArrivals); nil in closed loop or when too
 	// few operations were sent to test.
 	Arrivals *ArrivalCheck
+	// EndedAt is when Config.EndWhen ended the run, since it began; 0
+	// when it ran its course.
+	EndedAt time.Duration
 }
 
 // Validate checks a Config.
@@ -381,6 +391,10 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		}
 		iv := col.collect(phase, last, now)
 		last = now
+		if cfg.EndWhen != nil && cfg.EndWhen(iv) {
+			col.result.EndedAt = now
+			break
+		}
 		if phase == Warmup && !warmupDone && cfg.Steady != nil && !cfg.AfterTheFact && cfg.Steady.Holds(col.warmupIntervals(), cfg.Tick) {
 			warmupDone, warmupEnd = true, iv.Start+iv.Length
 			col.result.Steady = true

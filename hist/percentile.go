@@ -83,3 +83,31 @@ func orderRanks(n int64, q, conf float64) (l, u int64, ok bool) {
 	}
 	return l, u, u <= n
 }
+
+// CertainlyAbove says whether the values h holds already put the lower end
+// of the q-percentile's 95% interval (PercentileCI) above bound (µs) for
+// any window that holds them and at most n values in all, whatever the
+// others are: a capacity step whose operations so far past the objective
+// make it miss however the rest of it goes can end (capacity.MissWatch).
+// The lower end is the value of rank l; it lies above bound once fewer
+// than l values lie at or below it, that is once at least n-l+1 lie
+// above; n-l grows with n, so a window that ends with fewer values
+// misses too. A value counts as above when its histogram bucket's
+// highest equivalent (what PercentileCI reads) is, with one value to
+// spare for the bucket that straddles bound.
+func CertainlyAbove(h *hdr.Histogram, q, bound float64, n int64) bool {
+	if h == nil || n < 1 {
+		return false
+	}
+	l, _, _ := orderRanks(n, q/100, 0.95)
+	if l < 1 {
+		return false // even the smallest value may lie above the percentile
+	}
+	var above int64
+	for _, b := range h.Distribution() {
+		if float64(b.To)/1e3 > bound {
+			above += b.Count
+		}
+	}
+	return above >= n-l+2
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -92,5 +93,72 @@ func TestOrderRanks(t *testing.T) {
 		if !(b.Survival(float64(u-1)) <= 0.025 && b.Survival(float64(u-2)) > 0.025) {
 			t.Errorf("n=%d q=%g: u=%d is not the smallest rank with P(B >= u) <= 2.5%%", c.n, c.q, u)
 		}
+	}
+}
+
+// TestCertainlyAboveHoldsWhateverFollows: once CertainlyAbove says a
+// window's first values put its p99's lower end above the bound, every
+// window of at most n values that holds them says so too, whatever the
+// rest are: here the best the rest could be (all fast), or a window
+// ended early with none of them. Seeded, over windows whose share of
+// slow values lies at and around the percentile's edge.
+func TestCertainlyAboveHoldsWhateverFollows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const bound = 20_000.0 // µs
+	fired := 0
+	for trial := range 400 {
+		n := int64(200 + rng.IntN(5_000))
+		slowShare := 0.002 + 0.05*rng.Float64()
+		h := New()
+		for i := int64(0); i < n; i++ {
+			v := int64(1_000_000 + rng.IntN(5_000_000)) // 1-6 ms
+			if rng.Float64() < slowShare {
+				v = int64(bound*1e3) + int64(rng.IntN(50_000_000)) // past the bound
+			}
+			if err := h.RecordValue(v); err != nil {
+				t.Fatal(err)
+			}
+			if (i+1)%100 != 0 || !CertainlyAbove(h, 99, bound, n) {
+				continue // checked every 100 values, as a step checks every tick
+			}
+			fired++
+			early, _ := PercentileCI(h, 99)
+			rest := hdrCopy(t, h)
+			if err := rest.RecordValues(1_000, n-i-1); err != nil { // 1 µs each: the best the rest could be
+				t.Fatal(err)
+			}
+			full, _ := PercentileCI(rest, 99)
+			if early.Lo <= bound || full.Lo <= bound {
+				t.Fatalf("trial %d: CertainlyAbove at %d of %d values, yet the p99's lower end is %.0fµs ended there and %.0fµs with the rest fast, not above %.0fµs",
+					trial, i+1, n, early.Lo, full.Lo, bound)
+			}
+			break
+		}
+	}
+	if fired < 50 {
+		t.Fatalf("CertainlyAbove fired in %d of 400 windows: the test checks too little", fired)
+	}
+	t.Logf("fired early in %d of 400 windows", fired)
+}
+
+// hdrCopy is a copy of h.
+func hdrCopy(t *testing.T, h *hdr.Histogram) *hdr.Histogram {
+	t.Helper()
+	c := New()
+	c.Merge(h)
+	return c
+}
+
+// TestOrderRanksAboveGrowsWithN: the count of values above the lower
+// rank (n-l) never shrinks as n grows, which CertainlyAbove's promise
+// for a window that ends with fewer values than planned rests on.
+func TestOrderRanksAboveGrowsWithN(t *testing.T) {
+	before := int64(0)
+	for n := int64(1); n <= 3000; n++ {
+		l, _, _ := orderRanks(n, 0.99, 0.95)
+		if n-l < before {
+			t.Fatalf("n-l fell from %d to %d at n = %d", before, n-l, n)
+		}
+		before = n - l
 	}
 }

@@ -419,6 +419,11 @@ type Run struct {
 	// (engine.StepKeeper), so this step opened, loaded and closed
 	// nothing. Empty when the step opened its own engine.
 	EngineKeptFrom string `json:"engine_kept_from,omitempty"`
+	// EndedEarly, on a capacity search's step, says when and why it ended
+	// before its time: its operations past the objective already made it
+	// miss however the rest went (capacity.CertainMiss). Empty when it
+	// ran its course.
+	EndedEarly string `json:"ended_early,omitempty"`
 	// WarmupS is the warmup the run took: the study's, or under a
 	// steady-state rule until its throughput was steady, WarmupSteady
 	// then saying whether it was (false: the rule's most ran out).

@@ -204,7 +204,8 @@ func blocks(cells []study.Cell) [][]study.Cell {
 
 // stepLine says what a step found: "wal-fast sync c=8 #1 at 4000 ops/s:
 // met (p99 3.2ms <= 20ms; arrivals Poisson (A² = 0.61, p = 0.42))", or
-// "unsure: ..., but arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)".
+// "unsure: ..., but arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)",
+// and when it ended before its time and why.
 func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
 	verdict := "met"
 	switch {
@@ -218,6 +219,9 @@ func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
 		verdict += fmt.Sprintf(" (%s <= %s; %s)", st.SLO.Percentile, hist.FormatMicros(st.SLO.BoundUs), out.Arrivals)
 	default:
 		verdict += fmt.Sprintf(" (%s <= %s)", st.SLO.Percentile, hist.FormatMicros(st.SLO.BoundUs))
+	}
+	if n := len(sr.runs); n > 0 && sr.runs[n-1].EndedEarly != "" {
+		verdict += "; ended " + sr.runs[n-1].EndedEarly
 	}
 	return fmt.Sprintf("capacity %s %s c=%d #%d at %.0f ops/s: %s", sr.key.Series, sr.key.Durability, sr.key.Clients, sr.cell.Repeat, sr.cell.Rate, verdict)
 }

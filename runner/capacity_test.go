@@ -214,3 +214,64 @@ func TestStepLineSaysArrivals(t *testing.T) {
 		}
 	}
 }
+
+// TestStepPastCapacityEndsEarly searches Pebble's capacity from a rate
+// far above it (its WAL's fsync takes 2 ms): the steps past capacity
+// end once their operations past the objective make them miss however
+// the rest would go (capacity.CertainMiss), each stored with why, shorter
+// than its time, and judged missed on the window it ended with; the
+// search still finds a capacity.
+func TestStepPastCapacityEndsEarly(t *testing.T) {
+	if err := emulate.Supported(); err != nil {
+		testenv.Skip(t, err)
+	}
+	root := t.TempDir()
+	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tinyStudy(t, nil, []study.Placement{{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}}})
+	st.Tiers = []study.Tier{
+		{Spec: tier.Spec{Name: "ram", Kind: tier.TmpfsSpec{Size: 64 << 20}}},
+		{Spec: tier.Spec{Name: "slow", Kind: tier.TmpfsSpec{Size: 64 << 20}, Latency: &tier.LatencySpec{Fsync: 2 * time.Millisecond}}},
+	}
+	st.Durability, st.Clients = []engine.Durability{engine.Sync}, []int{8}
+	st.Warmup, st.Duration, st.Repeat = 300*time.Millisecond, 2*time.Second, 1
+	st.Arrival = "constant"
+	// p90, not p99 (a shared machine's stalls set a short step's p99),
+	// nor p50: a step far past capacity completes few of the operations
+	// it plans, and half of them would have to be late to decide it.
+	st.SLO = &results.SLO{Percentile: "p90", BoundUs: 20_000}
+	st.Search = results.Search{FromOpsS: 40_000, Resolution: 0.5, MaxOpsS: 100_000}
+	rec, _, lines := runStudy(t, root, st, ledger)
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	runs, err := store.Runs(context.Background(), rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended, met := 0, 0
+	for _, r := range runs {
+		out := capacity.Judge(*rec.SLO, r)
+		t.Logf("step %d at %.0f ops/s: met %v (%s), %.2fs measured, ended early %q", r.Seq, r.TargetRate, out.Met, out.Why, r.DurationS, r.EndedEarly)
+		if out.Met {
+			met++
+		}
+		if r.EndedEarly == "" {
+			continue
+		}
+		ended++
+		if out.Met || out.Unsure {
+			t.Errorf("step %d at %.0f ops/s ended early (%s), yet its window is judged %+v, not missed", r.Seq, r.TargetRate, r.EndedEarly, out)
+		}
+		if r.Truncation == nil || r.Truncation.AtS+r.DurationS >= (st.Warmup+st.Duration).Seconds() {
+			t.Errorf("step %d ended early (%s), yet its cut %+v and window of %.2fs fill its %s", r.Seq, r.EndedEarly, r.Truncation, r.DurationS, st.Warmup+st.Duration)
+		}
+	}
+	if ended == 0 || met == 0 {
+		t.Fatalf("%d steps ended early and %d met, want some of each from %.0f ops/s, far past capacity:\n%s", ended, met, st.Search.FromOpsS, lines)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tierbench/tierbench/capacity"
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/hist"
@@ -76,6 +77,7 @@ func (r *run) drive(ctx context.Context) (err error) {
 		// fact, MSER-5 cutting the transient in its latency (an open
 		// loop's throughput is its rate), at most the warmup in.
 		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
+		dcfg.EndWhen = r.endWhenMissed(warmup, duration)
 	}
 	if ext == nil {
 		dcfg.Threads = watch
@@ -91,6 +93,10 @@ func (r *run) drive(ctx context.Context) (err error) {
 		r.res, err = driver.Run(ctx, dcfg, clients)
 	}
 	r.driveEnd = time.Now()
+	if r.res != nil && r.res.EndedAt > 0 {
+		r.rec.EndedEarly = fmt.Sprintf("after %s of %s: its operations past the objective already made it miss, however the rest went",
+			r.res.EndedAt.Round(100*time.Millisecond), (warmup + duration).Round(100*time.Millisecond))
+	}
 	if rep := watch.stop(); rep != nil {
 		r.rec.Telemetry, r.rec.TelemetryTimeline = &rep.Summary, rep
 		r.rec.Disturbed, r.rec.DisturbedBy = rep.Summary.Others.Disturbed()
@@ -148,6 +154,32 @@ func (r *run) drive(ctx context.Context) (err error) {
 // from, no bound on operations.
 func (r *run) stepAfterTheFact(ext driver.External) bool {
 	return r.cell.Rate > 0 && ext == nil && r.st.WarmupIn(r.cell) > 0 && r.st.MaxOps == 0
+}
+
+// endWhenMissed ends a capacity step once it has certainly missed the
+// objective (capacity.CertainMiss): the operations of the intervals its
+// transient's cut cannot reach (from the warmup's most on), against the
+// most any window of the step can hold. A step past its capacity then
+// stops where its queue would only have grown, and a search moves on
+// sooner; the stored step, judged on the window it ended with, misses.
+func (r *run) endWhenMissed(warmup, duration time.Duration) func(driver.Interval) bool {
+	slo := r.st.SLO
+	if slo == nil {
+		return nil
+	}
+	most := capacity.MostOps(r.cell.Rate, warmup+duration, r.cell.Clients)
+	seen := hist.New()
+	return func(iv driver.Interval) bool {
+		if iv.Start < warmup || iv.Latency == nil {
+			return false
+		}
+		h, err := hist.Decode(iv.Latency)
+		if err != nil {
+			return false
+		}
+		seen.Merge(h)
+		return capacity.CertainMiss(*slo, seen, most)
+	}
 }
 
 // span is how long the run's driven part warms up, at most, and then
