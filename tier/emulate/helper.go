@@ -307,10 +307,14 @@ func (s *Server) close() error {
 
 // busy explains a helper that outlived closeWait after its mount was
 // detached lazily: it names the processes still holding files there, which
-// a user must stop. If none does, nothing is left for the helper to serve
-// and it is stuck: it is made to print its goroutines' stacks (SIGQUIT,
-// which a Go program answers so, to its stderr) for the bug report, and
-// killed rather than left behind.
+// a user must stop. If none does, no process here will use the mount
+// again, yet the kernel kept its FUSE connection open: the stacks of a
+// helper so caught (in CI, with the Kubernetes tests running beside)
+// showed it idle, waiting on the FUSE device for requests. A copy of the
+// mount in another mount namespace (a container started while it was
+// mounted) holds its filesystem so without holding a file. The helper is
+// then ended, which closes its FUSE device and so ends the connection
+// (such copies answer ENOTCONN), and the mount is gone: Close succeeds.
 func (s *Server) busy() error {
 	if s.mount.ID == 0 { // not found in the mount table at Start
 		return fmt.Errorf("emulate: %s was busy: detached lazily; its latency server (pid %d) keeps serving the files still open in it until they are closed", s.mountPoint, s.PID())
@@ -323,13 +327,8 @@ func (s *Server) busy() error {
 			return nil
 		case <-time.After(2 * time.Second):
 		}
-		_ = s.cmd.Process.Signal(syscall.SIGQUIT)
-		select {
-		case <-s.exited:
-		case <-time.After(5 * time.Second):
-		}
 		s.kill()
-		return fmt.Errorf("emulate: the latency server of %s (pid %d) did not exit within %v of a lazy unmount, though no process holds a file there any more: stuck (its stacks are on stderr); killed", s.mountPoint, s.PID(), closeWait)
+		return nil
 	}
 	const shown = 5
 	names := make([]string, 0, shown)
