@@ -100,13 +100,13 @@ func TestOrderRanks(t *testing.T) {
 // window's first values put its p99's lower end above the bound, every
 // window of at most n values that holds them says so too, whatever the
 // rest are: here the best the rest could be (all fast), or a window
-// ended early with none of them. Seeded, over windows whose share of
+// ended early with none of them. Seeded, over 200 windows whose share of
 // slow values lies at and around the percentile's edge.
 func TestCertainlyAboveHoldsWhateverFollows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const bound = 20_000.0 // µs
 	fired := 0
-	for trial := range 400 {
+	for trial := range 200 {
 		n := int64(200 + rng.IntN(5_000))
 		slowShare := 0.002 + 0.05*rng.Float64()
 		h := New()
@@ -135,10 +135,10 @@ func TestCertainlyAboveHoldsWhateverFollows(t *testing.T) {
 			break
 		}
 	}
-	if fired < 50 {
-		t.Fatalf("CertainlyAbove fired in %d of 400 windows: the test checks too little", fired)
+	if fired < 25 {
+		t.Fatalf("CertainlyAbove fired in %d of 200 windows: the test checks too little", fired)
 	}
-	t.Logf("fired early in %d of 400 windows", fired)
+	t.Logf("fired early in %d of 200 windows", fired)
 }
 
 // hdrCopy is a copy of h.

@@ -7,7 +7,10 @@
 #
 # The side lane runs, meanwhile, tests that assert no figure and mostly
 # wait on servers to start, one package at a time: first runner's
-# TestIgniteCrash (what Ignite's JVMs keep through crashes); the tiny Ceph
+# TestIgniteCrash (what Ignite's JVMs keep through crashes) and its crash
+# tests of the other engines (TestProcessCrash, TestPowerCrash,
+# TestPowerModelsSynced: which writes a crash loses, never how fast a run
+# was), which keep the lanes about even; the tiny Ceph
 # clusters' packages, which wait on monitors and OSDs (engine/ceph,
 # tool/radosbench, workload/objects); the packages whose servers and tools
 # are JVMs and Python programs that take tens of seconds to start
@@ -33,7 +36,7 @@ ceph=(./engine/ceph ./tool/radosbench ./workload/objects)
 slow=(./engine/ignite ./engine/search ./tool/searchbench ./workload/searchload)
 
 # side is the side lane's tests by name, skipped in the main lane.
-side='^(TestIgniteCrash|TestRealNode|TestServeUndoes|TestTimeoutUndoes|TestKill9AtRandomMoments|TestKill9CapacityResume|TestKubernetesStudy|TestKubernetesClusterEngine|TestKubernetesKill9)$'
+side='^(TestIgniteCrash|TestProcessCrash|TestPowerCrash|TestPowerModelsSynced|TestRealNode|TestServeUndoes|TestTimeoutUndoes|TestKill9AtRandomMoments|TestKill9CapacityResume|TestKubernetesStudy|TestKubernetesClusterEngine|TestKubernetesKill9)$'
 
 if [ "${1:-}" = --side ]; then
 	start=$SECONDS rc=0
@@ -70,7 +73,7 @@ echo "main lane: $((SECONDS - start)) s"
 wait "$lane"
 side_rc=$?
 lane=
-echo "--- side lane: TestIgniteCrash, ${ceph[*]} ${slow[*]}, TestRealNode, TestTimeoutUndoes, TestKill9AtRandomMoments, TestKill9CapacityResume, TestKubernetes*, platform/kube/node"
+echo "--- side lane: TestIgniteCrash, TestProcessCrash, TestPowerCrash, TestPowerModelsSynced, ${ceph[*]} ${slow[*]}, TestRealNode, TestTimeoutUndoes, TestKill9AtRandomMoments, TestKill9CapacityResume, TestKubernetes*, platform/kube/node"
 cat "$side_log"
 if [ "$main_rc" -ne 0 ] || [ "$side_rc" -ne 0 ]; then
 	echo "FAIL: main lane exit $main_rc, side lane exit $side_rc"
