@@ -24,16 +24,12 @@ import (
 // spread on a shared machine is the machine's more than the run's, and an
 // interval on 3 rounds has 2 degrees of freedom, where Student's t is
 // about twice what it is on 5 rounds' 4, which outweighs the smaller share
-// of alpha the later looks spend (3/7 at round 3, 1/7 at each later one).
-// A round of both client counts took about 36 s on a shared 2-core VM, one
-// of a client count alone about half that, and the 1-client block, whose
-// effects are large, is usually decided after 3 rounds: the budget then
-// holds 4 more rounds of the 16-client block, whose effect of the
-// persistent-memory-like WAL (about 1.4x) a shared machine's spread can
-// leave open after 5 (it did once in three runs, 1.39x [0.94-2.05]). So
-// max is 7: alpha is spent over the looks up to max (stats.LooksOf), and
-// a max the budget never reaches would spend it on looks that never come;
-// 7 is reached when one block stops at round 3. ramDir should be on tmpfs (the pmem_emulated tier is
+// of alpha the later looks spend (3/5 at round 3, 1/5 at 4 and 5). A round
+// of both client counts took about 36 s on a shared 2-core VM, so the budget
+// holds 5 rounds. Its max of 5 rounds is the most that budget allows even
+// on a fast machine: alpha is spent over the looks up to max
+// (stats.LooksOf), so a max the budget never reaches would spend it on
+// looks that never come. ramDir should be on tmpfs (the pmem_emulated tier is
 // ramDir-pmem beside it) and diskDir on the disk that holds the results.
 // It needs FUSE (the power-loss layer); DefaultFor falls back without it.
 func DefaultYAML(ramDir, diskDir string) string {
@@ -57,7 +53,7 @@ workload:
 clients: [1, 16]
 warmup: {steady: 10%%, window: 600ms, max: 1s}
 duration: 2s
-repeat: {min: 3, max: 7, until: 5%%, budget: 3m30s}
+repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir+"-pmem", ramDir, diskDir)
 }
 
@@ -83,7 +79,7 @@ workload:
 clients: [1, 16]
 warmup: {steady: 10%%, window: 600ms, max: 1s}
 duration: 2s
-repeat: {min: 3, max: 7, until: 5%%, budget: 3m30s}
+repeat: {min: 3, max: 5, until: 5%%, budget: 3m30s}
 `, ramDir, diskDir)
 }
 
