@@ -1,6 +1,7 @@
 // Package capacity holds the rules of a capacity study (slo: in a study
-// file): whether an open-loop run met a latency objective, the next rate
-// a search tries, a search's capacity from its steps, and what a placement
+// file): whether an open-loop run met a latency objective, when a step has
+// missed it however the rest of it goes (so it can end), the next rate a
+// search tries, a search's capacity from its steps, and what a placement
 // costs a month. Each rule is a function of stored runs alone, so the
 // runner steers its search, and show judges old studies, by the same code.
 //
