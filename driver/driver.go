@@ -132,7 +132,8 @@ type Config struct {
 	// the sends after the warmup's most.
 	AfterTheFact bool
 	// EndWhen, if set, is asked after each interval (from the ticker
-	// goroutine) whether the run's outcome is already decided: true ends
+	// goroutine, its ByOp lent as to OnTick) whether the run's outcome is
+	// already decided: true ends
 	// the run at that tick, as if its duration were up, and
 	// Result.EndedAt says when. A capacity step whose operations so far
 	// past the objective make it miss however the rest goes ends so
@@ -169,8 +170,8 @@ type Interval struct {
 	// nil from a load generator that reports no histograms per interval.
 	Latency []byte `json:"-"`
 	// ByOp are the interval's latency histograms per op, lent to
-	// Config.OnTick for a live view: the driver reuses them once OnTick
-	// returns, and they are nil in Result.Intervals.
+	// Config.OnTick for a live view and to Config.EndWhen: the driver
+	// reuses them once they return, and they are nil in Result.Intervals.
 	ByOp []*hdr.Histogram `json:"-"`
 }
 

@@ -288,12 +288,12 @@ func (c *collector) collect(phase Phase, start, now time.Duration) Interval {
 		}
 	}
 	c.result.Intervals = append(c.result.Intervals, iv)
+	lent := iv
+	lent.ByOp = c.tickByOp
 	if c.cfg.OnTick != nil {
-		lent := iv
-		lent.ByOp = c.tickByOp
 		c.cfg.OnTick(lent)
 	}
-	return iv
+	return lent
 }
 
 // warmupIntervals are the intervals collected so far, all warmup's until

@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,9 +11,7 @@ import (
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
-	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/emulate"
 )
 
 // TestCapacityKnownAnswer searches Pebble's capacity under p50 <= 20ms with
@@ -32,14 +28,7 @@ import (
 // round; the block's pairs are judged together (Holm), and the twin,
 // not shown better, is dominated.
 func TestCapacityKnownAnswer(t *testing.T) {
-	if err := emulate.Supported(); err != nil {
-		testenv.Skip(t, err)
-	}
-	root := t.TempDir()
-	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, ledger := emulatedRoot(t)
 	st := tinyStudy(t, nil, []study.Placement{
 		{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}},
 		{Name: "wal-fast", Components: map[string]string{"data": "ram", "wal": "fast"}},
@@ -74,15 +63,7 @@ func TestCapacityKnownAnswer(t *testing.T) {
 			t.Log(l)
 		}
 	}
-	store, err := results.Open(filepath.Join(root, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	runs, err := store.Runs(context.Background(), rec.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := storedRuns(t, root, rec)
 	d := stats.DecideRuns(rec, runs)
 	entry := map[string]*stats.CapacityEntry{}
 	for _, e := range d.Capacity {
@@ -222,14 +203,7 @@ func TestStepLineSaysArrivals(t *testing.T) {
 // than its time, and judged missed on the window it ended with; the
 // search still finds a capacity.
 func TestStepPastCapacityEndsEarly(t *testing.T) {
-	if err := emulate.Supported(); err != nil {
-		testenv.Skip(t, err)
-	}
-	root := t.TempDir()
-	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, ledger := emulatedRoot(t)
 	st := tinyStudy(t, nil, []study.Placement{{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}}})
 	st.Tiers = []study.Tier{
 		{Spec: tier.Spec{Name: "ram", Kind: tier.TmpfsSpec{Size: 64 << 20}}},
@@ -244,15 +218,7 @@ func TestStepPastCapacityEndsEarly(t *testing.T) {
 	st.SLO = &results.SLO{Percentile: "p90", BoundUs: 20_000}
 	st.Search = results.Search{FromOpsS: 40_000, Resolution: 0.5, MaxOpsS: 100_000}
 	rec, _, lines := runStudy(t, root, st, ledger)
-	store, err := results.Open(filepath.Join(root, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	runs, err := store.Runs(context.Background(), rec.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := storedRuns(t, root, rec)
 	ended, met := 0, 0
 	for _, r := range runs {
 		out := capacity.Judge(*rec.SLO, r)

@@ -170,14 +170,12 @@ func (r *run) endWhenMissed(warmup, duration time.Duration) func(driver.Interval
 	most := capacity.MostOps(r.cell.Rate, warmup+duration, r.cell.Clients)
 	seen := hist.New()
 	return func(iv driver.Interval) bool {
-		if iv.Start < warmup || iv.Latency == nil {
+		if iv.Start < warmup {
 			return false
 		}
-		h, err := hist.Decode(iv.Latency)
-		if err != nil {
-			return false
+		for _, h := range iv.ByOp { // lent for this call: merged, not kept
+			seen.Merge(h)
 		}
-		seen.Merge(h)
 		return capacity.CertainMiss(*slo, seen, most)
 	}
 }

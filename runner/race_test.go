@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -10,9 +8,7 @@ import (
 	"github.com/tierbench/tierbench/engine"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/study"
-	"github.com/tierbench/tierbench/testenv"
 	"github.com/tierbench/tierbench/tier"
-	"github.com/tierbench/tierbench/tier/emulate"
 )
 
 // TestRaceDropsADominatedPlacement runs a real capacity race: Pebble's WAL
@@ -23,14 +19,7 @@ import (
 // being searched, the record says after which round and by which
 // placement, and every round it ran is still paired with the baseline's.
 func TestRaceDropsADominatedPlacement(t *testing.T) {
-	if err := emulate.Supported(); err != nil {
-		testenv.Skip(t, err)
-	}
-	root := t.TempDir()
-	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, ledger := emulatedRoot(t)
 	st := tinyStudy(t, nil, []study.Placement{
 		{Name: "wal-fast", Components: map[string]string{"data": "ram", "wal": "fast"}},
 		{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}},
@@ -50,15 +39,7 @@ func TestRaceDropsADominatedPlacement(t *testing.T) {
 	st.Costs = &results.Costs{Tiers: map[string]results.Cost{"ram": {PerMonth: 1}, "slow": {PerMonth: 10}, "fast": {PerMonth: 10}}}
 	rec, _, lines := runStudy(t, root, st, ledger)
 
-	store, err := results.Open(filepath.Join(root, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	runs, err := store.Runs(context.Background(), rec.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := storedRuns(t, root, rec)
 	i := slices.IndexFunc(rec.Dropped, func(d results.Dropped) bool { return d.Series == "wal-slow" })
 	if i < 0 {
 		if slices.ContainsFunc(runs, func(r results.Run) bool { return r.Disturbed }) {

@@ -20,6 +20,37 @@ import (
 	"github.com/tierbench/tierbench/tier/emulate"
 )
 
+// emulatedRoot is a test's folder and the ledger of what its studies
+// make there; the test is skipped where the latency layer (FUSE) cannot
+// run.
+func emulatedRoot(t *testing.T) (string, *tier.Ledger) {
+	t.Helper()
+	if err := emulate.Supported(); err != nil {
+		testenv.Skip(t, err)
+	}
+	root := t.TempDir()
+	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, ledger
+}
+
+// storedRuns are the runs study rec stored in runStudy's store under root.
+func storedRuns(t *testing.T, root string, rec *results.Study) []results.Run {
+	t.Helper()
+	store, err := results.Open(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	runs, err := store.Runs(context.Background(), rec.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
 // runStudy runs st into a fresh store and returns its record, its
 // analysis and the progress lines.
 func runStudy(t *testing.T, root string, st *study.Study, ledger *tier.Ledger) (*results.Study, *stats.Analysis, string) {
@@ -50,14 +81,7 @@ func runStudy(t *testing.T, root string, st *study.Study, ledger *tier.Ledger) (
 // after the minimum of rounds, and the study stops once the interval is
 // narrow enough, long before its max.
 func TestLargeEffectStopsEarly(t *testing.T) {
-	if err := emulate.Supported(); err != nil {
-		testenv.Skip(t, err)
-	}
-	root := t.TempDir()
-	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, ledger := emulatedRoot(t)
 	st := tinyStudy(t, nil, []study.Placement{
 		{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}},
 		{Name: "wal-ram", Components: map[string]string{"data": "ram", "wal": "ram"}},
