@@ -12,13 +12,15 @@ import (
 // BusyNeighbour starts busy loops that are not descendants of the test's
 // process (a shell starts each and exits, so it is reparented away): the
 // noisy neighbour telemetry must tell apart from tierbench's own
-// processes. One loop per two CPUs (at least one) keeps half the host
-// busy on any machine, past telemetry's disturbance threshold of a
-// quarter. They are killed when the test ends; their PIDs are returned.
+// processes. One loop per CPU would keep the whole host busy; while the
+// suite's other lane competes for the CPUs too, they still get well past
+// telemetry's disturbance threshold of a quarter (one loop per two CPUs
+// once got 20% of the host during a run, and that run went unmarked).
+// They are killed when the test ends; their PIDs are returned.
 func BusyNeighbour(t testing.TB) []int {
 	t.Helper()
 	var pids []int
-	for range max(1, runtime.NumCPU()/2) {
+	for range runtime.NumCPU() {
 		out, err := exec.Command("sh", "-c", `sh -c 'while :; do :; done' </dev/null >/dev/null 2>&1 & echo $!`).Output()
 		if err != nil {
 			t.Fatalf("start a busy neighbour: %v", err)
