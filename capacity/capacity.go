@@ -160,6 +160,60 @@ func CertainMiss(slo results.SLO, h *hdr.Histogram, n int64) bool {
 	return ok && hist.CertainlyAbove(h, q, slo.BoundUs, n)
 }
 
+// ProbeMin is the least a probe runs before it may pass (ProbePassed).
+const ProbeMin = 2 * time.Second
+
+// ProbePassed says whether a probe's operations so far pass: over at
+// least ProbeMin since the step began, h (the latency from the intended
+// start of every operation so far, its transient's included, which only
+// makes passing harder) holds enough operations for its percentile's 95%
+// interval to close and has the percentile itself within the bound, errs
+// (the operations that failed) are within the objective's share, and the
+// operations finished keep up with MinAchieved of the rate. A probe that
+// passes ends (driver.Config.EndWhen) and steers the search up. It is not
+// a met step: it judged its point estimate, not the interval's upper end
+// (a tail near the bound even far below capacity, as a checkpoint's
+// spikes give, would keep that open for most of the step), it looked
+// after every interval, and a short window just past capacity may pass
+// where a full one's queue would have grown. So no capacity rests on a
+// probe's rate alone: Next confirms it with a full step, Capacity counts
+// full steps only. Past capacity by more than a little, an open loop's
+// queue puts its operations past the bound within a second, and the
+// probe does not pass.
+func ProbePassed(slo results.SLO, rate float64, h *hdr.Histogram, errs int64, elapsed time.Duration) bool {
+	n := h.TotalCount()
+	if elapsed < ProbeMin || n == 0 || float64(n) < MinAchieved*rate*elapsed.Seconds() {
+		return false
+	}
+	if slo.Errors != nil && float64(errs)/float64(n+errs) > *slo.Errors {
+		return false
+	}
+	q, ok := quantile(slo.Percentile)
+	if !ok {
+		return false
+	}
+	ci, ok := hist.PercentileCI(h, q)
+	return ok && !ci.Open && float64(h.ValueAtQuantile(q))/1e3 <= slo.BoundUs
+}
+
+// Probing says whether a search's step at rate, after steps, is a probe:
+// the search climbs from a cold start (no earlier round's capacity), has
+// met every rate it tried, and has not tried this one. Climbing, a step
+// only tells the search to go on up: far below the capacity it meets the
+// objective in its first seconds, and a full window would only confirm
+// it. A step that decides the bracket, or repeats a rate, runs in full.
+func Probing(warm bool, steps []Step, rate float64) bool {
+	if warm {
+		return false
+	}
+	for _, st := range steps {
+		if !st.Met || st.Rate == rate {
+			return false
+		}
+	}
+	return true
+}
+
 // quantile is a percentile's name as a number: "p99.9" is 99.9.
 func quantile(percentile string) (float64, bool) {
 	if !slices.Contains(Percentiles, percentile) {
@@ -222,6 +276,9 @@ const BusyClients = 0.8
 type Step struct {
 	Rate float64
 	Outcome
+	// Probe is true for a probe that passed (ProbePassed): Met steers
+	// the search up, but no capacity rests on it alone.
+	Probe bool
 }
 
 // Ramp factors: a search with no earlier capacity doubles its rate; one
@@ -232,8 +289,11 @@ type Step struct {
 const coldFactor = 2.0
 
 // warmFactor is the step of a search that starts from an earlier capacity
-// once its first step away from the start did not close the bracket.
-func warmFactor(resolution float64) float64 { return 1 + 4*resolution }
+// once its first step away from the start did not close the bracket: two
+// resolutions, so that a capacity that moved by up to about three
+// resolutions between rounds (on a shared machine rounds differ by
+// 10-25%) is bracketed by the next step and closed by one bisection.
+func warmFactor(resolution float64) float64 { return 1 + 2*resolution }
 
 // Start is where a round's search starts, given the steps its series took
 // in the round before (none in the first round) and d, a uniform draw in
@@ -287,7 +347,10 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 		factor = warmFactor(s.Resolution)
 	}
 	lo, hi := Bracket(steps)
+	closed := hi > 0 && hi/lo <= (1+s.Resolution)*(1+1e-9) // a resolution apart, but for rounding
 	switch {
+	case lo > 0 && lastAt(steps)[lo].Probe && (closed || (hi == 0 && lo >= s.MaxOpsS)):
+		return lo, true // the capacity would rest on a probe: confirm it in full
 	case lo == 0 && hi == 0:
 		return 0, false
 	case lo == 0: // nothing met yet: down
@@ -300,7 +363,7 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 			return 0, false
 		}
 		return math.Min(lo*factor, s.MaxOpsS), true
-	case hi/lo <= (1+s.Resolution)*(1+1e-9): // a resolution apart, but for rounding
+	case closed:
 		return 0, false
 	}
 	return math.Sqrt(lo * hi), true
@@ -334,11 +397,11 @@ func lastAt(steps []Step) map[float64]Step {
 	return out
 }
 
-// triesAt counts the steps at rate.
+// triesAt counts the full steps at rate.
 func triesAt(steps []Step, rate float64) int {
 	n := 0
 	for _, s := range steps {
-		if s.Rate == rate {
+		if s.Rate == rate && !s.Probe {
 			n++
 		}
 	}
@@ -365,9 +428,11 @@ type Found struct {
 	EstimateOpsS float64
 }
 
-// Capacity is the capacity steps found.
+// Capacity is the capacity steps found, by their full steps: a probe
+// that passed (Step.Probe) steered the search, and Next confirms in full
+// a rate the capacity would rest on.
 func Capacity(s results.Search, steps []Step) Found {
-	lo, hi := Bracket(steps)
+	lo, hi := Bracket(slices.DeleteFunc(slices.Clone(steps), func(st Step) bool { return st.Probe }))
 	f := Found{OpsS: lo, EstimateOpsS: lo}
 	if hi == 0 {
 		f.AtLeast = lo > 0 && lo >= s.MaxOpsS
@@ -399,6 +464,10 @@ func StepsOf(slo results.SLO, runs []results.Run) []Step {
 	}
 	for _, r := range runs {
 		if r.TargetRate == 0 {
+			continue
+		}
+		if r.Probe {
+			steps = append(steps, Step{Rate: r.TargetRate, Outcome: Outcome{Met: true}, Probe: true})
 			continue
 		}
 		st := Step{Rate: r.TargetRate, Outcome: Judge(slo, r)}

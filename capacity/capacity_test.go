@@ -5,6 +5,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
@@ -45,6 +48,55 @@ func TestSearchFindsCapacity(t *testing.T) {
 				t.Errorf("truth %g: a warm search took %d steps, want at most 5", truth, len(steps))
 			}
 		}
+	}
+}
+
+// TestProbesNeverBoundTheCapacity runs cold searches whose climbing
+// steps are probes that pass too easily (up to overshoot times the true
+// capacity, as a short window near capacity can): the capacity still
+// ends within the resolution below the truth, on full steps alone, and
+// only climbing steps were probes.
+func TestProbesNeverBoundTheCapacity(t *testing.T) {
+	for _, truth := range []float64{3, 700, 1000, 4321, 99999, 2e6} {
+		for _, overshoot := range []float64{1, 1.3, 2.5} {
+			var steps []Step
+			probes := 0
+			for {
+				rate, more := Next(search, search.FromOpsS, false, steps)
+				if !more {
+					break
+				}
+				if len(steps) > 40 {
+					t.Fatalf("truth %g overshoot %g: search does not end: %v", truth, overshoot, steps)
+				}
+				if Probing(false, steps, rate) {
+					for _, st := range steps {
+						if !st.Met {
+							t.Fatalf("truth %g: a probe at %g after a step that did not meet: %v", truth, rate, steps)
+						}
+					}
+					probes++
+					passed := rate <= truth*overshoot
+					steps = append(steps, Step{Rate: rate, Outcome: Outcome{Met: passed}, Probe: passed})
+					continue
+				}
+				steps = append(steps, Step{Rate: rate, Outcome: Outcome{Met: rate <= truth}})
+			}
+			got := Capacity(search, steps)
+			want := min(truth, search.MaxOpsS)
+			if got.OpsS > want || got.OpsS < want/(1+search.Resolution) {
+				t.Errorf("truth %g overshoot %g: capacity %g, want within %g%% below %g (steps %v)", truth, overshoot, got.OpsS, search.Resolution*100, want, steps)
+			}
+			if last := lastAt(steps)[got.OpsS]; got.OpsS > 0 && last.Probe {
+				t.Errorf("truth %g overshoot %g: the capacity %g rests on a probe (steps %v)", truth, overshoot, got.OpsS, steps)
+			}
+			if truth > search.FromOpsS && probes == 0 {
+				t.Errorf("truth %g: a cold climb with no probe", truth)
+			}
+		}
+	}
+	if Probing(true, nil, 1000) {
+		t.Error("a warm search's first step is a probe")
 	}
 }
 
@@ -298,5 +350,44 @@ func TestStartFromTheBracketBefore(t *testing.T) {
 	}
 	if mean := sum / rounds; math.Abs(mean) > 0.02 {
 		t.Errorf("mean error %.4f resolutions, want about 0 (a uniform share of a resolution either side)", mean)
+	}
+}
+
+// TestProbePassed: a probe passes only after ProbeMin, keeping up with its
+// rate, its errors within the objective's share, and its percentile's
+// interval closed within the bound.
+func TestProbePassed(t *testing.T) {
+	share := 0.01
+	slo := results.SLO{Percentile: "p99", BoundUs: 20000, Errors: &share}
+	fill := func(n int, slowEvery int) *hdr.Histogram {
+		h := hist.New()
+		for i := range n {
+			us := int64(2000)
+			if slowEvery > 0 && i%slowEvery == 0 {
+				us = 50000
+			}
+			_ = h.RecordValue(us * 1000)
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name    string
+		h       *hdr.Histogram
+		rate    float64
+		errs    int64
+		elapsed time.Duration
+		want    bool
+	}{
+		{"fast and enough", fill(2000, 0), 1000, 0, 2 * time.Second, true},
+		{"before ProbeMin", fill(2000, 0), 1000, 0, time.Second, false},
+		{"behind its rate", fill(1500, 0), 1000, 0, 2 * time.Second, false},
+		{"too few for an upper end", fill(300, 0), 100, 0, 3 * time.Second, false},
+		{"tail past the bound", fill(2000, 20), 1000, 0, 2 * time.Second, false},
+		{"a few slow, the percentile within", fill(2000, 200), 1000, 0, 2 * time.Second, true},
+		{"errors past their share", fill(2000, 0), 1000, 100, 2 * time.Second, false},
+	} {
+		if got := ProbePassed(slo, tc.rate, tc.h, tc.errs, tc.elapsed); got != tc.want {
+			t.Errorf("%s: passed %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -137,7 +137,9 @@ type Config struct {
 	// the run at that tick, as if its duration were up, and
 	// Result.EndedAt says when. A capacity step whose operations so far
 	// past the objective make it miss however the rest goes ends so
-	// (capacity.CertainMiss), instead of queueing to its end.
+	// (capacity.CertainMiss), instead of queueing to its end, and so does
+	// a probe whose operations so far pass (capacity.ProbePassed), even
+	// within the warmup's most: AfterTheFact then cuts the series it has.
 	EndWhen func(Interval) bool
 }
 
@@ -438,8 +440,11 @@ func Run(ctx context.Context, cfg Config, clients []Client) (*Result, error) {
 		windowEnd = cutAt
 	}
 	col.collect(phase, last, windowEnd)
-	if cfg.AfterTheFact && warmupDone {
+	if cfg.AfterTheFact && (warmupDone || col.result.EndedAt > 0) {
+		// A run EndWhen ended within its warmup's most (a capacity
+		// search's probe that passed) is cut on the series it has.
 		col.truncate()
+		warmupDone = true
 	}
 	res := col.result
 	if !warmupDone {

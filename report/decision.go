@@ -267,7 +267,10 @@ func (b *builder) rateLines(c *chart, name string, of map[string]string, dur str
 		if hasCI {
 			tip += fmt.Sprintf(" [%s-%s]", hist.FormatMicros(ci.Lo), hist.FormatMicros(ci.Hi))
 		}
-		if b.st.SLO != nil {
+		switch {
+		case r.Probe:
+			tip += ", a probe that passed (it steered the search; no capacity rests on it)"
+		case b.st.SLO != nil:
 			tip += ", " + metText(capacity.Judge(*b.st.SLO, r))
 		}
 		pt := point{X: r.ThroughputOpsS, Y: at, Tip: tip}

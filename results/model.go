@@ -421,9 +421,14 @@ type Run struct {
 	EngineKeptFrom string `json:"engine_kept_from,omitempty"`
 	// EndedEarly, on a capacity search's step, says when and why it ended
 	// before its time: its operations past the objective already made it
-	// miss however the rest went (capacity.CertainMiss). Empty when it
-	// ran its course.
+	// miss however the rest went (capacity.CertainMiss), or it was a
+	// probe that passed (Probe). Empty when it ran its course.
 	EndedEarly string `json:"ended_early,omitempty"`
+	// Probe is true for a capacity search's probe that passed: a step of
+	// its cold ramp that ended once its operations so far met the
+	// objective (capacity.ProbePassed). It steered the search up; no
+	// capacity rests on it alone.
+	Probe bool `json:"probe,omitempty"`
 	// WarmupS is the warmup the run took: the study's, or under a
 	// steady-state rule until its throughput was steady, WarmupSteady
 	// then saying whether it was (false: the rule's most ran out).

@@ -133,7 +133,8 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 					return ran, nil
 				}
 				ran = true
-				rec, err := s.runStep(ctx, sr.cell, prog, sr.keep)
+				probe := capacity.Probing(sr.warm, sr.steps, sr.cell.Rate)
+				rec, err := s.runStep(ctx, sr.cell, prog, sr.keep, probe)
 				if err != nil || rec == nil {
 					return ran, err
 				}
@@ -209,6 +210,8 @@ func blocks(cells []study.Cell) [][]study.Cell {
 func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
 	verdict := "met"
 	switch {
+	case sr.steps[len(sr.steps)-1].Probe:
+		verdict = "passed"
 	case out.GeneratorBound:
 		verdict = "not counted: " + out.Why
 	case out.Unsure:

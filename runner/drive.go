@@ -72,12 +72,13 @@ func (r *run) drive(ctx context.Context) (err error) {
 		dcfg.Steady = &driver.SteadyRule{Band: st.Band, Window: st.Window}
 		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
 	}
+	passed := false // set by a probe's EndWhen when it passes
 	if r.stepAfterTheFact(ext) {
 		// A capacity search's step: its window too is chosen after the
 		// fact, MSER-5 cutting the transient in its latency (an open
 		// loop's throughput is its rate), at most the warmup in.
 		dcfg.AfterTheFact, dcfg.Tick = true, AfterTheFactTick
-		dcfg.EndWhen = r.endWhenMissed(warmup, duration)
+		dcfg.EndWhen = r.endWhen(warmup, duration, &passed)
 	}
 	if ext == nil {
 		dcfg.Threads = watch
@@ -94,8 +95,12 @@ func (r *run) drive(ctx context.Context) (err error) {
 	}
 	r.driveEnd = time.Now()
 	if r.res != nil && r.res.EndedAt > 0 {
-		r.rec.EndedEarly = fmt.Sprintf("after %s of %s: its operations past the objective already made it miss, however the rest went",
-			r.res.EndedAt.Round(100*time.Millisecond), (warmup + duration).Round(100*time.Millisecond))
+		why := "its operations past the objective already made it miss, however the rest went"
+		if passed {
+			why = "a probe of the search's climb from a cold start, its operations so far within the objective; it steers the search up, and no capacity rests on it alone"
+			r.rec.Probe = true
+		}
+		r.rec.EndedEarly = fmt.Sprintf("after %s of %s: %s", r.res.EndedAt.Round(100*time.Millisecond), (warmup + duration).Round(100*time.Millisecond), why)
 	}
 	if rep := watch.stop(); rep != nil {
 		r.rec.Telemetry, r.rec.TelemetryTimeline = &rep.Summary, rep
@@ -156,24 +161,37 @@ func (r *run) stepAfterTheFact(ext driver.External) bool {
 	return r.cell.Rate > 0 && ext == nil && r.st.WarmupIn(r.cell) > 0 && r.st.MaxOps == 0
 }
 
-// endWhenMissed ends a capacity step once it has certainly missed the
+// endWhen ends a capacity step once it has certainly missed the
 // objective (capacity.CertainMiss): the operations of the intervals its
 // transient's cut cannot reach (from the warmup's most on), against the
 // most any window of the step can hold. A step past its capacity then
 // stops where its queue would only have grown, and a search moves on
 // sooner; the stored step, judged on the window it ended with, misses.
-func (r *run) endWhenMissed(warmup, duration time.Duration) func(driver.Interval) bool {
+// A probe (run.probe) ends too once its operations so far, every one
+// since it began, pass (capacity.ProbePassed), and sets passed.
+func (r *run) endWhen(warmup, duration time.Duration, passed *bool) func(driver.Interval) bool {
 	slo := r.st.SLO
 	if slo == nil {
 		return nil
 	}
 	most := capacity.MostOps(r.cell.Rate, warmup+duration, r.cell.Clients)
-	seen := hist.New()
+	seen, all := hist.New(), hist.New()
+	var errs int64
 	return func(iv driver.Interval) bool {
+		if r.probe {
+			for _, h := range iv.ByOp { // lent for this call: merged, not kept
+				all.Merge(h)
+			}
+			errs += iv.Errors
+			if capacity.ProbePassed(*slo, r.cell.Rate, all, errs, iv.Start+iv.Length) {
+				*passed = true
+				return true
+			}
+		}
 		if iv.Start < warmup {
 			return false
 		}
-		for _, h := range iv.ByOp { // lent for this call: merged, not kept
+		for _, h := range iv.ByOp {
 			seen.Merge(h)
 		}
 		return capacity.CertainMiss(*slo, seen, most)

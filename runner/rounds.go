@@ -92,7 +92,7 @@ func (s *studyRun) next(p *roundPlan) time.Duration {
 	}
 	cells := 0
 	for _, c := range p.st.Round(p.rounds + 1) {
-		if !s.decided(string(c.Durability), c.Clients) {
+		if !s.skips(c, p.rounds+1) {
 			cells++
 		}
 	}
@@ -203,6 +203,22 @@ func (s *studyRun) decideBlocks(ctx context.Context, an *stats.Analysis, round i
 		return open, s.opt.Store.PutStudy(context.WithoutCancel(ctx), s.rec)
 	}
 	return open, nil
+}
+
+// skips says whether round leaves cell out: its block is decided, or the
+// cell crashes its engine and round is past an adaptive study's min. A
+// crash run's throughput enters no comparison (stats.CrashRun: its window
+// ends at the crash); what it tells, the writes a crash loses and the
+// recovery, has min rounds of cuts, as many as every comparison's first
+// look has rounds. Rounds past min run only what the verdicts still
+// wait on, so an undecided block's later rounds cost its runs without a
+// crash alone and more of them fit the budget.
+func (s *studyRun) skips(cell study.Cell, round int) bool {
+	crashes := cell.Variant.Crash != "" && cell.Variant.Crash != study.CrashNone
+	if a := s.st.Adaptive; a != nil && crashes && round > a.Min {
+		return true
+	}
+	return s.decided(string(cell.Durability), cell.Clients)
 }
 
 // decided says whether the block of durability d and c clients stopped.

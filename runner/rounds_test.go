@@ -389,3 +389,33 @@ func TestNextRoundCountsCellsStillRunning(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundsPastMinSkipCrashRuns: an adaptive study runs its crash runs
+// (whose throughput no verdict judges) through its min rounds only, and a
+// decided block's cells in no later round; a fixed study runs every cell
+// of every round.
+func TestRoundsPastMinSkipCrashRuns(t *testing.T) {
+	crash := study.Cell{Durability: engine.Sync, Clients: 16, Variant: study.Variant{Crash: study.CrashPower}}
+	plain := study.Cell{Durability: engine.Sync, Clients: 16, Variant: study.Variant{Crash: study.CrashNone}}
+	other := study.Cell{Durability: engine.Sync, Clients: 1}
+	adaptive := &studyRun{st: &study.Study{Repeat: 8, Adaptive: &study.Adaptive{Min: 3}},
+		rec: &results.Study{Decided: []results.DecidedBlock{{Durability: "sync", Clients: 1, AfterRound: 3}}}}
+	fixed := &studyRun{st: &study.Study{Repeat: 8}, rec: &results.Study{}}
+	for _, tc := range []struct {
+		name  string
+		s     *studyRun
+		cell  study.Cell
+		round int
+		want  bool
+	}{
+		{"a crash run within min", adaptive, crash, 3, false},
+		{"a crash run past min", adaptive, crash, 4, true},
+		{"a run without a crash past min", adaptive, plain, 4, false},
+		{"a decided block's run", adaptive, other, 4, true},
+		{"a fixed study's crash run", fixed, crash, 8, false},
+	} {
+		if got := tc.s.skips(tc.cell, tc.round); got != tc.want {
+			t.Errorf("%s: skips %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

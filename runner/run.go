@@ -62,6 +62,9 @@ type run struct {
 	// steps (keep.go), holds the engine between steps: the run adopts it
 	// if open, and hands its own over when it ends ok.
 	keep *kept
+	// probe is true for a capacity search's probe (capacity.Probing): it
+	// ends once its operations so far pass.
+	probe bool
 }
 
 func (s *studyRun) newRun(cell study.Cell, total int) *run {

@@ -68,11 +68,11 @@ func Run(ctx context.Context, st *study.Study, opt Options) (*Summary, error) {
 			if ctx.Err() != nil || st.SLO != nil {
 				break
 			}
-			if s.done[cell.Seq] || s.decided(string(cell.Durability), cell.Clients) {
+			if s.done[cell.Seq] || s.skips(cell, round) {
 				continue
 			}
 			ran, cells = true, cells+1
-			rec, err := s.runStep(ctx, cell, prog, nil)
+			rec, err := s.runStep(ctx, cell, prog, nil, false)
 			if err != nil {
 				return sum, err
 			}
@@ -121,13 +121,13 @@ type progressCount struct {
 // (and no error) when the study was interrupted during it, which is not
 // stored. A capacity study's step takes the next free seq, and drives the
 // search's open engine when keep holds one (keep.go).
-func (s *studyRun) runStep(ctx context.Context, cell study.Cell, prog *progressCount, keep *kept) (*results.Run, error) {
+func (s *studyRun) runStep(ctx context.Context, cell study.Cell, prog *progressCount, keep *kept, probe bool) (*results.Run, error) {
 	if s.st.SLO != nil {
 		s.lastSeq++
 		cell.Seq = s.lastSeq
 	}
 	r := s.newRun(cell, prog.plan.total())
-	r.keep = keep
+	r.keep, r.probe = keep, probe
 	if s.cluster != nil {
 		r.performOnCluster(ctx)
 	} else {

@@ -122,8 +122,9 @@ type SearchTime struct {
 	StepsPerSearch  float64 `json:"steps_per_search"`
 	// EngineStarts are the steps that opened (and loaded) their engine;
 	// the others drove one their search kept open (Run.EngineKeptFrom).
-	// MeanOpeningStepS is those steps' mean wall time, what a fixed-rate
-	// run costs, by which FixedRateS is reckoned.
+	// MeanOpeningStepS is the mean wall time of those steps that ran
+	// their course (of all of them when none did), what a fixed-rate run
+	// costs, by which FixedRateS is reckoned.
 	EngineStarts     int     `json:"engine_starts"`
 	MeanOpeningStepS float64 `json:"mean_opening_step_s"`
 	// WallS is the searches' wall time as the study record has it
@@ -382,6 +383,10 @@ func runsOf(runs []results.Run, series string) []results.Run {
 func searchTime(st *results.Study, runs []results.Run, entries []*CapacityEntry) SearchTime {
 	t := SearchTime{}
 	searches := map[[2]any]bool{}
+	// A fixed-rate run is as long as a step that opened its engine and
+	// ran its course: one that ended early (a miss, a probe) is shorter
+	// than any fixed-rate run, and counted only when none ran its course.
+	full, fullS, anyS := 0, 0.0, 0.0
 	for _, r := range runs {
 		if r.FinishedAt.IsZero() || r.StartedAt.IsZero() {
 			continue
@@ -391,7 +396,11 @@ func searchTime(st *results.Study, runs []results.Run, entries []*CapacityEntry)
 		t.StepsS += took
 		if r.EngineKeptFrom == "" {
 			t.EngineStarts++
-			t.MeanOpeningStepS += took
+			if r.EndedEarly == "" {
+				full++
+				fullS += took
+			}
+			anyS += took
 		}
 		searches[[2]any{Key{r.Placement, r.Durability, r.Clients}, r.Repeat}] = true
 	}
@@ -405,10 +414,13 @@ func searchTime(st *results.Study, runs []results.Run, entries []*CapacityEntry)
 	if t.Steps > 0 {
 		t.MeanStepSeconds = t.StepsS / float64(t.Steps)
 	}
-	if t.EngineStarts > 0 {
-		t.MeanOpeningStepS /= float64(t.EngineStarts)
-		t.FixedRateS = t.MeanOpeningStepS * float64(t.FixedRateRuns)
+	switch {
+	case full > 0:
+		t.MeanOpeningStepS = fullS / float64(full)
+	case t.EngineStarts > 0:
+		t.MeanOpeningStepS = anyS / float64(t.EngineStarts)
 	}
+	t.FixedRateS = t.MeanOpeningStepS * float64(t.FixedRateRuns)
 	for _, sr := range st.SearchRounds {
 		t.WallS += sr.WallS
 	}

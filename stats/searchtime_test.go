@@ -44,3 +44,27 @@ func TestSearchTimeCountsKeptEngines(t *testing.T) {
 		}
 	}
 }
+
+// TestFixedRateRunsAreFullOpeningSteps: a step that opened its engine and
+// ended early (a miss, a probe that passed) is shorter than any fixed-rate
+// run, so the fixed-rate study is reckoned by the opening steps that ran
+// their course, and by all of them only when none did.
+func TestFixedRateRunsAreFullOpeningSteps(t *testing.T) {
+	at := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	step := func(placement string, took time.Duration, ended string) results.Run {
+		return results.Run{Placement: placement, Durability: "sync", Clients: 8, Repeat: 1, StartedAt: at, FinishedAt: at.Add(took), EndedEarly: ended}
+	}
+	entries := []*CapacityEntry{{Series: "a"}, {Series: "b"}}
+	for _, c := range []struct {
+		name string
+		runs []results.Run
+		want float64
+	}{
+		{"one ran its course", []results.Run{step("a", 20*time.Second, ""), step("b", 4*time.Second, "after 2s of 13s: a probe")}, 20},
+		{"none ran its course", []results.Run{step("a", 6*time.Second, "after 3s"), step("b", 4*time.Second, "after 2s")}, 5},
+	} {
+		if got := searchTime(&results.Study{}, c.runs, entries); got.MeanOpeningStepS != c.want || got.FixedRateS != 2*c.want {
+			t.Errorf("%s: a fixed-rate run of %g s, study %g s; want %g and %g", c.name, got.MeanOpeningStepS, got.FixedRateS, c.want, 2*c.want)
+		}
+	}
+}
