@@ -160,11 +160,14 @@ func CertainMiss(slo results.SLO, h *hdr.Histogram, n int64) bool {
 	return ok && hist.CertainlyAbove(h, q, slo.BoundUs, n)
 }
 
-// ProbeMin is the least a probe runs before it may pass (ProbePassed).
-const ProbeMin = 2 * time.Second
+// ProbeLeast is the least a probe of a step lasting span runs before it
+// may pass (ProbePassed): 2 s, or a quarter of a shorter step.
+func ProbeLeast(span time.Duration) time.Duration {
+	return min(2*time.Second, span/4)
+}
 
 // ProbePassed says whether a probe's operations so far pass: over at
-// least ProbeMin since the step began, h (the latency from the intended
+// least least since the step began (ProbeLeast), h (the latency from the intended
 // start of every operation so far, its transient's included, which only
 // makes passing harder) holds enough operations for its percentile's 95%
 // interval to close and has the percentile itself within the bound, errs
@@ -180,9 +183,9 @@ const ProbeMin = 2 * time.Second
 // full steps only. Past capacity by more than a little, an open loop's
 // queue puts its operations past the bound within a second, and the
 // probe does not pass.
-func ProbePassed(slo results.SLO, rate float64, h *hdr.Histogram, errs int64, elapsed time.Duration) bool {
+func ProbePassed(slo results.SLO, rate float64, h *hdr.Histogram, errs int64, elapsed, least time.Duration) bool {
 	n := h.TotalCount()
-	if elapsed < ProbeMin || n == 0 || float64(n) < MinAchieved*rate*elapsed.Seconds() {
+	if elapsed < least || n == 0 || float64(n) < MinAchieved*rate*elapsed.Seconds() {
 		return false
 	}
 	if slo.Errors != nil && float64(errs)/float64(n+errs) > *slo.Errors {

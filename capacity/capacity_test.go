@@ -353,7 +353,7 @@ func TestStartFromTheBracketBefore(t *testing.T) {
 	}
 }
 
-// TestProbePassed: a probe passes only after ProbeMin, keeping up with its
+// TestProbePassed: a probe passes only after its least time, keeping up with its
 // rate, its errors within the objective's share, and its percentile's
 // interval closed within the bound.
 func TestProbePassed(t *testing.T) {
@@ -379,14 +379,14 @@ func TestProbePassed(t *testing.T) {
 		want    bool
 	}{
 		{"fast and enough", fill(2000, 0), 1000, 0, 2 * time.Second, true},
-		{"before ProbeMin", fill(2000, 0), 1000, 0, time.Second, false},
+		{"before its least", fill(2000, 0), 1000, 0, time.Second, false},
 		{"behind its rate", fill(1500, 0), 1000, 0, 2 * time.Second, false},
 		{"too few for an upper end", fill(300, 0), 100, 0, 3 * time.Second, false},
 		{"tail past the bound", fill(2000, 20), 1000, 0, 2 * time.Second, false},
 		{"a few slow, the percentile within", fill(2000, 200), 1000, 0, 2 * time.Second, true},
 		{"errors past their share", fill(2000, 0), 1000, 100, 2 * time.Second, false},
 	} {
-		if got := ProbePassed(slo, tc.rate, tc.h, tc.errs, tc.elapsed); got != tc.want {
+		if got := ProbePassed(slo, tc.rate, tc.h, tc.errs, tc.elapsed, ProbeLeast(10*time.Second)); got != tc.want {
 			t.Errorf("%s: passed %v, want %v", tc.name, got, tc.want)
 		}
 	}

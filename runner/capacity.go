@@ -144,7 +144,7 @@ func (s *studyRun) searchRound(ctx context.Context, round int, prog *progressCou
 				}
 				sr.runs = append(sr.runs, *rec)
 				sr.steps = capacity.StepsOf(*s.rec.SLO, sr.runs)
-				s.opt.Progress.Line(stepLine(s.rec, sr, sr.steps[len(sr.steps)-1].Outcome))
+				s.opt.Progress.Line(stepLine(s.rec, sr, sr.steps[len(sr.steps)-1]))
 			}
 		}
 	}
@@ -206,11 +206,13 @@ func blocks(cells []study.Cell) [][]study.Cell {
 // stepLine says what a step found: "wal-fast sync c=8 #1 at 4000 ops/s:
 // met (p99 3.2ms <= 20ms; arrivals Poisson (A² = 0.61, p = 0.42))", or
 // "unsure: ..., but arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)",
-// and when it ended before its time and why.
-func stepLine(st *results.Study, sr *search, out capacity.Outcome) string {
+// or "passed" for a probe that passed, and when it ended before its time
+// and why.
+func stepLine(st *results.Study, sr *search, step capacity.Step) string {
+	out := step.Outcome
 	verdict := "met"
 	switch {
-	case sr.steps[len(sr.steps)-1].Probe:
+	case step.Probe:
 		verdict = "passed"
 	case out.GeneratorBound:
 		verdict = "not counted: " + out.Why

@@ -109,6 +109,44 @@ func TestCapacityKnownAnswer(t *testing.T) {
 		t.Errorf("search time %+v, want %d steps against 9 fixed-rate runs", d.Time, len(runs))
 	}
 	checkKeptEngines(t, rec, runs)
+	checkProbes(t, rec, runs)
+}
+
+// checkProbes: the first round climbs from a cold start, so its steps
+// below the capacity are probes, and one that passed ended before its
+// time saying so; no round's capacity rests on a probe (its rate was run
+// again in full, or another full step bounds it).
+func checkProbes(t *testing.T, rec *results.Study, runs []results.Run) {
+	t.Helper()
+	bySearch := map[[2]any][]results.Run{}
+	passed := 0
+	for _, r := range runs {
+		k := [2]any{r.Placement, r.Repeat}
+		bySearch[k] = append(bySearch[k], r)
+		if !r.Probe {
+			continue
+		}
+		passed++
+		if r.Repeat != 1 || r.EndedEarly == "" || !strings.Contains(r.EndedEarly, "probe") {
+			t.Errorf("step %d (round %d): a probe that passed, ended early %q: want one of round 1 saying it is a probe", r.Seq, r.Repeat, r.EndedEarly)
+		}
+	}
+	if passed == 0 {
+		t.Error("no probe passed in the first round's climb")
+	}
+	for k, steps := range bySearch {
+		slices.SortFunc(steps, func(a, b results.Run) int { return a.Seq - b.Seq })
+		judged := capacity.StepsOf(*rec.SLO, steps)
+		found := capacity.Capacity(*rec.Search, judged)
+		for i := len(judged) - 1; i >= 0 && found.OpsS > 0; i-- {
+			if judged[i].Rate == found.OpsS {
+				if judged[i].Probe {
+					t.Errorf("search %v: its capacity %.0f ops/s rests on a probe", k, found.OpsS)
+				}
+				break
+			}
+		}
+	}
 }
 
 // checkKeptEngines: Pebble keeps its engine open across a search's steps
@@ -190,7 +228,7 @@ func TestStepLineSaysArrivals(t *testing.T) {
 		{capacity.Outcome{Unsure: true, Why: "p99 15.00ms within 20.00ms, but arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)"},
 			"capacity wal-fast sync c=8 #2 at 4000 ops/s: unsure: p99 15.00ms within 20.00ms, but arrivals not Poisson (A² = 3.40, p = 0.012, 500 gaps)"},
 	} {
-		if got := stepLine(st, sr, c.out); got != c.want {
+		if got := stepLine(st, sr, capacity.Step{Rate: 4000, Outcome: c.out}); got != c.want {
 			t.Errorf("line %q, want %q", got, c.want)
 		}
 	}

@@ -175,6 +175,7 @@ func (r *run) endWhen(warmup, duration time.Duration, passed *bool) func(driver.
 		return nil
 	}
 	most := capacity.MostOps(r.cell.Rate, warmup+duration, r.cell.Clients)
+	least := capacity.ProbeLeast(warmup + duration)
 	seen, all := hist.New(), hist.New()
 	var errs int64
 	return func(iv driver.Interval) bool {
@@ -183,7 +184,7 @@ func (r *run) endWhen(warmup, duration time.Duration, passed *bool) func(driver.
 				all.Merge(h)
 			}
 			errs += iv.Errors
-			if capacity.ProbePassed(*slo, r.cell.Rate, all, errs, iv.Start+iv.Length) {
+			if capacity.ProbePassed(*slo, r.cell.Rate, all, errs, iv.Start+iv.Length, least) {
 				*passed = true
 				return true
 			}
