@@ -1,8 +1,9 @@
 // Package capacity holds the rules of a capacity study (slo: in a study
 // file): whether an open-loop run met a latency objective, when a step has
-// missed it however the rest of it goes (so it can end), the next rate a
-// search tries, a search's capacity from its steps, and what a placement
-// costs a month. Each rule is a function of stored runs alone, so the
+// missed it however the rest of it goes (so it can end), when a probe of a
+// cold search's climb has seen enough to go on up (so it can end too,
+// though no capacity rests on it), the next rate a search tries, a
+// search's capacity from its steps, and what a placement costs a month. Each rule is a function of stored runs alone, so the
 // runner steers its search, and show judges old studies, by the same code.
 //
 // A run meets the objective when its latency at the percentile, measured

@@ -25,7 +25,11 @@
 // statistics are computed from the stored results when they are shown; an
 // adaptive study's stop rule reads them (stats.Blocks, stats.Widest) and
 // stores only which blocks it stopped, after which round
-// (results.Study.Decided), as a race stores what it dropped.
+// (results.Study.Decided), as a race stores what it dropped; its crash
+// runs, whose throughput no verdict judges, run through its min rounds
+// only (rounds.go's skips). A capacity search's climb from a cold start
+// probes (capacity.Probing): such a step ends once its operations so far
+// pass, and no capacity rests on it.
 package runner
 
 import (
