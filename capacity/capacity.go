@@ -3,8 +3,9 @@
 // missed it however the rest of it goes (so it can end), when a probe of a
 // cold search's climb has seen enough to go on up (so it can end too,
 // though no capacity rests on it), the next rate a search tries, a
-// search's capacity from its steps, and what a placement costs a month. Each rule is a function of stored runs alone, so the
-// runner steers its search, and show judges old studies, by the same code.
+// search's capacity from its steps, and what a placement costs a month.
+// Each rule is a function of stored runs alone, so the runner steers its
+// search, and show judges old studies, by the same code.
 //
 // A run meets the objective when its latency at the percentile, measured
 // from each operation's intended start, is within the bound, its errors
@@ -168,10 +169,11 @@ func ProbeLeast(span time.Duration) time.Duration {
 }
 
 // ProbePassed says whether a probe's operations so far pass: over at
-// least least since the step began (ProbeLeast), h (the latency from the intended
-// start of every operation so far, its transient's included, which only
-// makes passing harder) holds enough operations for its percentile's 95%
-// interval to close and has the percentile itself within the bound, errs
+// least least since the step began (ProbeLeast), h (the latency from the
+// intended start of every operation so far, its transient's included,
+// which only makes passing harder) holds enough operations for its
+// percentile's 95% interval to close and has the percentile itself within
+// the bound, errs
 // (the operations that failed) are within the objective's share, and the
 // operations finished keep up with MinAchieved of the rate. A probe that
 // passes ends (driver.Config.EndWhen) and steers the search up. It is not
