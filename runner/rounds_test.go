@@ -140,14 +140,7 @@ func TestLargeEffectStopsEarly(t *testing.T) {
 // than the other, the record says after which round, and each of its
 // stored runs is still paired with its baseline's in the same round.
 func TestDecidedBlockStops(t *testing.T) {
-	if err := emulate.Supported(); err != nil {
-		testenv.Skip(t, err)
-	}
-	root := t.TempDir()
-	ledger, err := tier.OpenLedger(filepath.Join(root, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, ledger := emulatedRoot(t)
 	st := tinyStudy(t, nil, []study.Placement{
 		{Name: "wal-slow", Components: map[string]string{"data": "ram", "wal": "slow"}},
 		{Name: "wal-fast", Components: map[string]string{"data": "ram", "wal": "fast"}},
