@@ -168,30 +168,49 @@ func ProbeLeast(span time.Duration) time.Duration {
 	return min(2*time.Second, span/4)
 }
 
-// ProbePassed says whether a probe's operations so far pass: over at
-// least least since the step began (ProbeLeast), h (the latency from the
-// intended start of every operation so far, its transient's included,
-// which only makes passing harder) holds enough operations for its
-// percentile's 95% interval to close and has the percentile itself within
-// the bound, errs
-// (the operations that failed) are within the objective's share, and the
-// operations finished keep up with MinAchieved of the rate. A probe that
-// passes ends (driver.Config.EndWhen) and steers the search up. It is not
-// a met step: it judged its point estimate, not the interval's upper end
-// (a tail near the bound even far below capacity, as a checkpoint's
-// spikes give, would keep that open for most of the step), it looked
-// after every interval, and a short window just past capacity may pass
-// where a full one's queue would have grown. So no capacity rests on a
-// probe's rate alone: Next confirms it with a full step, Capacity counts
-// full steps only. Past capacity by more than a little, an open loop's
-// queue puts its operations past the bound within a second, and the
-// probe does not pass.
-func ProbePassed(slo results.SLO, rate float64, h *hdr.Histogram, errs int64, elapsed, least time.Duration) bool {
-	n := h.TotalCount()
-	if elapsed < least || n == 0 || float64(n) < MinAchieved*rate*elapsed.Seconds() {
+// ProbeLook is what a probe has seen when it looks: the operations of its
+// window (the intervals after the cut MSER-5 would give its series so far,
+// driver.TruncateLatency, at most its warmup's most), and how long the
+// window and the step so far lasted.
+type ProbeLook struct {
+	// Latency is every operation of the window, from its intended start.
+	Latency *hdr.Histogram
+	// Errors are the window's failed operations.
+	Errors int64
+	// Window is how long the window lasted; Elapsed is the step so far.
+	Window, Elapsed time.Duration
+}
+
+// ProbePassed says whether a probe passes at look: from least on
+// (ProbeLeast) since the step began, its window (the operations after its
+// transient's cut, as the step's own window would be cut: a kept engine's
+// first fifth of a second after a change of rate is often a burst of slow
+// operations that would hold a probe's percentile past the bound for most
+// of a step) holds enough operations for its percentile's 95% interval to
+// close and has the percentile itself within the bound, its errors within
+// the objective's share, and the operations finished keep up with
+// MinAchieved of the rate over the window. A probe that passes ends
+// (driver.Config.EndWhen) and steers the search up. It is not a met
+// step: it judged its point estimate, not the interval's upper end (a
+// tail near the bound even far below capacity, as a checkpoint's spikes
+// give, would keep that open for most of the step), it looked after every
+// interval, and a short window just past capacity may pass where a full
+// one's queue would have grown. So no capacity rests on a probe's rate
+// alone: Next confirms it with a full step, Capacity counts full steps
+// only. Past capacity by more than a little, an open loop's queue puts
+// its operations past the bound within a second and its latency only
+// grows, which no cut of the start takes away, and the probe does not
+// pass.
+func ProbePassed(slo results.SLO, rate float64, look ProbeLook, least time.Duration) bool {
+	h := look.Latency
+	if h == nil || look.Elapsed < least || look.Window <= 0 {
 		return false
 	}
-	if slo.Errors != nil && float64(errs)/float64(n+errs) > *slo.Errors {
+	n := h.TotalCount()
+	if n == 0 || float64(n) < MinAchieved*rate*look.Window.Seconds() {
+		return false
+	}
+	if slo.Errors != nil && float64(look.Errors)/float64(n+look.Errors) > *slo.Errors {
 		return false
 	}
 	q, ok := quantile(slo.Percentile)
@@ -335,14 +354,21 @@ const MinRate = 1.0
 // Next is the rate a search tries after steps, in the order they ran:
 // start first (Start: the study's from:, or near an earlier round's
 // capacity when warm), then up by the ramp factor while the objective
-// holds (down while it does not), then the geometric middle of the bracket until its ends are within
-// the search's resolution. more is false when the search is done. Only the
-// steps decide, so a resumed search takes up where it stopped.
+// holds (down while it does not), then the geometric middle of the
+// bracket until its ends are within the search's resolution. An unsure
+// step is run once more (Tries), unless it closes such a bracket as its
+// upper end: either way its repeat went, the bracket would be within the
+// resolution, and the step has shown the percentile at its rate within
+// its interval of the bound, which puts the capacity there (Capacity).
+// more is false when the search is done. Only the steps decide, so a
+// resumed search takes up where it stopped.
 func Next(s results.Search, start float64, warm bool, steps []Step) (rate float64, more bool) {
 	if len(steps) == 0 {
 		return math.Min(start, s.MaxOpsS), true
 	}
-	if last := steps[len(steps)-1]; last.Unsure && triesAt(steps, last.Rate) < Tries {
+	lo, hi := Bracket(steps)
+	closed := lo > 0 && hi > 0 && hi/lo <= (1+s.Resolution)*(1+1e-9) // a resolution apart, but for rounding
+	if last := steps[len(steps)-1]; last.Unsure && triesAt(steps, last.Rate) < Tries && !(closed && last.Rate == hi) {
 		return last.Rate, true
 	}
 	factor := coldFactor
@@ -352,8 +378,6 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 	case warm:
 		factor = warmFactor(s.Resolution)
 	}
-	lo, hi := Bracket(steps)
-	closed := hi > 0 && hi/lo <= (1+s.Resolution)*(1+1e-9) // a resolution apart, but for rounding
 	switch {
 	case lo > 0 && lastAt(steps)[lo].Probe && (closed || (hi == 0 && lo >= s.MaxOpsS)):
 		return lo, true // the capacity would rest on a probe: confirm it in full
@@ -430,7 +454,12 @@ type Found struct {
 	// placements whose brackets fall differently; with the search's
 	// dithered start the truth lies anywhere in the bracket, so its
 	// middle is off by at most half the bracket either way, on average
-	// not at all. A lower bound (AtLeast) or an open bracket keeps OpsS.
+	// not at all. A bracket whose failed end was unsure (its percentile's
+	// interval straddled the bound) puts it at that end instead: that
+	// step saw the percentile within its interval of the bound, so the
+	// truth lies about there, not anywhere in the bracket, and the middle
+	// would be low by half a bracket (TestUnsureEndIsTheEstimate). A
+	// lower bound (AtLeast) or an open bracket keeps OpsS.
 	EstimateOpsS float64
 }
 
@@ -450,7 +479,11 @@ func Capacity(s results.Search, steps []Step) Found {
 	above := lastAt(steps)[hi]
 	f.AtLeast = lo > 0 && above.GeneratorBound
 	f.Above = fmt.Sprintf("%.0f ops/s: %s", hi, above.Why)
-	if lo > 0 && !f.AtLeast {
+	switch {
+	case lo == 0 || f.AtLeast:
+	case above.Unsure:
+		f.EstimateOpsS = hi
+	default:
 		f.EstimateOpsS = math.Sqrt(lo * hi)
 	}
 	return f

@@ -6,8 +6,12 @@ import (
 	"testing"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/tierbench/tierbench/capacity"
+	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
+	"github.com/tierbench/tierbench/hist"
 	"github.com/tierbench/tierbench/results"
 	"github.com/tierbench/tierbench/stats"
 	"github.com/tierbench/tierbench/study"
@@ -277,5 +281,49 @@ func TestStepPastCapacityEndsEarly(t *testing.T) {
 	}
 	if ended == 0 || met == 0 {
 		t.Fatalf("%d steps ended early and %d met, want some of each from %.0f ops/s, far past capacity:\n%s", ended, met, st.Search.FromOpsS, lines)
+	}
+}
+
+// TestProbeWindowCutsTheStart: a probe judges the operations after the cut
+// its step's window would get, so a burst of slow operations in a kept
+// engine's first interval does not hold it back, while a latency that
+// grows all along (past capacity) stays in its window and fails it.
+func TestProbeWindowCutsTheStart(t *testing.T) {
+	slo := results.SLO{Percentile: "p99", BoundUs: 20_000}
+	const rate, tick = 1000.0, 200 * time.Millisecond
+	interval := func(i int, us func(j int) int64) driver.Interval {
+		h := hist.New()
+		for j := range int(rate * tick.Seconds()) {
+			_ = h.RecordValue(us(j) * 1000)
+		}
+		enc, _ := hist.Encode(h)
+		return driver.Interval{Index: i, Start: time.Duration(i) * tick, Length: tick, Ops: h.TotalCount(), Latency: enc, ByOp: []*hdr.Histogram{h}}
+	}
+	for _, tc := range []struct {
+		name string
+		us   func(i, j int) int64 // interval i's operation j
+		want bool
+	}{
+		{"slow first interval, then steady", func(i, j int) int64 {
+			if i == 0 {
+				return 60_000 + int64(j)*100
+			}
+			return 2_000 + int64(j%7)*100
+		}, true},
+		{"steady from the start", func(_, j int) int64 { return 2_000 + int64(j%7)*100 }, true},
+		{"latency growing all along", func(i, j int) int64 { return 5_000 + int64(i)*3_000 + int64(j)*10 }, false},
+	} {
+		var w probeWindow
+		passed := false
+		for i := range 15 {
+			look := w.look(interval(i, func(j int) int64 { return tc.us(i, j) }), 3*time.Second)
+			if capacity.ProbePassed(slo, rate, look, capacity.ProbeLeast(10*time.Second)) {
+				passed = true
+				break
+			}
+		}
+		if passed != tc.want {
+			t.Errorf("%s: passed %v, want %v", tc.name, passed, tc.want)
+		}
 	}
 }

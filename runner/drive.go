@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/tierbench/tierbench/capacity"
 	"github.com/tierbench/tierbench/driver"
 	"github.com/tierbench/tierbench/engine"
@@ -167,8 +169,8 @@ func (r *run) stepAfterTheFact(ext driver.External) bool {
 // most any window of the step can hold. A step past its capacity then
 // stops where its queue would only have grown, and a search moves on
 // sooner; the stored step, judged on the window it ended with, misses.
-// A probe (run.probe) ends too once its operations so far, every one
-// since it began, pass (capacity.ProbePassed), and sets passed.
+// A probe (run.probe) ends too once the operations of its window so far
+// pass (capacity.ProbePassed), and sets passed.
 func (r *run) endWhen(warmup, duration time.Duration, passed *bool) func(driver.Interval) bool {
 	slo := r.st.SLO
 	if slo == nil {
@@ -176,18 +178,12 @@ func (r *run) endWhen(warmup, duration time.Duration, passed *bool) func(driver.
 	}
 	most := capacity.MostOps(r.cell.Rate, warmup+duration, r.cell.Clients)
 	least := capacity.ProbeLeast(warmup + duration)
-	seen, all := hist.New(), hist.New()
-	var errs int64
+	seen := hist.New()
+	var probe probeWindow
 	return func(iv driver.Interval) bool {
-		if r.probe {
-			for _, h := range iv.ByOp { // lent for this call: merged, not kept
-				all.Merge(h)
-			}
-			errs += iv.Errors
-			if capacity.ProbePassed(*slo, r.cell.Rate, all, errs, iv.Start+iv.Length, least) {
-				*passed = true
-				return true
-			}
+		if r.probe && capacity.ProbePassed(*slo, r.cell.Rate, probe.look(iv, warmup), least) {
+			*passed = true
+			return true
 		}
 		if iv.Start < warmup {
 			return false
@@ -197,6 +193,34 @@ func (r *run) endWhen(warmup, duration time.Duration, passed *bool) func(driver.
 		}
 		return capacity.CertainMiss(*slo, seen, most)
 	}
+}
+
+// probeWindow keeps a probe's series so far, to judge the window its
+// step would be given: the intervals after the cut MSER-5 makes on their
+// latency (driver.TruncateLatency, at most the warmup's most), as the
+// stored step's window is cut.
+type probeWindow struct {
+	ivs   []driver.Interval
+	byInt []*hdr.Histogram // each interval's operations, merged over ops
+}
+
+// look adds iv (its ByOp lent for this call: merged, not kept) and says
+// what the window after the cut holds.
+func (p *probeWindow) look(iv driver.Interval, warmup time.Duration) capacity.ProbeLook {
+	h := hist.New()
+	for _, op := range iv.ByOp {
+		h.Merge(op)
+	}
+	iv.ByOp = nil
+	p.ivs, p.byInt = append(p.ivs, iv), append(p.byInt, h)
+	cut := driver.TruncateLatency(p.ivs, warmup).Intervals
+	look := capacity.ProbeLook{Latency: hist.New(), Elapsed: iv.Start + iv.Length}
+	for i := cut; i < len(p.ivs); i++ {
+		look.Latency.Merge(p.byInt[i])
+		look.Errors += p.ivs[i].Errors
+		look.Window += p.ivs[i].Length
+	}
+	return look
 }
 
 // span is how long the run's driven part warms up, at most, and then
