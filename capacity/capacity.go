@@ -14,7 +14,9 @@
 // a step that recorded its interval (results.Run.LatencyCI) meets the
 // bound only when the interval's upper end is within it, misses it only
 // when the lower end is beyond, and is unsure otherwise: the search runs
-// the rate once more, and a step still unsure counts as not met. A step
+// the rate once more, and a step still unsure counts as not met, but for
+// an unsure step at a bracket's last bisection, which ends the search
+// with the round's capacity at its rate (Next, Found.EstimateOpsS). A step
 // of Poisson arrivals whose actual sends failed their check
 // (results.Run.Arrivals: not exponential gaps by Anderson-Darling) is not
 // trusted as met either: it was measured under another load than the one
@@ -356,10 +358,11 @@ const MinRate = 1.0
 // capacity when warm), then up by the ramp factor while the objective
 // holds (down while it does not), then the geometric middle of the
 // bracket until its ends are within the search's resolution. An unsure
-// step is run once more (Tries), unless it closes such a bracket as its
-// upper end: either way its repeat went, the bracket would be within the
-// resolution, and the step has shown the percentile at its rate within
-// its interval of the bound, which puts the capacity there (Capacity).
+// step is run once more (Tries), unless it was the bracket's last
+// bisection (lastBisection): either way its repeat went, the bracket
+// would be within the resolution, and the step has shown the percentile
+// at its rate within its interval of the bound, which puts the capacity
+// there (Capacity).
 // more is false when the search is done. Only the steps decide, so a
 // resumed search takes up where it stopped.
 func Next(s results.Search, start float64, warm bool, steps []Step) (rate float64, more bool) {
@@ -367,8 +370,8 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 		return math.Min(start, s.MaxOpsS), true
 	}
 	lo, hi := Bracket(steps)
-	closed := lo > 0 && hi > 0 && hi/lo <= (1+s.Resolution)*(1+1e-9) // a resolution apart, but for rounding
-	if last := steps[len(steps)-1]; last.Unsure && triesAt(steps, last.Rate) < Tries && !(closed && last.Rate == hi) {
+	closed := within(lo, hi, s.Resolution)
+	if last := steps[len(steps)-1]; last.Unsure && triesAt(steps, last.Rate) < Tries && !lastBisection(s, steps, last.Rate) {
 		return last.Rate, true
 	}
 	factor := coldFactor
@@ -397,6 +400,33 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 		return 0, false
 	}
 	return math.Sqrt(lo * hi), true
+}
+
+// within says whether lo and hi are both tried and a resolution apart at
+// most, but for rounding.
+func within(lo, hi, resolution float64) bool {
+	return lo > 0 && hi > 0 && hi/lo <= (1+resolution)*(1+1e-9)
+}
+
+// lastBisection says whether a step at rate was the last bisection of its
+// search's bracket: a met rate at most a resolution below it and a
+// missed one at most two resolutions above that. An unsure step there
+// needs no repeat: either way the repeat went, the bracket would close
+// within the resolution, and the step has shown the truth about its rate.
+// Without a miss above (a warm search's first step up) it is repeated: a
+// step unsure by a spike far below a capacity that moved up would
+// otherwise end the search there.
+func lastBisection(s results.Search, steps []Step, rate float64) bool {
+	lo, above := 0.0, 0.0
+	for _, st := range lastAt(steps) {
+		switch {
+		case st.Met && st.Rate < rate:
+			lo = max(lo, st.Rate)
+		case !st.Met && st.Rate > rate && (above == 0 || st.Rate < above):
+			above = st.Rate
+		}
+	}
+	return within(lo, rate, s.Resolution) && within(lo, above, (1+s.Resolution)*(1+s.Resolution)-1)
 }
 
 // Bracket is the highest rate that met the objective (lo) and the lowest

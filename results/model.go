@@ -425,8 +425,8 @@ type Run struct {
 	// probe that passed (Probe). Empty when it ran its course.
 	EndedEarly string `json:"ended_early,omitempty"`
 	// Probe is true for a capacity search's probe that passed: a step of
-	// its cold ramp that ended once its operations so far met the
-	// objective (capacity.ProbePassed). It steered the search up; no
+	// its cold ramp that ended once the operations of its window so far
+	// (after its transient's cut) met the objective (capacity.ProbePassed). It steered the search up; no
 	// capacity rests on it alone.
 	Probe bool `json:"probe,omitempty"`
 	// WarmupS is the warmup the run took: the study's, or under a

@@ -63,7 +63,8 @@ type run struct {
 	// if open, and hands its own over when it ends ok.
 	keep *kept
 	// probe is true for a capacity search's probe (capacity.Probing): it
-	// ends once its operations so far pass.
+	// ends once the operations of its window so far (after its
+	// transient's cut) pass.
 	probe bool
 }
 

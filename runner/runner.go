@@ -28,8 +28,9 @@
 // (results.Study.Decided), as a race stores what it dropped; its crash
 // runs, whose throughput no verdict judges, run through its min rounds
 // only (rounds.go's skips). A capacity search's climb from a cold start
-// probes (capacity.Probing): such a step ends once its operations so far
-// pass, and no capacity rests on it.
+// probes (capacity.Probing): such a step ends once the operations of its
+// window so far (after its transient's cut, drive.go's probeWindow) pass,
+// and no capacity rests on it.
 package runner
 
 import (
