@@ -420,9 +420,9 @@ func within(lo, hi, resolution float64) bool {
 // missed one at most two resolutions above that. An unsure step there
 // needs no repeat: either way the repeat went, the bracket would close
 // within the resolution, and the step has shown the truth about its rate.
-// Without a miss above (a warm search's first step up) it is repeated: a
-// step unsure by a spike far below a capacity that moved up would
-// otherwise end the search there.
+// Without a miss above (as on a warm search's way up) it is repeated: a
+// step unsure by a spike or a flat tail far below a capacity that moved
+// up would otherwise end the search there.
 func lastBisection(s results.Search, steps []Step, rate float64) bool {
 	lo, above := 0.0, 0.0
 	for _, st := range lastAt(steps) {
