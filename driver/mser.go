@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/tierbench/tierbench/hist"
 )
 
@@ -161,10 +163,24 @@ func Truncate(ivs []Interval, maxWarmup time.Duration, rule *SteadyRule) Truncat
 // interval in which nothing completed (a stall) keeps the mean before
 // it, its operations' latency counting where they complete.
 func TruncateLatency(ivs []Interval, maxWarmup time.Duration) Truncation {
+	lat := make([]*hdr.Histogram, len(ivs))
+	for i, iv := range ivs {
+		if h, err := hist.Decode(iv.Latency); err == nil {
+			lat[i] = h
+		}
+	}
+	return TruncateLatencyOf(ivs, lat, maxWarmup)
+}
+
+// TruncateLatencyOf is TruncateLatency on the intervals' latency already
+// decoded, lat[i] being ivs[i]'s (nil: none recorded): for a caller that
+// keeps them, as a capacity probe does across its looks, so its series is
+// not decoded again at every look.
+func TruncateLatencyOf(ivs []Interval, lat []*hdr.Histogram, maxWarmup time.Duration) Truncation {
 	series := make([]float64, len(ivs))
 	last := 0.0
-	for i, iv := range ivs {
-		if h, err := hist.Decode(iv.Latency); err == nil && h.TotalCount() > 0 {
+	for i, h := range lat {
+		if h != nil && h.TotalCount() > 0 {
 			last = h.Mean()
 		}
 		series[i] = last

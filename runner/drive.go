@@ -197,8 +197,9 @@ func (r *run) endWhen(warmup, duration time.Duration, passed *bool) func(driver.
 
 // probeWindow keeps a probe's series so far, to judge the window its
 // step would be given: the intervals after the cut MSER-5 makes on their
-// latency (driver.TruncateLatency, at most the warmup's most), as the
-// stored step's window is cut.
+// latency (driver.TruncateLatencyOf, at most the warmup's most), as the
+// stored step's window is cut. Each interval's histogram is merged once
+// and kept, so a look decodes nothing.
 type probeWindow struct {
 	ivs   []driver.Interval
 	byInt []*hdr.Histogram // each interval's operations, merged over ops
@@ -213,7 +214,7 @@ func (p *probeWindow) look(iv driver.Interval, warmup time.Duration) capacity.Pr
 	}
 	iv.ByOp = nil
 	p.ivs, p.byInt = append(p.ivs, iv), append(p.byInt, h)
-	cut := driver.TruncateLatency(p.ivs, warmup).Intervals
+	cut := driver.TruncateLatencyOf(p.ivs, p.byInt, warmup).Intervals
 	look := capacity.ProbeLook{Latency: hist.New(), Elapsed: iv.Start + iv.Length}
 	for i := cut; i < len(p.ivs); i++ {
 		look.Latency.Merge(p.byInt[i])
