@@ -83,6 +83,13 @@ type Outcome struct {
 	// bound, or the latency was within it but Poisson arrivals failed
 	// their check: not met, and the search repeats the rate once (Next).
 	Unsure bool
+	// AtBound is true for an unsure step whose percentile's interval
+	// straddled the bound, its arrivals as asked: the step saw the
+	// percentile at its rate about at the bound, so the capacity is about
+	// there (Next looks a resolution either side of it rather than
+	// repeating it). A step unsure for its arrivals alone tells no such
+	// thing: its latency came from a smoother load than the one asked.
+	AtBound bool
 	// Arrivals says how the step's sends fared in their check ("arrivals
 	// Poisson (A² = 0.61, p = 0.42)"), empty when none was made.
 	Arrivals string
@@ -137,7 +144,7 @@ func Judge(slo results.SLO, r results.Run) Outcome {
 		if badArrivals {
 			why += ", and " + r.Arrivals.Why
 		}
-		return Outcome{Unsure: true, Why: why, Arrivals: arrivals}
+		return Outcome{Unsure: true, AtBound: !badArrivals, Why: why, Arrivals: arrivals}
 	case badArrivals:
 		within := fmt.Sprintf("%s %s", slo.Percentile, hist.FormatMicros(lat))
 		if hasCI {
@@ -364,12 +371,22 @@ const MinRate = 1.0
 // start first (Start: the study's from:, or near an earlier round's
 // capacity when warm), then up by the ramp factor while the objective
 // holds (down while it does not), then the geometric middle of the
-// bracket until its ends are within the search's resolution. An unsure
-// step is run once more (Tries), unless it was the bracket's last
-// bisection (lastBisection): either way its repeat went, the bracket
-// would be within the resolution, and the step has shown the percentile
-// at its rate within its interval of the bound, which puts the capacity
-// there (Capacity).
+// bracket until its ends are within the search's resolution.
+//
+// An unsure step at the bound (Outcome.AtBound) above every met rate saw
+// the percentile at its rate about at the bound, so the capacity is about
+// there: with nothing tried within a resolution above it, the search
+// looks a resolution above (met: on from there; unsure too: up again;
+// missed: the bracket's upper end is the unsure rate); with a miss a
+// resolution above it and no met rate a resolution below, it looks a
+// resolution below. Once a met rate lies a resolution
+// below and a miss a resolution above, the bracket is closed and the
+// round's estimate is the unsure rate (Capacity). Each look is a step the
+// search needs anyway, where a repeat at the same rate only judged the
+// rate again. Any other unsure step (inside a wider bracket, or unsure for
+// its arrivals) is run once more (Tries), unless it was the bracket's
+// last bisection (lastBisection): either way its repeat went, the bracket
+// would be within the resolution.
 // more is false when the search is done. Only the steps decide, so a
 // resumed search takes up where it stopped.
 func Next(s results.Search, start float64, warm bool, steps []Step) (rate float64, more bool) {
@@ -378,7 +395,16 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 	}
 	lo, hi := Bracket(steps)
 	closed := within(lo, hi, s.Resolution)
-	if last := steps[len(steps)-1]; last.Unsure && triesAt(steps, last.Rate) < Tries && !lastBisection(s, steps, last.Rate) {
+	last := steps[len(steps)-1]
+	switch {
+	case last.AtBound && last.Rate > lo && !triedAbove(steps, last.Rate, s.Resolution) && last.Rate < s.MaxOpsS:
+		return math.Min(last.Rate*(1+s.Resolution), s.MaxOpsS), true // look just above
+	case !closed && hi > 0 && lastAt(steps)[hi].AtBound && !within(lo, hi, s.Resolution):
+		if m := missAbove(steps, hi); within(hi, m, s.Resolution) {
+			return hi / (1 + s.Resolution), true // look just below
+		}
+	}
+	if last.Unsure && triesAt(steps, last.Rate) < Tries && !lastBisection(s, steps, last.Rate) {
 		return last.Rate, true
 	}
 	factor := coldFactor
@@ -455,6 +481,50 @@ func Bracket(steps []Step) (lo, hi float64) {
 	return lo, hi
 }
 
+// triedAbove says whether a rate within a resolution above rate was tried.
+func triedAbove(steps []Step, rate, resolution float64) bool {
+	for _, st := range steps {
+		if st.Rate > rate && within(rate, st.Rate, resolution) {
+			return true
+		}
+	}
+	return false
+}
+
+// missAbove is the lowest rate above rate whose last step clearly missed.
+func missAbove(steps []Step, rate float64) float64 {
+	m := 0.0
+	for _, st := range lastAt(steps) {
+		if !st.Met && !st.Unsure && st.Rate > rate && (m == 0 || st.Rate < m) {
+			m = st.Rate
+		}
+	}
+	return m
+}
+
+// unsureTop is a closed bracket's unsure upper end hi, or the highest of
+// a run of steps at the bound from hi up, each tried as the one below it
+// was unsure, below the step that ended the run: the capacity is about
+// the highest rate still seen at the bound.
+func unsureTop(steps []Step, hi float64) float64 {
+	at := lastAt(steps)
+	rates := make([]float64, 0, len(at))
+	for r := range at {
+		if r >= hi {
+			rates = append(rates, r)
+		}
+	}
+	slices.Sort(rates)
+	top := hi
+	for _, r := range rates[1:] {
+		if !at[r].AtBound {
+			break
+		}
+		top = r
+	}
+	return top
+}
+
 // lastAt is the last step at each rate tried.
 func lastAt(steps []Step) map[float64]Step {
 	out := map[float64]Step{}
@@ -495,8 +565,9 @@ type Found struct {
 	// interval straddled the bound) puts it at that end instead: that
 	// step saw the percentile within its interval of the bound, so the
 	// truth lies about there, not anywhere in the bracket, and the middle
-	// would be low by half a bracket (TestUnsureEndIsTheEstimate). A
-	// lower bound (AtLeast) or an open bracket keeps OpsS.
+	// would be low by half a bracket (TestUnsureEndIsTheEstimate); after a
+	// run of such steps, each tried above the one before, at the highest
+	// (unsureTop). A lower bound (AtLeast) or an open bracket keeps OpsS.
 	EstimateOpsS float64
 }
 
@@ -519,7 +590,7 @@ func Capacity(s results.Search, steps []Step) Found {
 	switch {
 	case lo == 0 || f.AtLeast:
 	case above.Unsure:
-		f.EstimateOpsS = hi
+		f.EstimateOpsS = unsureTop(steps, hi)
 	default:
 		f.EstimateOpsS = math.Sqrt(lo * hi)
 	}

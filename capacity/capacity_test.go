@@ -180,55 +180,52 @@ func TestJudgeWithInterval(t *testing.T) {
 	}
 }
 
-// TestUnsureStepIsRepeated: the search runs an unsure rate once more, and
-// its last step decides it.
-func TestUnsureStepIsRepeated(t *testing.T) {
-	steps := []Step{{Rate: 1000, Outcome: Outcome{Met: true}}, {Rate: 2000, Outcome: Outcome{Unsure: true}}}
-	if rate, more := Next(search, 1000, false, steps); !more || rate != 2000 {
-		t.Fatalf("after an unsure step: %g %v, want 2000 again", rate, more)
-	}
-	again := append(steps, Step{Rate: 2000, Outcome: Outcome{Met: true}})
-	if lo, hi := Bracket(again); lo != 2000 || hi != 0 {
-		t.Errorf("met on its repeat: bracket %g..%g, want 2000..none", lo, hi)
-	}
-	still := append(steps, Step{Rate: 2000, Outcome: Outcome{Unsure: true}})
-	if rate, more := Next(search, 1000, false, still); !more || rate == 2000 {
-		t.Errorf("unsure twice: %g %v, want the search to move on", rate, more)
-	}
-	if lo, hi := Bracket(still); lo != 1000 || hi != 2000 {
-		t.Errorf("unsure twice: bracket %g..%g, want 1000..2000 (not met)", lo, hi)
-	}
-}
-
-// TestUnsureLastBisectionEnds: an unsure step at a bracket's last
-// bisection (a met rate a resolution below, a miss two resolutions above
-// that) is not repeated, the search ends, and the round's estimate is its
-// rate; without the miss above, or with a wider bracket, it is repeated.
-func TestUnsureLastBisectionEnds(t *testing.T) {
+// TestUnsureStep: where a search goes after an unsure step, and what it
+// ends with. An unsure step at the bound (its percentile's interval
+// straddled it) says the capacity is about its rate: with nothing tried
+// above, the search looks a resolution above it; with a miss there, a
+// resolution below; once a met rate lies a resolution below it and a miss
+// a resolution above, the search ends and the round's estimate is its rate
+// (the highest of a run of them). A step unsure for its arrivals alone
+// runs again, and a step unsure twice counts as not met. At 5% resolution.
+func TestUnsureStep(t *testing.T) {
 	met := func(r float64) Step { return Step{Rate: r, Outcome: Outcome{Met: true}} }
 	missed := func(r float64) Step { return Step{Rate: r} }
-	unsure := func(r float64) Step { return Step{Rate: r, Outcome: Outcome{Unsure: true}} }
+	unsure := func(r float64) Step { return Step{Rate: r, Outcome: Outcome{Unsure: true, AtBound: true}} }
+	arrivals := func(r float64) Step { return Step{Rate: r, Outcome: Outcome{Unsure: true}} }
+	const end = 0.0
 	for _, tc := range []struct {
 		name     string
+		warm     bool
 		steps    []Step
-		repeated bool
+		next     float64 // end: the search ends
+		estimate float64 // when it ends with an unsure step's rate
 	}{
-		{"the last bisection", []Step{met(1000), missed(1100), unsure(1049)}, false},
-		{"a wider bracket's middle", []Step{met(1000), missed(1200), unsure(1095)}, true},
-		{"a warm first step up, no miss above", []Step{met(1000), unsure(1050)}, true},
-		{"no met rate below", []Step{missed(1100), unsure(1049)}, true},
+		{"nothing above: look a resolution up", false, []Step{met(1000), unsure(2000)}, 2100, 0},
+		{"a miss a resolution up: look a resolution down", false, []Step{met(1000), unsure(2000), missed(2100)}, 2000 / 1.05, 0},
+		{"a met rate a resolution down: end", false, []Step{met(1000), unsure(2000), missed(2100), met(2000 / 1.05)}, end, 2000},
+		{"a warm first step up, then a miss above: end", true, []Step{met(1000), unsure(1050), missed(1102.5)}, end, 1050},
+		{"a warm first step up, met above: on up", true, []Step{met(1000), unsure(1050), met(1102.5)}, 1102.5 * 1.1, 0},
+		{"a run of them below a miss: the highest", true, []Step{met(1000), unsure(1050), unsure(1102.5), missed(1157.625)}, end, 1102.5},
+		{"no met rate below: look a resolution down", true, []Step{missed(1100), unsure(1049)}, 1049 / 1.05, 0},
+		{"the last bisection: end", false, []Step{met(1000), missed(1100), unsure(1049)}, end, 1049},
+		{"a wider bracket's middle: look a resolution up", false, []Step{met(1000), missed(1200), unsure(1095)}, 1095 * 1.05, 0},
+		{"then a resolution down", false, []Step{met(1000), missed(1200), unsure(1095), missed(1095 * 1.05)}, 1095 / 1.05, 0},
+		{"then met: end", false, []Step{met(1000), missed(1200), unsure(1095), missed(1095 * 1.05), met(1095 / 1.05)}, end, 1095},
+		{"met a resolution up: the bracket above it", false, []Step{met(1000), missed(1400), unsure(1095), met(1095 * 1.05)}, math.Sqrt(1095 * 1.05 * 1400), 0},
+		{"unsure for its arrivals: again", false, []Step{met(1000), arrivals(2000)}, 2000, 0},
+		{"unsure twice: not met, on", false, []Step{met(1000), missed(4000), arrivals(2000), arrivals(2000)}, math.Sqrt(1000 * 2000), 0},
 	} {
-		rate, more := Next(search, 1000, true, tc.steps)
-		last := tc.steps[len(tc.steps)-1].Rate
-		if repeated := more && rate == last; repeated != tc.repeated {
-			t.Errorf("%s: next %g (more %v), repeated %v, want %v", tc.name, rate, more, repeated, tc.repeated)
+		rate, more := Next(search, 1000, tc.warm, tc.steps)
+		switch {
+		case tc.next == end && more:
+			t.Errorf("%s: the search goes on at %g, want it ended", tc.name, rate)
+		case tc.next != end && (!more || math.Abs(rate-tc.next) > 1e-6):
+			t.Errorf("%s: next %g (more %v), want %g", tc.name, rate, more, tc.next)
 		}
-		if !tc.repeated {
-			if more {
-				t.Errorf("%s: the search goes on at %g, want it ended", tc.name, rate)
-			}
-			if f := Capacity(search, tc.steps); f.OpsS != 1000 || f.EstimateOpsS != last {
-				t.Errorf("%s: capacity %g, estimate %g; want 1000 met, estimated at the unsure %g", tc.name, f.OpsS, f.EstimateOpsS, last)
+		if tc.estimate > 0 {
+			if f := Capacity(search, tc.steps); f.EstimateOpsS != tc.estimate {
+				t.Errorf("%s: estimate %g, want the unsure %g", tc.name, f.EstimateOpsS, tc.estimate)
 			}
 		}
 	}
@@ -334,6 +331,12 @@ func TestJudgeChecksArrivals(t *testing.T) {
 	steps := StepsOf(slo, []results.Run{low, run(15000, 12000, 18000, notPoisson)})
 	if rate, more := Next(search, 500, false, steps); !more || rate != 1000 {
 		t.Errorf("after a step whose arrivals failed: %g %v, want its rate, 1000, again", rate, more)
+	}
+	if got := Judge(slo, run(18000, 15000, 24000, poisson)); !got.AtBound {
+		t.Errorf("straddles, Poisson: %+v, want at the bound", got)
+	}
+	if got := Judge(slo, run(18000, 15000, 24000, notPoisson)); got.AtBound {
+		t.Errorf("straddles, not Poisson: %+v, want not at the bound (its load was smoother than asked)", got)
 	}
 }
 

@@ -139,7 +139,7 @@ func capacityTable(w io.Writer, st *results.Study, d *stats.Decision) {
 	if d == nil {
 		return
 	}
-	fmt.Fprintln(w, "\n"+wrap(fmt.Sprintf("capacity under %s (search from %s ops/s to %g%%; each round's capacity is the geometric middle of its final bracket, or its upper end when that was unsure, the figure their geometric mean with its 95%% CI; "+
+	fmt.Fprintln(w, "\n"+wrap(fmt.Sprintf("capacity under %s (search from %s ops/s to %g%%; each round's capacity is the geometric middle of its final bracket, or its upper end when that was unsure at the bound (the highest of a run of them), the figure their geometric mean with its 95%% CI; "+
 		"vs baseline [Holm-adjusted interval]; need: carried in at least %.0f%% of rounds at 95%% confidence over the candidates, yes, no or may):",
 		stats.SLOText(st.SLO), figure(st.Search.FromOpsS), st.Search.Resolution*100, stats.NeedCoverage*100), showWidth, "", "  "))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
