@@ -390,8 +390,8 @@ const MinRate = 1.0
 // there: with nothing tried within a resolution above it, the search
 // looks a resolution above (met: on from there; unsure too: up again;
 // missed: the bracket's upper end is the unsure rate); with a miss a
-// resolution above it and no met rate a resolution below, it looks a
-// resolution below. Once a met rate lies a resolution
+// resolution above it (or above the highest of a run of them) and no met
+// rate a resolution below, it looks a resolution below. Once a met rate lies a resolution
 // below and a miss a resolution above, the bracket is closed and the
 // round's estimate is the unsure rate (Capacity). Each look is a step the
 // search needs anyway, where a repeat at the same rate only judged the
@@ -412,7 +412,7 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 	case last.AtBound && last.Rate > lo && !triedAbove(steps, last.Rate, s.Resolution) && last.Rate < s.MaxOpsS:
 		return math.Min(last.Rate*(1+s.Resolution), s.MaxOpsS), true // look just above
 	case !closed && hi > 0 && lastAt(steps)[hi].AtBound && !within(lo, hi, s.Resolution):
-		if m := missAbove(steps, hi); within(hi, m, s.Resolution) {
+		if top := unsureTop(steps, hi); within(top, missAbove(steps, top), s.Resolution) {
 			return hi / (1 + s.Resolution), true // look just below
 		}
 	}

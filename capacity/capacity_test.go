@@ -207,6 +207,8 @@ func TestUnsureStep(t *testing.T) {
 		{"a warm first step up, then a miss above: end", true, []Step{met(1000), unsure(1050), missed(1102.5)}, end, 1050},
 		{"a warm first step up, met above: on up", true, []Step{met(1000), unsure(1050), met(1102.5)}, 1102.5 * 1.1, 0},
 		{"a run of them below a miss: the highest", true, []Step{met(1000), unsure(1050), unsure(1102.5), missed(1157.625)}, end, 1102.5},
+		{"a run of them below a miss, no met rate below: look below the run", false, []Step{met(800), missed(1600), unsure(1131), unsure(1187.55), missed(1246.9275)}, 1131 / 1.05, 0},
+		{"then met: end at the highest", false, []Step{met(800), missed(1600), unsure(1131), unsure(1187.55), missed(1246.9275), met(1131 / 1.05)}, end, 1187.55},
 		{"no met rate below: look a resolution down", true, []Step{missed(1100), unsure(1049)}, 1049 / 1.05, 0},
 		{"the last bisection: end", false, []Step{met(1000), missed(1100), unsure(1049)}, end, 1049},
 		{"a wider bracket's middle: look a resolution up", false, []Step{met(1000), missed(1200), unsure(1095)}, 1095 * 1.05, 0},
