@@ -30,7 +30,7 @@ const (
 	// full step's: low, as it sees fewer of the engine's stalls (the seed
 	// study's probes read 8.7-14.8 ms where full steps read 30-46 ms).
 	noisyProbeLow = 0.5
-	noisyBound  = 20_000.0
+	noisyBound    = 20_000.0
 )
 
 // noisySearch runs one search on an engine whose capacity is truth and
