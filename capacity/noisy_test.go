@@ -93,8 +93,10 @@ func noisySeconds(p99 float64) float64 {
 // noisyTruth is a round's true capacity: 1000 ops/s within e^±0.5.
 func noisyTruth(rng *rand.Rand) float64 { return 1000 * math.Exp(rng.Float64()-0.5) }
 
-// TestUnsureEndIsTheEstimate: a search whose bracket's last bisection is
-// unsure stops there (no repeat), and its estimate is that step's rate.
+// TestUnsureEndIsTheEstimate: a search that ends with an unsure step at
+// its bracket's upper end (Next looked beside it rather than repeating
+// it) estimates the capacity at that step's rate, or the highest of a run
+// of them.
 // Over 4,000 noisy searches at 10% resolution, half cold and half warm
 // (from a bracket about the truth), the estimate's mean error stays
 // within 1% of the truth, and on the searches that ended so it is within
