@@ -81,7 +81,8 @@ type Outcome struct {
 	Met bool
 	// Unsure is true when the percentile's 95% interval straddles the
 	// bound, or the latency was within it but Poisson arrivals failed
-	// their check: not met, and the search repeats the rate once (Next).
+	// their check: not met, and the search looks beside the rate or
+	// repeats it once (Next).
 	Unsure bool
 	// AtBound is true for an unsure step whose percentile's interval
 	// straddled the bound, its arrivals as asked: the step saw the
@@ -196,8 +197,8 @@ type ProbeLook struct {
 // first fifth of a second after a change of rate is often a burst of slow
 // operations that would hold a probe's percentile past the bound for most
 // of a step) holds enough operations for its percentile's 95% interval to
-// close and has the percentile itself within ProbeMargin of the bound, its errors within
-// the objective's share, and the operations finished keep up with
+// close and has the percentile itself within ProbeMargin of the bound,
+// its errors within the objective's share, and the operations finished keep up with
 // MinAchieved of the rate over the window. A probe that passes ends
 // (driver.Config.EndWhen) and steers the search up. It is not a met
 // step: it judged its point estimate, not the interval's upper end (a
@@ -391,14 +392,15 @@ const MinRate = 1.0
 // looks a resolution above (met: on from there; unsure too: up again;
 // missed: the bracket's upper end is the unsure rate); with a miss a
 // resolution above it (or above the highest of a run of them) and no met
-// rate a resolution below, it looks a resolution below. Once a met rate lies a resolution
-// below and a miss a resolution above, the bracket is closed and the
-// round's estimate is the unsure rate (Capacity). Each look is a step the
-// search needs anyway, where a repeat at the same rate only judged the
-// rate again. Any other unsure step (inside a wider bracket, or unsure for
-// its arrivals) is run once more (Tries), unless it was the bracket's
-// last bisection (lastBisection): either way its repeat went, the bracket
-// would be within the resolution.
+// rate a resolution below, it looks a resolution below. Once a met rate
+// lies a resolution below and a miss a resolution above, the bracket is
+// closed and the round's estimate is the unsure rate (Capacity). Each
+// look is a step the search needs anyway, where a repeat at the same rate
+// only judged the rate again. Any other unsure step (unsure for its
+// arrivals, or with a rate tried a resolution above it that did not miss)
+// is run once more (Tries), unless it was the bracket's last bisection
+// (lastBisection): either way its repeat went, the bracket would be
+// within the resolution.
 // more is false when the search is done. Only the steps decide, so a
 // resumed search takes up where it stopped.
 func Next(s results.Search, start float64, warm bool, steps []Step) (rate float64, more bool) {
@@ -412,7 +414,7 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 	case last.AtBound && last.Rate > lo && !triedAbove(steps, last.Rate, s.Resolution) && last.Rate < s.MaxOpsS:
 		return math.Min(last.Rate*(1+s.Resolution), s.MaxOpsS), true // look just above
 	case !closed && hi > 0 && lastAt(steps)[hi].AtBound && !within(lo, hi, s.Resolution):
-		if top := unsureTop(steps, hi); within(top, missAbove(steps, top), s.Resolution) {
+		if top := unsureTop(steps, hi, s.Resolution); within(top, missAbove(steps, top), s.Resolution) {
 			return hi / (1 + s.Resolution), true // look just below
 		}
 	}
@@ -514,11 +516,11 @@ func missAbove(steps []Step, rate float64) float64 {
 	return m
 }
 
-// unsureTop is a closed bracket's unsure upper end hi, or the highest of
-// a run of steps at the bound from hi up, each tried as the one below it
-// was unsure, below the step that ended the run: the capacity is about
-// the highest rate still seen at the bound.
-func unsureTop(steps []Step, hi float64) float64 {
+// unsureTop is a bracket's unsure upper end hi, or the highest of a run
+// of steps at the bound from hi up, each within a resolution of the one
+// below it (as Next looks a resolution above a step at the bound): the
+// capacity is about the highest rate still seen at the bound.
+func unsureTop(steps []Step, hi, resolution float64) float64 {
 	at := lastAt(steps)
 	rates := make([]float64, 0, len(at))
 	for r := range at {
@@ -529,7 +531,7 @@ func unsureTop(steps []Step, hi float64) float64 {
 	slices.Sort(rates)
 	top := hi
 	for _, r := range rates[1:] {
-		if !at[r].AtBound {
+		if !at[r].AtBound || !within(top, r, resolution) {
 			break
 		}
 		top = r
@@ -602,7 +604,7 @@ func Capacity(s results.Search, steps []Step) Found {
 	switch {
 	case lo == 0 || f.AtLeast:
 	case above.Unsure:
-		f.EstimateOpsS = unsureTop(steps, hi)
+		f.EstimateOpsS = unsureTop(steps, hi, s.Resolution)
 	default:
 		f.EstimateOpsS = math.Sqrt(lo * hi)
 	}
