@@ -13,10 +13,13 @@
 // asked for. The percentile is one order statistic of a short window, so
 // a step that recorded its interval (results.Run.LatencyCI) meets the
 // bound only when the interval's upper end is within it, misses it only
-// when the lower end is beyond, and is unsure otherwise: the search runs
-// the rate once more, and a step still unsure counts as not met, but for
-// an unsure step at a bracket's last bisection, which ends the search
-// with the round's capacity at its rate (Next, Found.EstimateOpsS). A step
+// when the lower end is beyond, and is unsure otherwise. Unsure, the
+// step saw the percentile about at the bound, so the search looks a
+// resolution either side of it rather than judging the rate again, and
+// ends with the round's capacity at its rate once a met rate lies a
+// resolution below and a miss a resolution above (Next,
+// Found.EstimateOpsS); a step still unsure after a repeat counts as not
+// met. A step
 // of Poisson arrivals whose actual sends failed their check
 // (results.Run.Arrivals: not exponential gaps by Anderson-Darling) is not
 // trusted as met either: it was measured under another load than the one
