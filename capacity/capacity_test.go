@@ -434,8 +434,8 @@ func TestProbePassed(t *testing.T) {
 		{"a few slow, the percentile within", fill(2000, 200), 1000, 0, 2 * time.Second, 2 * time.Second, true},
 		{"errors past their share", fill(2000, 0), 1000, 100, 2 * time.Second, 2 * time.Second, false},
 		{"no window", fill(2000, 0), 1000, 0, 0, 2 * time.Second, false},
-		{"within the bound, past half of it", slow(2000, 12000), 1000, 0, 2 * time.Second, 2 * time.Second, false},
-		{"within half the bound", slow(2000, 9000), 1000, 0, 2 * time.Second, 2 * time.Second, true},
+		{"within the bound, past 60% of it", slow(2000, 13000), 1000, 0, 2 * time.Second, 2 * time.Second, false},
+		{"within 60% of the bound", slow(2000, 11000), 1000, 0, 2 * time.Second, 2 * time.Second, true},
 	} {
 		look := ProbeLook{Latency: tc.h, Errors: tc.errs, Window: tc.window, Elapsed: tc.elapsed}
 		if got := ProbePassed(slo, tc.rate, look, ProbeLeast(10*time.Second)); got != tc.want {
