@@ -419,7 +419,7 @@ func Next(s results.Search, start float64, warm bool, steps []Step) (rate float6
 	switch {
 	case last.AtBound && last.Rate > lo && !triedAbove(steps, last.Rate, s.Resolution) && last.Rate < s.MaxOpsS:
 		return math.Min(last.Rate*(1+s.Resolution), s.MaxOpsS), true // look just above
-	case !closed && hi > 0 && lastAt(steps)[hi].AtBound && !within(lo, hi, s.Resolution):
+	case !closed && hi > 0 && lastAt(steps)[hi].AtBound && hi/(1+s.Resolution) >= MinRate:
 		if top := unsureTop(steps, hi, s.Resolution); within(top, missAbove(steps, top), s.Resolution) {
 			return hi / (1 + s.Resolution), true // look just below
 		}
