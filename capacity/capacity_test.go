@@ -215,6 +215,7 @@ func TestUnsureStep(t *testing.T) {
 		{"then a resolution down", false, []Step{met(1000), missed(1200), unsure(1095), missed(1095 * 1.05)}, 1095 / 1.05, 0},
 		{"then met: end", false, []Step{met(1000), missed(1200), unsure(1095), missed(1095 * 1.05), met(1095 / 1.05)}, end, 1095},
 		{"met a resolution up: the bracket above it", false, []Step{met(1000), missed(1400), unsure(1095), met(1095 * 1.05)}, math.Sqrt(1095 * 1.05 * 1400), 0},
+		{"no look below the lowest rate a search tries: again", true, []Step{missed(1.04), unsure(1)}, 1, 0},
 		{"unsure for its arrivals: again", false, []Step{met(1000), arrivals(2000)}, 2000, 0},
 		{"unsure twice: not met, on", false, []Step{met(1000), missed(4000), arrivals(2000), arrivals(2000)}, math.Sqrt(1000 * 2000), 0},
 	} {
