@@ -97,7 +97,10 @@ func tornCut(t *testing.T, doublewrite bool, unit int64, seed uint64) (emulate.L
 // on a device with a volatile write cache (InnoDB writes its pages
 // O_DIRECT and fsyncs them at checkpoints): with innodb_doublewrite off
 // on a 4 KiB-atomic device, a torn cut leaves a 16 KiB page part new,
-// which the restart or CHECK TABLE finds, in at least one of a few cuts;
+// which the restart or CHECK TABLE finds, in at least one of a few cuts
+// (up to six: a cut tears a page only when it lands while a page write
+// is still unsynced, and once in CI none of three did, one of them with
+// every change durable);
 // with it on, recovery repairs every torn page from the doublewrite
 // copy; with it off on a 16 KiB-atomic device no page tears.
 func TestTornPages(t *testing.T) {
@@ -112,7 +115,7 @@ func TestTornPages(t *testing.T) {
 		seeds       []uint64
 		wantCorrupt bool
 	}{
-		{"off at 4KiB", false, 4096, []uint64{1, 2, 3}, true},
+		{"off at 4KiB", false, 4096, []uint64{1, 2, 3, 4, 5, 6}, true},
 		{"on at 4KiB", true, 4096, []uint64{1}, false},
 		{"off at 16KiB", false, 16384, []uint64{1}, false},
 	}
