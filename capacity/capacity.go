@@ -241,8 +241,8 @@ func ProbePassed(slo results.SLO, rate float64, look ProbeLook, least time.Durat
 // capacity study, probes that passed read p99 8.7-14.8 ms at rates where
 // full steps then read 30-46 ms (bound 20 ms), and each such pass cost its
 // search a confirmation that missed and the bisection above it, 20-35 s.
-// Far below capacity probes read 4.4-10.2 ms there (all-gp3's at 400
-// ops/s, two thirds of its capacity, 8.6-10.2 ms: half the bound held one
+// Far below capacity probes read 4.4-10.8 ms there (all-gp3's at 400
+// ops/s, two thirds of its capacity, 8.6-10.8 ms: half the bound held one
 // of them back for a full step). Within 60% of the bound, a probe is held
 // back where it read 13.5 or 14.8 ms, and passes where it read up to
 // 12 ms; nearer the bound it runs on as a full step, which the search
