@@ -399,24 +399,19 @@ func TestStartFromTheBracketBefore(t *testing.T) {
 func TestProbePassed(t *testing.T) {
 	share := 0.01
 	slo := results.SLO{Percentile: "p99", BoundUs: 20000, Errors: &share}
-	fill := func(n int, slowEvery int) *hdr.Histogram {
+	// fillAt records n operations of us µs, every slowEvery-th of 50 ms.
+	fillAt := func(n int, us int64, slowEvery int) *hdr.Histogram {
 		h := hist.New()
 		for i := range n {
-			us := int64(2000)
+			v := us
 			if slowEvery > 0 && i%slowEvery == 0 {
-				us = 50000
+				v = 50000
 			}
-			_ = h.RecordValue(us * 1000)
+			_ = h.RecordValue(v * 1000)
 		}
 		return h
 	}
-	slow := func(n int, us int64) *hdr.Histogram {
-		h := hist.New()
-		for range n {
-			_ = h.RecordValue(us * 1000)
-		}
-		return h
-	}
+	fill := func(n int, slowEvery int) *hdr.Histogram { return fillAt(n, 2000, slowEvery) }
 	for _, tc := range []struct {
 		name            string
 		h               *hdr.Histogram
@@ -435,8 +430,8 @@ func TestProbePassed(t *testing.T) {
 		{"a few slow, the percentile within", fill(2000, 200), 1000, 0, 2 * time.Second, 2 * time.Second, true},
 		{"errors past their share", fill(2000, 0), 1000, 100, 2 * time.Second, 2 * time.Second, false},
 		{"no window", fill(2000, 0), 1000, 0, 0, 2 * time.Second, false},
-		{"within the bound, past 60% of it", slow(2000, 13000), 1000, 0, 2 * time.Second, 2 * time.Second, false},
-		{"within 60% of the bound", slow(2000, 11000), 1000, 0, 2 * time.Second, 2 * time.Second, true},
+		{"within the bound, past 60% of it", fillAt(2000, 13000, 0), 1000, 0, 2 * time.Second, 2 * time.Second, false},
+		{"within 60% of the bound", fillAt(2000, 11000, 0), 1000, 0, 2 * time.Second, 2 * time.Second, true},
 	} {
 		look := ProbeLook{Latency: tc.h, Errors: tc.errs, Window: tc.window, Elapsed: tc.elapsed}
 		if got := ProbePassed(slo, tc.rate, look, ProbeLeast(10*time.Second)); got != tc.want {
